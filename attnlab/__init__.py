@@ -1,0 +1,35 @@
+"""attnlab: the helper package behind the attention course.
+
+The numerics (this namespace) need numpy only::
+
+    >>> import attnlab
+    >>> attnlab.softmax([2, 1, 1]).round(3).tolist()
+    [0.576, 0.212, 0.212]
+
+Plots, explorers and exercises live in submodules that also need matplotlib and
+ipywidgets: :mod:`attnlab.plots`, :mod:`attnlab.explorers`, :mod:`attnlab.exercises`.
+"""
+
+from attnlab.attention import attention_scores, causal_mask, scaled_dot_product_attention
+from attnlab.softmax_family import (
+    entropy,
+    log_softmax,
+    logsumexp,
+    naive_softmax,
+    softmax,
+    softmax_jacobian,
+)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "attention_scores",
+    "causal_mask",
+    "entropy",
+    "log_softmax",
+    "logsumexp",
+    "naive_softmax",
+    "scaled_dot_product_attention",
+    "softmax",
+    "softmax_jacobian",
+]

@@ -1,0 +1,294 @@
+r"""Scaled dot-product attention, :math:`\operatorname{softmax}(Q K^\top / \sqrt{d_k})\, V`.
+
+Shapes follow the usual convention, with any number of leading batch (or
+head) dimensions that broadcast by numpy rules:
+
+=========  ====================  =========================================
+name       shape                 meaning
+=========  ====================  =========================================
+``q``      ``(..., n_q, d_k)``   one row per query
+``k``      ``(..., n_k, d_k)``   one row per key
+``v``      ``(..., n_k, d_v)``   one value row per key
+scores     ``(..., n_q, n_k)``   ``q · k / sqrt(d_k)`` for every pair
+weights    ``(..., n_q, n_k)``   softmax of each scores row
+output     ``(..., n_q, d_v)``   weights-averaged values
+=========  ====================  =========================================
+
+This module needs numpy only.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ._validate import as_bool_mask, as_float_array, positive_finite, positive_int, work_dtype
+from .softmax_family import softmax
+
+__all__ = ["scaled_dot_product_attention", "attention_scores", "causal_mask"]
+
+
+def _shapes(**arrays) -> str:
+    return ", ".join(f"{name} has shape {arr.shape}" for name, arr in arrays.items())
+
+
+def _check_matrices(**arrays) -> dict:
+    """Convert to finite float arrays with at least 2 dims, naming every argument on error."""
+    arrays = {name: as_float_array(a, name, allow_inf=False) for name, a in arrays.items()}
+    layout = {"q": "(..., n_q, d_k)", "k": "(..., n_k, d_k)", "v": "(..., n_k, d_v)"}
+    for name, arr in arrays.items():
+        if arr.ndim < 2:
+            others = {n: a for n, a in arrays.items() if n != name}
+            raise ValueError(
+                f"{name} must have at least 2 dimensions {layout[name]}, got shape {arr.shape}; "
+                f"for a single row use {name}[None, :] (and {_shapes(**others)})"
+            )
+    return arrays
+
+
+def _check_qk(q, k) -> tuple[np.ndarray, np.ndarray]:
+    """Validate ``q`` and ``k``: finite floats, >= 2 dims, same d_k >= 1, broadcastable batch."""
+    arrays = _check_matrices(q=q, k=k)
+    q, k = arrays["q"], arrays["k"]
+    if q.shape[-1] != k.shape[-1]:
+        raise ValueError(f"q and k must have the same last dimension d_k: {_shapes(q=q, k=k)}")
+    if q.shape[-1] == 0:
+        raise ValueError(f"q and k must have d_k >= 1 (last dimension): {_shapes(q=q, k=k)}")
+    if k.shape[-2] == 0:
+        raise ValueError(f"k must contain at least one key (n_k >= 1): {_shapes(q=q, k=k)}")
+    _check_batch(q=q, k=k)
+    return q, k
+
+
+def _check_batch(**arrays) -> tuple:
+    """Broadcast the leading (batch) dims of two or three arrays, or explain why not."""
+    try:
+        return np.broadcast_shapes(*(a.shape[:-2] for a in arrays.values()))
+    except ValueError:
+        names = " and ".join(arrays)
+        batches = ", ".join(f"{n} batch dims {a.shape[:-2]}" for n, a in arrays.items())
+        raise ValueError(
+            f"{names} have incompatible batch dimensions ({batches}): {_shapes(**arrays)}; "
+            "leading dimensions must broadcast by numpy rules"
+        ) from None
+
+
+def _scale(scale, d_k: int) -> float:
+    return 1.0 / math.sqrt(d_k) if scale is None else positive_finite(scale, "scale")
+
+
+def _scores(q: np.ndarray, k: np.ndarray, scale: float) -> np.ndarray:
+    """``q @ kᵀ * scale`` in the work dtype (float32 for float16); refuse overflowed scores."""
+    work = work_dtype(np.result_type(q, k))
+    with np.errstate(over="ignore", invalid="ignore"):
+        scores = (q.astype(work) @ np.swapaxes(k.astype(work), -1, -2)) * scale  # (..., n_q, n_k)
+    if not np.all(np.isfinite(scores)):
+        raise ValueError(
+            f"q and k are too large: q·k * scale overflows {work} "
+            f"(max |q| = {float(np.max(np.abs(q)))}, max |k| = {float(np.max(np.abs(k)))}); "
+            f"{_shapes(q=q, k=k)}"
+        )
+    return scores
+
+
+def attention_scores(q, k, scale=None):
+    r"""The scaled score matrix :math:`Q K^\top \cdot \text{scale}` (default scale ``1/√d_k``).
+
+    Parameters
+    ----------
+    q : array_like, shape (..., n_q, d_k)
+        Queries, finite real numbers.
+    k : array_like, shape (..., n_k, d_k)
+        Keys; same ``d_k`` as ``q``; leading dims broadcast with ``q``'s.
+    scale : float, optional
+        Finite and > 0.  Defaults to ``1 / sqrt(d_k)``.
+
+    Returns
+    -------
+    scores : ndarray, shape (..., n_q, n_k)
+        ``scores[..., i, j] = scale * sum_d q[..., i, d] * k[..., j, d]``, in the
+        common float dtype of ``q`` and ``k``.
+
+    Raises
+    ------
+    ValueError
+        If ``q`` or ``k`` is non-numeric, contains NaN/inf or has fewer than 2
+        dims; if their ``d_k`` differ or is 0; if ``k`` has no rows; if their
+        batch dims do not broadcast; if ``scale`` is not finite and > 0; if
+        the scores overflow.
+
+    Notes
+    -----
+    Why ``1/√d_k``: if the entries of ``q`` and ``k`` are independent with
+    mean 0 and variance 1, ``q · k`` has variance ``d_k``; the scale brings it
+    back to 1 so softmax does not saturate as ``d_k`` grows.
+    float16 inputs are multiplied in float32 and the scores rounded to float16
+    at the end, so scores beyond ±65504 come back as ``±inf``
+    (:func:`scaled_dot_product_attention` uses the float32 scores directly and
+    is not affected).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> q = np.array([[1.0, 0.0, 1.0, 0.0]])               # n_q = 1, d_k = 4
+    >>> k = np.array([[1.0, 0.0, 1.0, 0.0], [0.0, 1.0, 0.0, 1.0]])
+    >>> attention_scores(q, k).tolist()                     # (1·1 + 1·1) / √4
+    [[1.0, 0.0]]
+    >>> attention_scores(q, k, scale=1.0).tolist()
+    [[2.0, 0.0]]
+    >>> attention_scores(np.ones((2, 3, 4)), np.ones((5, 4))).shape
+    (2, 3, 5)
+    """
+    q, k = _check_qk(q, k)
+    scores = _scores(q, k, _scale(scale, q.shape[-1]))  # (..., n_q, n_k)
+    with np.errstate(over="ignore"):  # float32 -> float16 may overflow to ±inf
+        return scores.astype(np.result_type(q, k), copy=False)
+
+
+def scaled_dot_product_attention(q, k, v, mask=None, scale=None):
+    r"""Attention :math:`\operatorname{softmax}(Q K^\top \cdot \text{scale}) V`, with optional mask.
+
+    Parameters
+    ----------
+    q : array_like, shape (..., n_q, d_k)
+        Queries.  All of ``q``, ``k``, ``v`` must be finite real numbers.
+    k : array_like, shape (..., n_k, d_k)
+        Keys; same ``d_k`` as ``q``, at least one key.
+    v : array_like, shape (..., n_k, d_v)
+        Values; one row per key (same ``n_k`` as ``k``).  The leading (batch)
+        dims of ``q``, ``k`` and ``v`` broadcast together.
+    mask : array_like of bool, optional
+        Broadcastable to ``(..., n_q, n_k)``; ``True`` = query ``i`` may attend
+        to key ``j``.  A float (0 / -inf) or 0/1 integer mask is rejected;
+        convert it with ``mask == 0`` or ``mask.astype(bool)``.
+    scale : float, optional
+        Finite and > 0.  Defaults to ``1 / sqrt(d_k)``.
+
+    Returns
+    -------
+    output : ndarray, shape (..., n_q, d_v)
+        Row ``i`` is ``sum_j weights[..., i, j] * v[..., j, :]``.  ``...`` is
+        the broadcast of the batch dims of ``q``, ``k`` and ``v``.
+    weights : ndarray, shape (..., n_q, n_k)
+        Same ``...`` as ``output`` (a fresh array, even when only ``v`` has
+        batch dims).  Each row sums to 1; masked entries are exactly 0.  A
+        fully masked row has all-zero weights and a zero output row (not NaN).
+
+    Raises
+    ------
+    ValueError
+        Bad dtype, NaN/inf, fewer than 2 dims, ``d_k`` of ``q`` and ``k`` or
+        ``n_k`` of ``k`` and ``v`` differ, batch dims that do not broadcast,
+        non-boolean or non-broadcastable ``mask``, bad ``scale``.  The message
+        names the arguments involved and their shapes.
+
+    Notes
+    -----
+    The result dtype is the common float dtype of ``q``, ``k``, ``v`` (lists
+    and ints count as float64).  float16 inputs are computed in float32 —
+    scores, softmax and the weighted sum — and rounded to float16 once at the
+    end, so e.g. ``d_k = 64`` and entries of 100 (scores ≈ 80 000 > 65 504)
+    still work.  Masking sets scores to ``-inf`` before the softmax, which
+    gives masked weights of exactly 0.  Inputs are never modified.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> q = np.array([[1.0, 0.0], [0.0, 1.0]])       # n_q = 2, d_k = 2
+    >>> k = np.array([[1.0, 0.0], [0.0, 1.0]])       # n_k = 2
+    >>> v = np.array([[10.0, 0.0], [0.0, 10.0]])     # d_v = 2
+    >>> out, w = scaled_dot_product_attention(q, k, v, scale=100.0)
+    >>> np.round(w, 3).tolist()                       # each query picks its key
+    [[1.0, 0.0], [0.0, 1.0]]
+    >>> np.round(out, 3).tolist()
+    [[10.0, 0.0], [0.0, 10.0]]
+
+    A causal mask: query 0 may only look at key 0; masked weights are exactly 0:
+
+    >>> out, w = scaled_dot_product_attention(q, k, v, mask=causal_mask(2))
+    >>> w[0].tolist(), np.round(w[1], 3).tolist()
+    ([1.0, 0.0], [0.33, 0.67])
+
+    A fully masked row gives zeros, not NaN:
+
+    >>> out, w = scaled_dot_product_attention(q, k, v, mask=[[True, True], [False, False]])
+    >>> w[1].tolist(), out[1].tolist()
+    ([0.0, 0.0], [0.0, 0.0])
+    """
+    arrays = _check_matrices(q=q, k=k, v=v)
+    q, k = _check_qk(arrays["q"], arrays["k"])
+    v = arrays["v"]
+    if k.shape[-2] != v.shape[-2]:
+        raise ValueError(
+            f"k and v must have the same number of rows n_k (one value per key): "
+            f"{_shapes(k=k, v=v)}"
+        )
+    _check_batch(k=k, v=v)
+    _check_batch(q=q, v=v)
+    batch = _check_batch(q=q, k=k, v=v)  # the common "..." of every result
+    dtype = np.result_type(q, k, v)
+    scores = _scores(q, k, _scale(scale, q.shape[-1]))  # (q/k batch, n_q, n_k), work dtype
+    scores = np.broadcast_to(scores, batch + scores.shape[-2:])  # (..., n_q, n_k)
+    if mask is not None:
+        scores = np.where(_check_mask(mask, scores.shape, q, k, v), scores, -np.inf)
+    weights = softmax(scores, axis=-1)  # (..., n_q, n_k); all -inf row -> zeros
+    output = weights @ v.astype(weights.dtype) + 0.0  # (..., n_q, d_v); + 0.0 avoids -0.0
+    return output.astype(dtype, copy=False), weights.astype(dtype, copy=False)
+
+
+def _check_mask(mask, scores_shape: tuple, q, k, v) -> np.ndarray:
+    mask = as_bool_mask(mask, "mask")
+    try:
+        ok = np.broadcast_shapes(mask.shape, scores_shape) == scores_shape
+    except ValueError:
+        ok = False
+    if not ok:
+        raise ValueError(
+            f"mask must be broadcastable to the scores shape (..., n_q, n_k) = {scores_shape}: "
+            f"mask has shape {mask.shape}, {_shapes(q=q, k=k, v=v)}"
+        )
+    return mask
+
+
+def causal_mask(n_q, n_k=None):
+    """Boolean causal mask: query ``i`` may attend to key ``j`` iff ``j <= i + (n_k - n_q)``.
+
+    Parameters
+    ----------
+    n_q : int
+        Number of queries, >= 1.
+    n_k : int, optional
+        Number of keys, >= 1.  Defaults to ``n_q`` (self-attention), where the
+        rule is simply ``j <= i``: no peeking at later positions.
+
+    Returns
+    -------
+    mask : ndarray of bool, shape (n_q, n_k)
+        Lower-triangular ``True`` block, for the ``mask`` argument of
+        :func:`scaled_dot_product_attention`.
+
+    Raises
+    ------
+    ValueError
+        If ``n_q`` or ``n_k`` is not an int >= 1 (bools and floats are refused).
+
+    Notes
+    -----
+    The queries are aligned with the *last* ``n_q`` keys (the decoding case:
+    ``n_k - n_q`` earlier keys are cached, then the new queries arrive), so
+    when ``n_k > n_q`` query ``i`` sees keys ``0 .. i + (n_k - n_q)`` and the
+    last query sees every key.  When ``n_k < n_q`` the same rule leaves the
+    first ``n_q - n_k`` queries with no key at all: their rows are all
+    ``False`` and attention returns zero weights and a zero output for them.
+
+    Examples
+    --------
+    >>> causal_mask(3).astype(int).tolist()
+    [[1, 0, 0], [1, 1, 0], [1, 1, 1]]
+    >>> causal_mask(2, 4).astype(int).tolist()      # 2 new queries after 2 cached keys
+    [[1, 1, 1, 0], [1, 1, 1, 1]]
+    """
+    n_q = positive_int(n_q, "n_q")
+    n_k = n_q if n_k is None else positive_int(n_k, "n_k")
+    return np.tri(n_q, n_k, k=n_k - n_q, dtype=bool)  # (n_q, n_k)

@@ -1,0 +1,268 @@
+"""Checked exercises: three outcomes, tiered hints, a solution on request.
+
+A learner writes a function in the notebook and passes it to
+``exercise.check(fn)``. The answer is called on inputs chosen by the checker and
+compared with a reference computed by :mod:`attnlab`'s own numerics. The result
+is one of:
+
+* **not attempted yet** — the answer is still the stub (``None``, ``...``, or a
+  function that raises ``NotImplementedError``); no traceback;
+* **not yet right** — with a reason that helps: the input, what was expected,
+  what came back;
+* **correct**.
+
+Under nbgrader's autograder or validator (``NBGRADER_EXECUTION`` is set) and when
+``ATTNLAB_REQUIRE_CORRECT=1``, anything but *correct* raises ``AssertionError`` so
+the grade cell fails as nbgrader expects.
+"""
+
+from __future__ import annotations
+
+import copy
+import enum
+import html
+import inspect
+import os
+import textwrap
+from dataclasses import dataclass
+
+import numpy as np
+
+
+class Outcome(enum.Enum):
+    NOT_ATTEMPTED = "not attempted yet"
+    WRONG = "not yet right"
+    CORRECT = "correct"
+
+
+class Wrong(Exception):
+    """Raised by a checker: the answer is wrong, and the message says how."""
+
+
+class NotAttempted(Exception):
+    """Raised by a checker: the answer is still the stub."""
+
+
+_STYLE = {
+    Outcome.NOT_ATTEMPTED: ("#555", "#f3f3f3", "○"),
+    Outcome.WRONG: ("#8a1c00", "#fff0eb", "✗"),
+    Outcome.CORRECT: ("#135e1e", "#ecf8ee", "✓"),
+}
+
+
+@dataclass(frozen=True)
+class Feedback:
+    """What a check found. Truthy only when the answer is correct."""
+
+    exercise: str
+    outcome: Outcome
+    message: str
+
+    def __bool__(self) -> bool:
+        return self.outcome is Outcome.CORRECT
+
+    def __str__(self) -> str:
+        mark = _STYLE[self.outcome][2]
+        return f"{mark} {self.exercise}: {self.outcome.value}. {self.message}".rstrip()
+
+    __repr__ = __str__
+
+    def _repr_html_(self) -> str:
+        colour, background, mark = _STYLE[self.outcome]
+        body = html.escape(self.message).replace("\n", "<br>")
+        return (
+            f'<div class="attnlab-feedback attnlab-{self.outcome.name.lower()}" '
+            f'style="color:{colour};background:{background};padding:6px 10px;'
+            f'border-left:4px solid {colour}">'
+            f"<b>{mark} {html.escape(self.exercise)}: {self.outcome.value}.</b> {body}</div>"
+        )
+
+
+@dataclass(frozen=True)
+class Text:
+    """A hint or a solution: Markdown in the notebook, plain text elsewhere."""
+
+    markdown: str
+
+    def __str__(self) -> str:
+        return self.markdown
+
+    __repr__ = __str__
+
+    def _repr_markdown_(self) -> str:
+        return self.markdown
+
+
+def must_pass() -> bool:
+    """True under nbgrader's autograder/validator or with ``ATTNLAB_REQUIRE_CORRECT=1``."""
+    return bool(os.environ.get("NBGRADER_EXECUTION")) or (
+        os.environ.get("ATTNLAB_REQUIRE_CORRECT") == "1"
+    )
+
+
+def solutions_hidden() -> bool:
+    """Instructors set ``ATTNLAB_HIDE_SOLUTIONS=1`` to switch :meth:`Exercise.solution` off."""
+    return os.environ.get("ATTNLAB_HIDE_SOLUTIONS") == "1"
+
+
+class Exercise:
+    """One checked exercise.
+
+    Parameters
+    ----------
+    title : str
+        Shown in feedback, e.g. ``"Exercise 1.1 (dot product)"``.
+    checker : callable
+        ``checker(answer)`` returns on success and raises :class:`Wrong` (or
+        :class:`NotAttempted`) otherwise.
+    hints : list of str
+        Markdown, from a gentle nudge to nearly the answer.
+    solution : callable or str
+        A reference implementation (its source is shown) or Markdown.
+
+    Examples
+    --------
+    >>> def checker(answer):
+    ...     expect_close(call(answer, 3), 9, "answer(3)")
+    >>> square = Exercise("Squares", checker, hints=["Multiply x by itself."], solution="x * x")
+    >>> square.check(None).outcome.name
+    'NOT_ATTEMPTED'
+    >>> square.check(lambda x: x + x).outcome.name
+    'WRONG'
+    >>> bool(square.check(lambda x: x * x))
+    True
+    """
+
+    def __init__(self, title, checker, hints, solution):
+        self.title = title
+        self.checker = checker
+        self.hints = list(hints)
+        self._solution = solution
+        self._hints_shown = 0
+
+    def check(self, answer) -> Feedback:
+        """Check ``answer`` and say how it went; see the module docstring for the outcomes."""
+        feedback = self._feedback(answer)
+        if must_pass() and not feedback:
+            raise AssertionError(str(feedback))
+        return feedback
+
+    def _feedback(self, answer) -> Feedback:
+        if is_stub(answer):
+            return Feedback(self.title, Outcome.NOT_ATTEMPTED, _NOT_ATTEMPTED_TEXT)
+        try:
+            self.checker(answer)
+        except NotAttempted as exc:
+            return Feedback(self.title, Outcome.NOT_ATTEMPTED, str(exc) or _NOT_ATTEMPTED_TEXT)
+        except Wrong as exc:
+            tip = "" if self._hints_shown else " Stuck? Ask for a hint with `.hint()`."
+            return Feedback(self.title, Outcome.WRONG, f"{exc}{tip}")
+        return Feedback(self.title, Outcome.CORRECT, "Well done.")
+
+    def hint(self, level=None) -> Text:
+        """The next hint (or hint number ``level``); each call goes one tier further."""
+        if not self.hints:
+            return Text("There are no hints for this one.")
+        if level is None:
+            level = min(self._hints_shown + 1, len(self.hints))
+        if not 1 <= level <= len(self.hints):
+            raise ValueError(f"level must be between 1 and {len(self.hints)}; got {level}")
+        self._hints_shown = max(self._hints_shown, level)
+        more = (
+            " Call `.hint()` again for a stronger one."
+            if level < len(self.hints)
+            else " That was the last hint; `.solution()` shows a worked answer."
+        )
+        return Text(f"**Hint {level} of {len(self.hints)}.** {self.hints[level - 1]}\n\n*{more}*")
+
+    def solution(self) -> Text:
+        """A worked solution (unless the instructor has switched solutions off)."""
+        if solutions_hidden():
+            return Text("Solutions are switched off for this course run.")
+        body = self._solution
+        if callable(body):
+            source = textwrap.dedent(inspect.getsource(body))
+            body = f"```python\n{source}```"
+        return Text(f"**A solution.** Try it only after you have had a go.\n\n{body}")
+
+
+_NOT_ATTEMPTED_TEXT = (
+    "Write your answer in the cell above (replace the `raise NotImplementedError()` line), "
+    "run that cell, then run this check again."
+)
+
+
+def is_stub(answer) -> bool:
+    """True for answers that are still placeholders: ``None`` or ``...``."""
+    return answer is None or answer is Ellipsis
+
+
+def call(function, *args, **kwargs):
+    """Call a learner's function on copies of the inputs and turn its failures into feedback.
+
+    Raises
+    ------
+    NotAttempted
+        The function still raises ``NotImplementedError`` (the exercise stub).
+    Wrong
+        It is not callable, raised another exception, returned ``None``, or changed its inputs.
+    """
+    if not callable(function):
+        raise Wrong(f"Expected a function, got {type(function).__name__} {function!r}.")
+    shown = ", ".join([_short(a) for a in args] + [f"{k}={_short(v)}" for k, v in kwargs.items()])
+    before = copy.deepcopy((args, kwargs))
+    try:
+        result = function(*args, **kwargs)
+    except NotImplementedError as exc:
+        raise NotAttempted(_NOT_ATTEMPTED_TEXT) from exc
+    except Exception as exc:
+        raise Wrong(
+            f"Calling your function with ({shown}) raised {type(exc).__name__}: {exc}"
+        ) from exc
+    if result is None:
+        raise Wrong(f"Your function returned None for ({shown}). Did you forget `return`?")
+    if not _same((args, kwargs), before):
+        raise Wrong(f"Your function changed its input ({shown}); compute a new array instead.")
+    return result
+
+
+def expect_close(got, expected, what, rtol=1e-6, atol=1e-9) -> np.ndarray:
+    """Raise :class:`Wrong` unless ``got`` has ``expected``'s shape and values (within tolerance)."""
+    expected = np.asarray(expected)
+    try:
+        got = np.asarray(got, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise Wrong(f"{what} should be numbers; got {_short(got)}.") from exc
+    if got.shape != expected.shape:
+        raise Wrong(
+            f"{what} should have shape {expected.shape}, but yours has shape {got.shape}."
+        )
+    if not np.all(np.isfinite(got)):
+        raise Wrong(f"{what} contains nan or inf: {_short(got)}. Expected {_short(expected)}.")
+    if not np.allclose(got, expected, rtol=rtol, atol=atol):
+        raise Wrong(f"{what} should be {_short(expected)}, but yours gave {_short(got)}.")
+    return got
+
+
+def _short(value) -> str:
+    if isinstance(value, np.ndarray) or isinstance(value, (list, tuple)):
+        array = np.asarray(value)
+        if array.dtype.kind in "fiub":
+            text = np.array2string(array, precision=4, separator=", ", threshold=20)
+            return " ".join(text.split())
+    return repr(value)
+
+
+def _same(a, b) -> bool:
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return (
+            isinstance(a, np.ndarray)
+            and isinstance(b, np.ndarray)
+            and a.shape == b.shape
+            and np.array_equal(a, b, equal_nan=a.dtype.kind in "fc")
+        )
+    if isinstance(a, (list, tuple)):
+        return type(a) is type(b) and len(a) == len(b) and all(map(_same, a, b))
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    return a == b

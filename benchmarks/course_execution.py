@@ -1,0 +1,152 @@
+"""How long the whole course takes to execute, against the same number of empty notebooks.
+
+Every lesson ``notebooks/NN-*.ipynb`` is executed headless with nbclient in a fresh kernel,
+and so is an empty notebook (one empty code cell) for each lesson. Lesson and empty runs
+alternate, and which of the pair goes first alternates too, so machine noise hits both sides
+alike. Each timing covers kernel start, execution and shutdown. The project's bar is a ratio of
+at most 1.5; this script prints the figures and asserts nothing.
+
+Notebooks run from a temp copy of the lesson folder (so nothing is written into the repo),
+with the repo root on PYTHONPATH so ``import attnlab`` works, matplotlib on its default
+(inline) backend as in JupyterLab.
+
+Usage: ``python benchmarks/course_execution.py [--repeat N] [--timeout SECONDS]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import nbformat
+from nbclient import NotebookClient
+from nbclient.exceptions import CellExecutionError, CellTimeoutError
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+LESSON_GLOB = "[0-9][0-9]-*.ipynb"
+BAR = 1.5
+
+
+@dataclass
+class Timing:
+    """Wall time of one lesson and of its paired empty notebook."""
+
+    name: str
+    lesson_s: float
+    empty_s: float
+    error: str = ""
+
+
+def lesson_folder() -> Path:
+    """``$ATTNLAB_NOTEBOOKS`` if set, else notebooks/ in the repo."""
+    return Path(os.environ.get("ATTNLAB_NOTEBOOKS", REPO_ROOT / "notebooks")).resolve()
+
+
+def empty_notebook() -> nbformat.NotebookNode:
+    """A notebook with one empty code cell and the python3 kernel."""
+    notebook = nbformat.v4.new_notebook()
+    notebook.cells = [nbformat.v4.new_code_cell("")]
+    notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3"}
+    return notebook
+
+
+def execute(notebook: nbformat.NotebookNode, cwd: Path, timeout: int) -> tuple[float, str]:
+    """Run ``notebook`` in a fresh kernel started in ``cwd``; (seconds, error text or "")."""
+    client = NotebookClient(
+        notebook, timeout=timeout, kernel_name="python3", resources={"metadata": {"path": str(cwd)}}
+    )
+    start = time.perf_counter()
+    try:
+        client.execute()
+        error = ""
+    except (CellExecutionError, CellTimeoutError) as exc:
+        error = str(exc).strip().splitlines()[-1][:200]
+    return time.perf_counter() - start, error
+
+
+def time_pair(path: Path, cwd: Path, lesson_first: bool, timeout: int) -> Timing:
+    """Execute one lesson and one empty notebook, in the given order."""
+    lesson = nbformat.read(path, as_version=4)
+    if lesson_first:
+        lesson_s, error = execute(lesson, cwd, timeout)
+        empty_s, _ = execute(empty_notebook(), cwd, timeout)
+    else:
+        empty_s, _ = execute(empty_notebook(), cwd, timeout)
+        lesson_s, error = execute(lesson, cwd, timeout)
+    return Timing(path.name, lesson_s, empty_s, error)
+
+
+def prepare_environment(workdir: Path) -> None:
+    """Kernels inherit this: repo root on PYTHONPATH, private matplotlib/IPython dirs."""
+    python_path = [str(REPO_ROOT), os.environ.get("PYTHONPATH", "")]
+    os.environ["PYTHONPATH"] = os.pathsep.join(p for p in python_path if p)
+    for var, sub in [("MPLCONFIGDIR", "matplotlib"), ("IPYTHONDIR", "ipython")]:
+        (workdir / sub).mkdir()
+        os.environ[var] = str(workdir / sub)
+
+
+def warm_up(cwd: Path, timeout: int) -> None:
+    """Untimed: one empty kernel and one matplotlib import (font cache), so lesson 0 is fair."""
+    execute(empty_notebook(), cwd, timeout)
+    notebook = empty_notebook()
+    notebook.cells[0].source = "import matplotlib.pyplot, numpy"
+    execute(notebook, cwd, timeout)
+
+
+def report(timings: list[Timing]) -> None:
+    """Per-notebook rows, the totals and the ratio against the bar."""
+    print(f"\n{'notebook':<40} {'lesson s':>9} {'empty s':>9} {'ratio':>7}")
+    for t in timings:
+        flag = f"  FAILED: {t.error}" if t.error else ""
+        print(f"{t.name:<40} {t.lesson_s:9.2f} {t.empty_s:9.2f} {t.lesson_s / t.empty_s:7.2f}{flag}")
+    lessons = sum(t.lesson_s for t in timings)
+    empties = sum(t.empty_s for t in timings)
+    ratio = lessons / empties
+    verdict = f"within the {BAR}× bar" if ratio <= BAR else f"ABOVE the {BAR}× bar"
+    print(f"\ncourse: {lessons:.2f} s for {len(timings)} notebook executions")
+    print(f"empty:  {empties:.2f} s for {len(timings)} empty-notebook executions")
+    print(f"ratio:  {ratio:.2f}× ({verdict})")
+    if any(t.error for t in timings):
+        print("note: some notebooks raised; their times cover execution up to the error")
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    """Command-line options."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--repeat", type=int, default=1, help="passes over the course")
+    parser.add_argument("--timeout", type=int, default=600, help="per-cell timeout, seconds")
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Time every lesson against an empty notebook, alternating, and print the ratio."""
+    args = parse_args(argv)
+    source = lesson_folder()
+    lessons = sorted(source.glob(LESSON_GLOB))
+    if not lessons:
+        print(f"no {LESSON_GLOB} lessons in {source}", file=sys.stderr)
+        return 2
+    with tempfile.TemporaryDirectory(prefix="attnlab-course-") as tmp:
+        workdir = Path(tmp)
+        cwd = workdir / "notebooks"
+        shutil.copytree(source, cwd, ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
+        prepare_environment(workdir)
+        warm_up(cwd, args.timeout)
+        timings = []
+        for n in range(args.repeat * len(lessons)):
+            path = cwd / lessons[n % len(lessons)].name
+            timing = time_pair(path, cwd, lesson_first=n % 2 == 0, timeout=args.timeout)
+            print(f"  {timing.name}: {timing.lesson_s:.2f} s vs empty {timing.empty_s:.2f} s", flush=True)
+            timings.append(timing)
+    report(timings)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,233 @@
+"""Slider → new pixels latency of every explorer, measured in real JupyterLab (Chromium).
+
+For every lesson ``notebooks/NN-*.ipynb``, every ``.attnlab-explorer`` and every slider in it,
+the page records ``performance.now()`` at the key press (capture-phase keydown), when the
+explorer's ``<img>`` gets a new src, when that image is decoded, and two animation frames later
+("after paint"). Steps go round-robin over an explorer's sliders, ``--steps`` per explorer per
+run, after one unmeasured warm-up step per slider.
+
+The breakdown splits each step using the kernel websocket messages the page records and the
+kernel's own message timestamps (same machine, same clock):
+
+    send      keydown → the widget message leaves the page
+    →kernel   page → server → kernel starts handling it (its "busy" status)
+    kernel    kernel handling until it sends the new image (compute, draw, PNG encode)
+    →page     kernel → server → page receives the image message (includes the PNG transfer)
+    widget    page receives the message → <img> has the new blob: src
+    load      new src → the image's load event (blob: fetch)
+    decode    load → img.decode() resolved
+    paint     decoded → two requestAnimationFrames later
+
+Usage: ``python benchmarks/latency.py [--steps 20] [--runs 3] [--lesson SUBSTRING]``.
+It prints figures and flags explorers whose median exceeds the 50 ms bar; it asserts nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "browser"))
+
+import lab_harness as lab  # noqa: E402
+
+BAR_MS = 50.0
+PARTS = ["frontend_send", "to_kernel", "kernel", "to_page", "widget_update", "load", "decode", "paint"]
+PART_TITLES = ["send", "→kernel", "kernel", "→page", "widget", "load", "decode", "paint"]
+
+
+@dataclass
+class Sample:
+    """One measured step."""
+
+    run: int
+    slider: str
+    total_ms: float
+    parts: dict = field(default_factory=dict)
+
+
+@dataclass
+class ExplorerResult:
+    """All steps of one explorer in one lesson."""
+
+    lesson: str
+    name: str
+    samples: list[Sample] = field(default_factory=list)
+    failures: list[str] = field(default_factory=list)
+
+
+def percentile(values: list[float], q: int) -> float:
+    """The q-th percentile (inclusive method); the value itself for a single sample.
+
+    >>> percentile([1.0, 2.0, 3.0, 4.0, 5.0], 50)
+    3.0
+    """
+    if len(values) == 1:
+        return values[0]
+    return statistics.quantiles(values, n=100, method="inclusive")[q - 1]
+
+
+class Stepper:
+    """Presses keys on one explorer's sliders, going back and forth between their ends."""
+
+    def __init__(self, page: lab.LessonPage, index: int, sliders: list[dict]) -> None:
+        self.page, self.index, self.sliders = page, index, sliders
+        self.forward = [True] * len(sliders)
+
+    def label(self, slider: int) -> str:
+        """The slider's description, or its position."""
+        return self.sliders[slider]["label"] or f"slider {slider}"
+
+    def step(self, slider: int) -> dict:
+        """One key press on ``slider``; returns the page marks (see LessonPage.step)."""
+        self.page.wait_quiet(self.index, quiet_ms=100)
+        state = self.page.snapshot(self.index)["sliders"][slider]["handles"][0]
+        key = lab.key_towards_free_side(state, self.forward[slider])
+        self.forward[slider] = key == "ArrowRight"
+        return self.page.step(self.index, slider, key)
+
+
+def measure_explorer(
+    page: lab.LessonPage, info: dict, steps: int, runs: int, clock: tuple[float, float]
+) -> ExplorerResult:
+    """Warm up every slider once, then time ``steps`` round-robin steps per run."""
+    result = ExplorerResult(page.name, f"{info['name']}#{info['index']}")
+    if not info["sliders"] or not info["hasImage"]:
+        result.failures.append("no slider or no figure image: nothing to time")
+        return result
+    page.explorer(info["index"]).scroll_into_view_if_needed()
+    stepper = Stepper(page, info["index"], info["sliders"])
+    for slider in range(len(info["sliders"])):
+        stepper.step(slider)
+    for run in range(runs):
+        for n in range(steps):
+            slider = n % len(info["sliders"])
+            marks = stepper.step(slider)
+            if marks["outcome"] != "changed":
+                result.failures.append(f"{stepper.label(slider)}: figure {marks['outcome']}")
+                continue
+            messages = page.messages_since(marks["key"])
+            parts = lab.kernel_breakdown(marks, messages, *clock)
+            total = marks["paint"] - marks["key"]
+            result.samples.append(Sample(run, stepper.label(slider), total, parts))
+    return result
+
+
+def page_clock(page: lab.LessonPage) -> tuple[float, float]:
+    """(performance.timeOrigin, median wall-clock offset) to map kernel dates to page time."""
+    offsets = [page.clock_offset() for _ in range(15)]
+    return page.time_origin(), statistics.median(offsets)
+
+
+def measure_lesson(browser, server: lab.LabServer, name: str, steps: int, runs: int) -> list:
+    """Open one lesson, run all, time every explorer in it."""
+    page = lab.LessonPage(browser, server, name)
+    try:
+        page.open()
+        run = page.run_all()
+        for problem in run.problems():
+            print(f"  warning: {name}: {problem}", flush=True)
+        clock = page_clock(page)
+        results = []
+        for info in page.explorers():
+            print(f"  timing {name} / {info['name']} ...", flush=True)
+            results.append(measure_explorer(page, info, steps, runs, clock))
+        return results
+    finally:
+        page.close()
+
+
+def part_medians(samples: list[Sample]) -> list[str]:
+    """Median of each breakdown part over the samples that have one, formatted."""
+    cells = []
+    for part in PARTS:
+        values = [s.parts[part] for s in samples if part in s.parts]
+        cells.append(f"{statistics.median(values):7.1f}" if values else f"{'-':>7}")
+    return cells
+
+
+def print_table(results: list[ExplorerResult], runs: int) -> None:
+    """Per-slider rows, then one summary line per explorer, flagging the slow ones."""
+    header = f"{'lesson':<28} {'explorer':<22} {'slider':<16} {'n':>4} {'median':>7} {'p90':>7} {'max':>7}"
+    breakdown = " ".join(f"{t:>7}" for t in PART_TITLES)
+    print(f"\n{header} | {breakdown}   (ms; breakdown = medians)")
+    print("-" * (len(header) + 3 + len(breakdown)))
+    for result in results:
+        by_slider = defaultdict(list)
+        for sample in result.samples:
+            by_slider[sample.slider].append(sample)
+        for slider, samples in by_slider.items():
+            totals = [s.total_ms for s in samples]
+            print(
+                f"{result.lesson:<28} {result.name:<22} {slider:<16} {len(totals):>4} "
+                f"{statistics.median(totals):7.1f} {percentile(totals, 90):7.1f} {max(totals):7.1f} | "
+                + " ".join(part_medians(samples))
+            )
+    print()
+    for result in results:
+        print(summary_line(result, runs))
+
+
+def summary_line(result: ExplorerResult, runs: int) -> str:
+    """``lesson/explorer: n, median, p90, per-run medians, verdict against the 50 ms bar``."""
+    label = f"{result.lesson} / {result.name}"
+    totals = [s.total_ms for s in result.samples]
+    if not totals:
+        return f"{label}: NO MEASUREMENT ({'; '.join(result.failures[:3])})"
+    per_run = [
+        statistics.median([s.total_ms for s in result.samples if s.run == r])
+        for r in range(runs)
+        if any(s.run == r for s in result.samples)
+    ]
+    median = statistics.median(totals)
+    verdict = f"SLOW: median > {BAR_MS:.0f} ms" if median > BAR_MS else f"ok (≤ {BAR_MS:.0f} ms)"
+    failed = f", {len(result.failures)} step(s) without a new image" if result.failures else ""
+    runs_text = ", ".join(f"{m:.1f}" for m in per_run)
+    return (
+        f"{label}: n={len(totals)} median={median:.1f} ms p90={percentile(totals, 90):.1f} ms "
+        f"per-run medians [{runs_text}] {verdict}{failed}"
+    )
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    """Command-line options."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--steps", type=int, default=20, help="steps per explorer per run")
+    parser.add_argument("--runs", type=int, default=3, help="passes over each explorer")
+    parser.add_argument("--lesson", default="", help="only lessons whose name contains this")
+    args = parser.parse_args(argv)
+    if args.steps < 1 or args.runs < 1:
+        parser.error("--steps and --runs must be at least 1")
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Measure every explorer of every (selected) lesson and print the table."""
+    args = parse_args(argv)
+    if not lab.chromium_available():
+        print(f"no Chromium at {lab.CHROMIUM}: apt-get install chromium", file=sys.stderr)
+        return 2
+    lessons = [p.name for p in lab.discover_lessons() if args.lesson in p.name]
+    if not lessons:
+        print(f"no {lab.LESSON_GLOB} lessons in {lab.notebook_dir()}", file=sys.stderr)
+        return 2
+    from playwright.sync_api import sync_playwright
+
+    results: list[ExplorerResult] = []
+    with lab.LabServer(lab.notebook_dir()) as server, sync_playwright() as playwright:
+        browser = lab.launch_chromium(playwright)
+        try:
+            for name in lessons:
+                results += measure_lesson(browser, server, name, args.steps, args.runs)
+        finally:
+            browser.close()
+    print_table(results, args.runs)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

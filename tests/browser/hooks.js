@@ -1,0 +1,262 @@
+// Injected into every JupyterLab page before it loads (Playwright add_init_script).
+//
+// 1. Records every kernel websocket message (both directions) with the page time it was
+//    sent or received, decoded from the v1 kernel protocol (or the legacy JSON text frames),
+//    so Python can tell when run-all started and finished, which cells raised, and how long
+//    the kernel spent on a slider step.
+// 2. Offers small DOM helpers for the explorers (the `attnlab-explorer` contract): snapshots,
+//    waiting for quiet, and timing one slider step from keydown to painted pixels.
+(() => {
+  const MAX_MESSAGES = 20000;
+  const WIDGET_VIEW = "application/vnd.jupyter.widget-view+json";
+  const CONTENT_TYPES = new Set([
+    "comm_msg", "status", "error", "execute_request", "execute_reply",
+    "display_data", "execute_result", "update_display_data", "stream",
+  ]);
+  const text = new TextDecoder();
+  const messages = [];
+
+  // Kernel header dates carry microseconds ("…:09.946123Z"); Date.parse keeps milliseconds.
+  function epochMs(date) {
+    const m = /^(.*T\d\d:\d\d:\d\d)(\.\d+)?(Z|[+-]\d\d:?\d\d)?$/.exec(date || "");
+    if (!m) return null;
+    return Date.parse(m[1] + (m[3] || "Z")) + (m[2] ? parseFloat(m[2]) * 1000 : 0);
+  }
+
+  function parts(data) {
+    if (typeof data === "string") {
+      const msg = JSON.parse(data);
+      return {
+        channel: msg.channel, header: msg.header, parent: msg.parent_header,
+        content: () => msg.content, nbuf: (msg.buffers || []).length, size: data.length,
+      };
+    }
+    if (!(data instanceof ArrayBuffer)) return null;
+    const view = new DataView(data);
+    const count = Number(view.getBigUint64(0, true));
+    const offsets = [];
+    for (let i = 0; i < count; i++) offsets.push(Number(view.getBigUint64(8 * (i + 1), true)));
+    const part = (i) => text.decode(new Uint8Array(data, offsets[i], offsets[i + 1] - offsets[i]));
+    return {
+      channel: part(0), header: JSON.parse(part(1)), parent: JSON.parse(part(2)),
+      content: () => JSON.parse(part(4)), nbuf: count - 6, size: data.byteLength,
+    };
+  }
+
+  function record(dir, data) {
+    const t = performance.now();
+    let p;
+    try {
+      p = parts(data);
+    } catch (err) {
+      return;
+    }
+    if (!p) return;
+    const type = p.header.msg_type;
+    const entry = {
+      dir, t, channel: p.channel, type, id: p.header.msg_id,
+      parent: (p.parent && p.parent.msg_id) || null, date: epochMs(p.header.date),
+      nbuf: p.nbuf, size: p.size,
+    };
+    if (CONTENT_TYPES.has(type)) {
+      const c = p.content();
+      if (type === "comm_msg") {
+        entry.method = c.data && c.data.method;
+        entry.keys = c.data && c.data.state ? Object.keys(c.data.state) : [];
+      } else if (type === "status") {
+        entry.state = c.execution_state;
+      } else if (type === "error") {
+        entry.ename = c.ename;
+        entry.evalue = c.evalue;
+      } else if (type === "execute_request") {
+        entry.code = c.code;
+      } else if (type === "execute_reply") {
+        entry.status = c.status;
+      } else if (type === "stream") {
+        entry.stream = c.name;
+        if (c.name === "stderr") entry.text = String(c.text).slice(0, 2000);
+      } else {
+        entry.widgetView = Boolean(c.data && c.data[WIDGET_VIEW]);
+      }
+    }
+    messages.push(entry);
+    if (messages.length > MAX_MESSAGES) messages.splice(0, messages.length - MAX_MESSAGES);
+  }
+
+  const NativeWebSocket = window.WebSocket;
+  class RecordingWebSocket extends NativeWebSocket {
+    constructor(url, protocols) {
+      super(url, protocols);
+      this.attnlabKernel = String(url).includes("/api/kernels/");
+      if (this.attnlabKernel) this.addEventListener("message", (e) => record("in", e.data));
+    }
+    send(data) {
+      if (this.attnlabKernel) record("out", data);
+      return super.send(data);
+    }
+  }
+  window.WebSocket = RecordingWebSocket;
+
+  const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+  const afterPaint = () =>
+    new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(() => r(performance.now()))));
+  const explorer = (i) => document.querySelectorAll(".attnlab-explorer")[i];
+  const image = (root) => root.querySelector(".widget-image");
+  const name = (root) => {
+    const cls = [...root.classList].find((c) => c.startsWith("attnlab-explorer-"));
+    return cls ? cls.slice("attnlab-explorer-".length) : "unnamed";
+  };
+  const kernelIdle = () => {
+    for (let i = messages.length - 1; i >= 0; i--) {
+      const m = messages[i];
+      if (m.type === "status" && m.dir === "in") return m.state === "idle";
+    }
+    return true;
+  };
+
+  function sliderInfo(slider) {
+    const label = slider.querySelector(".widget-label");
+    const readout = slider.querySelector(".widget-readout");
+    return {
+      label: label ? label.textContent.trim() : "",
+      readout: readout && readout.offsetParent !== null ? readout.textContent.trim() : null,
+      handles: [...slider.querySelectorAll(".noUi-handle")].map((h) => ({
+        now: parseFloat(h.getAttribute("aria-valuenow")),
+        min: parseFloat(h.getAttribute("aria-valuemin")),
+        max: parseFloat(h.getAttribute("aria-valuemax")),
+        text: h.getAttribute("aria-valuetext"),
+      })),
+    };
+  }
+
+  // When the kernel went idle after the first widget message sent since a keydown at `key`
+  // (looking at messages recorded after the step was armed); if no widget message went out
+  // within 3 s, the keydown time itself.
+  function stepHandledAt(key) {
+    if (key === null) return null;
+    const recent = messages.slice(-200).filter((m) => m.t >= key);
+    const sent = recent.find((m) => m.dir === "out" && m.type === "comm_msg");
+    if (!sent) return performance.now() - key > 3000 ? key : null;
+    const idle = recent.find(
+      (m) => m.dir === "in" && m.type === "status" && m.state === "idle" && m.parent === sent.id);
+    return idle ? idle.t : null;
+  }
+
+  let pending = null;
+
+  window.__attnlab = {
+    messages,
+
+    clockOffset: () => Date.now() - (performance.timeOrigin + performance.now()),
+
+    /** All explorers on the page with their sliders, in document order. */
+    explorers: () =>
+      [...document.querySelectorAll(".attnlab-explorer")].map((root, index) => ({
+        index, name: name(root),
+        sliders: [...root.querySelectorAll(".widget-slider")].map(sliderInfo),
+        hasImage: Boolean(image(root)),
+        readouts: root.querySelectorAll(".attnlab-readout").length,
+      })),
+
+    /** What a learner sees of explorer i right now. */
+    snapshot: (i) => {
+      const root = explorer(i);
+      const img = image(root);
+      const err = root.querySelector(".attnlab-error");
+      return {
+        src: img ? img.getAttribute("src") : null,
+        readouts: [...root.querySelectorAll(".attnlab-readout")].map((r) => r.textContent.trim()),
+        error: err ? err.textContent.trim() : "",
+        sliders: [...root.querySelectorAll(".widget-slider")].map(sliderInfo),
+      };
+    },
+
+    /** SHA-256 of the bytes behind explorer i's image (its blob: URL). */
+    imageDigest: async (i) => {
+      const img = image(explorer(i));
+      if (!img || !img.src) return null;
+      const bytes = await (await fetch(img.src)).arrayBuffer();
+      const hash = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes));
+      return [...hash].map((b) => b.toString(16).padStart(2, "0")).join("");
+    },
+
+    /** Resolve once explorer i has had no DOM change for quietMs and the kernel is idle. */
+    quiet: (i, quietMs, timeoutMs) =>
+      new Promise((resolve) => {
+        const root = explorer(i);
+        const start = performance.now();
+        let last = start;
+        const observer = new MutationObserver(() => { last = performance.now(); });
+        observer.observe(root, { subtree: true, childList: true, attributes: true, characterData: true });
+        const tick = () => {
+          const now = performance.now();
+          const done = now - last >= quietMs && kernelIdle();
+          if (done || now - start > timeoutMs) {
+            observer.disconnect();
+            resolve(done);
+          } else {
+            setTimeout(tick, 20);
+          }
+        };
+        tick();
+      }),
+
+    /**
+     * Start timing one step of explorer i: the next keydown (capture phase, on window) to the
+     * moment its image has a new src, that image is decoded, and two frames have passed.
+     */
+    arm: (i) => {
+      const img = image(explorer(i));
+      const before = img ? img.getAttribute("src") : null;
+      const marks = { key: null, src: null, load: null, decoded: null, paint: null };
+      let observer = null;
+      let settle;
+      const done = new Promise((r) => { settle = r; });
+      const onKey = () => { if (marks.key === null) marks.key = performance.now(); };
+      window.addEventListener("keydown", onKey, { capture: true });
+      const onChange = () => {
+        if (marks.src !== null || img.getAttribute("src") === before) return;
+        marks.src = performance.now();
+        observer.disconnect();
+        img.addEventListener("load", () => { marks.load = performance.now(); }, { once: true });
+        img.decode()
+          .catch(() => null)
+          .then(() => { marks.decoded = performance.now(); return afterPaint(); })
+          .then((t) => { marks.paint = t; settle(); });
+      };
+      if (img) {
+        observer = new MutationObserver(onChange);
+        observer.observe(img, { attributes: true, attributeFilter: ["src"] });
+      }
+      pending = {
+        marks, done,
+        cleanup: () => {
+          window.removeEventListener("keydown", onKey, { capture: true });
+          if (observer) observer.disconnect();
+        },
+      };
+    },
+
+    /**
+     * Wait for the armed step; returns its marks (page ms) and an outcome: "changed" (new
+     * pixels painted), "unchanged" (the kernel finished handling the key, or nothing was sent,
+     * and graceMs passed without a new image) or "timeout" (timeoutMs passed).
+     */
+    collect: async (timeoutMs, graceMs) => {
+      const { marks, done, cleanup } = pending;
+      pending = null;
+      let outcome = null;
+      done.then(() => { outcome = outcome || "changed"; });
+      const start = performance.now();
+      while (outcome === null) {
+        const now = performance.now();
+        const handled = stepHandledAt(marks.key);
+        if (now - start > timeoutMs) outcome = "timeout";
+        else if (handled !== null && now - handled > graceMs) outcome = "unchanged";
+        else await sleep(50);
+      }
+      cleanup();
+      return { ...marks, outcome };
+    },
+  };
+})();

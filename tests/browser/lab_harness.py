@@ -1,0 +1,562 @@
+"""Run JupyterLab on a temp copy of the lessons and drive it from Chromium via Playwright.
+
+Shared by the browser tests (``tests/browser``) and ``benchmarks/latency.py``. It knows:
+
+* how to start a private JupyterLab (own PID, free port, token, temp HOME and Jupyter dirs,
+  root_dir a temp copy of ``notebooks/``) and how to stop exactly that process and its kernels;
+* how to launch Debian's Chromium (Playwright cannot download browsers here);
+* how to open a notebook, run all cells the way a learner does (Run menu), and read the result
+  from the kernel messages that ``hooks.js`` records in the page;
+* the explorer DOM contract (``.attnlab-explorer`` roots, sliders, ``.widget-image``,
+  ``.attnlab-readout``, ``.attnlab-error``) and how to time one slider step in the page.
+
+Playwright is imported lazily so that importing this module never needs it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Browser, Locator, Page, Playwright
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+HOOKS_JS = Path(__file__).with_name("hooks.js")
+CHROMIUM = Path(os.environ.get("ATTNLAB_CHROMIUM", "/usr/bin/chromium"))
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+LESSON_GLOB = "[0-9][0-9]-*.ipynb"
+EXPLORER = ".attnlab-explorer"
+WIDGET_ERROR_TEXT = "Error displaying widget"
+VIEWPORT = {"width": 1400, "height": 1000}
+
+SERVER_START_S = 90
+KERNEL_READY_S = 90
+RUN_ALL_S = 300
+RUN_ALL_START_S = 6
+WIDGETS_APPEAR_S = 30
+STEP_S = 20
+STEP_GRACE_MS = 2000
+
+
+def notebook_dir() -> Path:
+    """The lesson folder: ``$ATTNLAB_NOTEBOOKS`` if set (for trying things out), else notebooks/."""
+    return Path(os.environ.get("ATTNLAB_NOTEBOOKS", REPO_ROOT / "notebooks")).resolve()
+
+
+def discover_lessons(folder: Path | None = None) -> list[Path]:
+    """Every lesson notebook ``NN-*.ipynb`` in ``folder``, sorted by name."""
+    return sorted((folder or notebook_dir()).glob(LESSON_GLOB))
+
+
+def chromium_available() -> bool:
+    """Whether the Chromium binary the harness launches exists and is executable."""
+    return CHROMIUM.is_file() and os.access(CHROMIUM, os.X_OK)
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that was free a moment ago."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+# --------------------------------------------------------------------------- the server
+
+
+def _process_start_time(pid: int) -> str | None:
+    """Field 22 of /proc/PID/stat (start time in clock ticks), to recognise a PID later."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return stat.rsplit(")", 1)[1].split()[19]
+
+
+def _descendants(pid: int) -> list[tuple[int, str]]:
+    """(pid, start time) of every live descendant of ``pid`` (Linux /proc; else empty)."""
+    children: dict[int, list[int]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        children.setdefault(int(fields[1]), []).append(int(stat.parent.name))
+    found, todo = [], list(children.get(pid, []))
+    while todo:
+        child = todo.pop()
+        start = _process_start_time(child)
+        if start is not None:
+            found.append((child, start))
+        todo.extend(children.get(child, []))
+    return found
+
+
+def _kill_if_same(pid: int, start: str) -> None:
+    """SIGKILL ``pid`` only if it is still the process that started at ``start``."""
+    if _process_start_time(pid) == start:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
+def _write_lab_settings(config_dir: Path) -> None:
+    """User settings for the private JupyterLab: no news, no update checks."""
+    settings = config_dir / "lab" / "user-settings" / "@jupyterlab" / "apputils-extension"
+    settings.mkdir(parents=True, exist_ok=True)
+    (settings / "notification.jupyterlab-settings").write_text(
+        '{"checkForUpdates": false, "fetchNews": "false"}'
+    )
+
+
+@dataclass
+class LabServer:
+    """A private JupyterLab serving a temp copy of a lesson folder.
+
+    Use as a context manager: entering starts the server and waits until its REST API answers,
+    leaving stops it and its kernels (by PID) and deletes the temp folder.
+    """
+
+    source: Path
+    port: int = 0
+    token: str = field(default_factory=lambda: secrets.token_hex(16))
+    process: subprocess.Popen | None = None
+    workdir: Path | None = None
+
+    @property
+    def root_dir(self) -> Path:
+        """The temp copy of the lessons that JupyterLab serves."""
+        return self.workdir / "notebooks"
+
+    @property
+    def base_url(self) -> str:
+        """``http://127.0.0.1:PORT``."""
+        return f"http://127.0.0.1:{self.port}"
+
+    def notebook_url(self, name: str) -> str:
+        """URL that opens ``name`` in a freshly reset JupyterLab workspace."""
+        return f"{self.base_url}/lab/tree/{name}?token={self.token}&reset"
+
+    def log_tail(self, lines: int = 40) -> str:
+        """The last lines of the server's log, for error messages."""
+        log = self.workdir / "jupyterlab.log"
+        return "\n".join(log.read_text(errors="replace").splitlines()[-lines:])
+
+    def api(self, method: str, path: str) -> Any:
+        """Call the Jupyter REST API with the token; returns the decoded JSON (or None)."""
+        request = urllib.request.Request(
+            f"{self.base_url}{path}",
+            method=method,
+            headers={"Authorization": f"token {self.token}"},
+        )
+        with urllib.request.urlopen(request, timeout=30) as response:
+            body = response.read()
+        return json.loads(body) if body else None
+
+    def __enter__(self) -> LabServer:
+        self.workdir = Path(tempfile.mkdtemp(prefix="attnlab-lab-"))
+        try:
+            self._start()
+        except BaseException:
+            self.__exit__(None, None, None)
+            raise
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        if self.process is not None:
+            self.stop()
+        if self.workdir is not None:
+            shutil.rmtree(self.workdir, ignore_errors=True)
+
+    def _environment(self) -> dict[str, str]:
+        """The server's (and so its kernels') environment, every state dir under workdir."""
+        env = dict(os.environ)
+        for var, sub in [
+            ("HOME", "home"),
+            ("JUPYTER_CONFIG_DIR", "jupyter-config"),
+            ("JUPYTER_DATA_DIR", "jupyter-data"),
+            ("JUPYTER_RUNTIME_DIR", "jupyter-runtime"),
+            ("MPLCONFIGDIR", "matplotlib"),
+            ("IPYTHONDIR", "ipython"),
+        ]:
+            path = self.workdir / sub
+            path.mkdir(parents=True, exist_ok=True)
+            env[var] = str(path)
+        env.pop("JUPYTER_PATH", None)
+        env.pop("JUPYTERLAB_SETTINGS_DIR", None)
+        env.pop("JUPYTERLAB_WORKSPACES_DIR", None)
+        python_path = [str(REPO_ROOT), env.get("PYTHONPATH", "")]
+        env["PYTHONPATH"] = os.pathsep.join(p for p in python_path if p)
+        _write_lab_settings(Path(env["JUPYTER_CONFIG_DIR"]))
+        return env
+
+    def _command(self) -> list[str]:
+        """The ``python -m jupyterlab`` command line."""
+        command = [
+            sys.executable,
+            "-m",
+            "jupyterlab",
+            "--no-browser",
+            "--ip=127.0.0.1",
+            f"--port={self.port}",
+            "--ServerApp.port_retries=0",
+            f"--ServerApp.root_dir={self.root_dir}",
+            f"--IdentityProvider.token={self.token}",
+            "--LabApp.news_url=None",
+            "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+        ]
+        if hasattr(os, "geteuid") and os.geteuid() == 0:
+            command.append("--allow-root")
+        return command
+
+    def _start(self) -> None:
+        """Copy the lessons, launch the server and wait until /api/status answers."""
+        ignore = shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__")
+        shutil.copytree(self.source, self.root_dir, ignore=ignore)
+        self.port = self.port or free_port()
+        env = self._environment()
+        with open(self.workdir / "jupyterlab.log", "wb") as log:
+            self.process = subprocess.Popen(
+                self._command(),
+                env=env,
+                cwd=self.root_dir,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+            )
+        self._wait_until_up()
+
+    def _wait_until_up(self) -> None:
+        """Poll the REST API until it answers; raise with the log if the server died."""
+        deadline = time.monotonic() + SERVER_START_S
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(
+                    f"JupyterLab exited with code {self.process.returncode}:\n{self.log_tail()}"
+                )
+            try:
+                self.api("GET", "/api/status")
+                return
+            except (urllib.error.URLError, ConnectionError, TimeoutError):
+                time.sleep(0.25)
+        raise TimeoutError(f"JupyterLab did not answer within {SERVER_START_S} s:\n{self.log_tail()}")
+
+    def shutdown_kernels(self) -> None:
+        """Ask the server to shut down every running kernel (best effort)."""
+        try:
+            for session in self.api("GET", "/api/sessions"):
+                self.api("DELETE", f"/api/sessions/{session['id']}")
+            for kernel in self.api("GET", "/api/kernels"):
+                self.api("DELETE", f"/api/kernels/{kernel['id']}")
+        except (urllib.error.URLError, ConnectionError, TimeoutError):
+            pass
+
+    def stop(self) -> None:
+        """Stop this server and its kernels, by PID: SIGTERM, then SIGKILL what is left."""
+        process, self.process = self.process, None
+        if process.poll() is None:
+            self._stop_running(process)
+
+    def _stop_running(self, process: subprocess.Popen) -> None:
+        """Shut kernels down via REST, terminate the server, kill any descendant left over."""
+        self.shutdown_kernels()
+        family = _descendants(process.pid)
+        process.terminate()
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=15)
+        for pid, start in family:
+            _kill_if_same(pid, start)
+
+
+# --------------------------------------------------------------------------- the browser
+
+
+def launch_chromium(playwright: Playwright) -> Browser:
+    """Launch Debian's Chromium headless with the flags that keep it off the network."""
+    return playwright.chromium.launch(
+        executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS
+    )
+
+
+@dataclass
+class RunResult:
+    """What happened when all cells of a notebook were run."""
+
+    requests: int
+    errors: list[str]
+    unexecuted: int
+    widget_views: int
+    attempts: int
+
+    def problems(self) -> list[str]:
+        """Human-readable failures: cells that raised and cells never run."""
+        found = list(self.errors)
+        if self.unexecuted:
+            found.append(f"{self.unexecuted} code cell(s) were not executed (aborted or skipped)")
+        return found
+
+
+class LessonPage:
+    """One notebook opened in JupyterLab in its own browser context."""
+
+    def __init__(self, browser: Browser, server: LabServer, name: str) -> None:
+        self.server = server
+        self.name = name
+        self.context = browser.new_context(viewport=VIEWPORT)
+        self.context.add_init_script(path=str(HOOKS_JS))
+        self.page: Page = self.context.new_page()
+        self.page_errors: list[str] = []
+        self.page.on("pageerror", lambda exc: self.page_errors.append(str(exc)))
+
+    def close(self) -> None:
+        """Close the browser context and shut down the notebook's kernel."""
+        self.context.close()
+        self.server.shutdown_kernels()
+
+    def js(self, expression: str, arg: Any = None) -> Any:
+        """Evaluate ``expression`` (a function of one argument) in the page."""
+        return self.page.evaluate(expression, arg)
+
+    # -- opening and running -----------------------------------------------------------
+
+    def open(self) -> None:
+        """Load the notebook and wait until its kernel is idle (accepting a kernel dialog)."""
+        self.page.goto(self.server.notebook_url(self.name), wait_until="domcontentloaded")
+        if not self.js("() => Boolean(window.__attnlab)"):
+            raise RuntimeError(f"{HOOKS_JS} did not install window.__attnlab (a JS error?)")
+        idle = self.page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']")
+        accept = self.page.locator(".jp-Dialog .jp-mod-accept")
+        deadline = time.monotonic() + KERNEL_READY_S
+        while not idle.count():
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"{self.name}: kernel not idle after {KERNEL_READY_S} s")
+            if accept.count():
+                accept.first.click()
+            self.page.wait_for_timeout(200)
+
+    def _count(self, predicate: str) -> int:
+        """How many recorded kernel messages satisfy the JS ``predicate`` (a function of m)."""
+        return self.js(f"() => window.__attnlab.messages.filter({predicate}).length")
+
+    def _click_run_all(self) -> bool:
+        """Run > Run All Cells; True once an execute_request has gone out."""
+        sent = self._count("m => m.type === 'execute_request'")
+        for _ in range(3):
+            self.page.locator("li.lm-MenuBar-item:has-text('Run')").click()
+            self.page.locator("li.lm-Menu-item[data-command='runmenu:run-all']").click()
+            deadline = time.monotonic() + RUN_ALL_START_S
+            while time.monotonic() < deadline:
+                if self._count("m => m.type === 'execute_request'") > sent:
+                    return True
+                self.page.wait_for_timeout(100)
+            self.page.keyboard.press("Escape")
+        return False
+
+    def _wait_for_replies(self, since: int) -> None:
+        """Wait until every execute_request after message ``since`` has its reply, kernel idle."""
+        done = f"""() => {{
+            const ms = window.__attnlab.messages.slice({since});
+            const asked = ms.filter(m => m.type === 'execute_request').map(m => m.id);
+            const answered = new Set(ms.filter(m => m.type === 'execute_reply').map(m => m.parent));
+            const status = ms.filter(m => m.type === 'status' && m.dir === 'in').pop();
+            return asked.length > 0 && asked.every(id => answered.has(id))
+                && (!status || status.state === 'idle');
+        }}"""
+        self.page.wait_for_function(done, timeout=RUN_ALL_S * 1000, polling=200)
+
+    def _summarise_run(self, since: int, attempts: int) -> RunResult:
+        """Turn the kernel messages after ``since`` into a RunResult."""
+        summary = self.js(
+            """since => {
+                const ms = window.__attnlab.messages.slice(since);
+                const code = Object.fromEntries(
+                    ms.filter(m => m.type === 'execute_request').map(m => [m.id, m.code]));
+                const firstLine = id => (code[id] || '').split('\\n')[0].slice(0, 80);
+                return {
+                    requests: Object.keys(code).length,
+                    errors: ms.filter(m => m.type === 'error').map(
+                        m => `${m.ename}: ${m.evalue} (cell starting ${JSON.stringify(firstLine(m.parent))})`),
+                    unexecuted: ms.filter(m => m.type === 'execute_reply' && m.status === 'aborted').length,
+                    widgetViews: ms.filter(m => m.widgetView).length,
+                };
+            }""",
+            since,
+        )
+        return RunResult(
+            requests=summary["requests"],
+            errors=summary["errors"],
+            unexecuted=summary["unexecuted"],
+            widget_views=summary["widgetViews"],
+            attempts=attempts,
+        )
+
+    def rendered_widgets(self) -> int:
+        """How many widget outputs have a rendered ipywidgets view in the DOM."""
+        return self.page.locator(".jp-OutputArea-output > .jupyter-widgets").count()
+
+    def _widgets_appeared(self, expected: int) -> bool:
+        """True once some widget view rendered (or none was expected) within the time limit."""
+        deadline = time.monotonic() + WIDGETS_APPEAR_S
+        while expected and not self.rendered_widgets():
+            if time.monotonic() > deadline:
+                return False
+            self.page.wait_for_timeout(250)
+        return True
+
+    def run_all(self) -> RunResult:
+        """Run all cells from the Run menu and wait for the kernel to finish.
+
+        Retries once when the click starts nothing or when widgets were displayed by the kernel
+        but none rendered (both seen as first-run flakes).
+        """
+        for attempt in (1, 2):
+            since = self.js("() => window.__attnlab.messages.length")
+            if not self._click_run_all():
+                if attempt == 2:
+                    raise TimeoutError(f"{self.name}: Run All did not start any cell")
+                continue
+            self._wait_for_replies(since)
+            result = self._summarise_run(since, attempt)
+            if self._widgets_appeared(result.widget_views) or attempt == 2:
+                return result
+        raise AssertionError("unreachable")
+
+    def widget_render_errors(self) -> list[str]:
+        """Texts of every "Error displaying widget" on the page."""
+        found = self.page.get_by_text(WIDGET_ERROR_TEXT)
+        return [found.nth(i).inner_text() for i in range(found.count())]
+
+    def screenshot(self, path: Path) -> None:
+        """Full-page screenshot (for failures)."""
+        self.page.screenshot(path=str(path), full_page=True)
+
+    # -- explorers ---------------------------------------------------------------------
+
+    def explorers(self) -> list[dict]:
+        """Every explorer on the page: index, name, sliders, hasImage, readouts count."""
+        return self.js("() => window.__attnlab.explorers()")
+
+    def explorer(self, index: int) -> Locator:
+        """The root element of explorer ``index``."""
+        return self.page.locator(EXPLORER).nth(index)
+
+    def handle(self, explorer: int, slider: int, handle: int = 0) -> Locator:
+        """A noUiSlider handle (role=slider) inside an explorer."""
+        return (
+            self.explorer(explorer).locator(".widget-slider").nth(slider).locator(".noUi-handle")
+        ).nth(handle)
+
+    def snapshot(self, explorer: int) -> dict:
+        """src, readout texts, error text and slider states of an explorer."""
+        return self.js("i => window.__attnlab.snapshot(i)", explorer)
+
+    def image_digest(self, explorer: int) -> str | None:
+        """SHA-256 of the explorer's current PNG bytes."""
+        return self.js("i => window.__attnlab.imageDigest(i)", explorer)
+
+    def wait_quiet(self, explorer: int, quiet_ms: int = 300, timeout_ms: int = 10_000) -> bool:
+        """Wait until the explorer stops changing and the kernel is idle; False on timeout."""
+        return self.js(
+            "([i, q, t]) => window.__attnlab.quiet(i, q, t)", [explorer, quiet_ms, timeout_ms]
+        )
+
+    def step(self, explorer: int, slider: int, key: str, handle: int = 0) -> dict:
+        """Focus a slider handle, press ``key`` and time it until new pixels are painted.
+
+        Returns the page-time marks (ms) ``key, src, load, decoded, paint`` and ``outcome``:
+        "changed", "unchanged" (the kernel handled the key and no new image came within
+        STEP_GRACE_MS) or "timeout" (nothing settled within STEP_S).
+        """
+        target = self.handle(explorer, slider, handle)
+        target.scroll_into_view_if_needed()
+        target.focus()
+        self.js("i => window.__attnlab.arm(i)", explorer)
+        self.page.keyboard.press(key)
+        return self.js(
+            "([t, g]) => window.__attnlab.collect(t, g)", [STEP_S * 1000, STEP_GRACE_MS]
+        )
+
+    def messages_since(self, t: float) -> list[dict]:
+        """Kernel websocket messages recorded at page time >= ``t``."""
+        return self.js("t => window.__attnlab.messages.filter(m => m.t >= t)", t)
+
+    def clock_offset(self) -> float:
+        """Date.now() minus (performance.timeOrigin + performance.now()), in ms."""
+        return self.js("() => window.__attnlab.clockOffset()")
+
+    def time_origin(self) -> float:
+        """performance.timeOrigin (epoch ms of page time 0)."""
+        return self.js("() => performance.timeOrigin")
+
+
+def key_towards_free_side(state: dict, forward: bool = True) -> str:
+    """ArrowRight unless the handle is at its max (or ``forward`` is False and it can go left).
+
+    >>> key_towards_free_side({"now": 3.0, "min": 0.0, "max": 3.0})
+    'ArrowLeft'
+    >>> key_towards_free_side({"now": 0.0, "min": 0.0, "max": 3.0}, forward=False)
+    'ArrowRight'
+    """
+    if forward:
+        return "ArrowLeft" if state["now"] >= state["max"] else "ArrowRight"
+    return "ArrowRight" if state["now"] <= state["min"] else "ArrowLeft"
+
+
+def kernel_breakdown(marks: dict, messages: list[dict], time_origin: float, offset: float) -> dict:
+    """Split one step's latency into frontend, transfer, kernel, decode and paint (ms).
+
+    ``marks`` come from :meth:`LessonPage.step`; ``messages`` are the websocket messages since
+    the keydown; kernel header dates are epoch ms, mapped to page time with ``time_origin`` and
+    the wall-clock ``offset``. Returns {} when the step's messages cannot be matched.
+    """
+    sent = next((m for m in messages if m["dir"] == "out" and m["type"] == "comm_msg"), None)
+    if sent is None or marks.get("src") is None:
+        return {}
+    replies = [m for m in messages if m["dir"] == "in" and m["parent"] == sent["id"]]
+    busy = next((m for m in replies if m.get("state") == "busy"), None)
+    frame = next((m for m in replies if m["type"] == "comm_msg" and m["nbuf"] > 0), None)
+    if busy is None or frame is None or busy["date"] is None or frame["date"] is None:
+        return {}
+
+    loaded = marks["load"] if marks.get("load") is not None else marks["decoded"]
+
+    def page_time(epoch_ms: float) -> float:
+        return epoch_ms - offset - time_origin
+
+    return {
+        "frontend_send": sent["t"] - marks["key"],
+        "to_kernel": page_time(busy["date"]) - sent["t"],
+        "kernel": frame["date"] - busy["date"],
+        "to_page": frame["t"] - page_time(frame["date"]),
+        "widget_update": marks["src"] - frame["t"],
+        "load": loaded - marks["src"],
+        "decode": marks["decoded"] - loaded,
+        "paint": marks["paint"] - marks["decoded"],
+        "frame_bytes": frame["size"],
+    }

@@ -1,0 +1,167 @@
+"""Every lesson, run as a learner runs it in JupyterLab, and every explorer slider pressed.
+
+For each lesson notebook ``notebooks/NN-*.ipynb`` (discovered, so new lessons are covered):
+
+* Run > Run All Cells finishes with no cell raising, no cell left unexecuted and no
+  "Error displaying widget";
+* in every ``.attnlab-explorer``, one key press on every slider changes the figure's PNG, the
+  slider's readout, and (for at least one slider of the explorer) its ``.attnlab-readout``
+  texts, while ``.attnlab-error`` stays empty and the kernel prints no traceback.
+
+Each explorer is screenshotted into the artifacts folder.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import lab_harness as lab
+import pytest
+
+pytestmark = pytest.mark.browser
+
+LESSONS = lab.discover_lessons()
+NO_LESSONS = pytest.mark.skip(reason=f"no {lab.LESSON_GLOB} lessons in {lab.notebook_dir()}")
+LESSON_PARAMS = [pytest.param(path.name, id=path.stem) for path in LESSONS] or [
+    pytest.param(None, id="no-lessons", marks=NO_LESSONS)
+]
+
+
+@dataclass
+class OpenLesson:
+    """A lesson opened in JupyterLab after Run All."""
+
+    page: lab.LessonPage
+    run: lab.RunResult
+
+    @property
+    def stem(self) -> str:
+        """The notebook name without .ipynb, used to name artifacts."""
+        return Path(self.page.name).stem
+
+
+@pytest.fixture(scope="module", params=LESSON_PARAMS)
+def lesson(request, chromium, lab_server, artifacts_dir) -> Iterator[OpenLesson]:
+    """The lesson opened in a fresh browser context with all cells run; kernel shut after."""
+    page = lab.LessonPage(chromium, lab_server, request.param)
+    try:
+        page.open()
+        run = page.run_all()
+    except Exception:
+        page.screenshot(artifacts_dir / f"{Path(request.param).stem}--FAILED-run-all.png")
+        page.close()
+        raise
+    yield OpenLesson(page, run)
+    page.close()
+
+
+def fail_with(problems: list[str], lesson: OpenLesson, artifacts_dir: Path, what: str) -> None:
+    """Screenshot the whole page and fail listing every problem, if there are any."""
+    if not problems:
+        return
+    shot = artifacts_dir / f"{lesson.stem}--FAILED-{what}.png"
+    lesson.page.screenshot(shot)
+    details = "\n".join(f"  - {p}" for p in problems)
+    if lesson.page.page_errors:
+        details += "\n  page errors: " + "; ".join(lesson.page.page_errors[:5])
+    pytest.fail(f"{lesson.page.name}: {what}:\n{details}\n  screenshot: {shot}", pytrace=False)
+
+
+def test_run_all_without_errors(lesson: OpenLesson, artifacts_dir: Path) -> None:
+    """Run All leaves no error output, no skipped cell and no widget that failed to render."""
+    problems = lesson.run.problems()
+    problems += [f"widget did not render: {text}" for text in lesson.page.widget_render_errors()]
+    if lesson.run.widget_views and not lesson.page.rendered_widgets():
+        problems.append(
+            f"the kernel displayed {lesson.run.widget_views} widget(s) but none rendered "
+            f"(after {lesson.run.attempts} Run All attempts)"
+        )
+    fail_with(problems, lesson, artifacts_dir, "run-all")
+
+
+def test_explorers_respond_to_every_slider(lesson: OpenLesson, artifacts_dir: Path) -> None:
+    """Every explorer slider redraws the figure and updates readouts, without errors."""
+    explorers = lesson.page.explorers()
+    if not explorers:
+        pytest.skip(f"{lesson.page.name} has no .attnlab-explorer (run-all checks still apply)")
+    problems = []
+    for info in explorers:
+        problems += check_explorer(lesson, info, artifacts_dir)
+    fail_with(problems, lesson, artifacts_dir, "explorers")
+
+
+def check_explorer(lesson: OpenLesson, info: dict, artifacts_dir: Path) -> list[str]:
+    """Press a key on every slider handle of one explorer; return what went wrong."""
+    page, index = lesson.page, info["index"]
+    label = f"explorer {info['name']!r} (#{index})"
+    problems = structural_problems(info)
+    page.explorer(index).scroll_into_view_if_needed()
+    page.wait_quiet(index)
+    initial_error = page.snapshot(index)["error"]
+    if initial_error:
+        problems.append(f"error area not empty after Run All: {initial_error}")
+    readouts_moved = []
+    for s, slider in enumerate(info["sliders"]):
+        for h in range(len(slider["handles"])):
+            name = slider["label"] or f"slider {s}"
+            found, moved = press_once(page, index, s, h)
+            problems += [f"slider {name!r}: {p}" for p in found]
+            readouts_moved.append(moved)
+    if info["readouts"] and readouts_moved and not any(readouts_moved):
+        problems.append("no slider changed any .attnlab-readout text")
+    page.explorer(index).screenshot(path=str(artifacts_dir / f"{lesson.stem}--{index:02d}-{info['name']}.png"))
+    return [f"{label}: {p}" for p in problems]
+
+
+def structural_problems(info: dict) -> list[str]:
+    """Contract checks that need no interaction: a figure image and at least one slider."""
+    problems = []
+    if not info["hasImage"]:
+        problems.append("has no figure (.widget-image)")
+    if not info["sliders"]:
+        problems.append("has no slider (.widget-slider)")
+    return problems
+
+
+def press_once(page: lab.LessonPage, index: int, slider: int, handle: int) -> tuple[list[str], bool]:
+    """One key press on a handle; returns (problems, whether .attnlab-readout texts changed)."""
+    page.wait_quiet(index)
+    before = page.snapshot(index)
+    digest_before = page.image_digest(index)
+    key = lab.key_towards_free_side(before["sliders"][slider]["handles"][handle])
+    marks = page.step(index, slider, key, handle)
+    settled = page.wait_quiet(index)
+    after = page.snapshot(index)
+    problems = []
+    if after["sliders"][slider]["handles"][handle]["now"] == before["sliders"][slider]["handles"][handle]["now"]:
+        problems.append(f"{key} did not move the slider")
+    if marks["outcome"] == "timeout":
+        problems.append(f"figure did not change within {lab.STEP_S} s of {key}")
+    elif marks["outcome"] == "unchanged" or after["src"] == before["src"]:
+        problems.append(f"figure did not change after {key} (the kernel had finished the update)")
+    elif page.image_digest(index) == digest_before:
+        problems.append("figure src changed but its PNG bytes are identical")
+    readout_before = before["sliders"][slider]["readout"]
+    if readout_before is not None and after["sliders"][slider]["readout"] == readout_before:
+        problems.append(f"slider readout stayed {readout_before!r} after {key}")
+    if after["error"]:
+        problems.append(f"error shown after {key}: {after['error']}")
+    if not settled:
+        problems.append("explorer kept changing (or the kernel stayed busy) for 10 s after a step")
+    problems += kernel_tracebacks(page, marks)
+    return problems, after["readouts"] != before["readouts"]
+
+
+def kernel_tracebacks(page: lab.LessonPage, marks: dict) -> list[str]:
+    """Errors or tracebacks the kernel sent (to the log console) since the key press."""
+    if marks.get("key") is None:
+        return []
+    found = []
+    for message in page.messages_since(marks["key"]):
+        if message["type"] == "error":
+            found.append(f"kernel error in callback: {message['ename']}: {message['evalue']}")
+        elif message.get("stream") == "stderr" and "Traceback" in message.get("text", ""):
+            found.append("kernel traceback in callback: " + message["text"].strip()[-300:])
+    return found

@@ -1,0 +1,79 @@
+"""Generate the learner notebooks in ``notebooks/`` from the nbgrader sources in ``source/``.
+
+Each lesson has one source notebook, ``source/<lesson>/<lesson>.ipynb``, laid out as
+an nbgrader course directory, with solutions between ``### BEGIN SOLUTION`` and
+``### END SOLUTION`` in cells that carry nbgrader metadata. The learner version is
+made with nbgrader's own preprocessors (the ones ``nbgrader generate_assignment``
+runs): solutions replaced by a stub, outputs cleared, grade cells locked.
+
+Usage::
+
+    python tools/build_notebooks.py          # write notebooks/
+    python tools/build_notebooks.py --check  # exit 1 if notebooks/ is out of date
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import nbformat
+from nbconvert.preprocessors import ClearOutputPreprocessor
+from nbgrader.preprocessors import ClearHiddenTests, ClearMarkScheme, ClearSolutions, LockCells
+
+ROOT = Path(__file__).resolve().parents[1]
+SOURCE = ROOT / "source"
+LEARNER = ROOT / "notebooks"
+CODE_STUB = "# YOUR CODE HERE\nraise NotImplementedError()"
+
+
+def source_notebooks() -> list[Path]:
+    """The lesson sources, ``source/<lesson>/<lesson>.ipynb``, in lesson order."""
+    return sorted(path for path in SOURCE.glob("*/*.ipynb") if path.stem == path.parent.name)
+
+
+def learner_version(source: Path) -> str:
+    """The learner notebook for ``source``, as the text to write."""
+    notebook = nbformat.read(source, as_version=4)
+    resources = {"language": "python"}
+    for preprocessor in (
+        ClearSolutions(code_stub={"python": CODE_STUB}, enforce_metadata=True),
+        ClearHiddenTests(),
+        ClearMarkScheme(),
+        LockCells(),
+        ClearOutputPreprocessor(),
+    ):
+        notebook, resources = preprocessor.preprocess(notebook, resources)
+    notebook.metadata.pop("widgets", None)
+    return nbformat.writes(notebook) + "\n"
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--check", action="store_true", help="only report stale notebooks")
+    args = parser.parse_args(argv)
+    stale = []
+    for source in source_notebooks():
+        target = LEARNER / f"{source.stem}.ipynb"
+        text = learner_version(source)
+        if target.exists() and target.read_text(encoding="utf-8") == text:
+            continue
+        stale.append(target.relative_to(ROOT))
+        if not args.check:
+            target.write_text(text, encoding="utf-8")
+    expected = {f"{source.stem}.ipynb" for source in source_notebooks()}
+    orphans = sorted(p.name for p in LEARNER.glob("*.ipynb") if p.name not in expected)
+    if args.check:
+        for path in stale:
+            print(f"out of date: {path} (run: python tools/build_notebooks.py)")
+        for name in orphans:
+            print(f"no source for notebooks/{name}")
+        return 1 if stale or orphans else 0
+    for path in stale:
+        print(f"wrote {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
