@@ -175,6 +175,30 @@ class Exercise:
         )
         return Text(f"**Hint {level} of {len(self.hints)}.** {self.hints[level - 1]}\n\n*{more}*")
 
+    def help_panel(self):
+        """Buttons for the next hint and the solution, for learners who prefer clicking.
+
+        Returns an ``ipywidgets.VBox``; the hints appear below the buttons.
+        """
+        import ipywidgets as widgets
+        from IPython.display import display
+
+        shown = widgets.Output()
+        hint = widgets.Button(description="Next hint", icon="lightbulb-o")
+        solution = widgets.Button(description="Show a solution", icon="eye")
+
+        def show(text_of):
+            def on_click(_button):
+                with shown:
+                    display(text_of())
+
+            return on_click
+
+        hint.on_click(show(self.hint))
+        solution.on_click(show(self.solution))
+        panel = widgets.VBox([widgets.HBox([hint, solution]), shown])
+        return panel.add_class("attnlab-help")
+
     def solution(self) -> Text:
         """A worked solution (unless the instructor has switched solutions off)."""
         if solutions_hidden():

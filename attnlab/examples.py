@@ -1,0 +1,87 @@
+"""The course's running examples, as data (numpy only).
+
+Every example is built here from a fixed seed or from small integers chosen for
+the course, and every number a lesson shows is computed from these arrays.
+
+Examples
+--------
+>>> ex = cat_sat_down()
+>>> ex.tokens, ex.x.shape, ex.w_q.shape
+(('The', 'cat', 'sat', 'down'), (4, 16), (16, 8))
+>>> query_and_keys_2d().keys.shape
+(3, 2)
+"""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import numpy as np
+
+SCORE_ROW = np.array([1.0, 0.5, 2.5, -0.1])  # (4,) one query's scores against four keys
+COLLAPSE_ROW = np.array([2.0, 1.0, 1.0])  # (3,) multiplied by 10 and 100 in lesson 2
+COLLAPSE_FACTORS = (1, 10, 100)
+WIDE_D_K = 512  # the head size whose √d_k rescues the collapsed rows
+
+
+def cat_sat_down(seed: int = 7) -> SimpleNamespace:
+    """"The cat sat down": 4 tokens, d_model = 16, d_k = d_v = 8.
+
+    Returns
+    -------
+    SimpleNamespace
+        ``tokens`` (4 str), ``x`` (4, 16) embeddings, ``w_q``, ``w_k``, ``w_v`` (16, 8)
+        projections, ``d_k`` = 8. Entries are drawn with a fixed seed and scaled so
+        that Q = X W_Q has entries of order 1.
+    """
+    rng = np.random.default_rng(seed)
+    d_model, d_k = 16, 8
+    x = rng.normal(size=(4, d_model))  # (n, d_model)
+    w_q, w_k, w_v = rng.normal(scale=d_model**-0.5, size=(3, d_model, d_k))  # (d_model, d_k)
+    return SimpleNamespace(
+        tokens=("The", "cat", "sat", "down"), x=x, w_q=w_q, w_k=w_k, w_v=w_v, d_k=d_k
+    )
+
+
+def dog_bites_man() -> SimpleNamespace:
+    """"dog bites man": queries, keys (d_k = 4) and values (d_v = 4) as small integers.
+
+    Returns
+    -------
+    SimpleNamespace
+        ``tokens`` (3 str), ``q`` (3, 4), ``k`` (3, 4), ``v`` (3, 4).
+    """
+    q = np.array([[1, 0, 1, 0], [0, 2, 0, 1], [1, 1, 0, 0]], dtype=float)  # (3, 4)
+    k = np.array([[1, 0, 1, 1], [0, 1, 0, 2], [2, 0, 0, 0]], dtype=float)  # (3, 4)
+    v = np.array([[1, 0, 0, 1], [0, 1, 0, 0], [0, 0, 1, 1]], dtype=float)  # (3, 4)
+    return SimpleNamespace(tokens=("dog", "bites", "man"), q=q, k=k, v=v)
+
+
+def please_study_man() -> SimpleNamespace:
+    """"please study man": three tokens whose raw score rows are worked by hand in lesson 3.
+
+    Returns
+    -------
+    SimpleNamespace
+        ``tokens`` (3 str), ``q`` (3, 2) and ``k`` (3, 2) small-integer vectors;
+        ``scores`` = q @ k.T, shape (3, 3).
+    """
+    q = np.array([[1, 0], [2, 1], [1, 1]], dtype=float)  # (3, 2)
+    k = np.array([[1, 1], [0, 2], [1, -1]], dtype=float)  # (3, 2)
+    return SimpleNamespace(tokens=("please", "study", "man"), q=q, k=k, scores=q @ k.T)
+
+
+def query_and_keys_2d() -> SimpleNamespace:
+    """One 2-D query, three 2-D keys and three 2-D values (for pictures on a plane).
+
+    Returns
+    -------
+    SimpleNamespace
+        ``query`` (2,), ``keys`` (3, 2), ``values`` (3, 2), ``labels`` (3 str).
+    """
+    return SimpleNamespace(
+        query=np.array([1.0, 0.5]),  # (2,)
+        keys=np.array([[1.0, 0.0], [0.0, 1.0], [-1.0, 0.2]]),  # (3, 2)
+        values=np.array([[2.0, 0.5], [0.5, 2.0], [-1.0, -0.5]]),  # (3, 2)
+        labels=("A", "B", "C"),
+    )

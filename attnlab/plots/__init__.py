@@ -1,0 +1,6 @@
+"""Plot helpers, one module per kind of picture.
+
+Every helper takes ``ax=None`` (a new figure is made when it is missing), returns
+the artists it drew, leaves global matplotlib state alone and never calls
+``plt.show()``.
+"""
