@@ -25,7 +25,7 @@ WIDE_D_K = 512  # the head size whose √d_k rescues the collapsed rows
 
 
 def cat_sat_down(seed: int = 7) -> SimpleNamespace:
-    """"The cat sat down": 4 tokens, d_model = 16, d_k = d_v = 8.
+    """ "The cat sat down": 4 tokens, d_model = 16, d_k = d_v = 8.
 
     Returns
     -------
@@ -44,7 +44,7 @@ def cat_sat_down(seed: int = 7) -> SimpleNamespace:
 
 
 def dog_bites_man() -> SimpleNamespace:
-    """"dog bites man": queries, keys (d_k = 4) and values (d_v = 4) as small integers.
+    """ "dog bites man": queries, keys (d_k = 4) and values (d_v = 4) as small integers.
 
     Returns
     -------
@@ -58,7 +58,7 @@ def dog_bites_man() -> SimpleNamespace:
 
 
 def please_study_man() -> SimpleNamespace:
-    """"please study man": three tokens whose raw score rows are worked by hand in lesson 3.
+    """ "please study man": three tokens whose raw score rows are worked by hand in lesson 3.
 
     Returns
     -------

@@ -36,7 +36,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "browser"
 import lab_harness as lab  # noqa: E402
 
 BAR_MS = 50.0
-PARTS = ["frontend_send", "to_kernel", "kernel", "to_page", "widget_update", "load", "decode", "paint"]
+PARTS = [
+    "frontend_send",
+    "to_kernel",
+    "kernel",
+    "to_page",
+    "widget_update",
+    "load",
+    "decode",
+    "paint",
+]
 PART_TITLES = ["send", "→kernel", "kernel", "→page", "widget", "load", "decode", "paint"]
 
 
@@ -152,7 +161,10 @@ def part_medians(samples: list[Sample]) -> list[str]:
 
 def print_table(results: list[ExplorerResult], runs: int) -> None:
     """Per-slider rows, then one summary line per explorer, flagging the slow ones."""
-    header = f"{'lesson':<28} {'explorer':<22} {'slider':<16} {'n':>4} {'median':>7} {'p90':>7} {'max':>7}"
+    columns = ["n", "median", "p90", "max"]
+    header = f"{'lesson':<28} {'explorer':<22} {'slider':<16} " + " ".join(
+        f"{c:>4}" if c == "n" else f"{c:>7}" for c in columns
+    )
     breakdown = " ".join(f"{t:>7}" for t in PART_TITLES)
     print(f"\n{header} | {breakdown}   (ms; breakdown = medians)")
     print("-" * (len(header) + 3 + len(breakdown)))
@@ -164,8 +176,8 @@ def print_table(results: list[ExplorerResult], runs: int) -> None:
             totals = [s.total_ms for s in samples]
             print(
                 f"{result.lesson:<28} {result.name:<22} {slider:<16} {len(totals):>4} "
-                f"{statistics.median(totals):7.1f} {percentile(totals, 90):7.1f} {max(totals):7.1f} | "
-                + " ".join(part_medians(samples))
+                f"{statistics.median(totals):7.1f} {percentile(totals, 90):7.1f} "
+                f"{max(totals):7.1f} | " + " ".join(part_medians(samples))
             )
     print()
     for result in results:

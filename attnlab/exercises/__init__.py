@@ -1,4 +1,4 @@
-"""Checked exercises, one module per lesson (``lesson1``, ``lesson2`` …); the machinery is in ``core``."""
+"""Checked exercises: one module per lesson (``lesson1`` …); the machinery is in ``core``."""
 
 from attnlab.exercises.core import Exercise, Feedback, NotAttempted, Outcome, Wrong
 

@@ -251,16 +251,14 @@ def call(function, *args, **kwargs):
 
 
 def expect_close(got, expected, what, rtol=1e-6, atol=1e-9) -> np.ndarray:
-    """Raise :class:`Wrong` unless ``got`` has ``expected``'s shape and values (within tolerance)."""
+    """Raise :class:`Wrong` unless ``got`` has the shape and (nearly) the values of ``expected``."""
     expected = np.asarray(expected)
     try:
         got = np.asarray(got, dtype=float)
     except (TypeError, ValueError) as exc:
         raise Wrong(f"{what} should be numbers; got {_short(got)}.") from exc
     if got.shape != expected.shape:
-        raise Wrong(
-            f"{what} should have shape {expected.shape}, but yours has shape {got.shape}."
-        )
+        raise Wrong(f"{what} should have shape {expected.shape}, but yours has shape {got.shape}.")
     if not np.all(np.isfinite(got)):
         raise Wrong(f"{what} contains nan or inf: {_short(got)}. Expected {_short(expected)}.")
     if not np.allclose(got, expected, rtol=rtol, atol=atol):

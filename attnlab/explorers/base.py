@@ -143,7 +143,7 @@ class Explorer:
             self._holding = False
 
     def replot(self, **values) -> bytes:
-        """Build the same figure from scratch and return it as PNG (the slow path, for comparison)."""
+        """The same figure built from scratch, as PNG (the slow path, for comparison)."""
         state = self.compute(**{**self.values, **values})
         figure = Figure(figsize=self.figsize, dpi=self.dpi, layout="constrained")
         FigureCanvasAgg(figure)

@@ -149,6 +149,29 @@
 
     clockOffset: () => Date.now() - (performance.timeOrigin + performance.now()),
 
+    /** Whether every execute_request since message `since` has its reply, kernel idle. */
+    runFinished: (since) => {
+      const ms = messages.slice(since);
+      const asked = ms.filter((m) => m.type === "execute_request").map((m) => m.id);
+      const answered = new Set(ms.filter((m) => m.type === "execute_reply").map((m) => m.parent));
+      return asked.length > 0 && asked.every((id) => answered.has(id)) && kernelIdle();
+    },
+
+    /** Requests, errors (with the first line of the cell), aborted cells, widget views. */
+    runSummary: (since) => {
+      const ms = messages.slice(since);
+      const requests = ms.filter((m) => m.type === "execute_request");
+      const code = Object.fromEntries(requests.map((m) => [m.id, m.code || ""]));
+      const firstLine = (id) => JSON.stringify((code[id] || "").split("\n")[0].slice(0, 80));
+      return {
+        requests: requests.length,
+        errors: ms.filter((m) => m.type === "error")
+          .map((m) => `${m.ename}: ${m.evalue} (cell starting ${firstLine(m.parent)})`),
+        unexecuted: ms.filter((m) => m.type === "execute_reply" && m.status === "aborted").length,
+        widgetViews: ms.filter((m) => m.widgetView).length,
+      };
+    },
+
     /** All explorers on the page with their sliders, in document order. */
     explorers: () =>
       [...document.querySelectorAll(".attnlab-explorer")].map((root, index) => ({

@@ -262,7 +262,8 @@ class LabServer:
                 return
             except (urllib.error.URLError, ConnectionError, TimeoutError):
                 time.sleep(0.25)
-        raise TimeoutError(f"JupyterLab did not answer within {SERVER_START_S} s:\n{self.log_tail()}")
+        message = f"JupyterLab did not answer within {SERVER_START_S} s"
+        raise TimeoutError(f"{message}:\n{self.log_tail()}")
 
     def shutdown_kernels(self) -> None:
         """Ask the server to shut down every running kernel (best effort)."""
@@ -380,34 +381,16 @@ class LessonPage:
 
     def _wait_for_replies(self, since: int) -> None:
         """Wait until every execute_request after message ``since`` has its reply, kernel idle."""
-        done = f"""() => {{
-            const ms = window.__attnlab.messages.slice({since});
-            const asked = ms.filter(m => m.type === 'execute_request').map(m => m.id);
-            const answered = new Set(ms.filter(m => m.type === 'execute_reply').map(m => m.parent));
-            const status = ms.filter(m => m.type === 'status' && m.dir === 'in').pop();
-            return asked.length > 0 && asked.every(id => answered.has(id))
-                && (!status || status.state === 'idle');
-        }}"""
-        self.page.wait_for_function(done, timeout=RUN_ALL_S * 1000, polling=200)
+        self.page.wait_for_function(
+            "since => window.__attnlab.runFinished(since)",
+            arg=since,
+            timeout=RUN_ALL_S * 1000,
+            polling=200,
+        )
 
     def _summarise_run(self, since: int, attempts: int) -> RunResult:
         """Turn the kernel messages after ``since`` into a RunResult."""
-        summary = self.js(
-            """since => {
-                const ms = window.__attnlab.messages.slice(since);
-                const code = Object.fromEntries(
-                    ms.filter(m => m.type === 'execute_request').map(m => [m.id, m.code]));
-                const firstLine = id => (code[id] || '').split('\\n')[0].slice(0, 80);
-                return {
-                    requests: Object.keys(code).length,
-                    errors: ms.filter(m => m.type === 'error').map(
-                        m => `${m.ename}: ${m.evalue} (cell starting ${JSON.stringify(firstLine(m.parent))})`),
-                    unexecuted: ms.filter(m => m.type === 'execute_reply' && m.status === 'aborted').length,
-                    widgetViews: ms.filter(m => m.widgetView).length,
-                };
-            }""",
-            since,
-        )
+        summary = self.js("since => window.__attnlab.runSummary(since)", since)
         return RunResult(
             requests=summary["requests"],
             errors=summary["errors"],
@@ -498,9 +481,7 @@ class LessonPage:
         target.focus()
         self.js("i => window.__attnlab.arm(i)", explorer)
         self.page.keyboard.press(key)
-        return self.js(
-            "([t, g]) => window.__attnlab.collect(t, g)", [STEP_S * 1000, STEP_GRACE_MS]
-        )
+        return self.js("([t, g]) => window.__attnlab.collect(t, g)", [STEP_S * 1000, STEP_GRACE_MS])
 
     def messages_since(self, t: float) -> list[dict]:
         """Kernel websocket messages recorded at page time >= ``t``."""

@@ -111,7 +111,8 @@ def check_explorer(lesson: OpenLesson, info: dict, artifacts_dir: Path) -> list[
             readouts_moved.append(moved)
     if info["readouts"] and readouts_moved and not any(readouts_moved):
         problems.append("no slider changed any .attnlab-readout text")
-    page.explorer(index).screenshot(path=str(artifacts_dir / f"{lesson.stem}--{index:02d}-{info['name']}.png"))
+    shot = artifacts_dir / f"{lesson.stem}--{index:02d}-{info['name']}.png"
+    page.explorer(index).screenshot(path=str(shot))
     return [f"{label}: {p}" for p in problems]
 
 
@@ -125,17 +126,22 @@ def structural_problems(info: dict) -> list[str]:
     return problems
 
 
-def press_once(page: lab.LessonPage, index: int, slider: int, handle: int) -> tuple[list[str], bool]:
+def handle_state(snapshot: dict, slider: int, handle: int) -> dict:
+    """now/min/max of one slider handle in an explorer snapshot."""
+    return snapshot["sliders"][slider]["handles"][handle]
+
+
+def press_once(page: lab.LessonPage, index: int, slider: int, handle: int) -> tuple[list, bool]:
     """One key press on a handle; returns (problems, whether .attnlab-readout texts changed)."""
     page.wait_quiet(index)
     before = page.snapshot(index)
     digest_before = page.image_digest(index)
-    key = lab.key_towards_free_side(before["sliders"][slider]["handles"][handle])
+    key = lab.key_towards_free_side(handle_state(before, slider, handle))
     marks = page.step(index, slider, key, handle)
     settled = page.wait_quiet(index)
     after = page.snapshot(index)
     problems = []
-    if after["sliders"][slider]["handles"][handle]["now"] == before["sliders"][slider]["handles"][handle]["now"]:
+    if handle_state(after, slider, handle)["now"] == handle_state(before, slider, handle)["now"]:
         problems.append(f"{key} did not move the slider")
     if marks["outcome"] == "timeout":
         problems.append(f"figure did not change within {lab.STEP_S} s of {key}")

@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# One entry point for learners and maintainers. Creates .venv on first use.
+#   ./run.sh lab     set up and open the course in JupyterLab at lesson 0
+#   ./run.sh test    set up and run every test (lint, unit, doctest, property, notebooks, browser)
+#   ./run.sh bench   print the explorer, latency and course-execution benchmarks
+#   ./run.sh build   regenerate notebooks/ from source/ (nbgrader's preprocessors)
+set -euo pipefail
+cd "$(dirname "$0")"
+VENV="${ATTNLAB_VENV:-.venv}"
+PYTHON="${PYTHON:-python3}"
+
+ensure_env() {  # $@: requirement files
+    local stamp="$VENV/.attnlab-installed"
+    local want
+    want="$(cat "$@" pyproject.toml | sha256sum | cut -d' ' -f1)"
+    if [[ -f "$stamp" && "$(cat "$stamp")" == *"$want"* ]]; then return; fi
+    if [[ ! -x "$VENV/bin/python" ]]; then
+        echo "Creating the environment in $VENV (one time, about a minute)..."
+        "$PYTHON" -m venv "$VENV"
+        "$VENV/bin/python" -m pip install --quiet --upgrade pip
+    fi
+    local args=()
+    for file in "$@"; do args+=(-r "$file"); done
+    "$VENV/bin/python" -m pip install --quiet "${args[@]}"
+    echo "$want" >> "$stamp"
+}
+
+lab_options=(--LabApp.news_url=None --LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate)
+
+case "${1:-}" in
+    lab)
+        ensure_env requirements.txt
+        exec "$VENV/bin/jupyter" lab --ServerApp.root_dir=notebooks "${lab_options[@]}" \
+            00-start-here.ipynb
+        ;;
+    test)
+        ensure_env requirements.txt requirements-dev.txt
+        export PATH="$PWD/$VENV/bin:$PATH"
+        shift
+        ruff check .
+        pytest "$@"
+        pytest -p no:cacheprovider --nbval-lax notebooks/
+        ATTNLAB_REQUIRE_CORRECT=1 pytest -p no:cacheprovider --nbval-lax source/
+        ;;
+    bench)
+        ensure_env requirements.txt requirements-dev.txt
+        "$VENV/bin/python" benchmarks/explorers.py
+        "$VENV/bin/python" benchmarks/course_execution.py
+        "$VENV/bin/python" benchmarks/latency.py
+        ;;
+    build)
+        ensure_env requirements.txt requirements-dev.txt
+        "$VENV/bin/python" tools/build_notebooks.py
+        ;;
+    *)
+        sed -n '2,6p' "$0"
+        exit 2
+        ;;
+esac

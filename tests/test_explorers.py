@@ -1,0 +1,86 @@
+"""Every explorer, found automatically: swept over every control as a learner would."""
+
+from __future__ import annotations
+
+import re
+import warnings
+
+import numpy as np
+import pytest
+
+from attnlab.explorers import Explorer, all_explorers
+from attnlab.explorers.sweep import control_values, sweep
+
+EXPLORERS = all_explorers()
+
+
+def test_explorers_are_found():
+    assert len(EXPLORERS) >= 1
+
+
+@pytest.fixture(params=EXPLORERS, ids=lambda cls: cls.name)
+def explorer(request):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        yield request.param()
+
+
+def test_dom_contract(explorer):
+    classes = explorer.widget._dom_classes
+    assert "attnlab-explorer" in classes and f"attnlab-explorer-{explorer.name}" in classes
+    assert explorer.view.image.value[:4] == b"\x89PNG"
+    assert explorer.last_error is None and explorer.error.value == ""
+    bundle = explorer._repr_mimebundle_()
+    assert "application/vnd.jupyter.widget-view+json" in bundle
+    assert "not live" in bundle["text/plain"]
+
+
+def test_every_control_sweeps_cleanly(explorer):
+    artists = explorer.artists
+    for name in explorer.controls:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            for value in sweep(explorer, name):
+                assert explorer.last_error is None, f"{name}={value!r}: {explorer.last_error!r}"
+                text = re.sub(r"<[^>]+>", " ", explorer.readout.value)
+                assert not re.search(r"\b(nan|inf)\b", text, re.IGNORECASE), (
+                    f"{name}={value!r} shows {text!r}"
+                )
+        assert explorer.artists is artists, "the view must be updated in place, not rebuilt"
+
+
+def test_each_control_changes_the_picture(explorer):
+    for name, control in explorer.controls.items():
+        values = control_values(control)
+        if len(values) < 2:
+            continue
+        explorer.set(**{name: values[0]})
+        before = explorer.view.frame().copy()
+        explorer.set(**{name: values[-1]})
+        after = explorer.view.frame()
+        assert not np.array_equal(before, after), f"moving {name} did not change the figure"
+
+
+def test_errors_are_shown_not_swallowed(explorer, monkeypatch):
+    def broken(**values):
+        raise ZeroDivisionError("deliberate")
+
+    monkeypatch.setattr(explorer, "compute", broken)
+    name, control = next(iter(explorer.controls.items()))
+    values = control_values(control)
+    control.value = values[-1] if control.value != values[-1] else values[0]
+    assert isinstance(explorer.last_error, ZeroDivisionError)
+    assert "deliberate" in explorer.error.value
+    monkeypatch.undo()
+    explorer.update()
+    assert explorer.last_error is None and explorer.error.value == ""
+
+
+def test_replot_matches_the_live_frame_size(explorer):
+    png = explorer.replot()
+    assert png[:4] == b"\x89PNG"
+
+
+def test_base_class_is_abstract():
+    with pytest.raises(NotImplementedError):
+        Explorer()
