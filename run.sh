@@ -39,8 +39,10 @@ case "${1:-}" in
         shift
         ruff check .
         pytest "$@"
-        pytest -p no:cacheprovider --nbval-lax notebooks/
-        ATTNLAB_REQUIRE_CORRECT=1 pytest -p no:cacheprovider --nbval-lax source/
+        if compgen -G "notebooks/*.ipynb" >/dev/null; then
+            pytest -p no:cacheprovider --nbval-lax notebooks/
+            ATTNLAB_REQUIRE_CORRECT=1 pytest -p no:cacheprovider --nbval-lax source/
+        fi
         ;;
     bench)
         ensure_env requirements.txt requirements-dev.txt

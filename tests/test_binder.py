@@ -35,6 +35,8 @@ def test_binder_runtime_is_the_python_we_test_with():
 
 @pytest.mark.slow
 def test_fresh_binder_environment_runs_every_notebook(tmp_path):
+    if not list((ROOT / "notebooks").glob("*.ipynb")):
+        pytest.skip("no lessons in notebooks/ yet")
     venv = tmp_path / "binder-venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
     env = {**os.environ, "PATH": f"{venv / 'bin'}{os.pathsep}{os.environ['PATH']}"}
