@@ -1,0 +1,98 @@
+"""Lesson 0 — a warm-up exercise for trying the check / hint / solution flow.
+
+Examples
+--------
+>>> largest_score.check(None).outcome.name
+'NOT_ATTEMPTED'
+>>> largest_score.check(lambda scores: scores[0]).outcome.name
+'WRONG'
+>>> bool(largest_score.check(reference_largest_score))
+True
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from attnlab.examples import SCORE_ROW
+from attnlab.exercises.core import Exercise, Feedback, Wrong, _short, call, expect_close
+
+#: Rows the checker tries: the course's four-score row, an all-negative row, a single score.
+CHECK_ROWS = (SCORE_ROW, -np.abs(SCORE_ROW) - 0.5, SCORE_ROW[2:3])
+
+
+def reference_largest_score(scores):
+    """The largest score in a row: Python's ``max`` does it."""
+    return max(scores)
+
+
+def check_largest_score(answer) -> None:
+    """Call ``answer`` on each row in :data:`CHECK_ROWS`; raise :class:`Wrong` with a reason."""
+    for row in CHECK_ROWS:
+        got = call(answer, row.copy())
+        expected = float(np.max(row))
+        what = f"largest_score({_short(row)})"
+        number = _as_number(got)
+        if number is not None and not np.isclose(number, expected):
+            _diagnose(number, row, what)
+        expect_close(got, expected, what)
+
+
+def _as_number(value) -> float | None:
+    """``value`` as a finite float, or None when it is not a single finite number."""
+    if np.ndim(value) != 0:
+        return None
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return number if np.isfinite(number) else None
+
+
+def _diagnose(got: float, row: np.ndarray, what: str) -> None:
+    expected = float(np.max(row))
+    said = f"{what} should be {expected:g}, but yours gave {got:g}"
+    if got == float(np.argmax(row)):
+        raise Wrong(f"{said}: that is the position of the largest score, not the score itself.")
+    if got == float(np.min(row)):
+        raise Wrong(f"{said}: that is the smallest score; we want the largest.")
+    if got == 0 and expected < 0:
+        raise Wrong(
+            f"{said}. Every score in this row is negative: did your running maximum start at 0? "
+            "Start it at the first score instead."
+        )
+    if got == float(row[0]):
+        raise Wrong(f"{said}: that is the first score; look at all of them.")
+    if np.isclose(got, float(np.sum(row))):
+        raise Wrong(f"{said}: that is the sum of the scores.")
+
+
+largest_score = Exercise(
+    "Warm-up (the largest score)",
+    check_largest_score,
+    hints=[
+        "Python has a built-in function that returns the largest item of a list "
+        "(it works on a 1-D numpy array too).",
+        "`max(scores)` returns the largest score. Put `return` in front of it.",
+        "If you prefer a loop: start with `best = scores[0]` (not `best = 0`: scores can all "
+        "be negative), then update `best` whenever a score is larger.",
+    ],
+    solution=reference_largest_score,
+)
+
+
+def outcome_examples() -> list[Feedback]:
+    """What the three outcomes of a check look like, for the tour in lesson 0.
+
+    Returns the feedback for a stub (not attempted yet), for an answer that
+    returns the first score (not yet right), and for a correct answer. Unlike
+    :meth:`Exercise.check` this never raises, even when grading.
+
+    Examples
+    --------
+    >>> [feedback.outcome.name for feedback in outcome_examples()]
+    ['NOT_ATTEMPTED', 'WRONG', 'CORRECT']
+    """
+    tour = Exercise(largest_score.title, check_largest_score, hints=[], solution="")
+    answers = (None, lambda scores: scores[0], reference_largest_score)
+    return [tour._feedback(answer) for answer in answers]

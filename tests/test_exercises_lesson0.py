@@ -1,0 +1,81 @@
+"""Lesson 0's warm-up check: rejects known-wrong answers with a reason, accepts right ones."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from attnlab.exercises import Outcome, lesson0
+
+
+@pytest.fixture(autouse=True)
+def _not_grading(monkeypatch):
+    monkeypatch.delenv("ATTNLAB_REQUIRE_CORRECT", raising=False)
+    monkeypatch.delenv("NBGRADER_EXECUTION", raising=False)
+
+
+def stub(scores):
+    raise NotImplementedError()
+
+
+def running_max(scores):
+    best = scores[0]
+    for score in scores[1:]:
+        if score > best:
+            best = score
+    return best
+
+
+def running_max_from_zero(scores):
+    best = 0
+    for score in scores:
+        best = max(best, score)
+    return best
+
+
+RIGHT = {
+    "max": max,
+    "np.max": np.max,
+    "sorted last": lambda scores: sorted(scores)[-1],
+    "running max": running_max,
+}
+
+WRONG = {
+    "argmax": (np.argmax, "position"),
+    "min": (min, "smallest"),
+    "first": (lambda scores: scores[0], "first score"),
+    "running max from 0": (running_max_from_zero, "start at 0"),
+    "sum": (np.sum, "sum"),
+    "no return": (lambda scores: None, "return"),
+    "a list": (lambda scores: [max(scores)], "shape"),
+}
+
+
+@pytest.mark.parametrize("answer", [None, ..., stub], ids=["None", "Ellipsis", "stub"])
+def test_stubs_are_not_attempted(answer):
+    assert lesson0.largest_score.check(answer).outcome is Outcome.NOT_ATTEMPTED
+
+
+@pytest.mark.parametrize("answer", RIGHT.values(), ids=RIGHT.keys())
+def test_accepts(answer):
+    feedback = lesson0.largest_score.check(answer)
+    assert feedback.outcome is Outcome.CORRECT, feedback.message
+
+
+@pytest.mark.parametrize("answer,reason", WRONG.values(), ids=WRONG.keys())
+def test_rejects(answer, reason):
+    feedback = lesson0.largest_score.check(answer)
+    assert feedback.outcome is Outcome.WRONG
+    assert reason in feedback.message, feedback.message
+
+
+def test_hints_and_solution():
+    exercise = lesson0.largest_score
+    assert len(exercise.hints) >= 2
+    assert "max(scores)" in str(exercise.solution())
+
+
+def test_outcome_examples_show_all_three_even_when_grading(monkeypatch):
+    monkeypatch.setenv("ATTNLAB_REQUIRE_CORRECT", "1")
+    outcomes = [feedback.outcome for feedback in lesson0.outcome_examples()]
+    assert outcomes == [Outcome.NOT_ATTEMPTED, Outcome.WRONG, Outcome.CORRECT]
