@@ -1,0 +1,319 @@
+"""Lesson 1 — dot-product scores: the checked exercises.
+
+* :data:`dot` (1.1): one score, ``q · k``, as a sum of products.
+* :data:`score_matrix` (1.2): every score at once, ``Q Kᵀ``, shape (n_q, n_k).
+* :data:`score_shape` (1.3): the shape of the score matrix from n_q, n_k, d_k.
+* :data:`orthogonal_query` (1.4): a query that scores exactly 0 against a given key.
+
+Reference answers come from :func:`attnlab.attention_scores` with ``scale=1.0``
+(the raw, unscaled scores; lesson 2 adds the ``1/√d_k``).
+
+Examples
+--------
+>>> dot.check(None).outcome.name
+'NOT_ATTEMPTED'
+>>> dot.check(lambda q, k: q * k).outcome.name       # forgot to add up
+'WRONG'
+>>> bool(score_matrix.check(reference_score_matrix))
+True
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+import attnlab
+from attnlab.examples import cat_sat_down, dog_bites_man, query_and_keys_2d
+from attnlab.exercises.core import Exercise, Wrong, _short, call, expect_close
+
+
+def raw_scores(q, k) -> np.ndarray:
+    """``q @ k.T`` computed by attnlab (``scale=1.0``): the reference for this lesson.
+
+    Examples
+    --------
+    >>> raw_scores([[1.0, 2.0]], [[3.0, 4.0], [1.0, 0.0]]).tolist()
+    [[11.0, 1.0]]
+    """
+    return attnlab.attention_scores(q, k, scale=1.0)  # (n_q, n_k)
+
+
+def _example_qk():
+    """Q for the first two tokens and K for all four tokens of "The cat sat down"."""
+    ex = cat_sat_down()
+    q = ex.x @ ex.w_q  # (4, d_k)
+    k = ex.x @ ex.w_k  # (4, d_k)
+    return q, k
+
+
+def _as_number(value) -> float | None:
+    """``value`` as a finite float, or None when it is not a single finite number."""
+    if np.ndim(value) != 0:
+        return None
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return number if math.isfinite(number) else None
+
+
+# --------------------------------------------------------------------------- 1.1 dot
+def reference_dot(q, k):
+    """One score: multiply matching entries of q and k, then add the products up."""
+    total = 0.0
+    for q_d, k_d in zip(q, k, strict=True):
+        total += q_d * k_d
+    return total
+
+
+def dot_check_pairs() -> list[tuple[np.ndarray, np.ndarray]]:
+    """The (q, k) pairs the checker tries: small integers, a negative score, the cat example."""
+    q, k = _example_qk()
+    return [
+        (np.array([2.0, 1.0, -1.0]), np.array([1.0, -3.0, 3.0])),  # negative score
+        (np.array([2.0, 0.5, 1.0, 3.0]), np.array([1.0, 4.0, -2.0, 0.5])),  # d = 4
+        (q[1], k[2]),  # "cat" asking "sat", d_k = 8
+    ]
+
+
+def check_dot(answer) -> None:
+    """Compare ``answer(q, k)`` with the raw score for each pair of :func:`dot_check_pairs`."""
+    for q, k in dot_check_pairs():
+        what = f"dot({_short(q)}, {_short(k)})"
+        got = call(answer, q.copy(), k.copy())
+        expected = float(raw_scores(q[None, :], k[None, :])[0, 0])
+        _diagnose_dot(got, q, k, expected, what)
+        expect_close(got, expected, what)
+
+
+def _diagnose_dot(got, q, k, expected, what) -> None:
+    if np.shape(got) == q.shape and np.allclose(np.asarray(got, dtype=float), q * k):
+        raise Wrong(
+            f"{what} returned the {len(q)} products q[d]·k[d] — one per dimension — "
+            "but a score is one number: add the products up."
+        )
+    number = _as_number(got)
+    if number is None or math.isclose(number, expected, rel_tol=1e-6, abs_tol=1e-9):
+        return
+    said = f"{what} should be {expected:.4g}, but yours gave {number:.4g}"
+    known = [
+        (q.sum() + k.sum(), "that is the sum of all entries of q plus those of k. Multiply "
+         "matching entries first (q[d]·k[d]), then add those products."),
+        (q.sum() * k.sum(), "that is (sum of q) × (sum of k). Multiply matching entries first "
+         "(q[d]·k[d]), then add those products."),
+        (np.abs(q * k).sum(), "it looks like you took absolute values. Dot products can be "
+         "negative — that is how a key pointing away shows up."),
+        ((q * k).mean(), "that is the mean of the products; the dot product is their sum."),
+        (expected / math.sqrt(len(q)), "it looks like you divided by √d. That scaling comes in "
+         "lesson 2; here we want the raw dot product."),
+        (float(q @ q), "that is q · q; use k as the second vector."),
+    ]
+    for value, reason in known:
+        if math.isclose(number, float(value), rel_tol=1e-6, abs_tol=1e-9):
+            raise Wrong(f"{said}: {reason}")
+
+
+dot = Exercise(
+    "Exercise 1.1 (one dot product)",
+    check_dot,
+    hints=[
+        "A dot product pairs up the entries: q[0] with k[0], q[1] with k[1], and so on. "
+        "Multiply each pair, then add all the products into one number.",
+        "Start `total = 0.0`, loop `for q_d, k_d in zip(q, k):`, add `q_d * k_d` to `total`, "
+        "and `return total` after the loop.",
+        "With numpy the same thing is one line: `return np.sum(q * k)` — `q * k` is the "
+        "list of products, `np.sum` adds them.",
+    ],
+    solution=reference_dot,
+)
+
+
+# ------------------------------------------------------------------ 1.2 score matrix
+def reference_score_matrix(Q, K):
+    """Every score at once: row i of Q against row j of K is entry (i, j) of Q Kᵀ."""
+    return Q @ K.T
+
+
+def score_matrix_cases() -> list[tuple[np.ndarray, np.ndarray]]:
+    """(Q, K) pairs the checker tries: n_q ≠ n_k ≠ d_k, then a square "dog bites man"."""
+    q, k = _example_qk()
+    dog = dog_bites_man()
+    return [(q[:2], k), (dog.q, dog.k)]  # (2, 8) with (4, 8); (3, 4) with (3, 4)
+
+
+def check_score_matrix(answer) -> None:
+    """Compare ``answer(Q, K)`` with ``Q Kᵀ`` on each case of :func:`score_matrix_cases`."""
+    for q, k in score_matrix_cases():
+        what = f"score_matrix(Q, K) for Q of shape {q.shape} and K of shape {k.shape}"
+        try:
+            got = call(answer, q.copy(), k.copy())
+        except Wrong as wrong:
+            if isinstance(wrong.__cause__, ValueError):
+                raise Wrong(f"{wrong}\n{_shape_advice(q, k)}") from wrong
+            raise
+        expected = raw_scores(q, k)  # (n_q, n_k)
+        _diagnose_score_matrix(got, q, k, expected, what)
+        expect_close(got, expected, what)
+
+
+def _shape_advice(q, k) -> str:
+    (n_q, d_k), (n_k, _) = q.shape, k.shape
+    return (
+        f"Q has shape {q.shape} and K has shape {k.shape}. A matrix product needs the inner "
+        f"sizes to match, so turn K on its side: K.T has shape ({d_k}, {n_k}), and "
+        f"({n_q}, {d_k}) @ ({d_k}, {n_k}) gives ({n_q}, {n_k})."
+    )
+
+
+def _diagnose_score_matrix(got, q, k, expected, what) -> None:
+    try:
+        got = np.asarray(got, dtype=float)
+    except (TypeError, ValueError):
+        return
+    d_k = q.shape[1]
+    known = [  # Qᵀ K, Q K and K ᵀQ fail on the first case already (see _shape_advice)
+        (expected.T, "you computed K Qᵀ, the transpose: its rows are keys. Rows of the score "
+         "matrix must be queries, so put Q first: Q @ K.T."),
+        (expected / math.sqrt(d_k), "it looks like you divided by √d_k. That is lesson 2's "
+         "step; this exercise wants the raw scores Q Kᵀ."),
+        (expected / d_k, "it looks like you divided by d_k. This exercise wants the raw "
+         "scores Q Kᵀ, with no scaling."),
+    ]
+    for value, reason in known:
+        if got.shape == value.shape and np.allclose(got, value):
+            if value.shape == expected.shape and np.allclose(value, expected):
+                continue  # this "mistake" gives the right answer for this input
+            raise Wrong(f"{what}: {reason}")
+
+
+score_matrix = Exercise(
+    "Exercise 1.2 (the score matrix)",
+    check_score_matrix,
+    hints=[
+        "Entry (i, j) must be the dot product of row i of Q with row j of K. In a matrix "
+        "product A @ B, entry (i, j) is row i of A times column j of B.",
+        "So the keys have to be the *columns* of the second factor: transpose K. "
+        "Check the shapes: (n_q, d_k) @ (d_k, n_k) → (n_q, n_k).",
+        "`return Q @ K.T` (no scaling yet).",
+    ],
+    solution=reference_score_matrix,
+)
+
+
+# ------------------------------------------------------------------- 1.3 score shape
+def reference_score_shape(n_q, n_k, d_k):
+    """One row per query, one column per key; d_k is added up inside each dot product."""
+    return (n_q, n_k)
+
+
+SHAPE_CASES = ((2, 5, 8), (7, 3, 64), (4, 4, 16))  # (n_q, n_k, d_k), no two sizes alike at first
+
+
+def expected_score_shape(n_q, n_k, d_k) -> tuple[int, int]:
+    """The shape attnlab's scores really have, for queries (n_q, d_k) and keys (n_k, d_k).
+
+    Examples
+    --------
+    >>> expected_score_shape(2, 5, 8)
+    (2, 5)
+    """
+    return raw_scores(np.ones((n_q, d_k)), np.ones((n_k, d_k))).shape
+
+
+def check_score_shape(answer) -> None:
+    """Compare ``answer(n_q, n_k, d_k)`` with the real shape for each of :data:`SHAPE_CASES`."""
+    for n_q, n_k, d_k in SHAPE_CASES:
+        what = f"score_shape(n_q={n_q}, n_k={n_k}, d_k={d_k})"
+        got = call(answer, n_q, n_k, d_k)
+        expected = expected_score_shape(n_q, n_k, d_k)
+        try:
+            shape = tuple(int(size) for size in got)
+        except (TypeError, ValueError) as exc:
+            raise Wrong(f"{what} should return a tuple like (rows, columns); got {got!r}.") from exc
+        if shape == expected:
+            continue
+        said = f"{what} should be {expected}, but yours gave {shape}"
+        known = {
+            (n_k, n_q): "that is the transpose. Rows are queries, columns are keys.",
+            (n_q, d_k): "that is the shape of Q itself. Each score adds up the d_k products, "
+            "so d_k disappears from the result.",
+            (n_k, d_k): "that is the shape of K itself. The scores have one row per query and "
+            "one column per key.",
+            (d_k, d_k): "a (d_k, d_k) result comes from Qᵀ K, which adds over tokens. The score "
+            "matrix pairs every query with every key.",
+            (n_q, n_k, d_k): "d_k is added up inside each dot product, so it disappears.",
+        }
+        raise Wrong(f"{said}: {known.get(shape, 'count the queries and the keys.')}")
+
+
+score_shape = Exercise(
+    "Exercise 1.3 (the shape of the scores)",
+    check_score_shape,
+    hints=[
+        "There is one score for every (query, key) pair. How many rows, how many columns?",
+        "Write the matrix product's shapes: (n_q, d_k) @ (d_k, n_k). The inner size is "
+        "added up and disappears.",
+        "`return (n_q, n_k)`",
+    ],
+    solution=reference_score_shape,
+)
+
+
+# --------------------------------------------------------------- 1.4 orthogonal query
+def reference_orthogonal_query(k):
+    """Turn k a quarter turn anticlockwise: (x, y) → (−y, x) is at right angles to (x, y)."""
+    return np.array([-k[1], k[0]])
+
+
+def orthogonal_keys() -> list[np.ndarray]:
+    """The keys the checker tries: the 2-D example's keys A, B, C and one more."""
+    return [*query_and_keys_2d().keys, np.array([3.0, 1.0])]
+
+
+def check_orthogonal_query(answer) -> None:
+    """``answer(k)`` must be a non-zero 2-D vector whose raw score against k is 0."""
+    for k in orthogonal_keys():
+        what = f"orthogonal_query({_short(k)})"
+        got = call(answer, k.copy())
+        try:
+            q = np.asarray(got, dtype=float)
+        except (TypeError, ValueError) as exc:
+            raise Wrong(f"{what} should return a 2-D vector; got {_short(got)}.") from exc
+        if q.shape != (2,):
+            raise Wrong(f"{what} should return a vector of shape (2,); got shape {q.shape}.")
+        if not np.all(np.isfinite(q)):
+            raise Wrong(f"{what} returned {_short(q)}, which contains nan or inf.")
+        size = float(np.linalg.norm(q)) * float(np.linalg.norm(k))  # |q| |k|
+        if size <= 1e-9:
+            raise Wrong(
+                f"{what} returned the zero vector. It does score 0 against every key, but it "
+                "has no direction; find a non-zero query at right angles to k."
+            )
+        score = float(raw_scores(q[None, :], k[None, :])[0, 0])
+        cosine = score / size
+        if abs(cosine) <= 1e-9:
+            continue
+        said = f"{what} returned q = {_short(q)}, whose score q·k is {score:.4g}, not 0"
+        if cosine > 0.999:
+            raise Wrong(f"{said}: q points along k (aligned), which gives the largest score.")
+        if cosine < -0.999:
+            raise Wrong(f"{said}: q points against k (opposite), which gives the most negative "
+                        "score.")
+        raise Wrong(f"{said}. Turn k by exactly 90°: swap its two entries and change one sign.")
+
+
+orthogonal_query = Exercise(
+    "Exercise 1.4 (a query that ignores a key)",
+    check_orthogonal_query,
+    hints=[
+        "A score is 0 exactly when q and k are at right angles (cos 90° = 0). Use the "
+        "explorer: turn q until the bar of the key you chose is at zero.",
+        "For k = (x, y), try q = (a, b) and write q·k = a·x + b·y. Which a and b make that "
+        "zero for every x and y?",
+        "`return np.array([-k[1], k[0]])` — k turned a quarter turn. "
+        "(Its negative, or any non-zero multiple, works too.)",
+    ],
+    solution=reference_orthogonal_query,
+)

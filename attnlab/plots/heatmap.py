@@ -1,0 +1,215 @@
+"""A score or attention matrix as a heatmap: rows are queries, columns are keys.
+
+:func:`plot_heatmap` draws the matrix with token labels and the value written in
+every cell, and returns the image and the cell texts so an explorer can change
+them in place with :func:`update_heatmap` (no new artists, no new colour bar).
+
+Colour scales: scores that take both signs get the diverging ``RdBu_r`` map
+centred on 0 (red positive, blue negative); non-negative matrices such as
+attention weights get ``viridis``. Both stay readable for the common kinds of
+colour blindness. Pass ``vmin``/``vmax`` to fix the scale, e.g. ``0, 1`` for
+weights, so that pictures can be compared.
+"""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import numpy as np
+from matplotlib import colormaps
+
+
+def as_colormap(cmap):
+    """A :class:`~matplotlib.colors.Colormap` from a name or a colormap (no global state used)."""
+    return colormaps[cmap] if isinstance(cmap, str) else cmap
+
+
+def default_limits(matrix):
+    """The colour limits used when none are given.
+
+    Symmetric ``(-m, m)`` with ``m = max |matrix|`` if any entry is negative,
+    else ``(0, max)``; never an empty range.
+
+    Parameters
+    ----------
+    matrix : array_like, shape (n_rows, n_cols)
+
+    Returns
+    -------
+    (float, float)
+
+    Examples
+    --------
+    >>> default_limits([[1.0, -3.0], [2.0, 0.5]])
+    (-3.0, 3.0)
+    >>> default_limits([[0.2, 0.8]])
+    (0.0, 0.8)
+    >>> default_limits([[0.0]])
+    (0.0, 1.0)
+    >>> default_limits([[1.0, -np.inf]])   # masked entries are ignored
+    (0.0, 1.0)
+    """
+    matrix = np.asarray(matrix, dtype=float)
+    finite = matrix[np.isfinite(matrix)]  # masked entries (±inf) do not set the scale
+    if finite.size == 0:
+        return (0.0, 1.0)
+    top = float(np.max(np.abs(finite))) or 1.0
+    return (-top, top) if np.min(finite) < 0 else (0.0, top)
+
+
+def default_cmap(vmin, vmax) -> str:
+    """``"RdBu_r"`` when the colour range spans 0 from both sides, else ``"viridis"``.
+
+    Examples
+    --------
+    >>> default_cmap(-2, 2), default_cmap(0, 1)
+    ('RdBu_r', 'viridis')
+    """
+    return "RdBu_r" if vmin < 0 < vmax else "viridis"
+
+
+def plot_heatmap(matrix, row_labels=None, col_labels=None, *, ax=None, vmin=None, vmax=None,
+                 cmap=None, annotate=True, fmt="{:.2f}", row_title="query",
+                 col_title="key", colorbar=True, colorbar_label="score", fontsize=10):
+    """Draw ``matrix`` as a heatmap with labelled rows (queries) and columns (keys).
+
+    Parameters
+    ----------
+    matrix : array_like, shape (n_rows, n_cols)
+        Real numbers, e.g. raw scores ``Q @ K.T`` or attention weights. Entries
+        that are ``±inf`` (masked scores) are drawn light grey and written ``−∞``
+        / ``+∞``; NaN is refused.
+    row_labels, col_labels : sequence of str, optional
+        Tick labels (tokens); default ``0, 1, ...``.
+    ax : matplotlib.axes.Axes, optional
+        Where to draw; a new figure is made when missing.
+    vmin, vmax : float, optional
+        Fixed colour limits; each defaults to :func:`default_limits`.
+    cmap : str or Colormap, optional
+        Defaults to :func:`default_cmap` of the limits.
+    annotate : bool, default True
+        Write each value in its cell (black or white, whichever reads better).
+    fmt : str, default ``"{:.2f}"``
+        Format of the cell texts.
+    row_title, col_title : str
+        Axis labels, default ``"query"`` and ``"key"``.
+    colorbar : bool, default True
+        Add a colour bar labelled ``colorbar_label``.
+    fontsize : float, default 10
+        Size of the cell texts.
+
+    Returns
+    -------
+    SimpleNamespace
+        ``image`` (:class:`~matplotlib.image.AxesImage`), ``texts`` (object array
+        of :class:`~matplotlib.text.Text`, shape (n_rows, n_cols), or ``None``
+        without annotations), ``colorbar`` (or ``None``), ``fmt`` and ``ax``.
+
+    Raises
+    ------
+    ValueError
+        If ``matrix`` is not 2-D or contains NaN, or a label list has the wrong length.
+
+    Examples
+    --------
+    >>> from matplotlib.figure import Figure
+    >>> scores = np.array([[2.0, -1.0, 0.5], [0.0, 1.5, -2.0]])     # 2 queries, 3 keys
+    >>> drawn = plot_heatmap(scores, ["a", "b"], ["x", "y", "z"], ax=Figure().subplots())
+    >>> drawn.texts.shape, drawn.texts[0, 1].get_text(), drawn.image.get_clim()
+    ((2, 3), '-1.00', (-2.0, 2.0))
+    """
+    matrix = _as_matrix(matrix)
+    n_rows, n_cols = matrix.shape
+    row_labels = _labels(row_labels, n_rows, "row_labels")
+    col_labels = _labels(col_labels, n_cols, "col_labels")
+    low, high = default_limits(matrix)
+    vmin = low if vmin is None else float(vmin)
+    vmax = high if vmax is None else float(vmax)
+    if ax is None:
+        import matplotlib.pyplot as plt
+
+        _, ax = plt.subplots(figsize=(1.0 + 0.9 * n_cols, 0.6 + 0.75 * n_rows),
+                             layout="constrained")
+    colours = as_colormap(cmap or default_cmap(vmin, vmax)).with_extremes(bad="0.85")
+    image = ax.imshow(np.ma.masked_invalid(matrix), cmap=colours, vmin=vmin, vmax=vmax,
+                      aspect="auto", interpolation="nearest")
+    ax.set_xticks(range(n_cols), col_labels)
+    ax.set_yticks(range(n_rows), row_labels)
+    ax.tick_params(length=0)
+    ax.set_xlabel(col_title)
+    ax.set_ylabel(row_title)
+    for spine in ax.spines.values():
+        spine.set_visible(False)
+    texts = None
+    if annotate:
+        texts = np.empty((n_rows, n_cols), dtype=object)  # (n_rows, n_cols) Text
+        for i in range(n_rows):
+            for j in range(n_cols):
+                texts[i, j] = ax.text(j, i, "", ha="center", va="center", fontsize=fontsize)
+    bar = ax.figure.colorbar(image, ax=ax, label=colorbar_label) if colorbar else None
+    drawn = SimpleNamespace(image=image, texts=texts, colorbar=bar, fmt=fmt, ax=ax)
+    update_heatmap(drawn, matrix)
+    return drawn
+
+
+def update_heatmap(drawn, matrix) -> None:
+    """Show a new ``matrix`` (same shape) in a heatmap made by :func:`plot_heatmap`, in place.
+
+    The colour limits stay as they were, so frames can be compared.
+
+    Parameters
+    ----------
+    drawn : SimpleNamespace
+        What :func:`plot_heatmap` returned.
+    matrix : array_like, shape (n_rows, n_cols)
+
+    Raises
+    ------
+    ValueError
+        If the shape differs from the one drawn, or ``matrix`` contains NaN.
+
+    Examples
+    --------
+    >>> from matplotlib.figure import Figure
+    >>> drawn = plot_heatmap([[0.1, 0.9]], vmin=0, vmax=1, ax=Figure().subplots())
+    >>> update_heatmap(drawn, [[0.7, 0.3]])
+    >>> [t.get_text() for t in drawn.texts[0]]
+    ['0.70', '0.30']
+    """
+    matrix = _as_matrix(matrix)
+    shown = drawn.image.get_array().shape
+    if matrix.shape != shown:
+        raise ValueError(f"matrix must keep the drawn shape {shown}; got shape {matrix.shape}")
+    masked = np.ma.masked_invalid(matrix)  # (n_rows, n_cols)
+    drawn.image.set_data(masked)
+    if drawn.texts is None:
+        return
+    colours = drawn.image.cmap(drawn.image.norm(masked))  # (n_rows, n_cols, 4) RGBA
+    dark = colours[..., :3] @ np.array([0.2126, 0.7152, 0.0722]) < 0.5  # (n_rows, n_cols)
+    for (i, j), text in np.ndenumerate(drawn.texts):
+        text.set_text(_cell_text(matrix[i, j], drawn.fmt))
+        text.set_color("white" if dark[i, j] else "black")
+
+
+def _cell_text(value: float, fmt: str) -> str:
+    if np.isinf(value):
+        return "−∞" if value < 0 else "+∞"
+    return fmt.format(value)
+
+
+def _as_matrix(matrix) -> np.ndarray:
+    matrix = np.asarray(matrix, dtype=float)
+    if matrix.ndim != 2:
+        raise ValueError(f"matrix must be 2-D (n_rows, n_cols); got shape {matrix.shape}")
+    if np.isnan(matrix).any():
+        raise ValueError(f"matrix must not contain NaN; got NaN in shape {matrix.shape}")
+    return matrix
+
+
+def _labels(labels, n: int, name: str) -> list[str]:
+    if labels is None:
+        return [str(i) for i in range(n)]
+    labels = [str(label) for label in labels]
+    if len(labels) != n:
+        raise ValueError(f"{name} must have {n} entries; got {len(labels)}")
+    return labels

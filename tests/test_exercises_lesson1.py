@@ -1,0 +1,218 @@
+"""Lesson 1's checks: each rejects known-wrong answers with a useful reason, accepts right ones."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from attnlab.exercises import Outcome
+from attnlab.exercises import lesson1 as ex
+
+
+def stub(*args):
+    raise NotImplementedError()
+
+
+@pytest.fixture(autouse=True)
+def _not_grading(monkeypatch):
+    monkeypatch.delenv("ATTNLAB_REQUIRE_CORRECT", raising=False)
+    monkeypatch.delenv("NBGRADER_EXECUTION", raising=False)
+
+
+EXERCISES = [ex.dot, ex.score_matrix, ex.score_shape, ex.orthogonal_query]
+
+
+@pytest.mark.parametrize("exercise", EXERCISES, ids=lambda e: e.title)
+@pytest.mark.parametrize("answer", [None, ..., stub], ids=["None", "Ellipsis", "stub"])
+def test_stubs_are_not_attempted(exercise, answer):
+    feedback = exercise.check(answer)
+    assert feedback.outcome is Outcome.NOT_ATTEMPTED
+    assert "Traceback" not in feedback.message
+
+
+@pytest.mark.parametrize("exercise", EXERCISES, ids=lambda e: e.title)
+def test_reference_solutions_pass_and_show(exercise):
+    assert exercise.check(exercise._solution)
+    assert "def " in str(exercise.solution())
+    assert len(exercise.hints) >= 2
+
+
+def test_checks_raise_when_grading(monkeypatch):
+    monkeypatch.setenv("ATTNLAB_REQUIRE_CORRECT", "1")
+    with pytest.raises(AssertionError, match="not attempted"):
+        ex.dot.check(None)
+    assert ex.dot.check(ex.reference_dot)
+
+
+# ------------------------------------------------------------------------------ 1.1 dot
+def dot_loop(q, k):
+    total = 0
+    for i in range(len(q)):
+        total += q[i] * k[i]
+    return total
+
+
+DOT_RIGHT = {
+    "loop": dot_loop,
+    "sum of products": lambda q, k: np.sum(q * k),
+    "python sum over zip": lambda q, k: sum(a * b for a, b in zip(q, k, strict=True)),
+    "np.dot": lambda q, k: np.dot(q, k),
+    "einsum": lambda q, k: np.einsum("d,d->", q, k),
+}
+
+DOT_WRONG = {
+    "products not summed": (lambda q, k: q * k, "add the products up"),
+    "sum of q plus sum of k": (lambda q, k: np.sum(q) + np.sum(k), "sum of all entries"),
+    "product of sums": (lambda q, k: np.sum(q) * np.sum(k), "(sum of q) × (sum of k)"),
+    "absolute values": (lambda q, k: np.sum(np.abs(q * k)), "absolute values"),
+    "mean of products": (lambda q, k: np.mean(q * k), "mean"),
+    "scaled by sqrt(d)": (lambda q, k: np.sum(q * k) / math.sqrt(len(q)), "√d"),
+    "q with itself": (lambda q, k: np.sum(q * q), "q · q"),
+    "forgot return": (lambda q, k: None, "return"),
+    "off by one loop": (lambda q, k: sum(q[i] * k[i] for i in range(len(q) - 1)), "should be"),
+}
+
+
+@pytest.mark.parametrize("answer", DOT_RIGHT.values(), ids=DOT_RIGHT.keys())
+def test_dot_accepts(answer):
+    feedback = ex.dot.check(answer)
+    assert feedback.outcome is Outcome.CORRECT, feedback.message
+
+
+@pytest.mark.parametrize("answer,reason", DOT_WRONG.values(), ids=DOT_WRONG.keys())
+def test_dot_rejects(answer, reason):
+    feedback = ex.dot.check(answer)
+    assert feedback.outcome is Outcome.WRONG
+    assert reason in feedback.message
+
+
+def test_dot_check_inputs_tell_the_mistakes_apart():
+    """On the first pair, the right answer and each known mistake all give different numbers."""
+    q, k = ex.dot_check_pairs()[0]
+    values = [float(q @ k)]
+    for wrong, _ in DOT_WRONG.values():
+        got = wrong(q, k)
+        if got is not None and np.ndim(got) == 0:
+            values.append(float(got))
+    assert len(values) == len(set(np.round(values, 9))) >= 7
+
+
+def test_dot_does_not_mutate_inputs():
+    def mutating(q, k):
+        q *= 2
+        return np.sum(q * k) / 2
+
+    assert ex.dot.check(mutating).outcome is Outcome.WRONG
+
+
+# --------------------------------------------------------------------- 1.2 score matrix
+SCORES_RIGHT = {
+    "Q @ K.T": lambda Q, K: Q @ K.T,
+    "np.matmul transpose": lambda Q, K: np.matmul(Q, np.transpose(K)),
+    "einsum": lambda Q, K: np.einsum("id,jd->ij", Q, K),
+    "double loop": lambda Q, K: np.array([[sum(Q[i] * K[j]) for j in range(len(K))]
+                                          for i in range(len(Q))]),
+    "(K Q^T)^T": lambda Q, K: (K @ Q.T).T,
+}
+
+SCORES_WRONG = {
+    "Q @ K (no transpose)": (lambda Q, K: Q @ K, "turn K on its side"),
+    "K^T @ Q": (lambda Q, K: K.T @ Q, "K.T has shape"),
+    "K @ Q.T (transposed result)": (lambda Q, K: K @ Q.T, "transpose"),
+    "elementwise Q * K": (lambda Q, K: Q * K, "inner sizes"),
+    "scaled by sqrt(d_k)": (lambda Q, K: Q @ K.T / math.sqrt(Q.shape[1]), "√d_k"),
+    "scaled by d_k": (lambda Q, K: Q @ K.T / Q.shape[1], "divided by d_k"),
+    "Q^T @ K": (lambda Q, K: Q.T @ K, "inner sizes"),
+    "only the first query": (lambda Q, K: Q[:1] @ K.T, "shape"),
+}
+
+
+@pytest.mark.parametrize("answer", SCORES_RIGHT.values(), ids=SCORES_RIGHT.keys())
+def test_score_matrix_accepts(answer):
+    feedback = ex.score_matrix.check(answer)
+    assert feedback.outcome is Outcome.CORRECT, feedback.message
+
+
+@pytest.mark.parametrize("answer,reason", SCORES_WRONG.values(), ids=SCORES_WRONG.keys())
+def test_score_matrix_rejects(answer, reason):
+    feedback = ex.score_matrix.check(answer)
+    assert feedback.outcome is Outcome.WRONG
+    assert reason in feedback.message, feedback.message
+
+
+def test_score_matrix_cases_are_not_square_at_first():
+    q, k = ex.score_matrix_cases()[0]
+    n_q, d_k = q.shape
+    assert len({n_q, len(k), d_k}) == 3
+
+
+# ---------------------------------------------------------------------- 1.3 score shape
+SHAPE_RIGHT = {
+    "tuple": lambda n_q, n_k, d_k: (n_q, n_k),
+    "list": lambda n_q, n_k, d_k: [n_q, n_k],
+    "shape of an actual product": lambda n_q, n_k, d_k: (np.ones((n_q, d_k))
+                                                         @ np.ones((n_k, d_k)).T).shape,
+}
+
+SHAPE_WRONG = {
+    "transposed": (lambda n_q, n_k, d_k: (n_k, n_q), "transpose"),
+    "shape of Q": (lambda n_q, n_k, d_k: (n_q, d_k), "shape of Q"),
+    "shape of K": (lambda n_q, n_k, d_k: (n_k, d_k), "shape of K"),
+    "d_k by d_k": (lambda n_q, n_k, d_k: (d_k, d_k), "Qᵀ K"),
+    "keeps d_k": (lambda n_q, n_k, d_k: (n_q, n_k, d_k), "disappears"),
+    "a number": (lambda n_q, n_k, d_k: n_q * n_k, "tuple"),
+}
+
+
+@pytest.mark.parametrize("answer", SHAPE_RIGHT.values(), ids=SHAPE_RIGHT.keys())
+def test_score_shape_accepts(answer):
+    feedback = ex.score_shape.check(answer)
+    assert feedback.outcome is Outcome.CORRECT, feedback.message
+
+
+@pytest.mark.parametrize("answer,reason", SHAPE_WRONG.values(), ids=SHAPE_WRONG.keys())
+def test_score_shape_rejects(answer, reason):
+    feedback = ex.score_shape.check(answer)
+    assert feedback.outcome is Outcome.WRONG
+    assert reason in feedback.message, feedback.message
+
+
+# ----------------------------------------------------------------- 1.4 orthogonal query
+ORTHO_RIGHT = {
+    "quarter turn anticlockwise": lambda k: np.array([-k[1], k[0]]),
+    "quarter turn clockwise": lambda k: np.array([k[1], -k[0]]),
+    "scaled": lambda k: 3.5 * np.array([-k[1], k[0]]),
+    "unit length": lambda k: np.array([-k[1], k[0]]) / np.linalg.norm(k),
+    "rotation matrix": lambda k: np.array([[np.cos(np.pi / 2), -np.sin(np.pi / 2)],
+                                           [np.sin(np.pi / 2), np.cos(np.pi / 2)]]) @ k,
+    "list": lambda k: [float(-k[1]), float(k[0])],
+}
+
+ORTHO_WRONG = {
+    "k itself": (lambda k: k, "aligned"),
+    "minus k": (lambda k: -k, "opposite"),
+    "zero vector": (lambda k: np.zeros(2), "zero vector"),
+    "swapped without a sign": (lambda k: np.array([k[1], k[0]]), "90°"),
+    "three entries": (lambda k: np.array([-k[1], k[0], 0.0]), "shape (2,)"),
+    "nan": (lambda k: np.array([np.nan, 1.0]), "nan"),
+}
+
+
+@pytest.mark.parametrize("answer", ORTHO_RIGHT.values(), ids=ORTHO_RIGHT.keys())
+def test_orthogonal_query_accepts(answer):
+    feedback = ex.orthogonal_query.check(answer)
+    assert feedback.outcome is Outcome.CORRECT, feedback.message
+
+
+@pytest.mark.parametrize("answer,reason", ORTHO_WRONG.values(), ids=ORTHO_WRONG.keys())
+def test_orthogonal_query_rejects(answer, reason):
+    feedback = ex.orthogonal_query.check(answer)
+    assert feedback.outcome is Outcome.WRONG
+    assert reason in feedback.message, feedback.message
+
+
+def test_orthogonal_keys_include_one_with_both_entries_non_zero():
+    """(x, y) -> (y, x) is only caught by a key whose entries differ and are both non-zero."""
+    assert any(k[0] != 0 and k[1] != 0 and abs(k[0]) != abs(k[1]) for k in ex.orthogonal_keys())
