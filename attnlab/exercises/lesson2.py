@@ -1,0 +1,293 @@
+"""Lesson 2 — why divide by √d_k: the checked exercises.
+
+* :data:`dot_product_variance` (2.1): measure the variance of paired dot products q_i · k_i.
+* :data:`unit_variance_scale` (2.2): the factor that brings Var(q · k) back to 1.
+* :data:`collapsed_rows` (2.3): which score rows make softmax put almost all weight on one key.
+
+Reference answers come from attnlab's numerics: :func:`attnlab.attention_scores`
+(with ``scale=1.0`` for raw dot products, and its default scale for 2.2) and
+:func:`attnlab.softmax`.  Every input is drawn from a fixed seed, so each check
+gives the same verdict every time.
+
+Examples
+--------
+>>> dot_product_variance.check(None).outcome.name
+'NOT_ATTEMPTED'
+>>> unit_variance_scale.check(lambda d_k: 1 / d_k).outcome.name       # divided by d_k
+'WRONG'
+>>> bool(collapsed_rows.check(reference_collapsed_rows))
+True
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+import attnlab
+from attnlab.examples import COLLAPSE_FACTORS, COLLAPSE_ROW, WIDE_D_K
+from attnlab.exercises.core import Exercise, Wrong, _short, call
+
+__all__ = [
+    "dot_product_variance",
+    "unit_variance_scale",
+    "collapsed_rows",
+    "reference_dot_product_variance",
+    "reference_unit_variance_scale",
+    "reference_collapsed_rows",
+]
+
+
+def _as_number(value, what: str) -> float:
+    """``value`` as one finite float, or :class:`Wrong` saying what came back instead."""
+    if np.ndim(value) != 0:
+        raise Wrong(
+            f"{what} should be a single number, but yours has shape {np.shape(value)}: "
+            f"{_short(np.asarray(value))}."
+        )
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise Wrong(f"{what} should be a number; got {value!r}.") from None
+    if not math.isfinite(number):
+        raise Wrong(f"{what} should be a finite number; got {number}.")
+    return number
+
+
+def _close(a: float, b: float) -> bool:
+    return math.isclose(a, b, rel_tol=1e-6, abs_tol=1e-12)
+
+
+# ------------------------------------------------------------- 2.1 dot-product variance
+def paired_dot_products(q, k) -> np.ndarray:
+    """``q[i] · k[i]`` for every row ``i``, by attnlab: the diagonal of the raw scores.
+
+    Examples
+    --------
+    >>> paired_dot_products(np.array([[1.0, 2.0], [0.0, 1.0]]),
+    ...                     np.array([[3.0, 1.0], [5.0, 2.0]])).tolist()
+    [5.0, 2.0]
+    """
+    return np.diagonal(attnlab.attention_scores(q, k, scale=1.0)).copy()  # (n,)
+
+
+def reference_dot_product_variance(q, k):
+    """Variance of the n paired dot products q[i] · k[i] (rows of q and k are paired)."""
+    dots = np.sum(q * k, axis=1)  # (n,) one dot product per row
+    return np.var(dots)
+
+
+def variance_cases() -> list[tuple[np.ndarray, np.ndarray]]:
+    """(q, k) pairs the checker tries: unit-variance entries at d_k = 16, 256, 1, then q × 2.
+
+    d_k = 16 comes first because at d_k = 1 several mistakes give the right number
+    (with one coordinate, a product *is* the dot product).
+    """
+    rng = np.random.default_rng(2024)
+    cases = [tuple(rng.standard_normal((2, 400, d_k))) for d_k in (16, 256, 1)]
+    q, k = rng.standard_normal((2, 300, 32))
+    return [*cases, (2.0 * q, k)]  # last: Var(q_i) = 4, so Var(q · k) is about 4 d_k
+
+
+def _variance_mistakes(q, k) -> list[tuple[float | np.ndarray, str]]:
+    """(what a known mistake returns, what to say about it) for one case."""
+    dots = paired_dot_products(q, k)  # (n,)
+    d_k = q.shape[1]
+    return [
+        (np.var(q @ k.T), "It looks like you took the variance of q @ k.T, which pairs every "
+         "row of q with every row of k. Pair row i with row i only: np.sum(q * k, axis=1)."),
+        (np.var(q * k), "It looks like you took the variance of the single products q_d·k_d "
+         "(each has variance about 1). Add each row's products up first: "
+         "np.sum(q * k, axis=1), then take the variance of those n sums."),
+        (np.var(np.sum(q * k, axis=0)), "It looks like you summed over axis 0 (the samples) "
+         "instead of axis 1 (the d_k coordinates of each vector)."),
+        (np.std(dots), "That is the standard deviation (about √d_k); the variance is its square."),
+        (np.mean(dots), "That is the mean of the dot products (about 0); use np.var."),
+        (np.var(dots / math.sqrt(d_k)), "That is the variance after dividing by √d_k; here "
+         "we want the raw dot products, before any scaling."),
+        (np.mean(dots**2), "np.mean(dots**2) equals the variance only when the sample mean is "
+         "exactly 0; subtract the mean first (np.var does that for you)."),
+        (float(d_k), "You returned d_k itself. The exercise is to *measure* the variance from "
+         "the samples q and k, and see that it comes out close to d_k."),
+    ]
+
+
+def check_dot_product_variance(answer) -> None:
+    """Compare ``answer(q, k)`` with np.var of the paired dot products (ddof 0 or 1)."""
+    for q, k in variance_cases():
+        n, d_k = q.shape
+        what = f"dot_product_variance(q, k) for q, k of shape {q.shape}"
+        got = _as_number(call(answer, q, k), what)
+        dots = paired_dot_products(q, k)  # (n,)
+        if _close(got, np.var(dots)) or _close(got, np.var(dots, ddof=1)):
+            continue
+        reason = next((text for wrong, text in _variance_mistakes(q, k)
+                       if np.ndim(wrong) == 0 and _close(got, float(wrong))), "")
+        raise Wrong(
+            f"{what} (n = {n} pairs, d_k = {d_k}) should be {np.var(dots):.6g}, but yours gave "
+            f"{got:.6g}. {reason}".rstrip()
+        )
+
+
+dot_product_variance = Exercise(
+    "Exercise 2.1 (measure Var(q · k))",
+    check_dot_product_variance,
+    hints=[
+        "Row i of `q` goes with row i of `k`. First make one dot product per row — n numbers "
+        "in all — then take the variance of those n numbers.",
+        "`q * k` multiplies entry by entry (shape (n, d_k)); summing along axis 1 adds the "
+        "d_k products of each row: `dots = np.sum(q * k, axis=1)`, shape (n,).",
+        "`return np.var(np.sum(q * k, axis=1))` (or `np.einsum('nd,nd->n', q, k).var()`).",
+    ],
+    solution=reference_dot_product_variance,
+)
+
+
+# ------------------------------------------------------------- 2.2 the unit-variance scale
+def reference_unit_variance_scale(d_k):
+    """Var(c · q·k) = c² d_k, which is 1 for c = 1 / √d_k."""
+    return 1 / math.sqrt(d_k)
+
+
+def attnlab_default_scale(d_k: int) -> float:
+    """The factor :func:`attnlab.attention_scores` multiplies q·k by, read off a unit vector.
+
+    Examples
+    --------
+    >>> attnlab_default_scale(4)
+    0.5
+    """
+    e = np.zeros((1, d_k))  # (1, d_k) the first unit vector: e · e = 1
+    e[0, 0] = 1.0
+    return float(attnlab.attention_scores(e, e)[0, 0])
+
+
+SCALE_CASES = (64, 2, 512, 3, 1)  # 64 first: every wrong power of d_k differs there
+
+_SCALE_MISTAKES = (
+    (lambda d: 1 / d, "It looks like you divided by d_k instead of √d_k: the variance would "
+     "be d_k / d_k² = 1/d_k, shrinking towards 0 (over-correction)."),
+    (lambda d: math.sqrt(d), "That is √d_k, the standard deviation itself. Multiplying by it "
+     "makes the variance d_k², even larger; you want its reciprocal."),
+    (lambda d: d ** (-1 / 3), "That is 1/d_k^(1/3): the variance would be d_k^(1/3), which "
+     "still grows with d_k (under-correction)."),
+    (lambda d: d ** (-2 / 3), "That is 1/d_k^(2/3): the variance would be d_k^(-1/3), which "
+     "shrinks towards 0 (over-correction)."),
+    (lambda d: float(d), "That is d_k: the variance would be d_k³. Scaling should make the "
+     "scores smaller."),
+    (lambda d: 1.0, "That leaves the scores unscaled, so the variance stays d_k."),
+    (lambda d: 1 / d**2, "That divides by d_k²; the variance would be 1/d_k³."),
+)
+
+
+def check_unit_variance_scale(answer) -> None:
+    """Compare ``answer(d_k)`` with the default scale of :func:`attnlab.attention_scores`."""
+    for d_k in SCALE_CASES:
+        what = f"unit_variance_scale({d_k})"
+        got = _as_number(call(answer, d_k), what)
+        expected = attnlab_default_scale(d_k)
+        if _close(got, expected):
+            continue
+        reason = next((text for wrong, text in _SCALE_MISTAKES if _close(got, wrong(d_k))), "")
+        raise Wrong(
+            f"{what} should be {expected:.6g}, but yours gave {got:.6g}: with your factor c the "
+            f"variance of c·(q·k) would be c²·d_k = {got**2 * d_k:.4g}, not 1. {reason}".rstrip()
+        )
+
+
+unit_variance_scale = Exercise(
+    "Exercise 2.2 (the factor that gives unit variance)",
+    check_unit_variance_scale,
+    hints=[
+        "Multiplying a random number by c multiplies its variance by c². "
+        "Var(q·k) = d_k, so Var(c · q·k) = c² · d_k.",
+        "Solve c² · d_k = 1 for c > 0.",
+        "c = 1 / √d_k: `return 1 / math.sqrt(d_k)` (or `d_k ** -0.5`).",
+    ],
+    solution=reference_unit_variance_scale,
+)
+
+
+# ------------------------------------------------------------------ 2.3 collapsed rows
+def reference_collapsed_rows(scores, threshold):
+    """Indices of the rows whose largest softmax weight is above ``threshold``."""
+    weights = attnlab.softmax(scores, axis=-1)  # (n_rows, n) each row sums to 1
+    return np.flatnonzero(weights.max(axis=-1) > threshold)
+
+
+def collapse_cases() -> list[tuple[np.ndarray, float]]:
+    """(scores, threshold) pairs the checker tries.
+
+    First the lesson's rows: [2, 1, 1] × 1, 10, 100, then × 10 and × 100 divided by
+    √512; then rows drawn from a fixed seed at several sizes, with negative scores.
+    """
+    rows = [COLLAPSE_ROW * c for c in COLLAPSE_FACTORS]
+    rows += [COLLAPSE_ROW * c / math.sqrt(WIDE_D_K) for c in COLLAPSE_FACTORS[1:]]
+    rng = np.random.default_rng(7)
+    spread = rng.normal(size=(12, 6)) * np.array([0.5, 1, 2, 4, 8, 16] * 2)[:, None]  # (12, 6)
+    return [(np.array(rows), 0.99), (spread, 0.9), (spread - 3.0, 0.5)]
+
+
+def _indices(value, what: str) -> list[int]:
+    """The learner's answer as a sorted list of row indices, or :class:`Wrong`."""
+    array = np.asarray(value)
+    if array.dtype == bool:
+        raise Wrong(
+            f"{what} returned True/False per row: {_short(array)}. Return the row *numbers* "
+            "instead, e.g. np.flatnonzero(mask)."
+        )
+    whole = array.dtype.kind in "iu" or (
+        array.dtype.kind == "f" and bool(np.all(array == np.round(array)))
+    )
+    if array.ndim != 1 or not whole:
+        raise Wrong(f"{what} should be a list of row indices (ints); got {_short(array)}.")
+    return sorted(int(i) for i in array)
+
+
+def _collapse_mistakes(scores, threshold):
+    with np.errstate(all="ignore"):
+        sums = scores / scores.sum(axis=-1, keepdims=True)  # plain normalisation
+    return [
+        (np.flatnonzero(scores.max(axis=-1) > threshold), "It looks like you compared the "
+         "scores themselves with the threshold. Turn each row into softmax weights first."),
+        (np.flatnonzero(attnlab.softmax(scores, axis=0).max(axis=-1) > threshold),
+         "It looks like the softmax ran down the columns (axis=0). Each row is one query's "
+         "distribution: use axis=-1."),
+        (np.flatnonzero(sums.max(axis=-1) > threshold), "It looks like you divided the scores "
+         "by their sum instead of using softmax."),
+        (np.flatnonzero(attnlab.softmax(scores, axis=-1).max(axis=-1) < threshold),
+         "Those are the rows that did *not* collapse; flip the comparison."),
+    ]
+
+
+def check_collapsed_rows(answer) -> None:
+    """Compare ``answer(scores, threshold)`` with the rows whose softmax max exceeds it."""
+    for scores, threshold in collapse_cases():
+        what = f"collapsed_rows(scores of shape {scores.shape}, threshold={threshold})"
+        with np.errstate(all="ignore"):
+            got = _indices(call(answer, scores, threshold), what)
+        expected = reference_collapsed_rows(scores, threshold).tolist()
+        if got == expected:
+            continue
+        largest = attnlab.softmax(scores, axis=-1).max(axis=-1)  # (n_rows,)
+        reason = next((text for wrong, text in _collapse_mistakes(scores, threshold)
+                       if got == wrong.tolist()), "")
+        raise Wrong(
+            f"{what} should be {expected}, but yours gave {got}. The largest softmax weight "
+            f"of each row is {_short(largest.round(4))}. {reason}".rstrip()
+        )
+
+
+collapsed_rows = Exercise(
+    "Exercise 2.3 (which rows collapse?)",
+    check_collapsed_rows,
+    hints=[
+        "A row has collapsed when softmax gives almost all of its weight to one key — so look "
+        "at the largest *softmax weight* of each row, not at the scores.",
+        "`weights = attnlab.softmax(scores, axis=-1)` turns every row into weights; "
+        "`weights.max(axis=-1)` is each row's largest weight, shape (n_rows,).",
+        "`return np.flatnonzero(attnlab.softmax(scores, axis=-1).max(axis=-1) > threshold)`.",
+    ],
+    solution=reference_collapsed_rows,
+)

@@ -1,0 +1,215 @@
+"""Lesson 2's checks: each rejects known-wrong answers with a useful reason, accepts right ones."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import attnlab
+from attnlab.exercises import Outcome
+from attnlab.exercises import lesson2 as ex
+
+
+def stub(*args):
+    raise NotImplementedError()
+
+
+@pytest.fixture(autouse=True)
+def _not_grading(monkeypatch):
+    monkeypatch.delenv("ATTNLAB_REQUIRE_CORRECT", raising=False)
+    monkeypatch.delenv("NBGRADER_EXECUTION", raising=False)
+
+
+EXERCISES = [ex.dot_product_variance, ex.unit_variance_scale, ex.collapsed_rows]
+
+
+@pytest.mark.parametrize("exercise", EXERCISES, ids=lambda e: e.title)
+@pytest.mark.parametrize("answer", [None, ..., stub], ids=["None", "Ellipsis", "stub"])
+def test_stubs_are_not_attempted(exercise, answer):
+    feedback = exercise.check(answer)
+    assert feedback.outcome is Outcome.NOT_ATTEMPTED
+    assert "Traceback" not in feedback.message
+
+
+@pytest.mark.parametrize("exercise", EXERCISES, ids=lambda e: e.title)
+def test_reference_solutions_pass_and_show(exercise):
+    assert exercise.check(exercise._solution)
+    assert "def " in str(exercise.solution())
+    assert 2 <= len(exercise.hints) <= 3
+
+
+def test_checks_raise_when_grading(monkeypatch):
+    monkeypatch.setenv("ATTNLAB_REQUIRE_CORRECT", "1")
+    with pytest.raises(AssertionError, match="not attempted"):
+        ex.unit_variance_scale.check(None)
+    with pytest.raises(AssertionError, match="not yet right"):
+        ex.unit_variance_scale.check(lambda d_k: 1 / d_k)
+    assert ex.unit_variance_scale.check(ex.reference_unit_variance_scale)
+
+
+def assert_wrong(exercise, answer, phrase):
+    feedback = exercise.check(answer)
+    assert feedback.outcome is Outcome.WRONG, feedback
+    assert phrase in feedback.message, feedback.message
+    assert "Traceback" not in feedback.message
+
+
+# ------------------------------------------------------------------- 2.1 the variance
+def variance_loop(q, k):
+    dots = [sum(a * b for a, b in zip(qi, ki, strict=True)) for qi, ki in zip(q, k, strict=True)]
+    mean = sum(dots) / len(dots)
+    return sum((d - mean) ** 2 for d in dots) / len(dots)
+
+
+VARIANCE_RIGHT = {
+    "np.var of row sums": lambda q, k: np.var(np.sum(q * k, axis=1)),
+    "einsum": lambda q, k: np.einsum("nd,nd->n", q, k).var(),
+    "sample variance ddof=1": lambda q, k: np.var((q * k).sum(1), ddof=1),
+    "pure python": variance_loop,
+    "diagonal of q @ k.T": lambda q, k: float(np.diag(q @ k.T).var()),
+}
+
+VARIANCE_WRONG = {
+    "all pairs": (lambda q, k: np.var(q @ k.T), "q @ k.T"),
+    "single products": (lambda q, k: np.var(q * k), "single products"),
+    "wrong axis": (lambda q, k: np.var(np.sum(q * k, axis=0)), "axis 0"),
+    "std": (lambda q, k: np.std(np.sum(q * k, axis=1)), "standard deviation"),
+    "mean": (lambda q, k: np.mean(np.sum(q * k, axis=1)), "mean of the dot products"),
+    "scaled": (lambda q, k: np.var(np.sum(q * k, axis=1) / math.sqrt(q.shape[1])), "√d_k"),
+    "mean of squares": (lambda q, k: np.mean(np.sum(q * k, axis=1) ** 2), "subtract the mean"),
+    "returns d_k": (lambda q, k: q.shape[1], "d_k itself"),
+    "returns the dot products": (lambda q, k: np.sum(q * k, axis=1), "single number"),
+    "forgot return": (lambda q, k: None, "return"),
+}
+
+
+def _mutating_variance(q, k):
+    v = np.var(np.sum(q * k, axis=1))
+    q[0, 0] = 99.0
+    return v
+
+
+VARIANCE_WRONG["mutates its input"] = (_mutating_variance, "changed its input")
+
+
+@pytest.mark.parametrize("answer", VARIANCE_RIGHT.values(), ids=VARIANCE_RIGHT.keys())
+def test_variance_accepts(answer):
+    assert ex.dot_product_variance.check(answer)
+
+
+@pytest.mark.parametrize("answer, phrase", VARIANCE_WRONG.values(), ids=VARIANCE_WRONG.keys())
+def test_variance_rejects(answer, phrase):
+    assert_wrong(ex.dot_product_variance, answer, phrase)
+
+
+def test_variance_cases_are_close_to_theory():
+    """The checker's samples show what the lesson claims: Var(q·k) ≈ Var(q_i) d_k."""
+    for q, k in ex.variance_cases():
+        expected = q.var() * k.var() * q.shape[1]
+        assert ex.reference_dot_product_variance(q, k) == pytest.approx(expected, rel=0.25)
+
+
+# ------------------------------------------------------------------- 2.2 the scale
+SCALE_RIGHT = {
+    "1 / sqrt": lambda d_k: 1 / math.sqrt(d_k),
+    "power": lambda d_k: d_k**-0.5,
+    "numpy": lambda d_k: np.float32(1) / np.sqrt(np.float64(d_k)),
+    "sqrt of reciprocal": lambda d_k: math.sqrt(1 / d_k),
+}
+
+SCALE_WRONG = {
+    "1 / d_k": (lambda d_k: 1 / d_k, "divided by d_k instead of √d_k"),
+    "sqrt(d_k)": (lambda d_k: math.sqrt(d_k), "reciprocal"),
+    "cube root": (lambda d_k: d_k ** (-1 / 3), "still grows"),
+    "two thirds": (lambda d_k: d_k ** (-2 / 3), "shrinks towards 0"),
+    "d_k": (lambda d_k: d_k, "smaller"),
+    "no scaling": (lambda d_k: 1, "unscaled"),
+    "1 / d_k²": (lambda d_k: d_k**-2, "d_k²"),
+    "array": (lambda d_k: np.full(2, d_k**-0.5), "single number"),
+    "string": (lambda d_k: "1/sqrt(d_k)", "number"),
+    "natural log": (lambda d_k: 1 / math.log(d_k + 1), "c²·d_k"),
+}
+
+
+@pytest.mark.parametrize("answer", SCALE_RIGHT.values(), ids=SCALE_RIGHT.keys())
+def test_scale_accepts(answer):
+    assert ex.unit_variance_scale.check(answer)
+
+
+@pytest.mark.parametrize("answer, phrase", SCALE_WRONG.values(), ids=SCALE_WRONG.keys())
+def test_scale_rejects(answer, phrase):
+    assert_wrong(ex.unit_variance_scale, answer, phrase)
+
+
+def test_reference_scale_is_attnlab_default():
+    for d_k in ex.SCALE_CASES:
+        q = np.eye(d_k)[:1]
+        assert ex.attnlab_default_scale(d_k) == pytest.approx(1 / math.sqrt(d_k))
+        assert attnlab.attention_scores(q, q)[0, 0] == pytest.approx(d_k**-0.5)
+
+
+# ------------------------------------------------------------------- 2.3 collapsed rows
+def collapsed_loop(scores, threshold):
+    found = []
+    for i, row in enumerate(scores):
+        shifted = [math.exp(x - max(row)) for x in row]
+        if max(shifted) / sum(shifted) > threshold:
+            found.append(i)
+    return found
+
+
+COLLAPSE_RIGHT = {
+    "flatnonzero": lambda s, t: np.flatnonzero(attnlab.softmax(s).max(axis=-1) > t),
+    "pure python loop": collapsed_loop,
+    "where, as tuple": lambda s, t: tuple(np.where(attnlab.softmax(s, axis=1).max(1) > t)[0]),
+    "float indices": lambda s, t: [float(i) for i in
+                                   np.flatnonzero(attnlab.softmax(s).max(-1) > t)],
+    "reversed order": lambda s, t: np.flatnonzero(attnlab.softmax(s).max(-1) > t)[::-1],
+}
+
+
+def _no_max_shift(s, t):
+    e = np.exp(s)
+    return np.flatnonzero((e / e.sum(axis=-1, keepdims=True)).max(-1) > t)
+
+
+COLLAPSE_WRONG = {
+    "threshold on scores": (lambda s, t: np.flatnonzero(s.max(axis=-1) > t), "scores themselves"),
+    "softmax over columns": (lambda s, t: np.flatnonzero(attnlab.softmax(s, axis=0).max(-1) > t),
+                             "axis=-1"),
+    "plain normalisation": (lambda s, t: np.flatnonzero((s / s.sum(-1, keepdims=True)).max(-1)
+                                                        > t), "divided the scores by their sum"),
+    "flipped comparison": (lambda s, t: np.flatnonzero(attnlab.softmax(s).max(-1) < t),
+                           "did *not* collapse"),
+    "boolean mask": (lambda s, t: attnlab.softmax(s).max(-1) > t, "np.flatnonzero"),
+    "max weights instead": (lambda s, t: attnlab.softmax(s).max(-1), "row indices"),
+    "guess the lesson rows": (lambda s, t: [1, 2], "should be"),
+    "nothing collapses": (lambda s, t: [], "should be [1, 2]"),
+    "everything collapses": (lambda s, t: list(range(len(s))), "largest softmax weight"),
+    "off by one": (lambda s, t: np.flatnonzero(attnlab.softmax(s).max(-1) > t) + 1, "should be"),
+}
+
+
+@pytest.mark.parametrize("answer", COLLAPSE_RIGHT.values(), ids=COLLAPSE_RIGHT.keys())
+def test_collapse_accepts(answer):
+    assert ex.collapsed_rows.check(answer)
+
+
+@pytest.mark.parametrize("answer, phrase", COLLAPSE_WRONG.values(), ids=COLLAPSE_WRONG.keys())
+def test_collapse_rejects(answer, phrase):
+    assert_wrong(ex.collapsed_rows, answer, phrase)
+
+
+def test_collapse_without_max_shift_still_passes():
+    """The naive softmax is fine here (scores stay below 709); stability is lesson 3's topic."""
+    assert ex.collapsed_rows.check(_no_max_shift)
+
+
+def test_collapse_cases_have_varied_answers():
+    """Guessing cannot pass: answers differ between cases, and none is empty or every row."""
+    answers = [tuple(ex.reference_collapsed_rows(s, t)) for s, t in ex.collapse_cases()]
+    assert len(set(answers)) == len(answers)
+    for (scores, _), answer in zip(ex.collapse_cases(), answers, strict=True):
+        assert 0 < len(answer) < len(scores)
