@@ -1,0 +1,415 @@
+"""Lesson 3 exercises: softmax of a row, the stable softmax of a matrix, and temperature.
+
+Each exercise is an :class:`~attnlab.exercises.core.Exercise`; call
+``softmax_row.check(my_function)`` in the notebook. The checkers compare with
+:func:`attnlab.softmax` and recognise the usual mistakes (dividing by the sum
+without ``exp``, normalising over the whole matrix, forgetting the max shift,
+multiplying by ``T``). numpy warnings raised by the learner's code are caught
+and reported in the reason, never shown as a wall of ``RuntimeWarning``.
+
+Examples
+--------
+>>> bool(softmax_row.check(solution_softmax_row))
+True
+>>> stable_softmax.check(lambda x: np.exp(x) / np.exp(x).sum(-1, keepdims=True)).outcome.name
+'WRONG'
+>>> temperature.check(None).outcome.name
+'NOT_ATTEMPTED'
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+import attnlab
+from attnlab.examples import SCORE_ROW, cat_sat_down, please_study_man
+from attnlab.exercises.core import Exercise, Wrong, call
+
+__all__ = [
+    "softmax_row",
+    "stable_softmax",
+    "temperature",
+    "solution_softmax_row",
+    "solution_stable_softmax",
+    "solution_softmax_with_temperature",
+]
+
+
+# ---------------------------------------------------------------- shared helpers
+def _show(value) -> str:
+    """A compact, one-line view of an array for feedback messages."""
+    array = np.asarray(value)
+    if array.dtype.kind not in "fiub":
+        return repr(value)
+    text = np.array2string(array, precision=4, separator=", ", threshold=20, suppress_small=True)
+    return " ".join(text.split())
+
+
+def _call_watching(function, *args):
+    """Call the learner's function; return (result, numpy warning messages it caused).
+
+    Overflow, invalid (``inf - inf``, ``inf / inf``) and divide-by-zero are
+    recorded as warnings, underflow is ignored (``exp(-1000) == 0`` is correct),
+    and nothing escapes to the notebook.
+    """
+    with (
+        warnings.catch_warnings(record=True) as caught,
+        np.errstate(over="warn", invalid="warn", divide="warn", under="ignore"),
+    ):
+        warnings.simplefilter("always")
+        try:
+            result = call(function, *args)
+        except Wrong as exc:
+            if "broadcast" in str(exc):
+                raise Wrong(
+                    f"{exc} That usually means a row max or row sum lost its axis: "
+                    "use keepdims=True so it has shape (n, 1) and broadcasts along each row."
+                ) from None
+            raise
+    messages = sorted({str(w.message) for w in caught if issubclass(w.category, RuntimeWarning)})
+    return result, messages
+
+
+def _quietly(formula, *args):
+    """Evaluate a known-wrong formula (to recognise it) without any warning."""
+    with np.errstate(all="ignore"):
+        return formula(*args)
+
+
+def _recognised(got, mistakes) -> str:
+    """The explanation of the first known mistake whose output equals ``got``, or ''."""
+    try:
+        got = np.asarray(got, dtype=float)
+    except (TypeError, ValueError):
+        return ""
+    for wrong, explanation in mistakes:
+        wrong = np.asarray(wrong, dtype=float)
+        if wrong.shape == got.shape and np.allclose(
+            got, wrong, rtol=1e-6, atol=1e-9, equal_nan=True
+        ):
+            return explanation
+    return ""
+
+
+_EXP_LIMIT = float(np.log(np.finfo(np.float64).max))  # exp overflows past this (≈ 709.78)
+
+
+def _overflow_note(messages, largest) -> str:
+    """Why the naive formula breaks on these scores."""
+    warned = f" numpy warned: {'; '.join(messages)}." if messages else ""
+    return (
+        f"Your code overflowed.{warned} The largest exponent here is {largest:g}, but exp "
+        f"overflows to inf once its argument passes ln(largest float64) ≈ {_EXP_LIMIT:.2f}, "
+        "and inf / inf is nan. Subtract each row's maximum before exp — softmax does not "
+        "change when you shift a whole row, and then every exponent is ≤ 0."
+    )
+
+
+def _naive(z):
+    e = np.exp(z)
+    return e / np.sum(e, axis=-1, keepdims=True)
+
+
+def _expect(got, expected, what, mistakes=(), messages=(), exponents=None):
+    """Raise :class:`Wrong` unless ``got`` matches ``expected``; name the likely mistake.
+
+    Like :func:`~attnlab.exercises.core.expect_close`, but arrays are shown with
+    tiny values as 0 (softmax rows often hold 1e-261), and the reason ends with
+    the likely cause when there is one: an overflow (from the numpy warnings
+    the learner's code raised, or a result equal to the unshifted formula on
+    ``exponents``), or one of the recognised ``mistakes``.
+    """
+    try:
+        values = np.asarray(got, dtype=float)
+    except (TypeError, ValueError):
+        raise Wrong(f"{what} should be an array of numbers; got {_show(got)}.") from None
+    finite = bool(np.all(np.isfinite(values)))
+    if values.shape != expected.shape:
+        problem = f"should have shape {expected.shape}, but yours has shape {values.shape}."
+    elif not finite:
+        problem = f"contain nan or inf: {_show(values)}. Expected {_show(expected)}."
+    elif not np.allclose(values, expected, rtol=1e-6, atol=1e-9):
+        problem = f"should be {_show(expected)}, but yours gave {_show(values)}."
+    else:
+        return values
+    raise Wrong(f"{what} {problem} {_likely_cause(values, mistakes, messages, exponents)}".rstrip())
+
+
+def _likely_cause(values, mistakes, messages, exponents) -> str:
+    largest = float(np.max(exponents)) if exponents is not None else 0.0
+    if any("overflow" in message for message in messages):
+        return _overflow_note(messages, largest)
+    if exponents is not None and largest > _EXP_LIMIT:
+        mistakes = [(_quietly(_naive, exponents), _overflow_note(messages, largest)), *mistakes]
+    cause = _recognised(values, mistakes)
+    if not cause and messages:
+        cause = f"numpy warned: {'; '.join(messages)}."
+    return cause
+
+
+# ---------------------------------------------------------------- the usual mistakes
+def _sum_normalised(x):
+    return x / np.sum(x, axis=-1, keepdims=True)
+
+
+def _exp_only(x):
+    return np.exp(x)
+
+
+def _exp_over_max(x):
+    e = np.exp(x)
+    return e / np.max(e, axis=-1, keepdims=True)
+
+
+def _exp_over_score_sum(x):
+    return np.exp(x) / np.sum(x, axis=-1, keepdims=True)
+
+
+def _whole_array(x):
+    return attnlab.softmax(x.reshape(-1)).reshape(x.shape)
+
+
+def _global_sum_normalised(x):
+    return x / np.sum(x)
+
+
+def _global_max_shift(x):
+    e = np.exp(x - np.max(x))
+    return e / np.sum(e, axis=-1, keepdims=True)
+
+
+def _no_keepdims(x):
+    e = np.exp(x - np.max(x, axis=-1))  # broadcasts the row maxima along the wrong axis
+    return e / np.sum(e, axis=-1)
+
+
+def _max_without_keepdims(x):
+    e = np.exp(x - np.max(x, axis=-1))  # broadcasts the row maxima along the wrong axis
+    return e / np.sum(e, axis=-1, keepdims=True)
+
+
+def _row_mistakes(x):
+    return [
+        (
+            _quietly(_sum_normalised, x),
+            "It looks like you divided the scores by their sum without exponentiating first: "
+            "apply np.exp to the scores, then divide by the sum of the exponentials.",
+        ),
+        (_quietly(_exp_only, x), "These are exp(x) but they do not sum to 1: divide by their sum."),
+        (
+            _quietly(_exp_over_max, x),
+            "You divided by the largest exponential; divide by the sum of all of them.",
+        ),
+        (
+            _quietly(_exp_over_score_sum, x),
+            "You divided exp(x) by the sum of the raw scores; divide by the sum of exp(x).",
+        ),
+        (
+            _quietly(lambda v: attnlab.softmax(-v), x),
+            "Your weights favour the smallest score: use exp(x), not exp(-x).",
+        ),
+    ]
+
+
+def _matrix_mistakes(x):
+    mistakes = []
+    if x.shape[-1] == x.shape[-2]:  # a square matrix broadcasts the mistake silently
+        mistakes += [
+            (
+                _quietly(formula, x),
+                "Your row maxima or row sums lost their axis, so they were broadcast along the "
+                "wrong one: use keepdims=True to keep them of shape (n, 1).",
+            )
+            for formula in (_no_keepdims, _max_without_keepdims)
+        ]
+    return [
+        *mistakes,
+        *_row_mistakes(x),
+        (
+            _whole_array(x),
+            "Your weights sum to 1 over the whole matrix, not along each row: reduce with "
+            "axis=-1 and keepdims=True.",
+        ),
+        (
+            attnlab.softmax(x, axis=0),
+            "Your columns sum to 1, not your rows: normalise along the last axis (axis=-1).",
+        ),
+        (
+            _quietly(_global_sum_normalised, x),
+            "You divided by the sum of all scores, without exp and over the whole matrix.",
+        ),
+        (
+            _quietly(_global_max_shift, x),
+            "You subtracted the largest score of the whole matrix; subtract each row's own "
+            "maximum (axis=-1, keepdims=True). With one max for everything, a row far below it "
+            "underflows to all zeros and 0 / 0 gives nan.",
+        ),
+    ]
+
+
+# ---------------------------------------------------------------- 3.1 softmax of one row
+def solution_softmax_row(x):
+    """Softmax of a 1-D row: exponentiate, then divide by the sum."""
+    e = np.exp(x)  # (n,) all > 0
+    return e / e.sum()  # (n,) sums to 1
+
+
+def _row_cases():
+    ex = please_study_man()
+    the_row = attnlab.attention_scores(*_cat_qk())[0]  # (4,) has negative scores
+    cases = [
+        (f'the "{t}" row of the please/study/man scores', row)
+        for t, row in zip(ex.tokens, ex.scores, strict=True)
+    ]
+    cases += [
+        ("the row [1.0, 0.5, 2.5, -0.1]", SCORE_ROW),
+        ('the "The" row of the cat-sat-down scaled scores', the_row),
+        ("a row of all-negative scores", SCORE_ROW - 4.0),
+        ("a row with a single score", np.array([0.7])),
+    ]
+    return cases
+
+
+def _cat_qk():
+    ex = cat_sat_down()
+    return ex.x @ ex.w_q, ex.x @ ex.w_k  # (4, d_k) each
+
+
+def _check_softmax_row(answer):
+    for what, x in _row_cases():
+        got, messages = _call_watching(answer, x.copy())
+        _expect(
+            got,
+            attnlab.softmax(x),
+            f"For {what}, {_show(x)}, the weights",
+            _row_mistakes(x),
+            messages,
+            exponents=x,
+        )
+
+
+softmax_row = Exercise(
+    "Exercise 3.1 (softmax of one row)",
+    _check_softmax_row,
+    hints=[
+        "Two steps: make every score positive with the exponential, then divide by the total "
+        "so the weights add up to 1.",
+        "`np.exp(x)` exponentiates every entry; `.sum()` adds them up.",
+        "`e = np.exp(x)` then `return e / e.sum()`.",
+    ],
+    solution=solution_softmax_row,
+)
+
+
+# ---------------------------------------------------------------- 3.2 stable softmax of a matrix
+def solution_stable_softmax(scores):
+    """Softmax along the last axis of a 2-D array, shifted by each row's max (no overflow)."""
+    m = scores.max(axis=-1, keepdims=True)  # (n_q, 1) row maxima
+    e = np.exp(scores - m)  # (n_q, n_k) entries in (0, 1]
+    return e / e.sum(axis=-1, keepdims=True)  # (n_q, n_k) rows sum to 1
+
+
+def _matrix_cases():
+    ex = please_study_man()
+    q, k = _cat_qk()
+    return [
+        ("the please/study/man scores", ex.scores),
+        ("the cat-sat-down scaled scores", attnlab.attention_scores(q, k)),
+        ("a 2×4 matrix (two rows, four keys)", np.stack([SCORE_ROW, 2 * SCORE_ROW])),
+        ("the please/study/man scores × 1000", 1000 * ex.scores),
+        ("rows on very different scales", np.array([[1000.0, 999.0, 998.0], [0.0, -1.0, -2.0]])),
+    ]
+
+
+def _check_stable_softmax(answer):
+    for what, x in _matrix_cases():
+        got, messages = _call_watching(answer, x.copy())
+        _expect(
+            got,
+            attnlab.softmax(x, axis=-1),
+            f"For {what}, {_show(x)}, the weights",
+            _matrix_mistakes(x),
+            messages,
+            exponents=x,
+        )
+
+
+stable_softmax = Exercise(
+    "Exercise 3.2 (stable softmax of a score matrix)",
+    _check_stable_softmax,
+    hints=[
+        "Softmax does not change if you subtract the same number from every score in a row. "
+        "Pick the number that makes the largest exponent exactly 0.",
+        "Work row by row with `axis=-1`, and keep that axis with `keepdims=True` so a row "
+        "maximum of shape (n, 1) broadcasts back over its row.",
+        "`m = scores.max(axis=-1, keepdims=True)`, `e = np.exp(scores - m)`, then divide `e` by "
+        "`e.sum(axis=-1, keepdims=True)`.",
+    ],
+    solution=solution_stable_softmax,
+)
+
+
+# ---------------------------------------------------------------- 3.3 temperature
+def solution_softmax_with_temperature(x, T):
+    """Softmax of ``x / T`` along the last axis, stable for any ``T > 0``."""
+    z = x / T  # divide first: T < 1 sharpens, T > 1 flattens
+    e = np.exp(z - z.max(axis=-1, keepdims=True))  # all exponents <= 0
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def _temperature_cases():
+    return [
+        (SCORE_ROW, 1.0),
+        (SCORE_ROW, 0.5),
+        (SCORE_ROW, 2.0),
+        (SCORE_ROW, 5.0),
+        (20 * SCORE_ROW, 0.05),  # x / T reaches 1000: the naive formula overflows
+    ]
+
+
+def _temperature_mistakes(x, t):
+    p = attnlab.softmax(x)
+    return [
+        (
+            attnlab.softmax(x * t),
+            f"It looks like you multiplied the scores by T = {t:g}; divide by T instead "
+            "(small T must sharpen the weights).",
+        ),
+        (p / t, "You divided the softmax output by T: apply T to the scores before softmax."),
+        (p * t, "You multiplied the softmax output by T: apply T to the scores before softmax."),
+        (p, f"These are the weights at T = 1; T = {t:g} was ignored. Use softmax(x / T)."),
+        (
+            _quietly(_sum_normalised, x / t),
+            "You divided x / T by its sum without exponentiating first.",
+        ),
+    ]
+
+
+def _check_temperature(answer):
+    for x, t in _temperature_cases():
+        got, messages = _call_watching(answer, x.copy(), t)
+        _expect(
+            got,
+            attnlab.softmax(x, temperature=t),
+            f"For x = {_show(x)} and T = {t:g}, the weights",
+            _temperature_mistakes(x, t),
+            messages,
+            exponents=x / t,
+        )
+
+
+temperature = Exercise(
+    "Exercise 3.3 (softmax with temperature)",
+    _check_temperature,
+    hints=[
+        "Temperature rescales the scores before softmax: divide them by T. Small T makes the "
+        "gaps between scores bigger, so the weights get sharper.",
+        "At T = 0.05 the scores are multiplied by 20, so exp can overflow: shift by the max, "
+        "as in exercise 3.2.",
+        "`z = x / T`, then `e = np.exp(z - z.max(axis=-1, keepdims=True))` and "
+        "`return e / e.sum(axis=-1, keepdims=True)`.",
+    ],
+    solution=solution_softmax_with_temperature,
+)

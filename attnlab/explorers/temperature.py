@@ -1,0 +1,238 @@
+"""Temperature explorer: four score sliders and a temperature slider driving softmax weights live.
+
+The pure part is :func:`temperature_weights`; :class:`TemperatureExplorer` draws
+the scores and the weights ``softmax(x / T)`` as two bar charts and updates the
+bar heights in place. The presets ("sharp", "flat", "reset") are buttons that set
+several controls at once with :meth:`Explorer.set`.
+
+Examples
+--------
+>>> state = temperature_weights([1.0, 0.5, 2.5, -0.1], temperature=1.0)
+>>> state.weights.round(3).tolist()
+[0.156, 0.094, 0.698, 0.052]
+>>> bool(np.isclose(state.weights.sum(), 1.0))
+True
+"""
+
+from __future__ import annotations
+
+import html
+from types import SimpleNamespace
+
+import ipywidgets as widgets
+import numpy as np
+
+import attnlab
+from attnlab.examples import SCORE_ROW
+from attnlab.explorers.base import Explorer
+from attnlab.plots.weights import PALETTE
+
+SCORE_RANGE = (-5.0, 5.0)
+# Roughly log-spaced, so the sharp end (T < 0.5) gets as many stops as the flat end.
+TEMPERATURES = (
+    0.05,
+    0.06,
+    0.08,
+    0.1,
+    0.12,
+    0.15,
+    0.2,
+    0.25,
+    0.3,
+    0.4,
+    0.5,
+    0.6,
+    0.8,
+    1.0,
+    1.2,
+    1.5,
+    2.0,
+    2.5,
+    3.0,
+    4.0,
+    5.0,
+)
+PRESETS = {
+    "sharp (T = 0.1)": {"temperature": 0.1},
+    "flat (T = 5)": {"temperature": 5.0},
+    "reset": {**{f"score_{j + 1}": float(s) for j, s in enumerate(SCORE_ROW)}, "temperature": 1.0},
+}
+
+
+def temperature_weights(scores, temperature) -> SimpleNamespace:
+    """Softmax weights of one score row at temperature ``T``, with the numbers the view reports.
+
+    Parameters
+    ----------
+    scores : array_like, shape (n,)
+        One row of scores.
+    temperature : float
+        ``T > 0``.  The stable :func:`attnlab.softmax` is used, so tiny ``T``
+        (huge ``x / T``) cannot overflow.
+
+    Returns
+    -------
+    SimpleNamespace
+        ``scores`` (n,), ``temperature``, ``scaled`` = scores / T (n,),
+        ``weights`` (n,) summing to 1, ``entropy`` (nats), ``max_entropy`` =
+        log n, ``effective`` = exp(entropy) (how many keys the row "spreads
+        over", between 1 and n), ``max_weight`` and ``winner`` (its index).
+
+    Examples
+    --------
+    >>> sharp = temperature_weights([1.0, 0.5, 2.5, -0.1], 0.05)
+    >>> round(sharp.max_weight, 6), sharp.winner
+    (1.0, 2)
+    >>> flat = temperature_weights([1.0, 0.5, 2.5, -0.1], 1e6)
+    >>> round(flat.effective, 3)
+    4.0
+    """
+    scores = np.asarray(scores, dtype=float)  # (n,)
+    weights = attnlab.softmax(scores, temperature=temperature)  # (n,)
+    h = float(attnlab.entropy(weights))
+    winner = int(np.argmax(weights))
+    return SimpleNamespace(
+        scores=scores,
+        temperature=float(temperature),
+        scaled=scores / temperature,  # (n,)
+        weights=weights,
+        entropy=h,
+        max_entropy=float(np.log(scores.size)),
+        effective=float(np.exp(h)),
+        max_weight=float(weights[winner]),
+        winner=winner,
+    )
+
+
+def _slider(description, value, low, high, step, fmt):
+    return widgets.FloatSlider(
+        value=value,
+        min=low,
+        max=high,
+        step=step,
+        description=description,
+        readout_format=fmt,
+        continuous_update=True,
+        style={"description_width": "initial"},
+        layout=widgets.Layout(width="330px"),
+    )
+
+
+class TemperatureExplorer(Explorer):
+    """Drag the four scores and the temperature; watch ``softmax(x / T)`` sharpen and flatten.
+
+    Parameters
+    ----------
+    **initial
+        Starting control values, e.g. ``TemperatureExplorer(temperature=0.5)``.
+        Controls: ``score_1`` … ``score_4`` (−5 … 5, starting at
+        :data:`attnlab.examples.SCORE_ROW`) and ``temperature`` (0.05 … 5,
+        roughly log-spaced stops).
+
+    Examples
+    --------
+    >>> explorer = TemperatureExplorer()
+    >>> explorer.set(temperature=0.1)
+    >>> round(explorer.state.max_weight, 3)
+    1.0
+    """
+
+    name = "temperature"
+    figsize = (7.0, 3.2)
+    n_keys = SCORE_ROW.size
+
+    def make_controls(self) -> dict:
+        controls = {
+            f"score_{j + 1}": _slider(f"score of key {j + 1}", float(s), *SCORE_RANGE, 0.1, ".1f")
+            for j, s in enumerate(SCORE_ROW)
+        }
+        controls["temperature"] = widgets.SelectionSlider(
+            options=[(f"{t:g}", t) for t in TEMPERATURES],
+            value=1.0,
+            description="temperature T",
+            continuous_update=True,
+            style={"description_width": "initial"},
+            layout=widgets.Layout(width="330px"),
+        )
+        return controls
+
+    def compute(self, temperature, **scores) -> SimpleNamespace:
+        row = [scores[f"score_{j + 1}"] for j in range(self.n_keys)]
+        return temperature_weights(row, temperature)
+
+    def build(self, figure):
+        score_ax, weight_ax = figure.subplots(1, 2)
+        keys = np.arange(self.n_keys)  # (n,)
+        labels = [f"key {j + 1}" for j in keys]
+        zeros = np.zeros(self.n_keys)  # (n,)
+        score_bars = score_ax.bar(keys, zeros, width=0.6, color=PALETTE["grey"], label="x")
+        scaled_bars = score_ax.bar(
+            keys, zeros, width=0.78, fill=False, edgecolor="black", linewidth=1.2,
+            linestyle="--", label="x / T (cut off at the edge)",
+        )  # fmt: skip
+        score_ax.axhline(0, color="black", linewidth=0.8)
+        score_ax.set(ylim=SCORE_RANGE, ylabel="score", title="scores x and what softmax sees")
+        score_ax.set_xticks(keys, labels)
+        score_ax.legend(loc="lower left", fontsize=8, frameon=False)
+        weight_bars = weight_ax.bar(keys, np.zeros(self.n_keys), width=0.6, color=PALETTE["blue"])
+        weight_ax.axhline(
+            1 / self.n_keys,
+            color=PALETTE["grey"],
+            linestyle="--",
+            linewidth=1,
+            label=f"uniform 1/{self.n_keys}",
+        )
+        weight_ax.set(ylim=(0, 1), ylabel="weight", title="softmax(x / T)")
+        weight_ax.set_xticks(keys, labels)
+        weight_ax.legend(loc="upper left", fontsize=8, frameon=False)
+        return {
+            "scores": list(score_bars),
+            "scaled": list(scaled_bars),
+            "weights": list(weight_bars),
+        }
+
+    def draw(self, artists, state) -> None:
+        for bar, score in zip(artists["scores"], state.scores, strict=True):
+            bar.set_height(score)
+        for bar, scaled in zip(artists["scaled"], state.scaled, strict=True):
+            bar.set_height(scaled)  # clipped by the axes when |x / T| > 5
+        for j, (bar, weight) in enumerate(zip(artists["weights"], state.weights, strict=True)):
+            bar.set_height(weight)
+            bar.set_color(PALETTE["vermillion"] if j == state.winner else PALETTE["blue"])
+
+    def describe(self, state) -> str:
+        rows = "".join(
+            f"<tr><td>key {j + 1}</td><td>{x:+.2f}</td><td>{xs:+.1f}</td>"
+            f"<td><b>{_weight(w)}</b></td></tr>"
+            for j, (x, xs, w) in enumerate(
+                zip(state.scores, state.scaled, state.weights, strict=True)
+            )
+        )
+        return (
+            f"<div>T = {state.temperature:g} · largest weight <b>{state.max_weight:.3f}</b> "
+            f"(key {state.winner + 1}) · entropy <b>{state.entropy:.3f}</b> nats "
+            f"of at most {state.max_entropy:.3f} · spread over about "
+            f"<b>{state.effective:.2f}</b> of {state.scores.size} keys</div>"
+            '<table style="font-family:monospace;text-align:right;border-spacing:12px 0">'
+            "<tr><th></th><th>x</th><th>x / T</th><th>weight</th></tr>"
+            f"{rows}</table>"
+        )
+
+    def layout(self) -> widgets.Box:
+        buttons = []
+        for label, values in PRESETS.items():
+            button = widgets.Button(description=label, layout=widgets.Layout(width="auto"))
+            button.on_click(lambda _button, values=values: self.set(**values))
+            buttons.append(button)
+        scores = widgets.VBox([self.controls[f"score_{j + 1}"] for j in range(self.n_keys)])
+        right = widgets.VBox([self.controls["temperature"], widgets.HBox(buttons)])
+        return widgets.VBox(
+            [widgets.HBox([scores, right]), self.view.image, self.readout, self.error]
+        )
+
+
+def _weight(w: float) -> str:
+    """A weight with 3 decimals, saying so when a nonzero weight is too small to show."""
+    if 0 < w < 5e-4:
+        return html.escape("< 0.001")
+    return f"{w:.3f}"

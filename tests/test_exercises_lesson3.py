@@ -1,0 +1,236 @@
+"""Lesson 3 checks: each rejects known-wrong answers with a helpful reason, accepts right ones."""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+
+import attnlab
+from attnlab.exercises import Outcome
+from attnlab.exercises import lesson3 as L
+
+
+@pytest.fixture(autouse=True)
+def learner_mode(monkeypatch):
+    """Checks report instead of raising, as in a learner's notebook."""
+    monkeypatch.delenv("ATTNLAB_REQUIRE_CORRECT", raising=False)
+    monkeypatch.delenv("NBGRADER_EXECUTION", raising=False)
+
+
+def outcome(exercise, answer):
+    """Check ``answer`` with every warning an error, so nothing may escape the checker."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        return exercise.check(answer)
+
+
+def stub(*args):
+    raise NotImplementedError()
+
+
+# ---------------------------------------------------------------- 3.1 softmax of one row
+def row_loop(x):
+    exps = [math.exp(v) for v in x]
+    total = sum(exps)
+    return [e / total for e in exps]
+
+
+def row_shifted(x):
+    e = np.exp(x - x.max())
+    return e / e.sum()
+
+
+ROW_CORRECT = [L.solution_softmax_row, row_loop, row_shifted, attnlab.softmax]
+ROW_WRONG = {
+    "sum-normalised": (lambda x: x / x.sum(), "without exponentiating"),
+    "exp only": (np.exp, "do not sum to 1"),
+    "exp over max": (lambda x: np.exp(x) / np.exp(x).max(), "largest exponential"),
+    "exp over score sum": (lambda x: np.exp(x) / x.sum(), "sum of the raw scores"),
+    "base 2": (lambda x: 2**x / (2**x).sum(), "should be"),
+    "negated": (lambda x: attnlab.softmax(-x), "exp(-x)"),
+}
+
+
+@pytest.mark.parametrize("answer", ROW_CORRECT)
+def test_softmax_row_accepts(answer):
+    assert outcome(L.softmax_row, answer).outcome is Outcome.CORRECT
+
+
+@pytest.mark.parametrize("name", ROW_WRONG)
+def test_softmax_row_rejects(name):
+    answer, reason = ROW_WRONG[name]
+    feedback = outcome(L.softmax_row, answer)
+    assert feedback.outcome is Outcome.WRONG
+    assert reason in feedback.message
+    assert "please" in feedback.message  # names the input it failed on
+
+
+# ---------------------------------------------------------------- 3.2 stable softmax of a matrix
+def stable_via_logsumexp(scores):
+    m = scores.max(axis=-1, keepdims=True)
+    lse = m + np.log(np.exp(scores - m).sum(axis=-1, keepdims=True))
+    return np.exp(scores - lse)
+
+
+def stable_row_by_row(scores):
+    out = np.empty_like(scores)
+    for i, row in enumerate(scores):
+        e = np.exp(row - row.max())
+        out[i] = e / e.sum()
+    return out
+
+
+def naive(scores):
+    e = np.exp(scores)
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def whole_array(scores):
+    e = np.exp(scores - scores.max())
+    return e / e.sum()
+
+
+def global_max_shift(scores):
+    e = np.exp(scores - scores.max())
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def no_keepdims(scores):
+    e = np.exp(scores - scores.max(axis=-1))
+    return e / e.sum(axis=-1)
+
+
+def columns(scores):
+    e = np.exp(scores - scores.max(axis=0, keepdims=True))
+    return e / e.sum(axis=0, keepdims=True)
+
+
+MATRIX_CORRECT = [
+    L.solution_stable_softmax,
+    stable_via_logsumexp,
+    stable_row_by_row,
+    attnlab.softmax,
+]
+MATRIX_WRONG = {
+    "naive": (naive, "overflow"),
+    "whole array": (whole_array, "whole matrix"),
+    "sum-normalised": (lambda s: s / s.sum(axis=-1, keepdims=True), "without exponentiating"),
+    "global max shift": (global_max_shift, "each row's own"),
+    "no keepdims": (no_keepdims, "keepdims=True"),
+    "columns": (columns, "columns sum to 1"),
+    "mutates input": (lambda s: np.exp(s - s.max(axis=-1, keepdims=True), out=s), "changed"),
+}
+
+
+@pytest.mark.parametrize("answer", MATRIX_CORRECT)
+def test_stable_softmax_accepts(answer):
+    assert outcome(L.stable_softmax, answer).outcome is Outcome.CORRECT
+
+
+@pytest.mark.parametrize("name", MATRIX_WRONG)
+def test_stable_softmax_rejects(name):
+    answer, reason = MATRIX_WRONG[name]
+    feedback = outcome(L.stable_softmax, answer)
+    assert feedback.outcome is Outcome.WRONG
+    assert reason in feedback.message
+
+
+def test_naive_is_rejected_on_large_scores_with_the_overflow_named():
+    message = outcome(L.stable_softmax, naive).message
+    assert "× 1000" in message and "overflow encountered in exp" in message
+    assert f"{np.log(np.finfo(np.float64).max):.2f}" in message
+
+
+def test_naive_passes_the_small_cases():
+    """The naive formula is right on small scores, so only the large case can catch it."""
+    for _, x in L._matrix_cases()[:3]:
+        np.testing.assert_allclose(naive(x), attnlab.softmax(x))
+
+
+def test_a_silenced_overflow_is_still_caught():
+    def silenced(scores):
+        with np.errstate(all="ignore"):
+            return naive(scores)
+
+    feedback = outcome(L.stable_softmax, silenced)
+    assert feedback.outcome is Outcome.WRONG and "overflowed" in feedback.message
+
+
+# ---------------------------------------------------------------- 3.3 temperature
+def temperature_logsoftmax(x, T):
+    return np.exp(attnlab.log_softmax(x / T))
+
+
+def temperature_shift_then_divide(x, T):
+    e = np.exp((x - x.max(axis=-1, keepdims=True)) / T)
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+TEMPERATURE_CORRECT = [
+    L.solution_softmax_with_temperature,
+    temperature_logsoftmax,
+    temperature_shift_then_divide,
+    lambda x, T: attnlab.softmax(x, temperature=T),
+]
+TEMPERATURE_WRONG = {
+    "multiplies by T": (lambda x, T: attnlab.softmax(x * T), "multiplied the scores by T"),
+    "divides after softmax": (lambda x, T: attnlab.softmax(x) / T, "divided the softmax output"),
+    "multiplies after softmax": (lambda x, T: attnlab.softmax(x) * T, "multiplied the softmax"),
+    "ignores T": (lambda x, T: attnlab.softmax(x), "was ignored"),
+    "no max shift": (lambda x, T: naive(x / T), "overflow"),
+    "no exp": (lambda x, T: (x / T) / (x / T).sum(), "without exponentiating"),
+}
+
+
+@pytest.mark.parametrize("answer", TEMPERATURE_CORRECT)
+def test_temperature_accepts(answer):
+    assert outcome(L.temperature, answer).outcome is Outcome.CORRECT
+
+
+@pytest.mark.parametrize("name", TEMPERATURE_WRONG)
+def test_temperature_rejects(name):
+    answer, reason = TEMPERATURE_WRONG[name]
+    feedback = outcome(L.temperature, answer)
+    assert feedback.outcome is Outcome.WRONG
+    assert reason in feedback.message
+
+
+def test_missing_shift_fails_only_at_low_temperature():
+    message = outcome(L.temperature, TEMPERATURE_WRONG["no max shift"][0]).message
+    assert "T = 0.05" in message
+
+
+# ---------------------------------------------------------------- all three
+EXERCISES = [L.softmax_row, L.stable_softmax, L.temperature]
+
+
+@pytest.mark.parametrize("exercise", EXERCISES, ids=lambda e: e.title)
+@pytest.mark.parametrize("answer", [None, ..., stub], ids=["None", "Ellipsis", "raises"])
+def test_stub_is_not_attempted(exercise, answer):
+    assert outcome(exercise, answer).outcome is Outcome.NOT_ATTEMPTED
+
+
+@pytest.mark.parametrize("exercise", EXERCISES, ids=lambda e: e.title)
+def test_crash_and_junk_are_wrong_not_raised(exercise):
+    def crashes(*args):
+        raise KeyError("oops")
+
+    assert outcome(exercise, crashes).outcome is Outcome.WRONG
+    assert outcome(exercise, lambda *args: "weights").outcome is Outcome.WRONG
+    assert "None" in outcome(exercise, lambda *args: None).message
+
+
+@pytest.mark.parametrize("exercise", EXERCISES, ids=lambda e: e.title)
+def test_hints_and_solution(exercise):
+    assert 2 <= len(exercise.hints) <= 3
+    assert "def " in exercise.solution().markdown
+
+
+@pytest.mark.parametrize("exercise", EXERCISES, ids=lambda e: e.title)
+def test_required_mode_raises_on_wrong(exercise, monkeypatch):
+    monkeypatch.setenv("ATTNLAB_REQUIRE_CORRECT", "1")
+    with pytest.raises(AssertionError):
+        exercise.check(None)

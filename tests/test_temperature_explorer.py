@@ -1,0 +1,148 @@
+"""The temperature explorer: numbers against plain math, view updated in place, presets."""
+
+from __future__ import annotations
+
+import math
+import re
+import warnings
+
+import numpy as np
+import pytest
+
+from attnlab.examples import SCORE_ROW
+from attnlab.explorers.sweep import control_values, sweep
+from attnlab.explorers.temperature import (
+    PRESETS,
+    TEMPERATURES,
+    TemperatureExplorer,
+    temperature_weights,
+)
+
+
+@pytest.fixture
+def explorer():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        yield TemperatureExplorer()
+
+
+def by_hand(scores, t):
+    """softmax(x / T) written out with Python floats (fine for these moderate inputs)."""
+    top = max(scores)
+    exps = [math.exp((s - top) / t) for s in scores]
+    return [e / sum(exps) for e in exps]
+
+
+@pytest.mark.parametrize("t", [0.05, 0.3, 1.0, 2.5, 5.0])
+@pytest.mark.parametrize("scores", [SCORE_ROW.tolist(), [0.0, 0.0, 0.0, 0.0], [-5, 5, -5, 5]])
+def test_weights_match_the_formula(scores, t):
+    state = temperature_weights(scores, t)
+    np.testing.assert_allclose(state.weights, by_hand(scores, t), rtol=1e-12, atol=1e-300)
+    np.testing.assert_allclose(state.scaled, np.asarray(scores) / t)
+    h = -sum(p * math.log(p) for p in by_hand(scores, t) if p > 0)
+    assert state.entropy == pytest.approx(h, abs=1e-12)
+    assert state.effective == pytest.approx(math.exp(h))
+    assert state.max_weight == pytest.approx(max(by_hand(scores, t)))
+    assert state.max_entropy == pytest.approx(math.log(4))
+
+
+def test_limits_of_temperature():
+    assert temperature_weights(SCORE_ROW, 0.05).max_weight == pytest.approx(1.0, abs=1e-12)
+    assert temperature_weights(SCORE_ROW, 1e9).effective == pytest.approx(4.0)
+
+
+def test_starts_at_the_running_example(explorer):
+    assert [explorer.controls[f"score_{j + 1}"].value for j in range(4)] == SCORE_ROW.tolist()
+    assert explorer.controls["temperature"].value == 1.0
+    np.testing.assert_allclose(explorer.state.weights, by_hand(SCORE_ROW.tolist(), 1.0))
+
+
+def test_temperature_stops_cover_the_range():
+    assert TEMPERATURES[0] == 0.05 and TEMPERATURES[-1] == 5.0
+    assert list(TEMPERATURES) == sorted(TEMPERATURES) and 1.0 in TEMPERATURES
+
+
+def test_bars_are_updated_in_place(explorer):
+    artists = explorer.artists
+    bars = list(artists["weights"])
+    explorer.set(score_2=4.0, temperature=0.5)
+    assert explorer.artists is artists and artists["weights"] == bars
+    expected = by_hand([1.0, 4.0, 2.5, -0.1], 0.5)
+    np.testing.assert_allclose([b.get_height() for b in bars], expected)
+    np.testing.assert_allclose([b.get_height() for b in artists["scores"]], [1.0, 4.0, 2.5, -0.1])
+    np.testing.assert_allclose([b.get_height() for b in artists["scaled"]], [2.0, 8.0, 5.0, -0.2])
+    colours = [b.get_facecolor() for b in bars]
+    assert colours[1] != colours[0]  # the winner is highlighted
+
+
+def test_axis_limits_are_fixed(explorer):
+    limits = [ax.get_ylim() for ax in explorer.figure.axes]
+    for t in (0.05, 5.0):
+        explorer.set(temperature=t, score_1=5.0)
+        assert [ax.get_ylim() for ax in explorer.figure.axes] == limits
+
+
+def test_every_control_sweeps_cleanly(explorer):
+    for name in explorer.controls:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            for value in sweep(explorer, name, max_steps=1000):
+                assert explorer.last_error is None, f"{name}={value}: {explorer.last_error!r}"
+                text = re.sub(r"<[^>]+>", " ", explorer.readout.value)
+                assert not re.search(r"\b(nan|inf)\b", text, re.IGNORECASE), text
+                assert np.isclose(explorer.state.weights.sum(), 1.0)
+
+
+def test_extreme_corner_is_stable(explorer):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        explorer.set(score_1=5.0, score_2=-5.0, score_3=-5.0, score_4=5.0, temperature=0.05)
+    assert explorer.last_error is None
+    np.testing.assert_allclose(explorer.state.weights, [0.5, 0.0, 0.0, 0.5], atol=1e-80)
+
+
+def test_readout_reports_entropy_and_max_weight(explorer):
+    explorer.set(temperature=0.5)
+    text = explorer.readout.value
+    state = explorer.state
+    assert f"{state.max_weight:.3f}" in text and f"{state.entropy:.3f}" in text
+    assert "x / T" in text
+
+
+def buttons(widget):
+    """Every Button inside a widget tree."""
+    found = []
+    for child in getattr(widget, "children", ()):
+        if type(child).__name__ == "Button":
+            found.append(child)
+        found += buttons(child)
+    return found
+
+
+def test_presets_are_buttons_that_set_several_controls(explorer):
+    by_label = {b.description: b for b in buttons(explorer.widget)}
+    assert set(by_label) == set(PRESETS)
+    assert all(type(c).__name__ != "Button" for c in explorer.controls.values())
+    by_label["sharp (T = 0.1)"].click()
+    assert explorer.controls["temperature"].value == 0.1 and explorer.state.max_weight > 0.99
+    explorer.set(score_1=-3.0)
+    by_label["flat (T = 5)"].click()
+    assert explorer.state.effective > 3.5
+    by_label["reset"].click()
+    assert explorer.values == TemperatureExplorer().values
+
+
+def test_one_redraw_per_preset(explorer, monkeypatch):
+    explorer.set(score_1=2.0, score_4=3.0, temperature=0.5)
+    calls = []
+    monkeypatch.setattr(explorer.view, "render", lambda: calls.append(1))
+    reset = next(b for b in buttons(explorer.widget) if b.description == "reset")
+    reset.click()
+    assert len(calls) == 1 and explorer.values == {**PRESETS["reset"]}
+
+
+def test_sliders_follow_the_style_rules(explorer):
+    for control in explorer.controls.values():
+        assert control.continuous_update and control.description
+        assert control.style.description_width == "initial"
+        assert len(control_values(control)) > 2
