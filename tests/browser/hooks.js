@@ -149,6 +149,18 @@
 
     clockOffset: () => Date.now() - (performance.timeOrigin + performance.now()),
 
+    /**
+     * Whether the kernel is connected (a kernel_info_reply came), idle, the toolbar says
+     * idle, and no kernel message has come or gone for quietMs.
+     */
+    kernelReady: (quietMs) => {
+      const indicator = document.querySelector(".jp-Notebook-ExecutionIndicator");
+      const last = messages[messages.length - 1];
+      return messages.some((m) => m.type === "kernel_info_reply") && kernelIdle()
+        && Boolean(indicator) && indicator.dataset.status === "idle"
+        && performance.now() - last.t >= quietMs;
+    },
+
     /** Whether every execute_request since message `since` has its reply, kernel idle. */
     runFinished: (since) => {
       const ms = messages.slice(since);

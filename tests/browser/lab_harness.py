@@ -50,12 +50,14 @@ CHROMIUM_ARGS = [
 LESSON_GLOB = "[0-9][0-9]-*.ipynb"
 EXPLORER = ".attnlab-explorer"
 WIDGET_ERROR_TEXT = "Error displaying widget"
+WIDGET_LOADING_TEXT = "Loading widget..."
 VIEWPORT = {"width": 1400, "height": 1000}
 
 SERVER_START_S = 90
 KERNEL_READY_S = 90
 RUN_ALL_S = 300
 RUN_ALL_START_S = 6
+KERNEL_QUIET_MS = 500
 WIDGETS_APPEAR_S = 30
 STEP_S = 20
 STEP_GRACE_MS = 2000
@@ -333,6 +335,7 @@ class LessonPage:
         self.context.add_init_script(path=str(HOOKS_JS))
         self.page: Page = self.context.new_page()
         self.page_errors: list[str] = []
+        self.run_all_clicks = 0
         self.page.on("pageerror", lambda exc: self.page_errors.append(str(exc)))
 
     def close(self) -> None:
@@ -347,37 +350,44 @@ class LessonPage:
     # -- opening and running -----------------------------------------------------------
 
     def open(self) -> None:
-        """Load the notebook and wait until its kernel is idle (accepting a kernel dialog)."""
+        """Load the notebook and wait until its kernel is connected and quiet.
+
+        Accepts a kernel-selection dialog if one appears. The toolbar's status reads "idle"
+        briefly before the kernel connects, so readiness is taken from the kernel messages.
+        """
         self.page.goto(self.server.notebook_url(self.name), wait_until="domcontentloaded")
         if not self.js("() => Boolean(window.__attnlab)"):
             raise RuntimeError(f"{HOOKS_JS} did not install window.__attnlab (a JS error?)")
-        idle = self.page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']")
         accept = self.page.locator(".jp-Dialog .jp-mod-accept")
         deadline = time.monotonic() + KERNEL_READY_S
-        while not idle.count():
+        while not self.js("q => window.__attnlab.kernelReady(q)", KERNEL_QUIET_MS):
             if time.monotonic() > deadline:
-                raise TimeoutError(f"{self.name}: kernel not idle after {KERNEL_READY_S} s")
+                raise TimeoutError(f"{self.name}: kernel not ready after {KERNEL_READY_S} s")
             if accept.count():
                 accept.first.click()
-            self.page.wait_for_timeout(200)
+            self.page.wait_for_timeout(100)
 
     def _count(self, predicate: str) -> int:
         """How many recorded kernel messages satisfy the JS ``predicate`` (a function of m)."""
         return self.js(f"() => window.__attnlab.messages.filter({predicate}).length")
 
-    def _click_run_all(self) -> bool:
-        """Run > Run All Cells; True once an execute_request has gone out."""
+    def _click_run_all(self) -> None:
+        """Run > Run All Cells, clicked again (up to 3 times) until an execute_request goes out.
+
+        The first click after a page load sometimes starts nothing.
+        """
         sent = self._count("m => m.type === 'execute_request'")
         for _ in range(3):
+            self.run_all_clicks += 1
             self.page.locator("li.lm-MenuBar-item:has-text('Run')").click()
             self.page.locator("li.lm-Menu-item[data-command='runmenu:run-all']").click()
             deadline = time.monotonic() + RUN_ALL_START_S
             while time.monotonic() < deadline:
                 if self._count("m => m.type === 'execute_request'") > sent:
-                    return True
+                    return
                 self.page.wait_for_timeout(100)
             self.page.keyboard.press("Escape")
-        return False
+        raise TimeoutError(f"{self.name}: Run > Run All Cells started no cell after 3 clicks")
 
     def _wait_for_replies(self, since: int) -> None:
         """Wait until every execute_request after message ``since`` has its reply, kernel idle."""
@@ -403,10 +413,14 @@ class LessonPage:
         """How many widget outputs have a rendered ipywidgets view in the DOM."""
         return self.page.locator(".jp-OutputArea-output > .jupyter-widgets").count()
 
+    def loading_widgets(self) -> int:
+        """How many widget outputs still show the "Loading widget..." placeholder."""
+        return len(self._widget_status_texts(WIDGET_LOADING_TEXT))
+
     def _widgets_appeared(self, expected: int) -> bool:
-        """True once some widget view rendered (or none was expected) within the time limit."""
+        """True once no widget is still loading and, if widgets were displayed, one rendered."""
         deadline = time.monotonic() + WIDGETS_APPEAR_S
-        while expected and not self.rendered_widgets():
+        while self.loading_widgets() or (expected and not self.rendered_widgets()):
             if time.monotonic() > deadline:
                 return False
             self.page.wait_for_timeout(250)
@@ -415,25 +429,37 @@ class LessonPage:
     def run_all(self) -> RunResult:
         """Run all cells from the Run menu and wait for the kernel to finish.
 
-        Retries once when the click starts nothing or when widgets were displayed by the kernel
-        but none rendered (both seen as first-run flakes).
+        Runs all once more if the kernel displayed widgets but none rendered (a first-run
+        flake); the result is that of the last run.
         """
         for attempt in (1, 2):
             since = self.js("() => window.__attnlab.messages.length")
-            if not self._click_run_all():
-                if attempt == 2:
-                    raise TimeoutError(f"{self.name}: Run All did not start any cell")
-                continue
+            self._click_run_all()
             self._wait_for_replies(since)
             result = self._summarise_run(since, attempt)
-            if self._widgets_appeared(result.widget_views) or attempt == 2:
+            if attempt == 2 or self._widgets_appeared(result.widget_views):
                 return result
         raise AssertionError("unreachable")
 
     def widget_render_errors(self) -> list[str]:
         """Texts of every "Error displaying widget" on the page."""
-        found = self.page.get_by_text(WIDGET_ERROR_TEXT)
-        return [found.nth(i).inner_text() for i in range(found.count())]
+        return self._widget_status_texts(WIDGET_ERROR_TEXT)
+
+    def _widget_status_texts(self, prefix: str) -> list[str]:
+        """Texts of output-area leaf elements that start with ``prefix``.
+
+        The widget manager writes its status ("Loading widget...", "Error displaying
+        widget...") as the whole text of an output's node; prose that merely mentions those
+        words (a markdown cell, a hidden text/plain fallback) is not a widget status.
+        """
+        return self.js(
+            """prefix => [...document.querySelectorAll('.jp-OutputArea-output, '
+                + '.jp-OutputArea-output *')]
+                .filter(el => el.childElementCount === 0
+                    && el.textContent.trim().startsWith(prefix))
+                .map(el => el.textContent.trim())""",
+            prefix,
+        )
 
     def screenshot(self, path: Path) -> None:
         """Full-page screenshot (for failures)."""

@@ -73,6 +73,11 @@ def test_run_all_without_errors(lesson: OpenLesson, artifacts_dir: Path) -> None
     """Run All leaves no error output, no skipped cell and no widget that failed to render."""
     problems = lesson.run.problems()
     problems += [f"widget did not render: {text}" for text in lesson.page.widget_render_errors()]
+    if lesson.page.loading_widgets():
+        problems.append(
+            f"{lesson.page.loading_widgets()} widget(s) still show 'Loading widget...' "
+            f"{lab.WIDGETS_APPEAR_S} s after Run All"
+        )
     if lesson.run.widget_views and not lesson.page.rendered_widgets():
         problems.append(
             f"the kernel displayed {lesson.run.widget_views} widget(s) but none rendered "
@@ -171,3 +176,11 @@ def kernel_tracebacks(page: lab.LessonPage, marks: dict) -> list[str]:
         elif message.get("stream") == "stderr" and "Traceback" in message.get("text", ""):
             found.append("kernel traceback in callback: " + message["text"].strip()[-300:])
     return found
+
+
+def test_chromium_is_installed() -> None:
+    """Where the suite is enabled (always in CI) the browser must exist: fail, never skip."""
+    assert lab.chromium_available(), (
+        f"no Chromium at {lab.CHROMIUM}; install Debian's (apt-get install chromium) "
+        "or point ATTNLAB_CHROMIUM at one"
+    )
