@@ -1,17 +1,19 @@
-"""A matplotlib figure that lives in an ``ipywidgets.Image`` and redraws by blitting.
+"""A matplotlib figure that lives in a canvas widget and redraws by blitting.
 
 This is the rendering path every explorer uses. The figure is drawn once in
 full, with the moving artists left out, and that background is kept. On each
 slider step only the moving artists are drawn onto a copy of the background,
-the RGBA buffer is encoded as PNG and handed to the Image widget, which sends
-the bytes to the browser as a binary buffer. No figure is rebuilt, no layout is
-recomputed, and nothing waits on a round trip to the front end before drawing.
+and the RGBA pixels go to a :class:`~attnlab.figure_canvas.FigureCanvas`, which
+sends the browser just the rectangles that changed. No figure is rebuilt, no
+layout is recomputed, nothing is PNG-encoded, and nothing waits on a round trip
+to the front end before drawing.
 
 Why not ``interact`` or ipympl: measured on this kind of machine,
 ``interact`` with inline re-plotting spends 120–160 ms per step in the kernel,
 and ipympl's ``draw_idle`` waits for the browser to ask for the frame
-(~80 ms round trip). Blitting into an Image costs a few milliseconds
-(``benchmarks/explorers.py`` prints the figures).
+(~80 ms round trip). Blitting costs a few milliseconds
+(``benchmarks/explorers.py`` prints the figures; ``benchmarks/latency.py``
+measures slider-to-pixels in a real browser).
 """
 
 from __future__ import annotations
@@ -19,13 +21,12 @@ from __future__ import annotations
 import io
 from collections.abc import Iterable
 
-import ipywidgets as widgets
 import numpy as np
 from matplotlib.artist import Artist
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from attnlab._png import encode_png
+from attnlab.figure_canvas import FigureCanvas
 
 
 def flatten_artists(obj) -> list[Artist]:
@@ -52,7 +53,7 @@ def flatten_artists(obj) -> list[Artist]:
 
 
 class LiveFigure:
-    """A figure shown as PNG frames in an ``ipywidgets.Image``, redrawn by blitting.
+    """A figure shown in a :class:`~attnlab.figure_canvas.FigureCanvas`, redrawn by blitting.
 
     Parameters
     ----------
@@ -65,7 +66,7 @@ class LiveFigure:
     ----------
     figure : matplotlib.figure.Figure
         A pyplot-free figure with an Agg canvas (no global state is touched).
-    image : ipywidgets.Image
+    widget : attnlab.figure_canvas.FigureCanvas
         The widget the frames are sent to.
 
     Notes
@@ -82,18 +83,15 @@ class LiveFigure:
     >>> line, = ax.plot([0, 1], [0, 1])
     >>> live.set_moving([line])
     >>> live.render()
-    >>> live.image.value[:4] == b"\\x89PNG"
-    True
+    >>> live.widget.pixels.shape  # (height, width, RGBA)
+    (50, 100, 4)
     """
 
     def __init__(self, figsize=(7.0, 3.2), dpi=100):
         self.figure = Figure(figsize=figsize, dpi=dpi, layout="constrained")
         FigureCanvasAgg(self.figure)
         width, height = self.figure.canvas.get_width_height()
-        self.image = widgets.Image(
-            format="png",
-            layout=widgets.Layout(width=f"{width}px", height=f"{height}px", max_width="100%"),
-        )
+        self.widget = FigureCanvas(width=width, height=height)
         self._moving: list[Artist] = []
         self._background = None
 
@@ -122,7 +120,7 @@ class LiveFigure:
 
     def render(self) -> None:
         """Draw the current state and send it to the browser."""
-        self.image.value = encode_png(self.frame())
+        self.widget.show(self.frame())
 
     def to_png(self, dpi=None) -> bytes:
         """The whole figure as a PNG file (slow path, for saving and slides)."""

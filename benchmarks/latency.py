@@ -1,22 +1,24 @@
 """Slider → new pixels latency of every explorer, measured in real JupyterLab (Chromium).
 
 For every lesson ``notebooks/NN-*.ipynb``, every ``.attnlab-explorer`` and every slider in it,
-the page records ``performance.now()`` at the key press (capture-phase keydown), when the
-explorer's ``<img>`` gets a new src, when that image is decoded, and two animation frames later
-("after paint"). Steps go round-robin over an explorer's sliders, ``--steps`` per explorer per
-run, after one unmeasured warm-up step per slider.
+the page records ``performance.now()`` at the key press (capture-phase keydown), when new
+pixels reach the explorer's figure (the first ``putImageData`` into its
+``canvas.attnlab-figure``), and when the next frame has been painted (a task posted from the
+next ``requestAnimationFrame`` runs once that frame's style, layout and paint are done).
+Steps go round-robin over an explorer's sliders, ``--steps`` per explorer per run, after one
+unmeasured warm-up step per slider.
 
 The breakdown splits each step using the kernel websocket messages the page records and the
 kernel's own message timestamps (same machine, same clock):
 
     send      keydown → the widget message leaves the page
     →kernel   page → server → kernel starts handling it (its "busy" status)
-    kernel    kernel handling until it sends the new image (compute, draw, PNG encode)
-    →page     kernel → server → page receives the image message (includes the PNG transfer)
-    widget    page receives the message → <img> has the new blob: src
-    load      new src → the image's load event (blob: fetch)
-    decode    load → img.decode() resolved
-    paint     decoded → two requestAnimationFrames later
+    kernel    kernel handling until it sends the new pixels (compute, draw, diff)
+    →page     kernel → server → page receives the pixel message (includes the transfer)
+    widget    page receives the message → the first putImageData into the canvas
+    load      (an ``<img>`` figure only: new src → load event; 0 for a canvas)
+    decode    (an ``<img>`` figure only: load → decoded; 0 for a canvas)
+    paint     drawn → the next frame painted
 
 Usage: ``python benchmarks/latency.py [--steps 20] [--runs 3] [--lesson SUBSTRING]``.
 It prints figures and flags explorers whose median exceeds the 50 ms bar; it asserts nothing.
@@ -105,8 +107,8 @@ def measure_explorer(
 ) -> ExplorerResult:
     """Warm up every slider once, then time ``steps`` round-robin steps per run."""
     result = ExplorerResult(page.name, f"{info['name']}#{info['index']}")
-    if not info["sliders"] or not info["hasImage"]:
-        result.failures.append("no slider or no figure image: nothing to time")
+    if not info["sliders"] or not info["hasFigure"]:
+        result.failures.append("no slider or no figure: nothing to time")
         return result
     page.explorer(info["index"]).scroll_into_view_if_needed()
     stepper = Stepper(page, info["index"], info["sliders"])

@@ -30,9 +30,12 @@ def explorer(request):
 def test_dom_contract(explorer):
     classes = explorer.widget._dom_classes
     assert "attnlab-explorer" in classes and f"attnlab-explorer-{explorer.name}" in classes
-    assert explorer.view.image.value[:4] == b"\x89PNG"
+    width, height = explorer.view.figure.canvas.get_width_height()
+    assert explorer.view.widget.pixels.shape == (height, width, 4)
+    assert explorer.view.widget.messages_sent >= 1
     assert explorer.last_error is None and explorer.error.value == ""
     bundle = explorer._repr_mimebundle_()
+    assert explorer.view.widget.initial_png[:4] == b"\x89PNG"  # painted before the kernel answers
     assert "application/vnd.jupyter.widget-view+json" in bundle
     assert "not live" in bundle["text/plain"]
 

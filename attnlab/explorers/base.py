@@ -46,6 +46,7 @@ class Explorer:
     ----------
     controls : dict of str to ipywidgets.Widget
     view : LiveFigure
+        The figure; ``view.widget`` is the canvas widget that shows it.
     readout : ipywidgets.HTML
         Numbers that go with the figure (class ``attnlab-readout``).
     error : ipywidgets.HTML
@@ -66,6 +67,7 @@ class Explorer:
         self.view = LiveFigure(figsize=self.figsize, dpi=self.dpi)
         self.artists = self.build(self.view.figure)
         self.view.set_moving(self.artists)
+        self.view.widget.alt = f"figure of the {self.name} explorer"
         self.readout = widgets.HTML().add_class("attnlab-readout")
         self.error = widgets.HTML().add_class("attnlab-error")
         self.last_error = None
@@ -102,7 +104,7 @@ class Explorer:
     def layout(self) -> widgets.Box:
         """Arrange controls, figure, readout and error area."""
         controls = widgets.VBox(list(self.controls.values()))
-        return widgets.VBox([controls, self.view.image, self.readout, self.error])
+        return widgets.VBox([controls, self.view.widget, self.readout, self.error])
 
     # ----------------------------------------------------------------- machinery
     @property
@@ -174,6 +176,7 @@ class Explorer:
             self.update()
 
     def _repr_mimebundle_(self, **kwargs):
+        self.view.widget.prepare_display()
         bundle = self.widget._repr_mimebundle_(**kwargs)
         bundle["text/plain"] = FALLBACK_TEXT
         return bundle

@@ -425,7 +425,7 @@ class ScalingExplorer(Explorer):
     def layout(self) -> widgets.Box:
         c = self.controls
         top = widgets.HBox([c["d_k"], c["exponent"]])
-        return widgets.VBox([top, c["scaled"], self.view.image, self.readout, self.error])
+        return widgets.VBox([top, c["scaled"], self.view.widget, self.readout, self.error])
 
 
 def _readout(state) -> str:

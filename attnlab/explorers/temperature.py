@@ -227,7 +227,7 @@ class TemperatureExplorer(Explorer):
         scores = widgets.VBox([self.controls[f"score_{j + 1}"] for j in range(self.n_keys)])
         right = widgets.VBox([self.controls["temperature"], widgets.HBox(buttons)])
         return widgets.VBox(
-            [widgets.HBox([scores, right]), self.view.image, self.readout, self.error]
+            [widgets.HBox([scores, right]), self.view.widget, self.readout, self.error]
         )
 
 

@@ -4,8 +4,11 @@
 //    sent or received, decoded from the v1 kernel protocol (or the legacy JSON text frames),
 //    so Python can tell when run-all started and finished, which cells raised, and how long
 //    the kernel spent on a slider step.
-// 2. Offers small DOM helpers for the explorers (the `attnlab-explorer` contract): snapshots,
+// 2. Counts the draws into every explorer figure canvas (`canvas.attnlab-figure`) by wrapping
+//    CanvasRenderingContext2D's putImageData and drawImage, so a test can see new pixels land.
+// 3. Offers small DOM helpers for the explorers (the `attnlab-explorer` contract): snapshots,
 //    waiting for quiet, and timing one slider step from keydown to painted pixels.
+//    An explorer's figure is a `canvas.attnlab-figure` (or an `ipywidgets.Image`, `.widget-image`).
 (() => {
   const MAX_MESSAGES = 20000;
   const WIDGET_VIEW = "application/vnd.jupyter.widget-view+json";
@@ -97,11 +100,39 @@
   }
   window.WebSocket = RecordingWebSocket;
 
+  const FIGURE_CANVAS = "attnlab-figure";
+  const draws = new WeakMap();  // canvas -> number of draws into it
+  const drawListeners = new Set();  // functions of (canvas, page time), called after each draw
+  for (const method of ["putImageData", "drawImage"]) {
+    const native = CanvasRenderingContext2D.prototype[method];
+    CanvasRenderingContext2D.prototype[method] = function (...args) {
+      const result = native.apply(this, args);
+      const canvas = this.canvas;
+      if (canvas && canvas.classList && canvas.classList.contains(FIGURE_CANVAS)) {
+        const t = performance.now();
+        draws.set(canvas, (draws.get(canvas) || 0) + 1);
+        for (const listener of drawListeners) listener(canvas, t);
+      }
+      return result;
+    };
+  }
+
   const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-  const afterPaint = () =>
-    new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(() => r(performance.now()))));
+  // The end of the next frame: a task posted from requestAnimationFrame runs once that frame's
+  // style, layout and paint are done, i.e. when the new pixels have been painted.
+  const afterNextPaint = () =>
+    new Promise((r) => requestAnimationFrame(() => {
+      const channel = new MessageChannel();
+      channel.port1.onmessage = () => r(performance.now());
+      channel.port2.postMessage(null);
+    }));
   const explorer = (i) => document.querySelectorAll(".attnlab-explorer")[i];
-  const image = (root) => root.querySelector(".widget-image");
+  const figure = (root) =>
+    root.querySelector(`canvas.${FIGURE_CANVAS}`) || root.querySelector(".widget-image");
+  const isCanvas = (el) => el instanceof HTMLCanvasElement;
+  // Changes whenever the figure shows new pixels: the canvas draw count or the image src.
+  const frameId = (el) =>
+    !el ? null : isCanvas(el) ? `draw ${draws.get(el) || 0}` : el.getAttribute("src");
   const name = (root) => {
     const cls = [...root.classList].find((c) => c.startsWith("attnlab-explorer-"));
     return cls ? cls.slice("attnlab-explorer-".length) : "unnamed";
@@ -189,28 +220,33 @@
       [...document.querySelectorAll(".attnlab-explorer")].map((root, index) => ({
         index, name: name(root),
         sliders: [...root.querySelectorAll(".widget-slider")].map(sliderInfo),
-        hasImage: Boolean(image(root)),
+        hasFigure: Boolean(figure(root)),
         readouts: root.querySelectorAll(".attnlab-readout").length,
       })),
 
     /** What a learner sees of explorer i right now. */
     snapshot: (i) => {
       const root = explorer(i);
-      const img = image(root);
       const err = root.querySelector(".attnlab-error");
       return {
-        src: img ? img.getAttribute("src") : null,
+        frame: frameId(figure(root)),
         readouts: [...root.querySelectorAll(".attnlab-readout")].map((r) => r.textContent.trim()),
         error: err ? err.textContent.trim() : "",
         sliders: [...root.querySelectorAll(".widget-slider")].map(sliderInfo),
       };
     },
 
-    /** SHA-256 of the bytes behind explorer i's image (its blob: URL). */
+    /** SHA-256 of explorer i's pixels (canvas) or of the bytes behind its image's blob: URL. */
     imageDigest: async (i) => {
-      const img = image(explorer(i));
-      if (!img || !img.src) return null;
-      const bytes = await (await fetch(img.src)).arrayBuffer();
+      const el = figure(explorer(i));
+      let bytes;
+      if (el && isCanvas(el)) {
+        if (!el.width || !el.height) return null;
+        bytes = el.getContext("2d").getImageData(0, 0, el.width, el.height).data;
+      } else {
+        if (!el || !el.src) return null;
+        bytes = await (await fetch(el.src)).arrayBuffer();
+      }
       const hash = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes));
       return [...hash].map((b) => b.toString(16).padStart(2, "0")).join("");
     },
@@ -238,36 +274,48 @@
 
     /**
      * Start timing one step of explorer i: the next keydown (capture phase, on window) to the
-     * moment its image has a new src, that image is decoded, and two frames have passed.
+     * moment new pixels reach its figure (`drawn`: the first draw into the canvas, or the
+     * image's new src; for an image also `load` and `decoded`), and the end of the next
+     * frame (`paint`), when those pixels have been painted.
      */
     arm: (i) => {
-      const img = image(explorer(i));
-      const before = img ? img.getAttribute("src") : null;
-      const marks = { key: null, src: null, load: null, decoded: null, paint: null };
-      let observer = null;
+      const el = figure(explorer(i));
+      const before = frameId(el);
+      const marks = { key: null, drawn: null, load: null, decoded: null, paint: null };
+      let stop = () => {};
       let settle;
       const done = new Promise((r) => { settle = r; });
       const onKey = () => { if (marks.key === null) marks.key = performance.now(); };
       window.addEventListener("keydown", onKey, { capture: true });
-      const onChange = () => {
-        if (marks.src !== null || img.getAttribute("src") === before) return;
-        marks.src = performance.now();
-        observer.disconnect();
-        img.addEventListener("load", () => { marks.load = performance.now(); }, { once: true });
-        img.decode()
-          .catch(() => null)
-          .then(() => { marks.decoded = performance.now(); return afterPaint(); })
-          .then((t) => { marks.paint = t; settle(); });
-      };
-      if (img) {
-        observer = new MutationObserver(onChange);
-        observer.observe(img, { attributes: true, attributeFilter: ["src"] });
+      const painted = (t) => { marks.paint = t; settle(); };
+      if (el && isCanvas(el)) {
+        const onDraw = (canvas, t) => {
+          if (canvas !== el || marks.drawn !== null || marks.key === null) return;
+          marks.drawn = marks.load = marks.decoded = t;
+          drawListeners.delete(onDraw);
+          afterNextPaint().then(painted);
+        };
+        drawListeners.add(onDraw);
+        stop = () => drawListeners.delete(onDraw);
+      } else if (el) {
+        const observer = new MutationObserver(() => {
+          if (marks.drawn !== null || el.getAttribute("src") === before) return;
+          marks.drawn = performance.now();
+          observer.disconnect();
+          el.addEventListener("load", () => { marks.load = performance.now(); }, { once: true });
+          el.decode()
+            .catch(() => null)
+            .then(() => { marks.decoded = performance.now(); return afterNextPaint(); })
+            .then(painted);
+        });
+        observer.observe(el, { attributes: true, attributeFilter: ["src"] });
+        stop = () => observer.disconnect();
       }
       pending = {
         marks, done,
         cleanup: () => {
           window.removeEventListener("keydown", onKey, { capture: true });
-          if (observer) observer.disconnect();
+          stop();
         },
       };
     },

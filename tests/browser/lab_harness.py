@@ -7,7 +7,7 @@ Shared by the browser tests (``tests/browser``) and ``benchmarks/latency.py``. I
 * how to launch Debian's Chromium (Playwright cannot download browsers here);
 * how to open a notebook, run all cells the way a learner does (Run menu), and read the result
   from the kernel messages that ``hooks.js`` records in the page;
-* the explorer DOM contract (``.attnlab-explorer`` roots, sliders, ``.widget-image``,
+* the explorer DOM contract (``.attnlab-explorer`` roots, sliders, ``canvas.attnlab-figure``,
   ``.attnlab-readout``, ``.attnlab-error``) and how to time one slider step in the page.
 
 Playwright is imported lazily so that importing this module never needs it.
@@ -468,7 +468,7 @@ class LessonPage:
     # -- explorers ---------------------------------------------------------------------
 
     def explorers(self) -> list[dict]:
-        """Every explorer on the page: index, name, sliders, hasImage, readouts count."""
+        """Every explorer on the page: index, name, sliders, hasFigure, readouts count."""
         return self.js("() => window.__attnlab.explorers()")
 
     def explorer(self, index: int) -> Locator:
@@ -482,11 +482,11 @@ class LessonPage:
         ).nth(handle)
 
     def snapshot(self, explorer: int) -> dict:
-        """src, readout texts, error text and slider states of an explorer."""
+        """Frame id (changes with new pixels), readout texts, error text and slider states."""
         return self.js("i => window.__attnlab.snapshot(i)", explorer)
 
     def image_digest(self, explorer: int) -> str | None:
-        """SHA-256 of the explorer's current PNG bytes."""
+        """SHA-256 of the explorer's figure pixels as the page holds them."""
         return self.js("i => window.__attnlab.imageDigest(i)", explorer)
 
     def wait_quiet(self, explorer: int, quiet_ms: int = 300, timeout_ms: int = 10_000) -> bool:
@@ -498,8 +498,8 @@ class LessonPage:
     def step(self, explorer: int, slider: int, key: str, handle: int = 0) -> dict:
         """Focus a slider handle, press ``key`` and time it until new pixels are painted.
 
-        Returns the page-time marks (ms) ``key, src, load, decoded, paint`` and ``outcome``:
-        "changed", "unchanged" (the kernel handled the key and no new image came within
+        Returns the page-time marks (ms) ``key, drawn, load, decoded, paint`` and ``outcome``:
+        "changed", "unchanged" (the kernel handled the key and no new pixels came within
         STEP_GRACE_MS) or "timeout" (nothing settled within STEP_S).
         """
         target = self.handle(explorer, slider, handle)
@@ -543,7 +543,7 @@ def kernel_breakdown(marks: dict, messages: list[dict], time_origin: float, offs
     the wall-clock ``offset``. Returns {} when the step's messages cannot be matched.
     """
     sent = next((m for m in messages if m["dir"] == "out" and m["type"] == "comm_msg"), None)
-    if sent is None or marks.get("src") is None:
+    if sent is None or marks.get("drawn") is None:
         return {}
     replies = [m for m in messages if m["dir"] == "in" and m["parent"] == sent["id"]]
     busy = next((m for m in replies if m.get("state") == "busy"), None)
@@ -561,8 +561,8 @@ def kernel_breakdown(marks: dict, messages: list[dict], time_origin: float, offs
         "to_kernel": page_time(busy["date"]) - sent["t"],
         "kernel": frame["date"] - busy["date"],
         "to_page": frame["t"] - page_time(frame["date"]),
-        "widget_update": marks["src"] - frame["t"],
-        "load": loaded - marks["src"],
+        "widget_update": marks["drawn"] - frame["t"],
+        "load": loaded - marks["drawn"],
         "decode": marks["decoded"] - loaded,
         "paint": marks["paint"] - marks["decoded"],
         "frame_bytes": frame["size"],

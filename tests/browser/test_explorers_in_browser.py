@@ -4,7 +4,7 @@ For each lesson notebook ``notebooks/NN-*.ipynb`` (discovered, so new lessons ar
 
 * Run > Run All Cells finishes with no cell raising, no cell left unexecuted and no
   "Error displaying widget";
-* in every ``.attnlab-explorer``, one key press on every slider changes the figure's PNG, the
+* in every ``.attnlab-explorer``, one key press on every slider changes the figure's pixels, the
   slider's readout, and (for at least one slider of the explorer) its ``.attnlab-readout``
   texts, while ``.attnlab-error`` stays empty and the kernel prints no traceback.
 
@@ -122,10 +122,10 @@ def check_explorer(lesson: OpenLesson, info: dict, artifacts_dir: Path) -> list[
 
 
 def structural_problems(info: dict) -> list[str]:
-    """Contract checks that need no interaction: a figure image and at least one slider."""
+    """Contract checks that need no interaction: a figure and at least one slider."""
     problems = []
-    if not info["hasImage"]:
-        problems.append("has no figure (.widget-image)")
+    if not info["hasFigure"]:
+        problems.append("has no figure (canvas.attnlab-figure or .widget-image)")
     if not info["sliders"]:
         problems.append("has no slider (.widget-slider)")
     return problems
@@ -150,10 +150,10 @@ def press_once(page: lab.LessonPage, index: int, slider: int, handle: int) -> tu
         problems.append(f"{key} did not move the slider")
     if marks["outcome"] == "timeout":
         problems.append(f"figure did not change within {lab.STEP_S} s of {key}")
-    elif marks["outcome"] == "unchanged" or after["src"] == before["src"]:
+    elif marks["outcome"] == "unchanged" or after["frame"] == before["frame"]:
         problems.append(f"figure did not change after {key} (the kernel had finished the update)")
     elif page.image_digest(index) == digest_before:
-        problems.append("figure src changed but its PNG bytes are identical")
+        problems.append("figure was redrawn but its pixels are identical")
     readout_before = before["sliders"][slider]["readout"]
     if readout_before is not None and after["sliders"][slider]["readout"] == readout_before:
         problems.append(f"slider readout stayed {readout_before!r} after {key}")

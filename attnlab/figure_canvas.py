@@ -1,0 +1,172 @@
+"""A ``<canvas>`` widget that shows RGBA frames, sending only the pixels that changed.
+
+This is how an explorer's figure reaches the browser. Each new frame is compared
+with the one the browser already has; the changed pixels are cut into a few
+rectangles (one per band of rows) and sent as raw RGBA in one binary message,
+which the page paints with ``putImageData``. Nothing is PNG-encoded in the kernel
+or decoded in the page, and a slider step that moves three bars sends the strip
+of pixels around those bars, not the whole figure.
+
+Why not ``ipywidgets.Image``: measured in JupyterLab on this kind of machine, an
+Image spends about 20 ms loading the new ``blob:`` URL and a few more decoding
+the PNG, on top of the kernel's encode, which alone put every explorer over the
+course's 50 ms slider-to-pixels bar (``benchmarks/latency.py`` prints the
+breakdown). The front end is a dozen lines of JavaScript (``figure_canvas.js``)
+served by anywidget from the kernel, so nothing is fetched from the network.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import anywidget
+import numpy as np
+import traitlets
+
+from attnlab._png import encode_png
+
+BAND_ROWS = 32
+
+
+def changed_rects(old: np.ndarray, new: np.ndarray, band: int = BAND_ROWS) -> list[tuple]:
+    """Rectangles covering every pixel that differs between two frames.
+
+    The frame is cut into bands of ``band`` rows; each band with a change gives
+    the smallest rectangle holding that band's changed pixels.
+
+    Parameters
+    ----------
+    old, new : ndarray of uint8, shape (height, width, 4)
+        Two RGBA frames of the same shape.
+    band : int
+        Rows per band: smaller bands fit the changes more tightly, in more rectangles.
+
+    Returns
+    -------
+    list of (x, y, width, height)
+        In pixels, top to bottom; empty when the frames are equal.
+
+    Examples
+    --------
+    >>> old = np.zeros((64, 10, 4), dtype=np.uint8)
+    >>> new = old.copy()
+    >>> new[3, 2:5] = 255; new[40, 7] = 255
+    >>> changed_rects(old, new)
+    [(2, 3, 3, 1), (7, 40, 1, 1)]
+    >>> changed_rects(old, old)
+    []
+    """
+    if old.shape != new.shape:
+        raise ValueError(f"old and new frames differ in shape: {old.shape} vs {new.shape}")
+    changed = _as_words(old) != _as_words(new)  # (height, width): one uint32 per pixel
+    rows_changed = changed.any(axis=1)  # (height,)
+    rects = []
+    for top in range(0, changed.shape[0], band):
+        if not rows_changed[top : top + band].any():
+            continue
+        block = changed[top : top + band]  # (<= band, width)
+        rows = np.flatnonzero(block.any(axis=1))
+        cols = np.flatnonzero(block.any(axis=0))
+        x, y = int(cols[0]), top + int(rows[0])
+        rects.append((x, y, int(cols[-1]) - x + 1, top + int(rows[-1]) - y + 1))
+    return rects
+
+
+def _as_words(rgba: np.ndarray) -> np.ndarray:
+    """View each RGBA pixel as one uint32 (a copy only if ``rgba`` is not contiguous)."""
+    return np.ascontiguousarray(rgba).view(np.uint32)[..., 0]  # (height, width)
+
+
+class FigureCanvas(anywidget.AnyWidget):
+    """A widget showing RGBA frames in a ``<canvas class="attnlab-figure">``.
+
+    Call :meth:`show` with each new frame; only what changed since the last one is sent.
+    Every view asks for the whole frame when it appears, so a figure displayed twice, or
+    re-rendered by JupyterLab, is never stale.
+
+    Attributes
+    ----------
+    pixels : ndarray of uint8, shape (height, width, 4), or None
+        The frame last shown (read-only), None before the first.
+    messages_sent : int
+        Binary frame messages sent so far (a frame with no changed pixel sends none).
+
+    Examples
+    --------
+    >>> canvas = FigureCanvas()
+    >>> frame = np.full((4, 6, 4), 255, dtype=np.uint8)
+    >>> canvas.show(frame)
+    >>> (canvas.width, canvas.height, canvas.messages_sent)
+    (6, 4, 1)
+    >>> frame[1, 2] = (0, 0, 0, 255)
+    >>> canvas.show(frame)
+    >>> canvas.messages_sent, canvas.pixels[1, 2].tolist()
+    (2, [0, 0, 0, 255])
+    >>> canvas.show(frame)  # nothing changed: nothing sent
+    >>> canvas.messages_sent
+    2
+    """
+
+    _esm = Path(__file__).with_name("figure_canvas.js")
+    width = traitlets.Int(0).tag(sync=True)
+    height = traitlets.Int(0).tag(sync=True)
+    alt = traitlets.Unicode("").tag(sync=True)
+    initial_png = traitlets.Bytes(b"").tag(sync=True)
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self._pixels: np.ndarray | None = None
+        self.messages_sent = 0
+        self.on_msg(self._on_view_message)
+
+    @property
+    def pixels(self) -> np.ndarray | None:
+        """The frame last shown, read-only."""
+        if self._pixels is None:
+            return None
+        view = self._pixels.view()
+        view.flags.writeable = False
+        return view
+
+    def show(self, rgba: np.ndarray) -> None:
+        """Show a new frame, sending the browser only the rectangles that changed.
+
+        Parameters
+        ----------
+        rgba : ndarray of uint8, shape (height, width, 4)
+            Straight (not premultiplied) RGBA, rows top to bottom, as Agg renders it.
+        """
+        rgba = np.asarray(rgba)
+        if rgba.dtype != np.uint8 or rgba.ndim != 3 or rgba.shape[2] != 4:
+            raise ValueError(
+                f"rgba must be uint8 with shape (height, width, 4); got {rgba.dtype} {rgba.shape}"
+            )
+        height, width = rgba.shape[:2]
+        if self._pixels is None or self._pixels.shape != rgba.shape:
+            self.width, self.height = width, height
+            rects = [(0, 0, width, height)]
+        else:
+            rects = changed_rects(self._pixels, rgba)
+        self._pixels = rgba.copy()
+        if rects:
+            self._send_tiles(rects)
+
+    def prepare_display(self) -> None:
+        """Store the current frame as PNG in the widget state, for views about to appear.
+
+        A new view paints this at once, before the kernel (perhaps still busy running the
+        next cells) answers its request for a fresh frame.
+        """
+        if self._pixels is not None:
+            self.initial_png = encode_png(self._pixels)
+
+    def _send_tiles(self, rects: list[tuple]) -> None:
+        tiles = [self._pixels[y : y + h, x : x + w] for x, y, w, h in rects]  # (h, w, 4) each
+        payload = b"".join(np.ascontiguousarray(tile).tobytes() for tile in tiles)
+        message = {"kind": "tiles", "width": int(self.width), "height": int(self.height)}
+        self.send({**message, "rects": [list(r) for r in rects]}, buffers=[payload])
+        self.messages_sent += 1
+
+    def _on_view_message(self, widget, content, buffers) -> None:
+        if content.get("kind") == "frame-please" and self._pixels is not None:
+            self._send_tiles([(0, 0, self._pixels.shape[1], self._pixels.shape[0])])
