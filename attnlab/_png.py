@@ -1,9 +1,11 @@
-"""A minimal, fast PNG encoder for the frames the explorers send to the browser.
+"""A minimal, fast PNG encoder for the first frame a figure canvas shows.
 
-Pillow's PNG writer tries every row filter to squeeze the file; for a live plot
-that is re-encoded on every slider step the time matters more than the bytes.
-Writing RGBA rows unfiltered and deflating at level 1 costs about half as much
-(measured in ``benchmarks/explorers.py``) and still shrinks a plot ~30×.
+Slider steps send raw pixels (see :mod:`attnlab.figure_canvas`); this encoder
+only packs the frame a new view paints before the kernel answers it. Pillow's
+PNG writer tries every row filter to squeeze the file; here time matters more
+than bytes: writing RGBA rows unfiltered and deflating at level 1 cost about
+half as much on this machine (3.2 ms against 6-7.5 ms for a 700×320 frame) and
+still shrinks a plot ~30×.
 """
 
 from __future__ import annotations
