@@ -3,8 +3,9 @@
 For each explorer (found automatically) every control is swept through its range
 from code, the way a slider drives it; each step runs the explorer's ``observe``
 handler (compute, draw the moving artists onto the kept background, find the
-pixels that changed and send them to the canvas widget). The same run then re-plots the figure from scratch
-(new figure, full draw, ``savefig`` PNG) for a sample of the same values.
+pixels that changed and send them to the canvas widget). The same run then
+re-plots the figure from scratch (new figure, full draw, ``savefig`` PNG) for a
+sample of the same values.
 
 Bar (COURSE.md): median update <= 10 ms and >= 8x faster than re-plotting.
 Run: ``./run.sh bench`` or ``python benchmarks/explorers.py``.
