@@ -47,7 +47,10 @@ WRONG = {
     "running max from 0": (running_max_from_zero, "start at 0"),
     "sum": (np.sum, "sum"),
     "no return": (lambda scores: None, "return"),
-    "a list": (lambda scores: [max(scores)], "shape"),
+    "a list": (lambda scores: [max(scores)], "one number, 2.5, but yours gave [2.5], a list"),
+    "an array": (lambda scores: np.array([max(scores)]), "an array of shape (1,)"),
+    "a string": (lambda scores: str(max(scores)), "one number"),
+    "half the largest": (lambda scores: max(scores) / 2, "should be 2.5, but yours gave 1.25"),
 }
 
 

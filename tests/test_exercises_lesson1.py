@@ -63,7 +63,7 @@ DOT_RIGHT = {
 }
 
 DOT_WRONG = {
-    "products not summed": (lambda q, k: q * k, "add the products up"),
+    "products not summed": (lambda q, k: q * k, "one number, -4, but yours gave the 3 products"),
     "sum of q plus sum of k": (lambda q, k: np.sum(q) + np.sum(k), "sum of all entries"),
     "product of sums": (lambda q, k: np.sum(q) * np.sum(k), "(sum of q) × (sum of k)"),
     "absolute values": (lambda q, k: np.sum(np.abs(q * k)), "absolute values"),
@@ -71,7 +71,8 @@ DOT_WRONG = {
     "scaled by sqrt(d)": (lambda q, k: np.sum(q * k) / math.sqrt(len(q)), "√d"),
     "q with itself": (lambda q, k: np.sum(q * q), "q · q"),
     "forgot return": (lambda q, k: None, "return"),
-    "off by one loop": (lambda q, k: sum(q[i] * k[i] for i in range(len(q) - 1)), "should be"),
+    "off by one loop": (lambda q, k: sum(q[i] * k[i] for i in range(len(q) - 1)),
+                        "should be -4, but yours gave -1. Check that you multiply q[d] by k[d]"),
 }
 
 
@@ -118,9 +119,9 @@ SCORES_RIGHT = {
 }
 
 SCORES_WRONG = {
-    "Q @ K (no transpose)": (lambda Q, K: Q @ K, "turn K on its side"),
+    "Q @ K (no transpose)": (lambda Q, K: Q @ K, "shape (2, 4), but yours raised ValueError"),
     "K^T @ Q": (lambda Q, K: K.T @ Q, "K.T has shape"),
-    "K @ Q.T (transposed result)": (lambda Q, K: K @ Q.T, "transpose"),
+    "K @ Q.T (transposed result)": (lambda Q, K: K @ Q.T, "shape (4, 2): you computed K Qᵀ"),
     "elementwise Q * K": (lambda Q, K: Q * K, "inner sizes"),
     "scaled by sqrt(d_k)": (lambda Q, K: Q @ K.T / math.sqrt(Q.shape[1]), "√d_k"),
     "scaled by d_k": (lambda Q, K: Q @ K.T / Q.shape[1], "divided by d_k"),
@@ -140,6 +141,20 @@ def test_score_matrix_rejects(answer, reason):
     feedback = ex.score_matrix.check(answer)
     assert feedback.outcome is Outcome.WRONG
     assert reason in feedback.message, feedback.message
+
+
+def test_score_matrix_names_expected_and_got_values_for_a_scaled_answer():
+    q, k = ex.score_matrix_cases()[0]
+    message = ex.score_matrix.check(lambda Q, K: Q @ K.T / 8).message
+    assert f"should be {ex._short(q @ k.T)}, but yours gave {ex._short(q @ k.T / 8)}" in message
+
+
+def test_score_matrix_shape_errors_do_not_print_the_input_arrays():
+    """A learner who forgot the transpose sees shapes and advice, not a wall of numbers."""
+    q, _ = ex.score_matrix_cases()[0]
+    message = ex.score_matrix.check(lambda Q, K: Q @ K).message
+    assert ex._short(q) not in message
+    assert "K.T has shape (8, 4)" in message
 
 
 def test_score_matrix_cases_are_not_square_at_first():
@@ -162,7 +177,8 @@ SHAPE_WRONG = {
     "shape of K": (lambda n_q, n_k, d_k: (n_k, d_k), "shape of K"),
     "d_k by d_k": (lambda n_q, n_k, d_k: (d_k, d_k), "Qᵀ K"),
     "keeps d_k": (lambda n_q, n_k, d_k: (n_q, n_k, d_k), "disappears"),
-    "a number": (lambda n_q, n_k, d_k: n_q * n_k, "tuple"),
+    "a number": (lambda n_q, n_k, d_k: n_q * n_k, "tuple of two sizes, (rows, columns), but "
+                 "yours gave 10, a single number"),
 }
 
 

@@ -33,20 +33,34 @@ def check_largest_score(answer) -> None:
         expected = float(np.max(row))
         what = f"largest_score({_short(row)})"
         number = _as_number(got)
-        if number is not None and not np.isclose(number, expected):
+        if number is None:
+            raise Wrong(
+                f"{what} should be one number, {expected:g}, but yours gave {_short(got)}"
+                f"{_what_kind(got)}. Return the largest score itself."
+            )
+        if not np.isclose(number, expected):
             _diagnose(number, row, what)
         expect_close(got, expected, what)
 
 
+def _what_kind(value) -> str:
+    """``", a list of 1 item"`` and the like: what a learner returned instead of a number."""
+    if isinstance(value, (list, tuple)):
+        items = "item" if len(value) == 1 else "items"
+        return f", a {type(value).__name__} of {len(value)} {items}"
+    if isinstance(value, np.ndarray) and value.ndim:
+        return f", an array of shape {value.shape}"
+    return ""
+
+
 def _as_number(value) -> float | None:
-    """``value`` as a finite float, or None when it is not a single finite number."""
-    if np.ndim(value) != 0:
+    """``value`` as a float, or None when it is not a single number."""
+    if np.ndim(value) != 0 or isinstance(value, (str, bytes)):
         return None
     try:
-        number = float(value)
+        return float(value)
     except (TypeError, ValueError):
         return None
-    return number if np.isfinite(number) else None
 
 
 def _diagnose(got: float, row: np.ndarray, what: str) -> None:
@@ -65,6 +79,7 @@ def _diagnose(got: float, row: np.ndarray, what: str) -> None:
         raise Wrong(f"{said}: that is the first score; look at all of them.")
     if np.isclose(got, float(np.sum(row))):
         raise Wrong(f"{said}: that is the sum of the scores.")
+    raise Wrong(f"{said}. Look at every score in the row and keep the largest one.")
 
 
 largest_score = Exercise(

@@ -91,8 +91,8 @@ def check_dot(answer) -> None:
 def _diagnose_dot(got, q, k, expected, what) -> None:
     if np.shape(got) == q.shape and np.allclose(np.asarray(got, dtype=float), q * k):
         raise Wrong(
-            f"{what} returned the {len(q)} products q[d]·k[d] — one per dimension — "
-            "but a score is one number: add the products up."
+            f"{what} should be one number, {expected:.4g}, but yours gave the {len(q)} products "
+            f"q[d]·k[d], {_short(np.asarray(got))}: add the products up."
         )
     number = _as_number(got)
     if number is None or math.isclose(number, expected, rel_tol=1e-6, abs_tol=1e-9):
@@ -113,6 +113,10 @@ def _diagnose_dot(got, q, k, expected, what) -> None:
     for value, reason in known:
         if math.isclose(number, float(value), rel_tol=1e-6, abs_tol=1e-9):
             raise Wrong(f"{said}: {reason}")
+    raise Wrong(
+        f"{said}. Check that you multiply q[d] by k[d] for every d, all {len(q)} of them, "
+        "and add up every product."
+    )
 
 
 dot = Exercise(
@@ -147,13 +151,17 @@ def check_score_matrix(answer) -> None:
     """Compare ``answer(Q, K)`` with ``Q Kᵀ`` on each case of :func:`score_matrix_cases`."""
     for q, k in score_matrix_cases():
         what = f"score_matrix(Q, K) for Q of shape {q.shape} and K of shape {k.shape}"
+        expected = raw_scores(q, k)  # (n_q, n_k)
         try:
             got = call(answer, q.copy(), k.copy())
         except Wrong as wrong:
-            if isinstance(wrong.__cause__, ValueError):
-                raise Wrong(f"{wrong}\n{_shape_advice(q, k)}") from wrong
+            cause = wrong.__cause__
+            if isinstance(cause, ValueError):  # shapes that do not fit together
+                raise Wrong(
+                    f"{what} should give an array of shape {expected.shape}, but yours raised "
+                    f"{type(cause).__name__}: {cause}\n{_shape_advice(q, k)}"
+                ) from wrong
             raise
-        expected = raw_scores(q, k)  # (n_q, n_k)
         _diagnose_score_matrix(got, q, k, expected, what)
         expect_close(got, expected, what)
 
@@ -185,7 +193,11 @@ def _diagnose_score_matrix(got, q, k, expected, what) -> None:
         if got.shape == value.shape and np.allclose(got, value):
             if value.shape == expected.shape and np.allclose(value, expected):
                 continue  # this "mistake" gives the right answer for this input
-            raise Wrong(f"{what}: {reason}")
+            if got.shape != expected.shape:
+                said = f"should have shape {expected.shape}, but yours has shape {got.shape}"
+            else:
+                said = f"should be {_short(expected)}, but yours gave {_short(got)}"
+            raise Wrong(f"{what} {said}: {reason}")
 
 
 score_matrix = Exercise(
@@ -231,7 +243,10 @@ def check_score_shape(answer) -> None:
         try:
             shape = tuple(int(size) for size in got)
         except (TypeError, ValueError) as exc:
-            raise Wrong(f"{what} should return a tuple like (rows, columns); got {got!r}.") from exc
+            raise Wrong(
+                f"{what} should return a tuple of two sizes, (rows, columns), but yours gave "
+                f"{got!r}{', a single number' if _as_number(got) is not None else ''}."
+            ) from exc
         if shape == expected:
             continue
         said = f"{what} should be {expected}, but yours gave {shape}"
