@@ -8,6 +8,11 @@ shutdown stalls for about 3 s in one run out of five with ipykernel 7 here, whic
 the comparison). The project's bar is a ratio of at most 1.5; this script prints the figures
 and asserts nothing.
 
+A third notebook per lesson holds only the lesson's own import lines (every top-level
+``import``/``from ... import`` of its code cells). Its time is the floor the lesson cannot go
+below without dropping a library, so the report shows how much of the lesson's cost is its
+imports and how much its content.
+
 Notebooks run from a temp copy of the lesson folder (so nothing is written into the repo),
 with the repo root on PYTHONPATH so ``import attnlab`` works, matplotlib on its default
 (inline) backend as in JupyterLab.
@@ -36,6 +41,7 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 LESSON_GLOB = "[0-9][0-9]-*.ipynb"
 BAR = 1.5
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
+IMPORT_LINE = re.compile(r"^(import|from)\s+\S+")
 
 
 @dataclass
@@ -45,6 +51,7 @@ class Timing:
     name: str
     lesson_s: float
     empty_s: float
+    imports_s: float
     error: str = ""
 
 
@@ -58,6 +65,28 @@ def empty_notebook() -> nbformat.NotebookNode:
     notebook = nbformat.v4.new_notebook()
     notebook.cells = [nbformat.v4.new_code_cell("")]
     notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3"}
+    return notebook
+
+
+def imports_notebook(lesson: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    """One code cell with every top-level import line of ``lesson``, in order, once each.
+
+    >>> nb = nbformat.v4.new_notebook()
+    >>> nb.cells = [nbformat.v4.new_code_cell("import numpy as np\\nx = 1\\n  import os"),
+    ...             nbformat.v4.new_code_cell("from math import pi\\nimport numpy as np")]
+    >>> print(imports_notebook(nb).cells[0].source)
+    import numpy as np
+    from math import pi
+    """
+    lines = []
+    for cell in lesson.cells:
+        if cell.cell_type != "code":
+            continue
+        for line in cell.source.splitlines():
+            if IMPORT_LINE.match(line) and line not in lines:
+                lines.append(line)
+    notebook = empty_notebook()
+    notebook.cells[0].source = "\n".join(lines)
     return notebook
 
 
@@ -79,16 +108,21 @@ def execute(notebook: nbformat.NotebookNode, cwd: Path, timeout: int) -> tuple[f
     return time.perf_counter() - start, error
 
 
-def time_pair(path: Path, cwd: Path, lesson_first: bool, timeout: int) -> Timing:
-    """Execute one lesson and one empty notebook, in the given order."""
+def time_trio(path: Path, cwd: Path, rotation: int, timeout: int) -> Timing:
+    """Execute a lesson, an empty notebook and the lesson's imports, in a rotating order."""
     lesson = nbformat.read(path, as_version=4)
-    if lesson_first:
-        lesson_s, error = execute(lesson, cwd, timeout)
-        empty_s, _ = execute(empty_notebook(), cwd, timeout)
-    else:
-        empty_s, _ = execute(empty_notebook(), cwd, timeout)
-        lesson_s, error = execute(lesson, cwd, timeout)
-    return Timing(path.name, lesson_s, empty_s, error)
+    runs = {"lesson": lesson, "empty": empty_notebook(), "imports": imports_notebook(lesson)}
+    order = list(runs)[rotation % 3 :] + list(runs)[: rotation % 3]
+    seconds, errors = {}, {}
+    for kind in order:
+        seconds[kind], errors[kind] = execute(runs[kind], cwd, timeout)
+    return Timing(
+        path.name,
+        seconds["lesson"],
+        seconds["empty"],
+        seconds["imports"],
+        errors["lesson"] or errors["imports"],
+    )
 
 
 def prepare_environment(workdir: Path) -> None:
@@ -110,18 +144,26 @@ def warm_up(cwd: Path, timeout: int) -> None:
 
 def report(timings: list[Timing]) -> None:
     """Per-notebook rows, the totals and the ratio against the bar."""
-    print(f"\n{'notebook':<40} {'lesson s':>9} {'empty s':>9} {'ratio':>7}")
+    print(f"\n{'notebook':<32} {'lesson s':>9} {'empty s':>9} {'ratio':>7} {'imports s':>10}")
     for t in timings:
         flag = f"  FAILED: {t.error}" if t.error else ""
         ratio = t.lesson_s / t.empty_s
-        print(f"{t.name:<40} {t.lesson_s:9.2f} {t.empty_s:9.2f} {ratio:7.2f}{flag}")
+        print(
+            f"{t.name:<32} {t.lesson_s:9.2f} {t.empty_s:9.2f} {ratio:7.2f} "
+            f"{t.imports_s:10.2f}{flag}"
+        )
     lessons = sum(t.lesson_s for t in timings)
     empties = sum(t.empty_s for t in timings)
+    imports = sum(t.imports_s for t in timings)
     ratio = lessons / empties
     verdict = f"within the {BAR}× bar" if ratio <= BAR else f"ABOVE the {BAR}× bar"
     print(f"\ncourse: {lessons:.2f} s for {len(timings)} notebook executions")
     print(f"empty:  {empties:.2f} s for {len(timings)} empty-notebook executions")
     print(f"ratio:  {ratio:.2f}× ({verdict})")
+    print(
+        f"floor:  {imports / empties:.2f}× for the lessons' import lines alone "
+        f"({imports:.2f} s); the lessons' content adds {lessons - imports:.2f} s"
+    )
     if any(t.error for t in timings):
         print("note: some notebooks raised; their times cover execution up to the error")
 
@@ -151,9 +193,10 @@ def main(argv: list[str] | None = None) -> int:
         timings = []
         for n in range(args.repeat * len(lessons)):
             path = cwd / lessons[n % len(lessons)].name
-            timing = time_pair(path, cwd, lesson_first=n % 2 == 0, timeout=args.timeout)
+            timing = time_trio(path, cwd, rotation=n, timeout=args.timeout)
             print(
-                f"  {timing.name}: {timing.lesson_s:.2f} s, empty {timing.empty_s:.2f} s",
+                f"  {timing.name}: {timing.lesson_s:.2f} s, empty {timing.empty_s:.2f} s, "
+                f"imports only {timing.imports_s:.2f} s",
                 flush=True,
             )
             timings.append(timing)
