@@ -80,6 +80,10 @@ VARIANCE_WRONG = {
     "scaled": (lambda q, k: np.var(np.sum(q * k, axis=1) / math.sqrt(q.shape[1])), "√d_k"),
     "mean of squares": (lambda q, k: np.mean(np.sum(q * k, axis=1) ** 2), "subtract the mean"),
     "returns d_k": (lambda q, k: q.shape[1], "d_k itself"),
+    "theory from measured variances": (lambda q, k: q.var() * k.var() * q.shape[1],
+                                       "theory's prediction"),
+    "sum of coordinate variances": (lambda q, k: np.var(q * k, axis=0).sum(),
+                                    "variances of the d_k coordinates"),
     "returns the dot products": (lambda q, k: np.sum(q * k, axis=1), "single number"),
     "forgot return": (lambda q, k: None, "return"),
 }
@@ -189,6 +193,10 @@ COLLAPSE_WRONG = {
     "nothing collapses": (lambda s, t: [], "should be [1, 2]"),
     "everything collapses": (lambda s, t: list(range(len(s))), "largest softmax weight"),
     "off by one": (lambda s, t: np.flatnonzero(attnlab.softmax(s).max(-1) > t) + 1, "should be"),
+    "np.where's tuple": (lambda s, t: np.where(attnlab.softmax(s).max(-1) > t),
+                         "np.where(mask)[0]"),
+    "one softmax for the whole matrix": (
+        lambda s, t: np.flatnonzero((np.exp(s) / np.exp(s).sum()).max(-1) > t), "whole matrix"),
 }
 
 
@@ -200,6 +208,15 @@ def test_collapse_accepts(answer):
 @pytest.mark.parametrize("answer, phrase", COLLAPSE_WRONG.values(), ids=COLLAPSE_WRONG.keys())
 def test_collapse_rejects(answer, phrase):
     assert_wrong(ex.collapsed_rows, answer, phrase)
+
+
+def test_collapse_reason_is_not_blamed_on_a_coincidence():
+    """Comparing the *smallest* weight gives [] on the lesson's rows, as plain normalisation
+    does there; a reason is named only when a mistake matches on every case."""
+    feedback = ex.collapsed_rows.check(lambda s, t: np.flatnonzero(attnlab.softmax(s).min(-1) > t))
+    assert feedback.outcome is Outcome.WRONG
+    assert "should be [1, 2], but yours gave []" in feedback.message
+    assert "It looks like" not in feedback.message
 
 
 def test_collapse_without_max_shift_still_passes():

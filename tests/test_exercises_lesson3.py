@@ -51,6 +51,7 @@ ROW_WRONG = {
     "exp over score sum": (lambda x: np.exp(x) / x.sum(), "sum of the raw scores"),
     "base 2": (lambda x: 2**x / (2**x).sum(), "should be"),
     "negated": (lambda x: attnlab.softmax(-x), "exp(-x)"),
+    "min-shifted, no exp": (lambda x: (x - x.min()) / (x - x.min()).sum(), "exponentiat"),
 }
 
 
@@ -108,6 +109,51 @@ def columns(scores):
     return e / e.sum(axis=0, keepdims=True)
 
 
+def row_shift_whole_sum(scores):
+    e = np.exp(scores - scores.max(axis=-1, keepdims=True))
+    return e / e.sum()  # forgot the axis of the sum only
+
+
+def column_max_shift(scores):
+    e = np.exp(scores - scores.max(axis=0, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def row_shift_column_sum(scores):
+    e = np.exp(scores - scores.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=0, keepdims=True)
+
+
+def shifted_numerator_only(scores):
+    return np.exp(scores - scores.max(axis=-1, keepdims=True)) / np.exp(scores).sum(
+        axis=-1, keepdims=True
+    )
+
+
+def min_shift_no_exp(scores):
+    z = scores - scores.min(axis=-1, keepdims=True)
+    return z / z.sum(axis=-1, keepdims=True)
+
+
+def max_shift_no_exp(scores):
+    z = scores - scores.max(axis=-1, keepdims=True)
+    return z / z.sum(axis=-1, keepdims=True)
+
+
+def base_two(scores):
+    e = 2.0 ** (scores - scores.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def mean_shift(scores):
+    e = np.exp(scores - scores.mean(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def naive_row_loop(scores):
+    return np.array([np.exp(row) / np.exp(row).sum() for row in scores])
+
+
 MATRIX_CORRECT = [
     L.solution_stable_softmax,
     stable_via_logsumexp,
@@ -122,6 +168,16 @@ MATRIX_WRONG = {
     "no keepdims": (no_keepdims, "keepdims=True"),
     "columns": (columns, "columns sum to 1"),
     "mutates input": (lambda s: np.exp(s - s.max(axis=-1, keepdims=True), out=s), "changed"),
+    "row shift, whole-matrix sum": (row_shift_whole_sum, "whole matrix"),
+    "column max shift": (column_max_shift, "each column's maximum"),
+    "row shift, column sums": (row_shift_column_sum, "columns sum to 1"),
+    "transposed": (lambda s: attnlab.softmax(s).T, "swapped"),
+    "shift in the numerator only": (shifted_numerator_only, "proportional to exp(x)"),
+    "min-shifted, no exp": (min_shift_no_exp, "never exponentiated"),
+    "max-shifted, no exp": (max_shift_no_exp, "never exponentiated"),
+    "base 2": (base_two, "another base"),
+    "mean shift": (mean_shift, "overflow"),
+    "naive row by row": (naive_row_loop, "overflow"),
 }
 
 
@@ -169,8 +225,14 @@ def temperature_shift_then_divide(x, T):
     return e / e.sum(axis=-1, keepdims=True)
 
 
+def temperature_power_of_weights(x, T):
+    w = attnlab.softmax(x) ** (1 / T)  # e^(x/T) up to a constant, and never above 1
+    return w / w.sum(axis=-1, keepdims=True)
+
+
 TEMPERATURE_CORRECT = [
     L.solution_softmax_with_temperature,
+    temperature_power_of_weights,
     temperature_logsoftmax,
     temperature_shift_then_divide,
     lambda x, T: attnlab.softmax(x, temperature=T),
@@ -182,6 +244,9 @@ TEMPERATURE_WRONG = {
     "ignores T": (lambda x, T: attnlab.softmax(x), "was ignored"),
     "no max shift": (lambda x, T: naive(x / T), "overflow"),
     "no exp": (lambda x, T: (x / T) / (x / T).sum(), "without exponentiating"),
+    "min-shifted, no exp": (lambda x, T: (x - x.min()) / T / ((x - x.min()) / T).sum(),
+                            "never exponentiated"),
+    "row sums not 1": (lambda x, T: np.exp(x / T - (x / T).max()), "rows sum to"),
 }
 
 

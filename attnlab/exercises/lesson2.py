@@ -27,7 +27,7 @@ import numpy as np
 
 import attnlab
 from attnlab.examples import COLLAPSE_FACTORS, COLLAPSE_ROW, WIDE_D_K
-from attnlab.exercises.core import Exercise, Wrong, _short, call
+from attnlab.exercises.core import Exercise, NotAttempted, Wrong, _short, call
 
 __all__ = [
     "dot_product_variance",
@@ -110,6 +110,12 @@ def _variance_mistakes(q, k) -> list[tuple[float | np.ndarray, str]]:
          "exactly 0; subtract the mean first (np.var does that for you)."),
         (float(d_k), "You returned d_k itself. The exercise is to *measure* the variance from "
          "the samples q and k, and see that it comes out close to d_k."),
+        (q.var() * k.var() * d_k, "That is the theory's prediction Var(q_i)·Var(k_i)·d_k "
+         "filled in with measured variances. Measure the variance of the n dot products "
+         "themselves: np.var(np.sum(q * k, axis=1))."),
+        (np.sum(np.var(q * k, axis=0)), "You added up the variances of the d_k coordinates "
+         "(Step 2 of the derivation). Measure the variance of the dot products themselves: "
+         "first the n sums np.sum(q * k, axis=1), then np.var of those."),
     ]
 
 
@@ -231,6 +237,12 @@ def collapse_cases() -> list[tuple[np.ndarray, float]]:
 
 def _indices(value, what: str) -> list[int]:
     """The learner's answer as a sorted list of row indices, or :class:`Wrong`."""
+    if isinstance(value, tuple) and len(value) == 1 and isinstance(value[0], np.ndarray):
+        raise Wrong(
+            f"{what} returned a tuple holding one array, {_short(value[0])}: that is what "
+            "np.where(mask) gives (one array per dimension). Return its first element, "
+            "np.where(mask)[0], or use np.flatnonzero(mask)."
+        )
     array = np.asarray(value)
     if array.dtype == bool:
         raise Wrong(
@@ -245,25 +257,51 @@ def _indices(value, what: str) -> list[int]:
     return sorted(int(i) for i in array)
 
 
-def _collapse_mistakes(scores, threshold):
-    with np.errstate(all="ignore"):
-        sums = scores / scores.sum(axis=-1, keepdims=True)  # plain normalisation
+def _collapse_mistakes():
+    """(known mistake, what to say about it); each mistake maps (scores, threshold) to rows."""
+    def plain(s):
+        with np.errstate(all="ignore"):
+            return s / s.sum(axis=-1, keepdims=True)  # plain normalisation
+
+    def over_everything(s):
+        return attnlab.softmax(s.reshape(-1)).reshape(s.shape)  # one softmax for the matrix
+
     return [
-        (np.flatnonzero(scores.max(axis=-1) > threshold), "It looks like you compared the "
+        (lambda s, t: np.flatnonzero(s.max(axis=-1) > t), "It looks like you compared the "
          "scores themselves with the threshold. Turn each row into softmax weights first."),
-        (np.flatnonzero(attnlab.softmax(scores, axis=0).max(axis=-1) > threshold),
+        (lambda s, t: np.flatnonzero(attnlab.softmax(s, axis=0).max(axis=-1) > t),
          "It looks like the softmax ran down the columns (axis=0). Each row is one query's "
          "distribution: use axis=-1."),
-        (np.flatnonzero(sums.max(axis=-1) > threshold), "It looks like you divided the scores "
-         "by their sum instead of using softmax."),
-        (np.flatnonzero(attnlab.softmax(scores, axis=-1).max(axis=-1) < threshold),
+        (lambda s, t: np.flatnonzero(over_everything(s).max(axis=-1) > t),
+         "It looks like one softmax ran over the whole matrix, so the weights of all rows "
+         "together sum to 1. Each row is one query's distribution: use axis=-1."),
+        (lambda s, t: np.flatnonzero(plain(s).max(axis=-1) > t), "It looks like you divided "
+         "the scores by their sum instead of using softmax."),
+        (lambda s, t: np.flatnonzero(attnlab.softmax(s, axis=-1).max(axis=-1) < t),
          "Those are the rows that did *not* collapse; flip the comparison."),
     ]
 
 
+def _answers_on_every_case(answer, cases) -> list[list[int] | None]:
+    """The learner's rows for every case (None where the answer fails there)."""
+    answers = []
+    for scores, threshold in cases:
+        try:
+            with np.errstate(all="ignore"):
+                answers.append(_indices(call(answer, scores, threshold), "answer"))
+        except (Wrong, NotAttempted):
+            answers.append(None)
+    return answers
+
+
 def check_collapsed_rows(answer) -> None:
-    """Compare ``answer(scores, threshold)`` with the rows whose softmax max exceeds it."""
-    for scores, threshold in collapse_cases():
+    """Compare ``answer(scores, threshold)`` with the rows whose softmax max exceeds it.
+
+    A known mistake is named only when it gives the learner's answer on *every* case,
+    so a coincidence on one case never blames the wrong cause.
+    """
+    cases = collapse_cases()
+    for scores, threshold in cases:
         what = f"collapsed_rows(scores of shape {scores.shape}, threshold={threshold})"
         with np.errstate(all="ignore"):
             got = _indices(call(answer, scores, threshold), what)
@@ -271,8 +309,10 @@ def check_collapsed_rows(answer) -> None:
         if got == expected:
             continue
         largest = attnlab.softmax(scores, axis=-1).max(axis=-1)  # (n_rows,)
-        reason = next((text for wrong, text in _collapse_mistakes(scores, threshold)
-                       if got == wrong.tolist()), "")
+        answers = _answers_on_every_case(answer, cases)
+        reason = next((text for wrong, text in _collapse_mistakes()
+                       if answers == [sorted(int(i) for i in wrong(s, t)) for s, t in cases]),
+                      "")
         raise Wrong(
             f"{what} should be {expected}, but yours gave {got}. The largest softmax weight "
             f"of each row is {_short(largest.round(4))}. {reason}".rstrip()

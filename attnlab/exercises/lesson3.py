@@ -4,8 +4,12 @@ Each exercise is an :class:`~attnlab.exercises.core.Exercise`; call
 ``softmax_row.check(my_function)`` in the notebook. The checkers compare with
 :func:`attnlab.softmax` and recognise the usual mistakes (dividing by the sum
 without ``exp``, normalising over the whole matrix, forgetting the max shift,
-multiplying by ``T``). numpy warnings raised by the learner's code are caught
-and reported in the reason, never shown as a wall of ``RuntimeWarning``.
+multiplying by ``T``). When no known formula matches, :func:`_diagnosis` names the
+mistake from the answer's properties instead: what it sums to 1 over, negative
+weights, weights that are a straight line in the scores (no ``exp``), or weights
+proportional to ``exp(c·x)`` with the wrong normaliser or ``c``. numpy warnings
+raised by the learner's code are caught and reported in the reason, never shown
+as a wall of ``RuntimeWarning``.
 
 Examples
 --------
@@ -15,6 +19,11 @@ True
 'WRONG'
 >>> temperature.check(None).outcome.name
 'NOT_ATTEMPTED'
+>>> def no_exp(x):
+...     z = x - x.min(axis=-1, keepdims=True)
+...     return z / z.sum(axis=-1, keepdims=True)
+>>> "never exponentiated" in stable_softmax.check(no_exp).message
+True
 """
 
 from __future__ import annotations
@@ -134,19 +143,82 @@ def _expect(got, expected, what, mistakes=(), messages=(), exponents=None):
         problem = f"should be {_show(expected)}, but yours gave {_show(values)}."
     else:
         return values
-    raise Wrong(f"{what} {problem} {_likely_cause(values, mistakes, messages, exponents)}".rstrip())
+    cause = _likely_cause(values, expected, mistakes, messages, exponents)
+    raise Wrong(f"{what} {problem} {cause}".rstrip())
 
 
-def _likely_cause(values, mistakes, messages, exponents) -> str:
+def _likely_cause(values, expected, mistakes, messages, exponents) -> str:
     largest = float(np.max(exponents)) if exponents is not None else 0.0
     if any("overflow" in message for message in messages):
         return _overflow_note(messages, largest)
     if exponents is not None and largest > _EXP_LIMIT:
         mistakes = [(_quietly(_naive, exponents), _overflow_note(messages, largest)), *mistakes]
     cause = _recognised(values, mistakes)
+    if not cause and exponents is not None:
+        cause = _diagnosis(values, expected, np.asarray(exponents, dtype=float))
     if not cause and messages:
         cause = f"numpy warned: {'; '.join(messages)}."
     return cause
+
+
+def _fits_line(x, y, tol=1e-9) -> tuple[bool, float]:
+    """Whether ``y == slope * x + intercept`` for one row (to rounding), and the slope."""
+    if np.ptp(x) == 0:
+        return bool(np.ptp(y) <= tol), 0.0
+    slope, intercept = np.polyfit(x, y, 1)
+    return bool(np.max(np.abs(slope * x + intercept - y)) <= tol * (1 + np.max(np.abs(y)))), slope
+
+
+def _diagnosis(values, expected, exponents) -> str:
+    """Name a mistake from the *properties* of a wrong answer, whatever code produced it.
+
+    ``values`` has the right shape and is finite but differs from ``expected``;
+    ``exponents`` are the numbers softmax should exponentiate (``x`` or ``x / T``).
+    Looks at, in order: a transposed result, what the answer sums to 1 over, negative
+    weights, weights that are a straight line in the scores (no ``exp``), and weights
+    proportional to ``exp(c x)`` row by row (wrong normaliser, or a base other than e).
+    """
+    if values.shape != exponents.shape:
+        return ""
+    rows = values.reshape(-1, values.shape[-1])  # (n_rows, n)
+    z = exponents.reshape(rows.shape)  # (n_rows, n)
+    if (values.ndim == 2 and values.shape[0] == values.shape[1] > 1
+            and np.allclose(values.T, expected, rtol=1e-6, atol=1e-9)):
+        return ("Your rows and columns are swapped: the weights for query i should be row i, "
+                "not column i. Normalise along axis=-1 and do not transpose.")
+    row_sums = rows.sum(axis=-1)  # (n_rows,)
+    rows_sum_to_one = bool(np.allclose(row_sums, 1.0, rtol=1e-6, atol=1e-9))
+    if not rows_sum_to_one and rows.shape[0] > 1 and np.isclose(values.sum(), 1.0):
+        return ("Your weights sum to 1 over the whole matrix, not along each row: each sum "
+                "needs axis=-1 and keepdims=True.")
+    if not rows_sum_to_one and values.ndim == 2 and np.allclose(values.sum(axis=0), 1.0):
+        return ("Your columns sum to 1, not your rows: every sum (and max) should run along "
+                "the last axis, axis=-1, with keepdims=True.")
+    if np.any(values < 0):
+        return ("Some of your weights are negative. Softmax weights never are: exponentiate "
+                "the scores before you divide (exp of any number is positive).")
+    # Only rows with three or more distinct scores say anything: through two points any
+    # function is a straight line.
+    telling = [(zr, vr) for zr, vr in zip(z, rows, strict=True) if np.unique(zr).size >= 3]
+    lines = [_fits_line(zr, vr) for zr, vr in telling]
+    if lines and all(fits for fits, _ in lines):
+        return ("Your weights are a straight-line function of the scores — shifted and divided, "
+                "but never exponentiated. Apply np.exp to the (shifted) scores, then divide by "
+                "the sum of the exponentials.")
+    if np.all(values > 0):
+        logs = [_fits_line(zr, np.log(vr)) for zr, vr in telling]
+        if logs and all(fits for fits, _ in logs):
+            slopes = np.array([slope for _, slope in logs])
+            if np.allclose(slopes, 1.0, rtol=1e-6):
+                return (f"Your weights are proportional to exp(x) within each row — good — but "
+                        f"the rows sum to {_show(row_sums)}, not 1. Divide each row by the sum "
+                        "of its own exponentials, computed from the same shifted scores: "
+                        "e.sum(axis=-1, keepdims=True).")
+            if np.allclose(slopes, slopes[0], rtol=1e-6):
+                return (f"Your weights grow like exp({slopes[0]:.4g}·x) instead of exp(x): "
+                        f"did you use another base (2**x grows like exp({np.log(2):.4g}·x)) or "
+                        "rescale the scores? Use np.exp on the scores themselves.")
+    return ""
 
 
 # ---------------------------------------------------------------- the usual mistakes
@@ -173,6 +245,11 @@ def _whole_array(x):
 
 def _global_sum_normalised(x):
     return x / np.sum(x)
+
+
+def _column_max_shift(x):
+    e = np.exp(x - np.max(x, axis=0, keepdims=True))  # a different shift in every column
+    return e / np.sum(e, axis=-1, keepdims=True)
 
 
 def _global_max_shift(x):
@@ -239,6 +316,12 @@ def _matrix_mistakes(x):
         (
             _quietly(_global_sum_normalised, x),
             "You divided by the sum of all scores, without exp and over the whole matrix.",
+        ),
+        (
+            _quietly(_column_max_shift, x),
+            "You subtracted each column's maximum (axis=0). A shift cancels only when the "
+            "whole row moves by the same amount: subtract each row's maximum, "
+            "scores.max(axis=-1, keepdims=True).",
         ),
         (
             _quietly(_global_max_shift, x),
