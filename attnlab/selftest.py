@@ -1,10 +1,13 @@
 """Lesson 0's helpers: a widget round-trip test, an environment report and the course map.
 
-:func:`widget_selftest` shows a slider. If widgets are live, the learner sees
-"Widgets are working" and, after dragging the slider, a line written **by the
-kernel** ("the kernel received 7 — the round trip works"), which proves both
-directions of the widget connection. If widgets are not live, front ends show
-the plain-text fallback instead, which says so and lists what to do.
+:func:`widget_selftest` shows a slider and a small figure canvas (the kind of
+widget every explorer draws its figure in). If widgets are live, the learner
+sees "Widgets are working" and, after dragging the slider, a line written **by
+the kernel** ("the kernel received 7 — the round trip works") and a bar, drawn
+by the kernel, that grows with the slider; together they prove both directions
+of the widget connection and that explorer figures can appear. If widgets are
+not live, front ends show the plain-text fallback instead, which says so and
+lists what to do.
 
 :func:`environment_report` lists the versions that matter for the course.
 
@@ -21,6 +24,9 @@ from dataclasses import dataclass
 from importlib import metadata
 
 import ipywidgets as widgets
+import numpy as np
+
+from attnlab.figure_canvas import FigureCanvas
 
 #: What front ends without live widgets show instead of the self-test.
 NOT_LIVE_TEXT = """\
@@ -44,8 +50,14 @@ without widgets; `exercise.hint()` and `exercise.solution()` replace the hint bu
 
 LIVE_HEADLINE = (
     "<b>✓ Widgets are working</b> — this front end can show the course's sliders. "
-    "Now drag the slider to test the round trip to the kernel."
+    "Now drag the slider to test the round trip to the kernel: the line under it should "
+    "answer, and the green bar (drawn by the kernel, the way explorer figures are) should "
+    "grow. If a box says <i>Error displaying widget</i> instead of the bar, the course's "
+    "figure canvas is missing from JupyterLab: run <code>pip install -r requirements.txt</code> "
+    "in JupyterLab's environment, restart JupyterLab and reload the page."
 )
+BAR_SIZE = (24, 300)  # (height, width) in pixels
+BAR_GREEN = (19, 94, 30, 255)
 WAITING_TEXT = (
     "Waiting for you to drag the slider… (if dragging does not change this line, the kernel is "
     "not connected: use Kernel &gt; Restart Kernel and Run All Cells)."
@@ -72,6 +84,8 @@ class WidgetSelfTest:
         Drag it (or set ``slider.value`` from code).
     reply : ipywidgets.HTML
         Written by the kernel on every slider change.
+    bar : attnlab.figure_canvas.FigureCanvas
+        A bar the kernel redraws on every slider change, filled in proportion to the value.
     widget : ipywidgets.VBox
         Everything, with class ``attnlab-selftest``.
     received : list of int
@@ -83,6 +97,8 @@ class WidgetSelfTest:
     >>> test.slider.value = 7               # what dragging the slider does
     >>> test.received, round_trip_message(7) in test.reply.value
     ([7], True)
+    >>> int((test.bar.pixels[12, :, 0] == BAR_GREEN[0]).sum())  # 7/10 of 300 pixels
+    210
     >>> "Widgets are NOT live here" in test._repr_mimebundle_()["text/plain"]
     True
     """
@@ -95,8 +111,10 @@ class WidgetSelfTest:
             continuous_update=True, style={"description_width": "initial"},
         )
         self.reply = widgets.HTML(WAITING_TEXT).add_class("attnlab-selftest-reply")
+        self.bar = FigureCanvas(alt="a bar that grows with the slider")
+        self.bar.show(bar_pixels(0, self.slider.max))
         self.slider.observe(self._on_change, names="value")
-        self.widget = widgets.VBox([headline, self.slider, self.reply])
+        self.widget = widgets.VBox([headline, self.slider, self.reply, self.bar])
         self.widget.add_class("attnlab-selftest")
         self.widget.layout = widgets.Layout(
             border="2px solid #135e1e", padding="6px 12px", max_width="720px"
@@ -106,11 +124,33 @@ class WidgetSelfTest:
         value = int(change["new"])
         self.received.append(value)
         self.reply.value = f"<b style='color:#135e1e'>{html.escape(round_trip_message(value))}</b>"
+        self.bar.show(bar_pixels(value, self.slider.max))
 
     def _repr_mimebundle_(self, **kwargs):
+        self.bar.prepare_display()
         bundle = self.widget._repr_mimebundle_(**kwargs)
         bundle["text/plain"] = NOT_LIVE_TEXT
         return bundle
+
+
+def bar_pixels(value: int, maximum: int) -> np.ndarray:
+    """RGBA pixels of the self-test bar: green for ``value / maximum`` of the width, grey after.
+
+    Returns
+    -------
+    ndarray of uint8, shape (24, 300, 4)
+
+    Examples
+    --------
+    >>> bar = bar_pixels(5, 10)
+    >>> bar.shape, bar[0, 0].tolist(), bar[0, -1].tolist()
+    ((24, 300, 4), [19, 94, 30, 255], [221, 221, 221, 255])
+    """
+    height, width = BAR_SIZE
+    pixels = np.full((height, width, 4), 221, dtype=np.uint8)  # (24, 300, 4) light grey
+    pixels[..., 3] = 255
+    pixels[:, : round(width * value / maximum)] = BAR_GREEN
+    return pixels
 
 
 def widget_selftest() -> WidgetSelfTest:
@@ -136,6 +176,7 @@ MINIMUM_VERSIONS = {
     "numpy": (1, 26),
     "matplotlib": (3, 8),
     "ipywidgets": (8, 1),
+    "anywidget": (0, 9),
     "attnlab": (0, 1),
 }
 
@@ -147,8 +188,8 @@ class EnvironmentReport:
     Attributes
     ----------
     versions : dict of str to str
-        ``"python"``, ``"numpy"``, ``"matplotlib"``, ``"ipywidgets"``, ``"attnlab"``
-        (and ``"jupyterlab_widgets"``), each a version string or ``"not installed"``.
+        ``"python"``, ``"numpy"``, ``"matplotlib"``, ``"ipywidgets"``, ``"anywidget"``,
+        ``"attnlab"`` (and ``"jupyterlab_widgets"``), each a version string or ``"not installed"``.
     executable : str
         The Python running this kernel (tells which environment it is).
     problems : tuple of str
@@ -207,12 +248,13 @@ def environment_report() -> EnvironmentReport:
     --------
     >>> report = environment_report()
     >>> list(report.versions)[:5]
-    ['python', 'numpy', 'matplotlib', 'ipywidgets', 'attnlab']
+    ['python', 'numpy', 'matplotlib', 'ipywidgets', 'anywidget']
     >>> report.versions["python"] == platform.python_version()
     True
     """
     versions = {"python": platform.python_version()}
-    for package in ("numpy", "matplotlib", "ipywidgets", "attnlab", "jupyterlab_widgets"):
+    packages = ("numpy", "matplotlib", "ipywidgets", "anywidget", "attnlab", "jupyterlab_widgets")
+    for package in packages:
         versions[package] = installed_version(package)
     problems = tuple(
         problem

@@ -59,6 +59,19 @@ def test_round_trip_driven_from_code():
         assert f"received {value} —" in test.reply.value
         assert "the round trip works" in test.reply.value
     assert test.received == [7, 3, 10]
+    green = test.bar.pixels[:, :, 1] == selftest.BAR_GREEN[1]  # (24, 300)
+    assert green.all(axis=0).sum() == 300, "at the slider's max the bar is full"
+
+
+def test_bar_follows_the_slider_and_reaches_the_page_as_changed_pixels():
+    test = widget_selftest()
+    sent = test.bar.messages_sent
+    test.slider.value = 4
+    assert test.bar.messages_sent == sent + 1
+    assert (test.bar.pixels[:, :, 1] == selftest.BAR_GREEN[1]).all(axis=0).sum() == 120
+    bundle = test._repr_mimebundle_()
+    assert test.bar.initial_png[:4] == b"\x89PNG"  # what a new view paints at once
+    assert "application/vnd.jupyter.widget-view+json" in bundle
 
 
 def test_round_trip_message():
@@ -67,7 +80,9 @@ def test_round_trip_message():
 
 def test_environment_report_lists_the_versions():
     report = environment_report()
-    assert list(report.versions)[:5] == ["python", "numpy", "matplotlib", "ipywidgets", "attnlab"]
+    assert list(report.versions)[:6] == [
+        "python", "numpy", "matplotlib", "ipywidgets", "anywidget", "attnlab"
+    ]
     assert report.versions["numpy"] == numpy.__version__
     assert report.versions["matplotlib"] == matplotlib.__version__
     assert report.versions["ipywidgets"] == widgets.__version__
