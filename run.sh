@@ -30,6 +30,9 @@ lab_options=(--LabApp.news_url=None --LabApp.check_for_updates_class=jupyterlab.
 case "${1:-}" in
     lab)
         ensure_env requirements.txt
+        # The course's server settings (attnlab/kernel_websocket.py); an editable install
+        # does not copy them into the environment, so point Jupyter at them here.
+        export JUPYTER_CONFIG_PATH="$PWD/jupyter-config${JUPYTER_CONFIG_PATH:+:$JUPYTER_CONFIG_PATH}"
         exec "$VENV/bin/jupyter" lab --ServerApp.root_dir=notebooks "${lab_options[@]}" \
             00-start-here.ipynb
         ;;

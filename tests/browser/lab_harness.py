@@ -212,6 +212,9 @@ class LabServer:
         env.pop("JUPYTERLAB_WORKSPACES_DIR", None)
         python_path = [str(REPO_ROOT), env.get("PYTHONPATH", "")]
         env["PYTHONPATH"] = os.pathsep.join(p for p in python_path if p)
+        # The course's server settings, as ./run.sh lab applies them (kernel websockets
+        # without Nagle's delay: attnlab/kernel_websocket.py).
+        env["JUPYTER_CONFIG_PATH"] = str(REPO_ROOT / "jupyter-config")
         _write_lab_settings(Path(env["JUPYTER_CONFIG_DIR"]))
         return env
 
