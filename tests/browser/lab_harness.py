@@ -449,15 +449,14 @@ class LessonPage:
         return self._widget_status_texts(WIDGET_ERROR_TEXT)
 
     def _widget_status_texts(self, prefix: str) -> list[str]:
-        """Texts of output-area leaf elements that start with ``prefix``.
+        """Texts of widget outputs whose whole content is a status starting with ``prefix``.
 
         The widget manager writes its status ("Loading widget...", "Error displaying
-        widget...") as the whole text of an output's node; prose that merely mentions those
-        words (a markdown cell, a hidden text/plain fallback) is not a widget status.
+        widget...") as the only text of the output's own node; prose that merely mentions
+        those words (a markdown cell, an explanation inside a widget) is not a status.
         """
         return self.js(
-            """prefix => [...document.querySelectorAll('.jp-OutputArea-output, '
-                + '.jp-OutputArea-output *')]
+            """prefix => [...document.querySelectorAll('.jp-OutputArea-output')]
                 .filter(el => el.childElementCount === 0
                     && el.textContent.trim().startsWith(prefix))
                 .map(el => el.textContent.trim())""",
