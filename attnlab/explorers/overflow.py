@@ -35,6 +35,8 @@ DTYPES = (np.float16, np.float32, np.float64)
 DTYPE_COLOURS = (PALETTE["orange"], PALETTE["green"], PALETTE["blue"])
 NAN_COLOUR = PALETTE["vermillion"]
 NAN_FILL = "#fbe3d6"
+# Sparse hatching: Agg draws hatch lines one by one, and "xxx" made a frame twice as slow.
+NAN_HATCH = "//"
 ROWS = {
     "[1, 0.5, 2.5, -0.1]": SCORE_ROW,
     "[2, 1, 1]": COLLAPSE_ROW,
@@ -204,7 +206,7 @@ class OverflowExplorer(Explorer):
         stable_ax.tick_params(labelleft=False)
         naive_ax.set_ylabel("weight")
         handles = [Patch(color=colour) for colour in DTYPE_COLOURS]
-        handles.append(Patch(facecolor=NAN_FILL, edgecolor=NAN_COLOUR, hatch="xxx"))
+        handles.append(Patch(facecolor=NAN_FILL, edgecolor=NAN_COLOUR, hatch=NAN_HATCH))
         labels = [*(np.dtype(d).name for d in DTYPES), "NaN (overflow)"]
         figure.legend(
             handles, labels, loc="outside lower center", ncols=4, fontsize=8, frameon=False
@@ -247,7 +249,7 @@ class OverflowExplorer(Explorer):
         """
         values = PolyCollection([], facecolors=[], edgecolors="none")
         nan = PolyCollection(
-            [], facecolors=NAN_FILL, edgecolors=NAN_COLOUR, hatch="xxx", linewidths=0.8
+            [], facecolors=NAN_FILL, edgecolors=NAN_COLOUR, hatch=NAN_HATCH, linewidths=0.8
         )
         ax.add_collection(values)
         ax.add_collection(nan)
