@@ -89,3 +89,14 @@ def test_replot_matches_the_live_frame_size(explorer):
 def test_base_class_is_abstract():
     with pytest.raises(NotImplementedError):
         Explorer()
+
+
+def test_controls_do_not_echo_their_moves_back(explorer, monkeypatch):
+    """A browser move of any control gets no echo_update: the pixels are the first answer."""
+    for name, control in explorer.controls.items():
+        sent = []
+        monkeypatch.setattr(control, "_send", lambda msg, buffers=None, sent=sent: sent.append(msg))
+        values = control_values(control)
+        state = {"index": 1} if control.has_trait("index") else {"value": values[-1]}
+        control.set_state(state)
+        assert not [m for m in sent if m.get("method") == "echo_update"], name

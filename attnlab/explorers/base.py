@@ -74,6 +74,7 @@ class Explorer:
         self.state = None
         self._holding = False
         for control in self.controls.values():
+            without_echo(control)
             control.observe(self._on_change, names="value")
         self.widget = self.layout()
         self.widget.add_class("attnlab-explorer")
@@ -180,6 +181,29 @@ class Explorer:
         bundle = self.widget._repr_mimebundle_(**kwargs)
         bundle["text/plain"] = FALLBACK_TEXT
         return bundle
+
+
+def without_echo(control: widgets.Widget) -> None:
+    """Stop ipywidgets from echoing this control's moves back to the browser.
+
+    ipywidgets 8 answers every change the browser sends with an ``echo_update`` message,
+    sent *before* the explorer's own update, so the browser re-renders the slider before the
+    new pixels can arrive; on this machine that cost 8-15 ms of each slider step
+    (``benchmarks/latency.py``). The echo keeps several browser windows open on one kernel in
+    step; without it a second window shows the new figure but not the moved slider. Only
+    this control changes: traitlets reads ``_<trait>_metadata`` on the instance first.
+
+    Examples
+    --------
+    >>> slider = widgets.FloatSlider()
+    >>> without_echo(slider)
+    >>> slider.trait_metadata("value", "echo_update", True), widgets.FloatSlider().trait_metadata(
+    ...     "value", "echo_update", True)
+    (False, True)
+    """
+    for name in ("value", "index"):
+        if control.has_trait(name):
+            setattr(control, f"_{name}_metadata", {"echo_update": False})
 
 
 def format_error(exc: BaseException) -> str:
