@@ -19,7 +19,9 @@ from __future__ import annotations
 import copy
 import importlib
 import pkgutil
+from pathlib import Path
 
+import answer_tables
 import pytest
 
 import attnlab.exercises
@@ -51,6 +53,15 @@ def crashes(*args, **kwargs):
 def test_every_lesson_with_exercises_is_found():
     lessons = {e.title.split()[1].split(".")[0] for e in EXERCISES if e.title.startswith("Ex")}
     assert len(EXERCISES) >= 10 and {"1", "2", "3"} <= lessons, [e.title for e in EXERCISES]
+
+
+@by_title
+def test_each_check_is_tested_on_enough_right_and_wrong_answers(exercise):
+    """At least 2 different correct answers accepted and 3 known-wrong ones rejected."""
+    for path in sorted(Path(__file__).parent.glob("test_exercises_lesson*.py")):
+        importlib.import_module(path.stem)  # fills answer_tables.COUNTS
+    counts = answer_tables.COUNTS.get(exercise.title, {"right": 0, "wrong": 0})
+    assert counts["right"] >= 2 and counts["wrong"] >= 3, counts
 
 
 @by_title

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from answer_tables import assert_right, assert_wrong, right, wrong
 
 from attnlab.exercises import Outcome, lesson0
 
@@ -44,17 +45,14 @@ WRONG = {
 }
 
 
-@pytest.mark.parametrize("answer", RIGHT.values(), ids=RIGHT.keys())
-def test_accepts(answer):
-    feedback = lesson0.largest_score.check(answer)
-    assert feedback.outcome is Outcome.CORRECT, feedback.message
+@pytest.mark.parametrize("exercise, answer", right((lesson0.largest_score, RIGHT)))
+def test_accepts(exercise, answer):
+    assert_right(exercise, answer)
 
 
-@pytest.mark.parametrize("answer,reason", WRONG.values(), ids=WRONG.keys())
-def test_rejects(answer, reason):
-    feedback = lesson0.largest_score.check(answer)
-    assert feedback.outcome is Outcome.WRONG
-    assert reason in feedback.message, feedback.message
+@pytest.mark.parametrize("exercise, answer, reason", wrong((lesson0.largest_score, WRONG)))
+def test_rejects(exercise, answer, reason):
+    assert_wrong(exercise, answer, reason)
 
 
 def test_hints_and_solution():

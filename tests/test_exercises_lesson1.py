@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 import pytest
+from answer_tables import assert_right, assert_wrong, right, wrong
 
 from attnlab.exercises import Outcome
 from attnlab.exercises import lesson1 as ex
@@ -36,30 +37,19 @@ DOT_WRONG = {
     "scaled by sqrt(d)": (lambda q, k: np.sum(q * k) / math.sqrt(len(q)), "√d"),
     "q with itself": (lambda q, k: np.sum(q * q), "q · q"),
     "forgot return": (lambda q, k: None, "return"),
-    "off by one loop": (lambda q, k: sum(q[i] * k[i] for i in range(len(q) - 1)),
-                        "should be -4, but yours gave -1. Check that you multiply q[d] by k[d]"),
+    "off by one loop": (
+        lambda q, k: sum(q[i] * k[i] for i in range(len(q) - 1)),
+        "should be -4, but yours gave -1. Check that you multiply q[d] by k[d]",
+    ),
 }
-
-
-@pytest.mark.parametrize("answer", DOT_RIGHT.values(), ids=DOT_RIGHT.keys())
-def test_dot_accepts(answer):
-    feedback = ex.dot.check(answer)
-    assert feedback.outcome is Outcome.CORRECT, feedback.message
-
-
-@pytest.mark.parametrize("answer,reason", DOT_WRONG.values(), ids=DOT_WRONG.keys())
-def test_dot_rejects(answer, reason):
-    feedback = ex.dot.check(answer)
-    assert feedback.outcome is Outcome.WRONG
-    assert reason in feedback.message
 
 
 def test_dot_check_inputs_tell_the_mistakes_apart():
     """On the first pair, the right answer and each known mistake all give different numbers."""
     q, k = ex.dot_check_pairs()[0]
     values = [float(q @ k)]
-    for wrong, _ in DOT_WRONG.values():
-        got = wrong(q, k)
+    for mistake, _ in DOT_WRONG.values():
+        got = mistake(q, k)
         if got is not None and np.ndim(got) == 0:
             values.append(float(got))
     assert len(values) == len(set(np.round(values, 9))) >= 7
@@ -78,8 +68,9 @@ SCORES_RIGHT = {
     "Q @ K.T": lambda Q, K: Q @ K.T,
     "np.matmul transpose": lambda Q, K: np.matmul(Q, np.transpose(K)),
     "einsum": lambda Q, K: np.einsum("id,jd->ij", Q, K),
-    "double loop": lambda Q, K: np.array([[sum(Q[i] * K[j]) for j in range(len(K))]
-                                          for i in range(len(Q))]),
+    "double loop": lambda Q, K: np.array(
+        [[sum(Q[i] * K[j]) for j in range(len(K))] for i in range(len(Q))]
+    ),
     "(K Q^T)^T": lambda Q, K: (K @ Q.T).T,
 }
 
@@ -93,19 +84,6 @@ SCORES_WRONG = {
     "Q^T @ K": (lambda Q, K: Q.T @ K, "inner sizes"),
     "only the first query": (lambda Q, K: Q[:1] @ K.T, "shape"),
 }
-
-
-@pytest.mark.parametrize("answer", SCORES_RIGHT.values(), ids=SCORES_RIGHT.keys())
-def test_score_matrix_accepts(answer):
-    feedback = ex.score_matrix.check(answer)
-    assert feedback.outcome is Outcome.CORRECT, feedback.message
-
-
-@pytest.mark.parametrize("answer,reason", SCORES_WRONG.values(), ids=SCORES_WRONG.keys())
-def test_score_matrix_rejects(answer, reason):
-    feedback = ex.score_matrix.check(answer)
-    assert feedback.outcome is Outcome.WRONG
-    assert reason in feedback.message, feedback.message
 
 
 def test_score_matrix_names_expected_and_got_values_for_a_scaled_answer():
@@ -132,8 +110,9 @@ def test_score_matrix_cases_are_not_square_at_first():
 SHAPE_RIGHT = {
     "tuple": lambda n_q, n_k, d_k: (n_q, n_k),
     "list": lambda n_q, n_k, d_k: [n_q, n_k],
-    "shape of an actual product": lambda n_q, n_k, d_k: (np.ones((n_q, d_k))
-                                                         @ np.ones((n_k, d_k)).T).shape,
+    "shape of an actual product": lambda n_q, n_k, d_k: (
+        (np.ones((n_q, d_k)) @ np.ones((n_k, d_k)).T).shape
+    ),
 }
 
 SHAPE_WRONG = {
@@ -142,22 +121,11 @@ SHAPE_WRONG = {
     "shape of K": (lambda n_q, n_k, d_k: (n_k, d_k), "shape of K"),
     "d_k by d_k": (lambda n_q, n_k, d_k: (d_k, d_k), "Qᵀ K"),
     "keeps d_k": (lambda n_q, n_k, d_k: (n_q, n_k, d_k), "disappears"),
-    "a number": (lambda n_q, n_k, d_k: n_q * n_k, "tuple of two sizes, (rows, columns), but "
-                 "yours gave 10, a single number"),
+    "a number": (
+        lambda n_q, n_k, d_k: n_q * n_k,
+        "tuple of two sizes, (rows, columns), but yours gave 10, a single number",
+    ),
 }
-
-
-@pytest.mark.parametrize("answer", SHAPE_RIGHT.values(), ids=SHAPE_RIGHT.keys())
-def test_score_shape_accepts(answer):
-    feedback = ex.score_shape.check(answer)
-    assert feedback.outcome is Outcome.CORRECT, feedback.message
-
-
-@pytest.mark.parametrize("answer,reason", SHAPE_WRONG.values(), ids=SHAPE_WRONG.keys())
-def test_score_shape_rejects(answer, reason):
-    feedback = ex.score_shape.check(answer)
-    assert feedback.outcome is Outcome.WRONG
-    assert reason in feedback.message, feedback.message
 
 
 # ----------------------------------------------------------------- 1.4 orthogonal query
@@ -166,8 +134,10 @@ ORTHO_RIGHT = {
     "quarter turn clockwise": lambda k: np.array([k[1], -k[0]]),
     "scaled": lambda k: 3.5 * np.array([-k[1], k[0]]),
     "unit length": lambda k: np.array([-k[1], k[0]]) / np.linalg.norm(k),
-    "rotation matrix": lambda k: np.array([[np.cos(np.pi / 2), -np.sin(np.pi / 2)],
-                                           [np.sin(np.pi / 2), np.cos(np.pi / 2)]]) @ k,
+    "rotation matrix": lambda k: (
+        np.array([[np.cos(np.pi / 2), -np.sin(np.pi / 2)], [np.sin(np.pi / 2), np.cos(np.pi / 2)]])
+        @ k
+    ),
     "list": lambda k: [float(-k[1]), float(k[0])],
 }
 
@@ -181,19 +151,33 @@ ORTHO_WRONG = {
 }
 
 
-@pytest.mark.parametrize("answer", ORTHO_RIGHT.values(), ids=ORTHO_RIGHT.keys())
-def test_orthogonal_query_accepts(answer):
-    feedback = ex.orthogonal_query.check(answer)
-    assert feedback.outcome is Outcome.CORRECT, feedback.message
-
-
-@pytest.mark.parametrize("answer,reason", ORTHO_WRONG.values(), ids=ORTHO_WRONG.keys())
-def test_orthogonal_query_rejects(answer, reason):
-    feedback = ex.orthogonal_query.check(answer)
-    assert feedback.outcome is Outcome.WRONG
-    assert reason in feedback.message, feedback.message
-
-
 def test_orthogonal_keys_include_one_with_both_entries_non_zero():
     """(x, y) -> (y, x) is only caught by a key whose entries differ and are both non-zero."""
     assert any(k[0] != 0 and k[1] != 0 and abs(k[0]) != abs(k[1]) for k in ex.orthogonal_keys())
+
+
+# ------------------------------------------------------------------ every table above
+@pytest.mark.parametrize(
+    "exercise, answer",
+    right(
+        (ex.dot, DOT_RIGHT),
+        (ex.score_matrix, SCORES_RIGHT),
+        (ex.score_shape, SHAPE_RIGHT),
+        (ex.orthogonal_query, ORTHO_RIGHT),
+    ),
+)
+def test_accepts(exercise, answer):
+    assert_right(exercise, answer)
+
+
+@pytest.mark.parametrize(
+    "exercise, answer, reason",
+    wrong(
+        (ex.dot, DOT_WRONG),
+        (ex.score_matrix, SCORES_WRONG),
+        (ex.score_shape, SHAPE_WRONG),
+        (ex.orthogonal_query, ORTHO_WRONG),
+    ),
+)
+def test_rejects(exercise, answer, reason):
+    assert_wrong(exercise, answer, reason)

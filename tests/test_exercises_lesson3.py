@@ -3,22 +3,14 @@
 from __future__ import annotations
 
 import math
-import warnings
 
 import numpy as np
 import pytest
+from answer_tables import assert_right, assert_wrong, judged, right, wrong
 
 import attnlab
 from attnlab.exercises import Outcome
 from attnlab.exercises import lesson3 as L
-
-
-def outcome(exercise, answer):
-    """Check ``answer`` with every warning an error, so nothing may escape the checker."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        return exercise.check(answer)
-
 
 
 # ---------------------------------------------------------------- 3.1 softmax of one row
@@ -43,20 +35,6 @@ ROW_WRONG = {
     "negated": (lambda x: attnlab.softmax(-x), "exp(-x)"),
     "min-shifted, no exp": (lambda x: (x - x.min()) / (x - x.min()).sum(), "exponentiat"),
 }
-
-
-@pytest.mark.parametrize("answer", ROW_CORRECT)
-def test_softmax_row_accepts(answer):
-    assert outcome(L.softmax_row, answer).outcome is Outcome.CORRECT
-
-
-@pytest.mark.parametrize("name", ROW_WRONG)
-def test_softmax_row_rejects(name):
-    answer, reason = ROW_WRONG[name]
-    feedback = outcome(L.softmax_row, answer)
-    assert feedback.outcome is Outcome.WRONG
-    assert reason in feedback.message
-    assert "please" in feedback.message  # names the input it failed on
 
 
 # ---------------------------------------------------------------- 3.2 stable softmax of a matrix
@@ -171,21 +149,8 @@ MATRIX_WRONG = {
 }
 
 
-@pytest.mark.parametrize("answer", MATRIX_CORRECT)
-def test_stable_softmax_accepts(answer):
-    assert outcome(L.stable_softmax, answer).outcome is Outcome.CORRECT
-
-
-@pytest.mark.parametrize("name", MATRIX_WRONG)
-def test_stable_softmax_rejects(name):
-    answer, reason = MATRIX_WRONG[name]
-    feedback = outcome(L.stable_softmax, answer)
-    assert feedback.outcome is Outcome.WRONG
-    assert reason in feedback.message
-
-
 def test_naive_is_rejected_on_large_scores_with_the_overflow_named():
-    message = outcome(L.stable_softmax, naive).message
+    message = judged(L.stable_softmax, naive).message
     assert "× 1000" in message and "overflow encountered in exp" in message
     assert f"{np.log(np.finfo(np.float64).max):.2f}" in message
 
@@ -201,7 +166,7 @@ def test_a_silenced_overflow_is_still_caught():
         with np.errstate(all="ignore"):
             return naive(scores)
 
-    feedback = outcome(L.stable_softmax, silenced)
+    feedback = judged(L.stable_softmax, silenced)
     assert feedback.outcome is Outcome.WRONG and "overflowed" in feedback.message
 
 
@@ -234,25 +199,44 @@ TEMPERATURE_WRONG = {
     "ignores T": (lambda x, T: attnlab.softmax(x), "was ignored"),
     "no max shift": (lambda x, T: naive(x / T), "overflow"),
     "no exp": (lambda x, T: (x / T) / (x / T).sum(), "without exponentiating"),
-    "min-shifted, no exp": (lambda x, T: (x - x.min()) / T / ((x - x.min()) / T).sum(),
-                            "never exponentiated"),
+    "min-shifted, no exp": (
+        lambda x, T: (x - x.min()) / T / ((x - x.min()) / T).sum(),
+        "never exponentiated",
+    ),
     "row sums not 1": (lambda x, T: np.exp(x / T - (x / T).max()), "rows sum to"),
 }
 
 
-@pytest.mark.parametrize("answer", TEMPERATURE_CORRECT)
-def test_temperature_accepts(answer):
-    assert outcome(L.temperature, answer).outcome is Outcome.CORRECT
-
-
-@pytest.mark.parametrize("name", TEMPERATURE_WRONG)
-def test_temperature_rejects(name):
-    answer, reason = TEMPERATURE_WRONG[name]
-    feedback = outcome(L.temperature, answer)
-    assert feedback.outcome is Outcome.WRONG
-    assert reason in feedback.message
-
-
 def test_missing_shift_fails_only_at_low_temperature():
-    message = outcome(L.temperature, TEMPERATURE_WRONG["no max shift"][0]).message
+    message = judged(L.temperature, TEMPERATURE_WRONG["no max shift"][0]).message
     assert "T = 0.05" in message
+
+
+# ------------------------------------------------------------------ every table above
+@pytest.mark.parametrize(
+    "exercise, answer",
+    right(
+        (L.softmax_row, ROW_CORRECT),
+        (L.stable_softmax, MATRIX_CORRECT),
+        (L.temperature, TEMPERATURE_CORRECT),
+    ),
+)
+def test_accepts(exercise, answer):
+    assert_right(exercise, answer)
+
+
+@pytest.mark.parametrize(
+    "exercise, answer, reason",
+    wrong(
+        (L.softmax_row, ROW_WRONG),
+        (L.stable_softmax, MATRIX_WRONG),
+        (L.temperature, TEMPERATURE_WRONG),
+    ),
+)
+def test_rejects(exercise, answer, reason):
+    assert_wrong(exercise, answer, reason)
+
+
+@pytest.mark.parametrize("name", ROW_WRONG)
+def test_softmax_row_feedback_names_the_input_it_failed_on(name):
+    assert "please" in judged(L.softmax_row, ROW_WRONG[name][0]).message
