@@ -1,0 +1,51 @@
+"""Lesson 0's widget self-test, used the way a learner uses it, in JupyterLab.
+
+After Run All, pressing the self-test slider's arrow key three times must make the kernel's
+reply line say it received 3 and redraw the bar (the same canvas widget the explorers draw
+their figures in) with new pixels.
+"""
+
+from __future__ import annotations
+
+import lab_harness as lab
+import pytest
+
+pytestmark = pytest.mark.browser
+
+LESSON_0 = "00-start-here.ipynb"
+SELFTEST = ".attnlab-selftest"
+PIXELS = """root => {
+    const canvas = root.querySelector('canvas.attnlab-figure');
+    if (!canvas || !canvas.width) return null;
+    const data = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height).data;
+    let green = 0;
+    for (let i = 0; i < data.length; i += 4) if (data[i + 1] === 94 && data[i] === 19) green++;
+    return green;
+}"""
+
+
+@pytest.mark.skipif(
+    not (lab.notebook_dir() / LESSON_0).exists(), reason=f"no {LESSON_0} in the lessons"
+)
+def test_selftest_round_trip_reaches_the_kernel_and_the_canvas(chromium, lab_server, artifacts_dir):
+    page = lab.LessonPage(chromium, lab_server, LESSON_0)
+    try:
+        page.open()
+        run = page.run_all()
+        assert not run.problems(), run.problems()
+        box = page.page.locator(SELFTEST)
+        box.scroll_into_view_if_needed()
+        root = box.element_handle()
+        page.page.wait_for_function(f"root => ({PIXELS})(root) !== null", arg=root)
+        assert root.evaluate(PIXELS) == 0, "the bar starts empty"
+        handle = box.locator(".noUi-handle").first
+        handle.focus()
+        for _ in range(3):
+            page.page.keyboard.press("ArrowRight")
+        reply = box.locator(".attnlab-selftest-reply")
+        reply.filter(has_text="received 3").wait_for(timeout=lab.STEP_S * 1000)
+        page.page.wait_for_function(f"root => ({PIXELS})(root) > 0", arg=root)
+        assert "the round trip works" in reply.inner_text()
+        box.screenshot(path=str(artifacts_dir / "00-start-here--selftest.png"))
+    finally:
+        page.close()
