@@ -183,6 +183,29 @@ class Explorer:
         return bundle
 
 
+def score_slider(key: int, value: float, limits=(-5.0, 5.0)) -> widgets.FloatSlider:
+    """The slider for one key's score, "score of key <key + 1>", in steps of 0.1.
+
+    Examples
+    --------
+    >>> slider = score_slider(0, 1.0)
+    >>> slider.description, slider.min, slider.max, slider.step
+    ('score of key 1', -5.0, 5.0, 0.1)
+    """
+    low, high = limits
+    return widgets.FloatSlider(
+        value=value,
+        min=low,
+        max=high,
+        step=0.1,
+        description=f"score of key {key + 1}",
+        readout_format=".1f",
+        continuous_update=True,
+        style={"description_width": "initial"},
+        layout=widgets.Layout(width="330px"),
+    )
+
+
 def without_echo(control: widgets.Widget) -> None:
     """Stop ipywidgets from echoing this control's moves back to the browser.
 

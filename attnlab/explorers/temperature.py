@@ -24,7 +24,7 @@ import numpy as np
 
 import attnlab
 from attnlab.examples import SCORE_ROW
-from attnlab.explorers.base import Explorer
+from attnlab.explorers.base import Explorer, score_slider
 from attnlab.plots.weights import PALETTE
 
 SCORE_RANGE = (-5.0, 5.0)
@@ -104,20 +104,6 @@ def temperature_weights(scores, temperature) -> SimpleNamespace:
     )
 
 
-def _slider(description, value, low, high, step, fmt):
-    return widgets.FloatSlider(
-        value=value,
-        min=low,
-        max=high,
-        step=step,
-        description=description,
-        readout_format=fmt,
-        continuous_update=True,
-        style={"description_width": "initial"},
-        layout=widgets.Layout(width="330px"),
-    )
-
-
 class TemperatureExplorer(Explorer):
     """Drag the four scores and the temperature; watch ``softmax(x / T)`` sharpen and flatten.
 
@@ -143,7 +129,7 @@ class TemperatureExplorer(Explorer):
 
     def make_controls(self) -> dict:
         controls = {
-            f"score_{j + 1}": _slider(f"score of key {j + 1}", float(s), *SCORE_RANGE, 0.1, ".1f")
+            f"score_{j + 1}": score_slider(j, float(s), SCORE_RANGE)
             for j, s in enumerate(SCORE_ROW)
         }
         controls["temperature"] = widgets.SelectionSlider(

@@ -1,0 +1,113 @@
+"""Lesson 0's first explorer: four score sliders and a bar chart that marks the largest score.
+
+It asks nothing new (lesson 0 is about how the course works): a score row, as lesson 1 will
+compute them, shown as bars; the largest is coloured and its lead over the runner-up is
+reported. The pure part is :func:`largest_score`.
+
+Examples
+--------
+>>> state = largest_score([1.0, 0.5, 2.5, -0.1])
+>>> state.winner, state.largest, state.lead
+(2, 2.5, 1.5)
+"""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import numpy as np
+
+from attnlab.examples import SCORE_ROW
+from attnlab.explorers.base import Explorer, score_slider
+from attnlab.plots.weights import PALETTE
+
+SCORE_RANGE = (-5.0, 5.0)
+
+
+def largest_score(scores) -> SimpleNamespace:
+    """The largest score of a row, which key has it, and how far ahead of the next it is.
+
+    Parameters
+    ----------
+    scores : array_like, shape (n,), n >= 2
+
+    Returns
+    -------
+    SimpleNamespace
+        ``scores`` (n,), ``winner`` (index of the first largest), ``largest``,
+        ``lead`` (largest minus the second largest; 0 for a tie) and ``ties``
+        (indices of every key sharing the largest score).
+
+    Examples
+    --------
+    >>> largest_score([3.0, -1.0, 3.0]).ties
+    [0, 2]
+    >>> largest_score([-2.0, -0.5]).largest  # the largest can be negative
+    -0.5
+    """
+    scores = np.asarray(scores, dtype=float)  # (n,)
+    if scores.ndim != 1 or scores.size < 2:
+        raise ValueError(f"scores must be one row of at least 2 numbers; got shape {scores.shape}")
+    ordered = np.sort(scores)  # (n,) ascending
+    winner = int(np.argmax(scores))
+    return SimpleNamespace(
+        scores=scores,
+        winner=winner,
+        largest=float(ordered[-1]),
+        lead=float(ordered[-1] - ordered[-2]),
+        ties=[int(j) for j in np.flatnonzero(scores == ordered[-1])],
+    )
+
+
+class ScoreRowExplorer(Explorer):
+    """Drag four scores; the bar of the largest is coloured and its lead is reported.
+
+    Examples
+    --------
+    >>> explorer = ScoreRowExplorer()
+    >>> explorer.set(score_1=4.0)
+    >>> explorer.state.winner, explorer.state.lead
+    (0, 1.5)
+    """
+
+    name = "score-row"
+    figsize = (5.0, 2.6)
+    n_keys = SCORE_ROW.size
+
+    def make_controls(self) -> dict:
+        return {
+            f"score_{j + 1}": score_slider(j, float(s), SCORE_RANGE)
+            for j, s in enumerate(SCORE_ROW)
+        }
+
+    def compute(self, **scores) -> SimpleNamespace:
+        return largest_score([scores[f"score_{j + 1}"] for j in range(self.n_keys)])
+
+    def build(self, figure):
+        ax = figure.subplots()
+        keys = np.arange(self.n_keys)  # (n,)
+        bars = ax.bar(keys, np.zeros(self.n_keys), width=0.6, color=PALETTE["grey"])
+        ax.axhline(0, color="black", linewidth=0.8)
+        (top,) = ax.plot([-0.5, self.n_keys - 0.5], [0, 0], color=PALETTE["vermillion"],
+                         linestyle="--", linewidth=1)  # fmt: skip
+        ax.set(ylim=SCORE_RANGE, xlim=(-0.5, self.n_keys - 0.5), ylabel="score",
+               title="one query's scores against four keys")  # fmt: skip
+        ax.set_xticks(keys, [f"key {j + 1}" for j in keys])
+        return {"bars": list(bars), "top": top}
+
+    def draw(self, artists, state) -> None:
+        for j, (bar, score) in enumerate(zip(artists["bars"], state.scores, strict=True)):
+            bar.set_height(score)
+            bar.set_color(PALETTE["vermillion"] if j in state.ties else PALETTE["grey"])
+        artists["top"].set_ydata([state.largest, state.largest])
+
+    def describe(self, state) -> str:
+        keys = " and ".join(f"key {j + 1}" for j in state.ties)
+        if len(state.ties) > 1:
+            verdict = f"a tie: {keys} share the largest score, <b>{state.largest:+.1f}</b>"
+        else:
+            verdict = (
+                f"largest: <b>{keys}</b> with <b>{state.largest:+.1f}</b>, "
+                f"ahead of the next by <b>{state.lead:.1f}</b>"
+            )
+        return f"<div>{verdict}</div>"
