@@ -33,8 +33,11 @@ case "${1:-}" in
         # The course's server settings (attnlab/kernel_websocket.py); an editable install
         # does not copy them into the environment, so point Jupyter at them here.
         export JUPYTER_CONFIG_PATH="$PWD/jupyter-config${JUPYTER_CONFIG_PATH:+:$JUPYTER_CONFIG_PATH}"
-        exec "$VENV/bin/jupyter" lab --ServerApp.root_dir=notebooks "${lab_options[@]}" \
-            00-start-here.ipynb
+        shift
+        if [[ "$(id -u)" == 0 ]]; then set -- --allow-root "$@"; fi  # e.g. inside a container
+        # The file to open is given relative to this folder (it must lie inside root_dir).
+        exec "$VENV/bin/jupyter" lab --ServerApp.root_dir=notebooks "${lab_options[@]}" "$@" \
+            notebooks/00-start-here.ipynb
         ;;
     test)
         ensure_env requirements.txt requirements-dev.txt
