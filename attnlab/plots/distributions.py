@@ -24,14 +24,23 @@ import numpy as np
 import attnlab
 from attnlab.plots.weights import PALETTE
 
-__all__ = ["EXPONENT_COLOURS", "dot_product_histograms", "variance_by_exponent", "softmax_rows",
-           "saturation_curves"]
+__all__ = [
+    "EXPONENT_COLOURS",
+    "dot_product_histograms",
+    "variance_by_exponent",
+    "softmax_rows",
+    "saturation_curves",
+]
 
 COLOURS = ("blue", "orange", "green", "vermillion", "purple", "sky", "grey")
 # One colour per way of scaling, shared with the d_k lab: no scaling and a = 1/3 under-correct
 # (warm colours), a = 1/2 is right (blue), a = 2/3 over-corrects (green).
-EXPONENT_COLOURS = {0.0: PALETTE["vermillion"], 1 / 3: PALETTE["orange"],
-                    1 / 2: PALETTE["blue"], 2 / 3: PALETTE["green"]}
+EXPONENT_COLOURS = {
+    0.0: PALETTE["vermillion"],
+    1 / 3: PALETTE["orange"],
+    1 / 2: PALETTE["blue"],
+    2 / 3: PALETTE["green"],
+}
 
 
 def _new_axes(ax):
@@ -42,6 +51,14 @@ def _new_axes(ax):
 
     _, made = plt.subplots(figsize=(7, 3.2), layout="constrained")
     return made
+
+
+def _one_per(values, xs: np.ndarray, name: str, what: str) -> np.ndarray:
+    """``values`` as floats, or a ValueError unless there is one per entry of ``xs``."""
+    values = np.asarray(values, dtype=float)
+    if values.shape != xs.shape:
+        raise ValueError(f"{name} must have one {what}, shape {xs.shape}; got shape {values.shape}")
+    return values
 
 
 def _colour(i: int) -> str:
@@ -147,18 +164,11 @@ def variance_by_exponent(d_ks, measured, ax=None, *, title=None):
     ax = _new_axes(ax)
     drawn = {"measured": [], "theory": []}
     for i, (a, values) in enumerate(measured.items()):
-        values = np.asarray(values, dtype=float)  # (m,)
-        if values.shape != d_ks.shape:
-            raise ValueError(
-                f"measured[{a!r}] must have one variance per d_k, shape {d_ks.shape}; "
-                f"got shape {values.shape}"
-            )
+        values = _one_per(values, d_ks, f"measured[{a!r}]", "variance per d_k")  # (m,)
         label = "raw q·k (a = 0)" if a == 0 else f"a = {_fraction(a)}"
         colour = EXPONENT_COLOURS.get(float(a), _colour(i + 4))
-        (theory,) = ax.plot(d_ks, d_ks ** (1 - 2 * a), color=colour, linestyle="--",
-                            linewidth=1)
-        (points,) = ax.plot(d_ks, values, color=colour, marker="o", linestyle="none",
-                            label=label)
+        (theory,) = ax.plot(d_ks, d_ks ** (1 - 2 * a), color=colour, linestyle="--", linewidth=1)
+        (points,) = ax.plot(d_ks, values, color=colour, marker="o", linestyle="none", label=label)
         drawn["theory"].append(theory)
         drawn["measured"].append(points)
     ax.set_xscale("log", base=2)
@@ -215,8 +225,9 @@ def softmax_rows(rows, ax=None, *, labels=None, title="softmax weights"):
     groups = []
     for i, (name, scores) in enumerate(rows.items()):
         offsets = np.arange(n) + (i - (m - 1) / 2) * width  # (n,)
-        groups.append(ax.bar(offsets, attnlab.softmax(scores), width=width, color=_colour(i),
-                             label=name))
+        groups.append(
+            ax.bar(offsets, attnlab.softmax(scores), width=width, color=_colour(i), label=name)
+        )
     ax.axhline(1 / n, color="black", linestyle=":", linewidth=1)
     names = [f"key {j + 1}" for j in range(n)] if labels is None else list(labels)
     ax.set_xticks(np.arange(n), names)
@@ -225,8 +236,14 @@ def softmax_rows(rows, ax=None, *, labels=None, title="softmax weights"):
     return groups
 
 
-def saturation_curves(factors, curves, ax=None, *, xlabel="scale factor c",
-                      title="softmax(c · x) as the scale factor c grows"):
+def saturation_curves(
+    factors,
+    curves,
+    ax=None,
+    *,
+    xlabel="scale factor c",
+    title="softmax(c · x) as the scale factor c grows",
+):
     """Lines against a log-scaled factor: e.g. the max weight and the Jacobian size of softmax(c x).
 
     Parameters
@@ -259,12 +276,7 @@ def saturation_curves(factors, curves, ax=None, *, xlabel="scale factor c",
     ax = _new_axes(ax)
     lines = []
     for i, (label, values) in enumerate(curves.items()):
-        values = np.asarray(values, dtype=float)  # (m,)
-        if values.shape != factors.shape:
-            raise ValueError(
-                f"curve {label!r} must have one value per factor, shape {factors.shape}; "
-                f"got shape {values.shape}"
-            )
+        values = _one_per(values, factors, f"curve {label!r}", "value per factor")  # (m,)
         (line,) = ax.plot(factors, values, color=_colour(i), linewidth=2, label=label)
         lines.append(line)
     ax.set_xscale("log")
