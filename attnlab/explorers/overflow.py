@@ -37,10 +37,21 @@ NAN_COLOUR = PALETTE["vermillion"]
 NAN_FILL = "#fbe3d6"
 # Sparse hatching: Agg draws hatch lines one by one, and "xxx" made a frame twice as slow.
 NAN_HATCH = "//"
-ROWS = {
-    "[1, 0.5, 2.5, -0.1]": SCORE_ROW,
-    "[2, 1, 1]": COLLAPSE_ROW,
-}
+
+
+def row_label(row) -> str:
+    """A score row as the learner would type it, e.g. ``[2, 1, 1]``.
+
+    Examples
+    --------
+    >>> row_label(np.array([1.0, 0.5, 2.5, -0.1]))
+    '[1, 0.5, 2.5, -0.1]'
+    """
+    return "[" + ", ".join(f"{float(v):g}" for v in row) + "]"
+
+
+# The rows the lab offers, labelled from the data so a label cannot drift from its row.
+ROWS = {row_label(row): row for row in (SCORE_ROW, COLLAPSE_ROW)}
 # 1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8 in each decade: roughly log-spaced, readable labels.
 SCALES = tuple(float(m * 10.0**e) for e in range(3) for m in (1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8))
 SCALES = (*SCALES, 1000.0)
