@@ -43,6 +43,51 @@ def cat_sat_down(seed: int = 7) -> SimpleNamespace:
     )
 
 
+def cat_sat_down_wide(max_d_k: int = 512, seed: int = 8) -> SimpleNamespace:
+    """ "The cat sat down" with room for head sizes up to ``max_d_k`` (lesson 4's d_k slider).
+
+    The first 8 columns of ``w_q`` and ``w_k`` are those of :func:`cat_sat_down`; the rest
+    are drawn the same way from ``seed``. So ``x @ w_q[:, :d_k]`` is the running example's
+    Q at d_k = 8, and a larger d_k adds dimensions to it rather than starting afresh.
+
+    Parameters
+    ----------
+    max_d_k : int, default 512
+        The widest head offered, at least 8.
+    seed : int, default 8
+        Seed of the extra columns.
+
+    Returns
+    -------
+    SimpleNamespace
+        ``tokens`` (4 str), ``x`` (4, 16), ``w_q`` and ``w_k`` (16, max_d_k), ``d_k`` = 8.
+
+    Raises
+    ------
+    ValueError
+        If ``max_d_k`` is not an integer of at least 8.
+
+    Examples
+    --------
+    >>> wide, ex = cat_sat_down_wide(64), cat_sat_down()
+    >>> wide.w_q.shape, bool(np.array_equal(wide.w_q[:, :8], ex.w_q))
+    ((16, 64), True)
+    """
+    if isinstance(max_d_k, bool) or not isinstance(max_d_k, int | np.integer) or max_d_k < 8:
+        raise ValueError(f"max_d_k must be an integer of at least 8; got {max_d_k!r}")
+    ex = cat_sat_down()
+    d_model = ex.x.shape[1]
+    rng = np.random.default_rng(seed)
+    extra = rng.normal(scale=d_model**-0.5, size=(2, d_model, max_d_k - ex.d_k))  # (2, d_model, +)
+    return SimpleNamespace(
+        tokens=ex.tokens,
+        x=ex.x,
+        w_q=np.concatenate([ex.w_q, extra[0]], axis=1),  # (d_model, max_d_k)
+        w_k=np.concatenate([ex.w_k, extra[1]], axis=1),  # (d_model, max_d_k)
+        d_k=ex.d_k,
+    )
+
+
 def dog_bites_man() -> SimpleNamespace:
     """ "dog bites man": queries, keys (d_k = 4) and values (d_v = 4) as small integers.
 
