@@ -72,18 +72,21 @@ def cat_sat_down_wide(max_d_k: int = 512, seed: int = 8) -> SimpleNamespace:
     >>> wide, ex = cat_sat_down_wide(64), cat_sat_down()
     >>> wide.w_q.shape, bool(np.array_equal(wide.w_q[:, :8], ex.w_q))
     ((16, 64), True)
+    >>> bool(np.array_equal(cat_sat_down_wide(512).w_k[:, :64], wide.w_k))  # same columns
+    True
     """
     if isinstance(max_d_k, bool) or not isinstance(max_d_k, int | np.integer) or max_d_k < 8:
         raise ValueError(f"max_d_k must be an integer of at least 8; got {max_d_k!r}")
     ex = cat_sat_down()
     d_model = ex.x.shape[1]
     rng = np.random.default_rng(seed)
-    extra = rng.normal(scale=d_model**-0.5, size=(2, d_model, max_d_k - ex.d_k))  # (2, d_model, +)
+    # Drawn column by column, so column c is the same whatever max_d_k is.
+    extra = rng.normal(scale=d_model**-0.5, size=(max_d_k - ex.d_k, 2, d_model))  # (+, 2, d_model)
     return SimpleNamespace(
         tokens=ex.tokens,
         x=ex.x,
-        w_q=np.concatenate([ex.w_q, extra[0]], axis=1),  # (d_model, max_d_k)
-        w_k=np.concatenate([ex.w_k, extra[1]], axis=1),  # (d_model, max_d_k)
+        w_q=np.concatenate([ex.w_q, extra[:, 0].T], axis=1),  # (d_model, max_d_k)
+        w_k=np.concatenate([ex.w_k, extra[:, 1].T], axis=1),  # (d_model, max_d_k)
         d_k=ex.d_k,
     )
 

@@ -180,15 +180,49 @@ def update_heatmap(drawn, matrix) -> None:
     shown = drawn.image.get_array().shape
     if matrix.shape != shown:
         raise ValueError(f"matrix must keep the drawn shape {shown}; got shape {matrix.shape}")
-    masked = np.ma.masked_invalid(matrix)  # (n_rows, n_cols)
-    drawn.image.set_data(masked)
+    drawn.image.set_data(np.ma.masked_invalid(matrix))  # (n_rows, n_cols)
     if drawn.texts is None:
         return
-    colours = drawn.image.cmap(drawn.image.norm(masked))  # (n_rows, n_cols, 4) RGBA
-    dark = colours[..., :3] @ np.array([0.2126, 0.7152, 0.0722]) < 0.5  # (n_rows, n_cols)
+    texts, colours = cell_labels(drawn.image, matrix, drawn.fmt)
     for (i, j), text in np.ndenumerate(drawn.texts):
-        text.set_text(_cell_text(matrix[i, j], drawn.fmt))
-        text.set_color("white" if dark[i, j] else "black")
+        text.set_text(texts[i, j])
+        text.set_color(colours[i, j])
+
+
+def cell_labels(image, matrix, fmt="{:.2f}") -> tuple[np.ndarray, np.ndarray]:
+    """The text of every cell and the colour that reads best on it, black or white.
+
+    For explorers that write the cell values with their own, faster artist
+    (:class:`attnlab.plots.outline_labels.OutlineLabels`) instead of Text artists.
+
+    Parameters
+    ----------
+    image : matplotlib.image.AxesImage
+        The heatmap's image (``plot_heatmap(...).image``): its colour map and limits.
+    matrix : array_like, shape (n_rows, n_cols)
+    fmt : str, default ``"{:.2f}"``
+
+    Returns
+    -------
+    texts, colours : ndarray of str, shape (n_rows, n_cols) each
+        ``fmt`` of each value (``−∞``/``+∞`` for infinities), and ``"white"`` on dark
+        cells, ``"black"`` on light ones.
+
+    Examples
+    --------
+    >>> from matplotlib.figure import Figure
+    >>> drawn = plot_heatmap([[0.1, 0.9]], vmin=0, vmax=1, cmap="viridis",
+    ...                      ax=Figure().subplots(), annotate=False)
+    >>> texts, colours = cell_labels(drawn.image, [[0.1, 0.9]])
+    >>> texts.tolist(), colours.tolist()
+    ([['0.10', '0.90']], [['white', 'black']])
+    """
+    matrix = _as_matrix(matrix)
+    rgba = image.cmap(image.norm(np.ma.masked_invalid(matrix)))  # (n_rows, n_cols, 4)
+    dark = rgba[..., :3] @ np.array([0.2126, 0.7152, 0.0722]) < 0.5  # (n_rows, n_cols)
+    texts = np.array([[_cell_text(v, fmt) for v in row] for row in matrix], dtype=object)
+    colours = np.where(dark, "white", "black").astype(object)  # (n_rows, n_cols)
+    return texts, colours
 
 
 def _cell_text(value: float, fmt: str) -> str:

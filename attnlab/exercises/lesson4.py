@@ -1,0 +1,636 @@
+"""Lesson 4 — reading attention heatmaps: the checked exercises.
+
+* :data:`row_entropy` (4.1): the entropy, in nats, of every row of a weight matrix.
+* :data:`name_the_patterns` (4.2): name the four heatmaps A–D of :func:`quiz_examples`.
+* :data:`hub_key` (4.3): the key token that receives the most attention in total.
+  ``hub_key(weights, tokens)`` takes weights of shape (n_q, n_k) and the n_k *key* tokens
+  (one per column); for self-attention those are the query tokens too.
+
+Reference answers come from attnlab's numerics: :func:`attnlab.entropy` for 4.1,
+:data:`QUIZ` and :mod:`attnlab.patterns` for 4.2, :func:`attnlab.patterns.column_mass`
+for 4.3. Known mistakes are named only from what the answer returned (the nan of
+``0 · log 0``, bits, the wrong axis, a missing minus sign, …); numpy warnings caused by
+the learner's code are caught and explained, never shown as a wall of ``RuntimeWarning``.
+
+Examples
+--------
+>>> bool(row_entropy.check(solution_row_entropy))
+True
+>>> naive = lambda w: -np.sum(w * np.log(w), axis=1)       # log(0) on a one-hot row
+>>> "0·log 0 = 0" in row_entropy.check(naive).message
+True
+>>> name_the_patterns.check({"A": "hub", "B": "self", "C": "links", "D": "a uniform row"})
+✓ Exercise 4.2 (name the four patterns): correct. Well done.
+>>> hub_key.check(lambda weights, tokens: tokens[0]).outcome.name
+'WRONG'
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import re
+import warnings
+from types import SimpleNamespace
+
+import numpy as np
+
+import attnlab
+from attnlab.examples import cat_sat_down
+from attnlab.exercises.core import Exercise, NotAttempted, Wrong, _short, call
+from attnlab.patterns import (
+    PATTERNS,
+    TITLES,
+    column_mass,
+    normalised_entropy,
+    pattern_example,
+    strongest_links,
+)
+
+__all__ = [
+    "row_entropy",
+    "name_the_patterns",
+    "hub_key",
+    "QUIZ",
+    "quiz_examples",
+    "solution_row_entropy",
+    "solution_name_the_patterns",
+    "solution_hub_key",
+    "pattern_named",
+    "entropy_cases",
+    "hub_cases",
+    "CROSS_QUERIES",
+    "CROSS_KEYS",
+]
+
+
+# ---------------------------------------------------------------- shared helpers
+def _call_watching(function, *args):
+    """Call the learner's function; return (result, the numpy warnings it caused).
+
+    Divide-by-zero (``log(0)``), invalid (``0 · -inf``) and overflow are recorded,
+    underflow is ignored, and nothing escapes to the notebook.
+    """
+    with (
+        warnings.catch_warnings(record=True) as caught,
+        np.errstate(divide="warn", invalid="warn", over="warn", under="ignore"),
+    ):
+        warnings.simplefilter("always")
+        result = call(function, *args)
+    messages = sorted({str(w.message) for w in caught if issubclass(w.category, RuntimeWarning)})
+    return result, messages
+
+
+def _quietly(formula, *args):
+    """Evaluate a known-wrong formula (to recognise it) without any warning."""
+    with np.errstate(all="ignore"):
+        return formula(*args)
+
+
+def _same_values(got: np.ndarray, wrong) -> bool:
+    wrong = np.asarray(wrong, dtype=float)
+    return wrong.shape == got.shape and bool(
+        np.allclose(got, wrong, rtol=1e-6, atol=1e-9, equal_nan=True)
+    )
+
+
+def _spelled(tokens) -> str:
+    """``"green tea is hot"``: a sentence from its tokens, to name an example."""
+    return " ".join(tokens)
+
+
+# ---------------------------------------------------------------- 4.1 entropy of each row
+def solution_row_entropy(weights):
+    """Entropy in nats of each row, -Σ_j w_ij log w_ij, with 0 · log 0 = 0 (no log(0) taken)."""
+    safe = np.where(weights > 0, weights, 1.0)  # (n_q, n_k) zeros replaced by 1: log 1 = 0
+    return -np.sum(weights * np.log(safe), axis=1)  # (n_q,) one entropy per query
+
+
+def entropy_cases() -> list[tuple[str, np.ndarray]]:
+    """(description, weights) pairs the checker tries.
+
+    The four pattern examples first (no weight is exactly 0 there), then a one-hot row
+    with a uniform row (entropy 0 and log n), then two queries over five keys, with
+    exact zeros from masked scores, so that summing down the columns changes the shape.
+    """
+    cases = []
+    for name in PATTERNS:
+        ex = pattern_example(name)
+        cases.append((f'the weights of "{_spelled(ex.tokens)}", shape {ex.weights.shape}',
+                      ex.weights))
+    n = 4
+    one_hot_and_uniform = np.stack([np.eye(n)[1], np.full(n, 1 / n)])  # (2, 4)
+    cases.append((f"a one-hot row and a uniform row, {_short(one_hot_and_uniform)}",
+                  one_hot_and_uniform))
+    masked = attnlab.softmax(np.array([[1, 2, -np.inf, -np.inf, 0], [0, 1, 2, 1, 0]]))  # (2, 5)
+    cases.append((f"two queries over five keys, {_short(masked.round(4))}", masked))
+    return cases
+
+
+def _terms(w):
+    """-p log p entry by entry, with 0 · log 0 = 0."""
+    return -w * np.log(np.where(w > 0, w, 1.0))
+
+
+def _entropy_mistakes(w, expected) -> list[tuple[np.ndarray, str]]:
+    """(what a known mistake returns for weights ``w``, what to say about it)."""
+    n_q, n_k = w.shape
+    columns = _terms(w).sum(axis=0)  # (n_k,)
+    return [
+        (-expected, "Your entropies are negative: H = -Σ p log p has a minus sign in front "
+         "(every log p is ≤ 0, so the minus makes H ≥ 0)."),
+        (expected / math.log(2), "These are in bits (log base 2). The exercise wants nats: "
+         "use the natural logarithm, np.log."),
+        (expected / math.log(10), "These use log base 10. The exercise wants nats: use the "
+         "natural logarithm, np.log."),
+        (expected / math.log(n_k), f"You divided by log n = log {n_k}: that is the "
+         "normalised entropy, between 0 and 1. Return the entropy itself, in nats."),
+        (columns, "These are the entropies of the columns: you summed down axis=0. Each row "
+         "is one query's distribution over the keys — sum along each row, axis=1."),
+        (np.exp(expected), "That is exp(H), the effective number of keys. Return H itself."),
+        (_quietly(lambda: -np.log(w).sum(axis=1)), "You added up -log p without weighting "
+         "each term by p: H = -Σ p · log p."),
+        (expected / n_k, "You took the mean of the terms along each row; entropy is their "
+         "sum."),
+        (np.full(n_q, math.log(n_k)), f"You returned log n = log {n_k} for every row: that "
+         "is the largest entropy a row can have (a uniform row), not the entropy of these "
+         "rows."),
+    ]
+
+
+_ZERO_LOG = (
+    "A weight of exactly 0 gives log(0) = -inf, and 0 · (-inf) is nan in numpy. "
+    "By convention 0·log 0 = 0 (the limit of t·log t as t → 0), so zero weights add "
+    "nothing: leave them out with a mask, or take the log of np.where(w > 0, w, 1) "
+    "(log 1 = 0)."
+)
+
+
+def _warned(messages) -> str:
+    return f" numpy warned: {'; '.join(messages)}." if messages else ""
+
+
+def _check_one_entropy(got, w, what, messages) -> None:
+    expected = attnlab.entropy(w)  # (n_q,)
+    n_q, n_k = w.shape
+    try:
+        values = np.asarray(got, dtype=float)
+    except (TypeError, ValueError):
+        raise Wrong(f"{what} should be an array of {n_q} numbers; got {_short(got)}.") from None
+    said = f"{what} should be {_short(expected)}"
+    if values.shape != expected.shape:
+        if values.ndim == 0:
+            raise Wrong(f"{said}, one entropy per row (shape {expected.shape}), but yours gave "
+                        f"one number for the whole matrix, {_short(values)}. Sum -p·log p "
+                        "along each row only (axis=1), not over every entry.")
+        if values.shape == (n_k,) and n_k != n_q:
+            raise Wrong(f"{said}, shape {expected.shape} (one entropy per query), but yours "
+                        f"has shape {values.shape}, one number per key: you summed down the "
+                        "columns (axis=0). Sum along each row, axis=1.")
+        if values.shape == (n_q, 1):
+            raise Wrong(f"{said}, shape {expected.shape}, but yours has shape {values.shape}: "
+                        "one entropy per row is right, but drop keepdims=True (or return "
+                        "the result .ravel()ed) so it is a plain 1-D array.")
+        if values.shape == w.shape:
+            raise Wrong(f"{said}, shape {expected.shape}, but yours has the shape of the "
+                        f"weights, {values.shape}: add the terms -p·log p up along each row "
+                        "(axis=1).")
+        raise Wrong(f"{said}, shape {expected.shape}, but yours has shape {values.shape}.")
+    if not np.all(np.isfinite(values)):
+        if np.any(w == 0):
+            raise Wrong(f"{said}, but yours gave {_short(values)}. {_ZERO_LOG}"
+                        f"{_warned(messages)}")
+        raise Wrong(f"{said}, but yours contains nan or inf: {_short(values)}."
+                    f"{_warned(messages)}")
+    if np.allclose(values, expected, rtol=1e-6, atol=1e-9):
+        if messages:
+            raise Wrong(
+                f"{what} gives the right values, but numpy warned: {'; '.join(messages)}. "
+                "Your function must not warn. np.where(w > 0, w * np.log(w), 0) and "
+                "np.nansum still compute log(0) for every zero weight (np.where evaluates "
+                "both branches first). Never take the log of 0: take the log of "
+                "np.where(w > 0, w, 1) instead, or skip the zero weights in a loop."
+            )
+        return
+    cause = next((text for wrong, text in _entropy_mistakes(w, expected)
+                  if _same_values(values, wrong)), "")
+    if not cause and np.any(values < 0):
+        cause = ("Entropy is never negative: every log p is ≤ 0, and H = -Σ p log p puts a "
+                 "minus sign in front.")
+    one_hot = np.isclose(w.max(axis=1), 1.0)  # (n_q,) rows with all weight on one key
+    if not cause and np.any(one_hot) and not np.allclose(values[one_hot], 0.0, atol=1e-9):
+        cause = "A one-hot row has no uncertainty at all: its entropy must be exactly 0."
+    if not cause:
+        cause = "Check the formula H = -Σ_j w_ij · log w_ij, summed along each row."
+    raise Wrong(f"{said}, but yours gave {_short(values)}. {cause}{_warned(messages)}")
+
+
+def _check_row_entropy(answer) -> None:
+    for what, w in entropy_cases():
+        what = f"row_entropy(weights) for {what}"
+        try:
+            got, messages = _call_watching(answer, w.copy())
+        except Wrong as exc:
+            if "math domain error" in str(exc):
+                raise Wrong(f"{what} failed. {exc}: math.log(0) fails. {_ZERO_LOG}") from None
+            raise Wrong(f"{what} failed. {exc}") from None
+        _check_one_entropy(got, w, what, messages)
+
+
+row_entropy = Exercise(
+    "Exercise 4.1 (the entropy of every row)",
+    _check_row_entropy,
+    hints=[
+        "The entropy of one row adds up -p·log p over its keys: 0 when all the weight sits on "
+        "one key, log n when it is spread evenly over n keys. A weight of exactly 0 is the "
+        "catch: log(0) is -inf, and numpy turns 0·(-inf) into nan. By convention "
+        "0·log 0 = 0.",
+        "Work on the whole matrix at once: multiply the weights by their logs, add along "
+        "each row with `.sum(axis=1)`, and put a minus sign in front. Before taking the log, "
+        "replace every 0 by 1 with `np.where(weights > 0, weights, 1.0)`: log 1 = 0, so "
+        "those terms vanish, and numpy never sees log(0).",
+        "`safe = np.where(weights > 0, weights, 1.0)` then "
+        "`return -np.sum(weights * np.log(safe), axis=1)`.",
+    ],
+    solution=solution_row_entropy,
+)
+
+
+# ---------------------------------------------------------------- 4.2 name the patterns
+#: The heatmap under each letter of the quiz (a fixed shuffle of PATTERNS).
+QUIZ = {"A": "hub", "B": "diagonal", "C": "link", "D": "uniform"}
+
+
+def quiz_examples() -> dict:
+    """The four heatmaps of the quiz, ``{letter: example}``, letters in order.
+
+    Each example has only ``tokens`` (n str), ``scores`` and ``weights`` (n, n): the
+    pattern's name is left out, so printing an example does not give the answer away.
+
+    Examples
+    --------
+    >>> {letter: ex.weights.shape for letter, ex in quiz_examples().items()}
+    {'A': (5, 5), 'B': (4, 4), 'C': (4, 4), 'D': (4, 4)}
+    >>> hasattr(quiz_examples()["A"], "name")
+    False
+    """
+    shown = {}
+    for letter in sorted(QUIZ):
+        example = pattern_example(QUIZ[letter])
+        shown[letter] = SimpleNamespace(
+            tokens=example.tokens, scores=example.scores, weights=example.weights
+        )
+    return shown
+
+
+def solution_name_the_patterns():
+    """Each heatmap, read the way the lesson does."""
+    return {
+        "A": "hub",  # one column stays bright all the way down: every query reads one key
+        "B": "diagonal",  # every row is brightest on its own token
+        "C": "link",  # rows are brightest on a *different* token: the bright cells sit off
+        #               the diagonal
+        "D": "uniform",  # rows whose cells all have the same shade: weight shared evenly
+    }
+
+
+# Other ways to say each pattern, compared after _normalised() (lower case, no hyphens,
+# no leading article); a plural "s" on the last word is forgiven as well.
+_SYNONYMS = {
+    "diagonal": ("diagonal dominance", "dominant diagonal", "diagonally dominant",
+                 "diagonal dominant", "strong diagonal", "diag", "self", "self attending",
+                 "attends to itself", "self focus", "self focused", "identity"),
+    "link": ("off diagonal", "off diagonal link", "offdiagonal", "offdiagonal link",
+             "off diagonal weight", "off diagonal attention", "strong link", "cross link"),
+    "uniform": ("uniform row", "uniform weight", "uniform attention", "spread", "spread out",
+                "evenly spread", "even", "flat", "flat row", "diffuse", "broad"),
+    "hub": ("hub column", "hub key", "hub token", "sink", "attention sink", "bright column"),
+}
+
+
+def _normalised(word: str) -> str:
+    text = re.sub(r"[()]", "", word.lower())  # "link(s)" -> "links"
+    text = re.sub(r"[^a-z]+", " ", text).strip()  # hyphens, dots, quotes -> spaces
+    text = re.sub(r" patterns?$", "", text)  # "diagonal pattern" -> "diagonal"
+    return re.sub(r"^(a|an|the) ", "", text)
+
+
+def _pattern_words() -> dict[str, str]:
+    """Every accepted spelling (normalised) -> the pattern name."""
+    words = {}
+    for name in PATTERNS:
+        for word in (name, TITLES[name], *_SYNONYMS[name]):
+            words[_normalised(word)] = name
+    return words
+
+
+def pattern_named(word) -> str | None:
+    """The pattern a learner's word means, or None.
+
+    Examples
+    --------
+    >>> [pattern_named(w) for w in ("Hub column", "off-diagonal link(s)", "spread", "blob")]
+    ['hub', 'link', 'uniform', None]
+    """
+    if not isinstance(word, str):
+        return None
+    words = _pattern_words()
+    text = _normalised(word)
+    return words.get(text) or (words.get(text[:-1]) if text.endswith("s") else None)
+
+
+def _letters(labels) -> str:
+    """``"A"``, ``"A and C"``, ``"A, B and D"``."""
+    labels = [str(label) for label in labels]
+    return labels[0] if len(labels) == 1 else f"{', '.join(labels[:-1])} and {labels[-1]}"
+
+
+def _cue(letter: str) -> str:
+    """How to read heatmap ``letter`` without naming its pattern."""
+    ex = pattern_example(QUIZ[letter])
+    name = ex.name
+    if name == "hub":
+        return (f"Look at the columns of {letter}, not only its rows: add up what each key "
+                "collects over all the queries. Is one key read by everybody?")
+    if name == "diagonal":
+        return (f"In every row of {letter}, find the brightest cell. Which key is it, "
+                "compared with the token the row belongs to?")
+    if name == "link":
+        query, key, _ = strongest_links(ex.weights, count=1)[0]
+        return (f'Follow the row of "{ex.tokens[query]}" in {letter} to its brightest cell. '
+                "Is that key the same token as the query, or a different one?")
+    row = int(np.argmax(normalised_entropy(ex.weights)))
+    return (f'Look at the row of "{ex.tokens[row]}" in {letter} and compare the shades of its '
+            "cells: how is its weight shared among the keys?")
+
+
+def _placeholder(value) -> bool:
+    return value is None or value is Ellipsis or (isinstance(value, str) and not value.strip())
+
+
+def _as_quiz_answer(answer) -> dict:
+    """The learner's answer as a dict (a function with no arguments may return it)."""
+    if callable(answer):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            answer = call(answer)
+    if not isinstance(answer, dict):
+        kind = type(answer).__name__
+        extra = (" A list or tuple does not say which letter each name belongs to."
+                 if isinstance(answer, (list, tuple)) else "")
+        raise Wrong(
+            f"Your answer should be a dict from letter to pattern, like "
+            f"{{'A': '...', 'B': '...', 'C': '...', 'D': '...'}}; got a {kind}, "
+            f"{_short(answer)}.{extra}"
+        )
+    return answer
+
+
+def _check_name_the_patterns(answer) -> None:
+    given = _as_quiz_answer(answer)
+    if given and all(_placeholder(value) for value in given.values()):
+        raise NotAttempted("Fill in a pattern name for each letter, run that cell, then run "
+                           "this check again.")
+    shown = f"Your answer {given!r}"
+    letters = sorted(QUIZ)
+    answers = {}
+    for key, value in given.items():
+        letter = key.strip().upper() if isinstance(key, str) else key
+        if letter not in QUIZ and pattern_named(key):
+            raise Wrong(f"{shown} has pattern names as its keys. Swap them round: the keys "
+                        f"are the letters {_letters(letters)}, the values the pattern names.")
+        if letter not in QUIZ:
+            raise Wrong(f"{shown} has the key {key!r}, but there is no heatmap {key!r}: the "
+                        f"letters are {_letters(letters)}.")
+        if letter in answers:
+            raise Wrong(f"{shown} names heatmap {letter} twice.")
+        answers[letter] = value
+    missing = [letter for letter in letters if _placeholder(answers.get(letter))]
+    if missing:
+        raise Wrong(f"{shown} has not named {_letters(missing)} yet: give a pattern for each "
+                    f"of {_letters(letters)}.")
+    named = {}
+    for letter in letters:
+        name = pattern_named(answers[letter])
+        if name is None:
+            choices = ", ".join(PATTERNS)
+            titles = ", ".join(repr(TITLES[p]) for p in PATTERNS)
+            raise Wrong(f"{shown}: {answers[letter]!r} (for {letter}) is not one of the four "
+                        f"patterns. Use one of {choices} (or the lesson's titles: {titles}).")
+        named[letter] = name
+    for name in PATTERNS:
+        twice = [letter for letter in letters if named[letter] == name]
+        if len(twice) > 1:
+            raise Wrong(f"{shown} calls {_letters(twice)} the same pattern, {name!r}. Each of "
+                        "the four patterns appears exactly once.")
+    wrong = [letter for letter in letters if named[letter] != QUIZ[letter]]
+    if wrong:
+        right = [letter for letter in letters if letter not in wrong]
+        so_far = f"{_letters(right)} {'is' if len(right) == 1 else 'are'} right; " if right \
+            else ""
+        cues = "\n".join(f"• {letter}: {_cue(letter)}" for letter in wrong)
+        raise Wrong(f"{shown}: {so_far}{_letters(wrong)} "
+                    f"{'is' if len(wrong) == 1 else 'are'} not right yet.\n{cues}")
+
+
+name_the_patterns = Exercise(
+    "Exercise 4.2 (name the four patterns)",
+    _check_name_the_patterns,
+    hints=[
+        "Read each heatmap the way the lesson does: a row is one query and sums to 1, a "
+        "column is one key. For each map, ask where its bright cells sit.",
+        "One question per pattern: is every row brightest on its own token? Does some row "
+        "read mostly from a *different* token? Is some row shared evenly, all its cells the "
+        "same shade? Does one column stay bright all the way down?",
+        "Let the numbers decide: for each `letter, ex` in `lesson4.quiz_examples().items()`, "
+        "print `diagonal_mass(ex.weights)`, `normalised_entropy(ex.weights).max()`, "
+        "`column_mass(ex.weights).max()` and `strongest_links(ex.weights, 1)` (all from "
+        "`attnlab.patterns`), and match each map to the measure it stands out on.",
+    ],
+    solution=solution_name_the_patterns,
+)
+
+
+# ---------------------------------------------------------------- 4.3 the hub key
+def solution_hub_key(weights, tokens):
+    """The key token with the largest column sum: the key that all queries read most.
+
+    ``weights`` has shape (n_q, n_k); ``tokens`` name the n_k keys, one per column.
+    """
+    received = weights.sum(axis=0)  # (n_k,) total weight each key receives
+    return tokens[int(np.argmax(received))]  # tokens name the keys (columns)
+
+
+#: Cross-attention: four queries (a French sentence) read six key tokens (an English one).
+#: Scores are small integers; the weights are their row-wise softmax. Each query reads its
+#: own word most, and every query also gives "." some weight, so "." collects the most in
+#: total, while the first, the last and the most focused row each point somewhere else.
+CROSS_QUERIES = ("le", "chat", "noir", "dort")
+CROSS_KEYS = ("the", "black", "cat", "is", "asleep", ".")
+_CROSS_SCORES = np.array(
+    [[3, 1, 0, 0, 0, 2], [0, 0, 4, 0, 0, 3], [1, 4, 0, 0, 0, 3], [0, 0, 0, 0, 3, 2]],
+    dtype=float,
+)  # (4, 6)
+
+
+def hub_cases() -> list[tuple[str, np.ndarray, tuple[str, ...]]]:
+    """(description, weights, key tokens) triples the checker tries.
+
+    A constructed hub, the running "The cat sat down" example (scaled scores, d_k = 8),
+    and cross-attention with more keys than queries, where ``tokens`` name the keys only.
+    """
+    hub = pattern_example("hub")
+    cat = cat_sat_down()
+    q, k = cat.x @ cat.w_q, cat.x @ cat.w_k  # (4, d_k) each
+    cat_weights = attnlab.softmax(q @ k.T / math.sqrt(cat.d_k))  # (4, 4)
+    cross = attnlab.softmax(_CROSS_SCORES)  # (4, 6)
+    return [
+        (f'"{_spelled(hub.tokens)}" (self-attention)', hub.weights, hub.tokens),
+        (f'"{_spelled(cat.tokens)}" (self-attention, scaled scores)', cat_weights, cat.tokens),
+        (f'"{_spelled(CROSS_QUERIES)}" reading "{_spelled(CROSS_KEYS)}" (cross-attention: '
+         f"{len(CROSS_QUERIES)} queries, {len(CROSS_KEYS)} keys)", cross, CROSS_KEYS),
+    ]
+
+
+_FOCUSED_ROW = (
+    "That is the query whose row is most focused (the largest single weight, or the lowest "
+    "entropy). A row says what one query reads; the hub is the key that receives the most, "
+    "the largest column sum."
+)
+
+
+def _hub_mistakes() -> list[tuple[object, object, str]]:
+    """(values a known mistake ranks, np.argmax or np.argmin, what to say about it).
+
+    The values are indexed like the tokens the mistake would return (keys, or query
+    positions for the row-based mistakes). Row sums come last: they are all 1, so any
+    query position could be picked from them by rounding.
+    """
+    return [
+        (lambda w: w.sum(axis=0), np.argmin, "That is the key that receives the *least* "
+         "attention: take the largest column sum (np.argmax), not the smallest."),
+        (lambda w: w[0], np.argmax, "That is the key the first query reads most. A hub is "
+         "read by many queries: add up each key's column over all the queries first."),
+        (lambda w: w[-1], np.argmax, "That is the key the last query reads most. A hub is "
+         "read by many queries: add up each key's column over all the queries first."),
+        (lambda w: w.max(axis=0), np.argmax, "That is the key of the single largest weight in "
+         "the matrix. A hub wins on the *total* it receives from all the queries: sum each "
+         "column, then take the largest."),
+        (lambda w: np.diagonal(w), np.argmax, "That is the token that reads itself most (the "
+         "largest weight on the diagonal, W[i, i]). The hub is the key whose whole column "
+         "adds up to the most."),
+        (lambda w: w.max(axis=1), np.argmax, _FOCUSED_ROW),
+        (lambda w: attnlab.entropy(w), np.argmin, _FOCUSED_ROW),
+        (lambda w: w.sum(axis=0)[: len(w)], np.argmax, "It looks like you only looked at the "
+         "first len(weights) keys. len(weights) counts the queries (rows); there is one key "
+         "per token, weights.shape[1] = len(tokens) of them."),
+        (lambda w: w.sum(axis=1), np.argmax, "It looks like you added up the rows. Every row "
+         "of weights sums to 1, so row sums cannot tell the tokens apart — and a row is what "
+         "one query reads. What a key receives is its column: sum over the queries, axis=0."),
+    ]
+
+
+def _picks(values, extreme) -> set[int]:
+    """Every index whose value ties (to rounding) with the largest or smallest one."""
+    best = values[extreme(values)]
+    return {int(i) for i in np.flatnonzero(np.isclose(values, best, rtol=1e-9, atol=1e-12))}
+
+
+def _as_token(got, tokens, what) -> str | int:
+    """The learner's answer as a token (str) or an index (int); Wrong for anything else."""
+    if isinstance(got, str):
+        return got
+    if isinstance(got, numbers.Integral) and not isinstance(got, bool):
+        return int(got)
+    array = np.asarray(got) if isinstance(got, (list, tuple, np.ndarray)) else None
+    if array is not None and array.shape == (len(tokens),) and array.dtype.kind in "fiu":
+        raise Wrong(f"{what} should be one token (a str from tokens), but yours gave one "
+                    f"number per key, {_short(array)}. Those totals are the right start: now "
+                    "return the token whose total is the largest.")
+    raise Wrong(f"{what} should be one token, a str from tokens; yours gave {_short(got)}.")
+
+
+def _answers_on_every_case(answer, cases) -> list[str | None]:
+    """The learner's token for every case (an index becomes its token; None on failure)."""
+    answers = []
+    for _, w, tokens in cases:
+        try:
+            got, _ = _call_watching(answer, w.copy(), tokens)
+            token = _as_token(got, tokens, "answer")
+        except (Wrong, NotAttempted):
+            answers.append(None)
+            continue
+        if isinstance(token, int):
+            token = tokens[token] if -len(tokens) <= token < len(tokens) else None
+        answers.append(token)
+    return answers
+
+
+def _hub_mistake(answer, cases) -> str:
+    """What a known mistake explains the learner's tokens on *every* case, or ''."""
+    answers = _answers_on_every_case(answer, cases)
+    for rank, extreme, reason in _hub_mistakes():
+        picked = [{tokens[i] for i in _picks(rank(w), extreme) if i < len(tokens)}
+                  for _, w, tokens in cases]
+        if all(token in tokens for token, tokens in zip(answers, picked, strict=True)):
+            return reason
+    return ""
+
+
+def _check_hub_key(answer) -> None:
+    cases = hub_cases()
+    for description, w, tokens in cases:
+        what = f"hub_key(weights, tokens) for {description}"
+        index = int(np.argmax(column_mass(w)))
+        expected = tokens[index]
+        try:
+            got, _ = _call_watching(answer, w.copy(), tokens)
+        except Wrong as exc:
+            note = ""
+            if isinstance(exc.__cause__, IndexError) and w.shape[0] != w.shape[1]:
+                note = (f"\nHere queries and keys differ: weights has shape {w.shape}, "
+                        f"{w.shape[0]} queries (rows) and {w.shape[1]} keys (columns), and "
+                        f"tokens names the {len(tokens)} keys. Rows go up to "
+                        f"len(weights) = {w.shape[0]}, columns up to len(tokens) = "
+                        f"{len(tokens)}.")
+            elif isinstance(exc.__cause__, IndexError):
+                note = (f"\ntokens has {len(tokens)} entries, one per key (column) of weights. "
+                        "np.argmax without an axis numbers the cells of the whole flattened "
+                        f"matrix, 0 to {w.size - 1}: sum the columns first, then take the "
+                        "argmax of those totals.")
+            raise Wrong(f"{what} failed. {exc}{note}") from None
+        token = _as_token(got, tokens, what)
+        if isinstance(token, int):
+            if token == index:
+                raise Wrong(f"{what} returned {token}, the position of the hub key. Return "
+                            f"the token itself, tokens[{token}] = {expected!r}.")
+            shown = (f"{token} (the position of {tokens[token]!r})"
+                     if -len(tokens) <= token < len(tokens) else f"{token}")
+            reason = _hub_mistake(answer, cases)
+            raise Wrong(f"{what} should be the token {expected!r}, but yours gave the number "
+                        f"{shown}: return a token from tokens, not a position. {reason}"
+                        .rstrip())
+        if token == expected:
+            continue
+        if token not in tokens:
+            raise Wrong(f"{what} should be {expected!r}, but yours gave {token!r}, which is "
+                        f"not one of the tokens {tokens}.")
+        reason = _hub_mistake(answer, cases) or (
+            "Add up each column (the weight each key receives from all the queries) and "
+            "return the token of the largest total.")
+        raise Wrong(f"{what} should be {expected!r}, but yours gave {token!r}. {reason}")
+
+
+hub_key = Exercise(
+    "Exercise 4.3 (the hub key)",
+    _check_hub_key,
+    hints=[
+        "A row is what one query reads; a column is what one key receives. To find the key "
+        "that everybody reads, which do you add up — rows or columns?",
+        "`weights.sum(axis=0)` adds up each column over all the queries: one total per key, "
+        "shape (n_k,). `np.argmax` gives the position of the largest total, and `tokens` "
+        "(one per key, in column order) turns that position into a token.",
+        "`return tokens[int(np.argmax(weights.sum(axis=0)))]`",
+    ],
+    solution=solution_hub_key,
+)
