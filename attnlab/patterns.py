@@ -22,7 +22,7 @@ Examples
 >>> hub.tokens[int(column_mass(hub.weights).argmax())]
 '.'
 >>> normalised_entropy(pattern_example("uniform").weights).round(2).tolist()
-[1.0, 1.0, 1.0, 0.91]
+[1.0, 1.0, 1.0, 1.0]
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ PATTERNS = ("diagonal", "link", "uniform", "hub")
 TITLES = {
     "diagonal": "diagonal dominance",
     "link": "off-diagonal links",
-    "uniform": "a uniform row",
+    "uniform": "uniform rows",
     "hub": "a hub column",
 }
 
@@ -53,7 +53,7 @@ _EXAMPLES = {
     ),
     "uniform": (
         ("so", ",", "it", "rained"),
-        np.array([[0, 0, 0, 0], [0, 0, 0, 0], [0, 0, 0, 0], [0, 0, 1, 0]], dtype=float),
+        np.zeros((4, 4)),  # every query scores every key alike
     ),
     "hub": (
         ("it", "rained", "all", "day", "."),

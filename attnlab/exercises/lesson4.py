@@ -503,8 +503,9 @@ def _hub_mistakes() -> list[tuple[object, object, str]]:
     """(values a known mistake ranks, np.argmax or np.argmin, what to say about it).
 
     The values are indexed like the tokens the mistake would return (keys, or query
-    positions for the row-based mistakes). Row sums come last: they are all 1, so any
-    query position could be picked from them by rounding.
+    positions for the row-based mistakes). Row sums are all 1, so they are matched on the
+    first position only (what np.argmax returns on a tie), not on every tied one: that
+    would match almost any answer.
     """
     return [
         (lambda w: w.sum(axis=0), np.argmin, "That is the key that receives the *least* "
@@ -524,7 +525,8 @@ def _hub_mistakes() -> list[tuple[object, object, str]]:
         (lambda w: w.sum(axis=0)[: len(w)], np.argmax, "It looks like you only looked at the "
          "first len(weights) keys. len(weights) counts the queries (rows); there is one key "
          "per token, weights.shape[1] = len(tokens) of them."),
-        (lambda w: w.sum(axis=1), np.argmax, "It looks like you added up the rows. Every row "
+        (lambda w: np.round(w.sum(axis=1), 9), np.argmax, "It looks like you added up the "
+         "rows. Every row "
          "of weights sums to 1, so row sums cannot tell the tokens apart — and a row is what "
          "one query reads. What a key receives is its column: sum over the queries, axis=0."),
     ]
@@ -533,6 +535,8 @@ def _hub_mistakes() -> list[tuple[object, object, str]]:
 def _picks(values, extreme) -> set[int]:
     """Every index whose value ties (to rounding) with the largest or smallest one."""
     best = values[extreme(values)]
+    if np.all(values == best):  # a complete tie (row sums): np.argmax would return 0
+        return {0}
     return {int(i) for i in np.flatnonzero(np.isclose(values, best, rtol=1e-9, atol=1e-12))}
 
 
