@@ -267,12 +267,42 @@ def expect_close(got, expected, what, rtol=1e-6, atol=1e-9) -> np.ndarray:
 
 
 def _short(value) -> str:
+    """A number or an array as a learner writes it: ``[0, 0.25, 1]``, without numpy's padding.
+
+    At most 4 significant digits, no alignment padding, long rows elided; anything that is
+    not numeric (or a ragged list) falls back to ``repr``.
+
+    >>> _short(np.array([[0.0, 1.0], [0.25, -1e-9]]))
+    '[[0, 1], [0.25, -1e-09]]'
+    >>> _short([[1, 2], [3]])
+    '[[1, 2], [3]]'
+    """
     if isinstance(value, np.ndarray) or isinstance(value, (list, tuple)):
-        array = np.asarray(value)
+        try:
+            array = np.asarray(value)
+        except ValueError:  # a ragged list
+            return repr(value)
         if array.dtype.kind in "fiub":
-            text = np.array2string(array, precision=4, separator=", ", threshold=20)
-            return " ".join(text.split())
+            return _nested(array)
     return repr(value)
+
+
+def _nested(array: np.ndarray) -> str:
+    if array.ndim == 0:
+        return _number(array[()])
+    items = list(array) if len(array) <= 20 else [*array[:3], None, *array[-3:]]
+    return "[" + ", ".join("..." if a is None else _nested(np.asarray(a)) for a in items) + "]"
+
+
+def _number(x) -> str:
+    if isinstance(x, (bool, np.bool_)):
+        return str(bool(x))
+    if isinstance(x, (int, np.integer)):
+        return str(int(x))
+    x = float(x)
+    if x != 0 and np.isfinite(x) and not 1e-4 <= abs(x) < 1e6:
+        return np.format_float_scientific(x, precision=3, trim="-")
+    return np.format_float_positional(x, precision=4, fractional=False, trim="-")
 
 
 def _same(a, b) -> bool:
