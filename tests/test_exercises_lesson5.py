@@ -392,6 +392,10 @@ BOX_RIGHT = {
     "attnlab": coordinate_bounds,
 }
 BOX_WRONG = {
+    "box through the origin": (
+        lambda v: (np.minimum(v.min(axis=0), 0), np.maximum(v.max(axis=0), 0)),
+        "The origin is not special",
+    ),
     "axis=1": (lambda v: (v.min(axis=1), v.max(axis=1)), "one pair per key"),
     "global min and max": (lambda v: (v.min(), v.max()), "one min and one max over all"),
     "global, filled in": (
@@ -435,20 +439,30 @@ BOX_WRONG = {
 
 def test_box_cases_are_the_lessons_examples():
     ex, dog, cat = query_and_keys_2d(), dog_bites_man(), cat_sat_down()
-    (_, a), (_, b), (_, c) = L.box_cases()
+    (_, a), (_, b), (_, c), (_, d) = L.box_cases()
+    np.testing.assert_array_equal(d, ex.values + [3.0, 2.0])  # no coordinate reaches 0
+    assert np.all(d > 0)
     np.testing.assert_array_equal(a, ex.values)
     np.testing.assert_array_equal(b, dog.v)
     np.testing.assert_allclose(c, cat.x @ cat.w_v)
     assert c.shape == (4, 8)
 
 
+def test_a_box_through_the_origin_is_caught_on_the_moved_case():
+    *_, (_, values) = L.box_cases()
+    low, high = coordinate_bounds(values)
+    origin_low, origin_high, _ = L._box_mistakes(values)[0]
+    assert not (np.allclose(origin_low, low) and np.allclose(origin_high, high))
+
+
 def test_known_box_mistakes_differ_on_the_first_case():
     """Every recognised (low, high) of shape (d_v,), a number filled into every coordinate,
-    differs from the right box and from every such mistake listed before it."""
+    differs from the right box and from every such mistake listed before it. (The first
+    mistake, a box through the origin, needs values away from 0: tested above.)"""
     (_, values), *_ = L.box_cases()
     d_v = values.shape[1]
     seen = [coordinate_bounds(values)]
-    for wrong_low, wrong_high, reason in L._box_mistakes(values):
+    for wrong_low, wrong_high, reason in L._box_mistakes(values)[1:]:
         pair = [np.full(d_v, x) if np.ndim(x) == 0 else np.asarray(x, dtype=float)
                 for x in (wrong_low, wrong_high)]
         if pair[0].shape != (d_v,) or pair[1].shape != (d_v,):
@@ -468,7 +482,7 @@ def test_single_numbers_are_shown_as_numbers():
 def test_box_mistakes_with_numbers_are_recognised_when_filled_in():
     (_, values), *_ = L.box_cases()
     d_v = values.shape[1]
-    for wrong_low, wrong_high, reason in L._box_mistakes(values):
+    for wrong_low, wrong_high, reason in L._box_mistakes(values)[1:]:
         if np.ndim(wrong_low) == 0 and np.ndim(wrong_high) == 0:
             filled = (np.full(d_v, wrong_low), np.full(d_v, wrong_high))
             assert L._box_mistake(*filled, values) == reason

@@ -379,10 +379,10 @@ def test_readout_writes_out_the_weighted_sum(explorer):
 @pytest.mark.parametrize(
     "x, t, where",
     [
-        ([5.0, -5.0, -5.0], 0.05, "at the corner A of the triangle (the weights of B and C are"),
-        ([-5.0, -5.0, 5.0], 0.05, "at the corner C of the triangle (the weights of A and B are"),
-        ([5.0, 5.0, -5.0], 0.05, "on the edge AB of the triangle (the weight of C is below 0.001)"),
-        ([-5.0, 4.0, 4.0], 1.0, "on the edge BC of the triangle (the weight of A is below 0.001)"),
+        ([5.0, -5.0, -5.0], 0.05, "almost at the corner A of the triangle (the weights of B and C"),
+        ([-5.0, -5.0, 5.0], 0.05, "almost at the corner C of the triangle (the weights of A and B"),
+        ([5.0, 5.0, -5.0], 0.05, "next to the edge AB of the triangle (the weight of C is below"),
+        ([-5.0, 4.0, 4.0], 1.0, "next to the edge BC of the triangle (the weight of A is below"),
         ([1.0, 1.0, 1.0], 5.0, "inside the triangle ABC"),
     ],
 )

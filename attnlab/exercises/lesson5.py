@@ -604,6 +604,9 @@ def box_cases() -> list[tuple[str, np.ndarray]]:
         (f"the 2-D example's values {_short(ex.values)}, shape {ex.values.shape}", ex.values),
         (f'the values of "dog bites man", shape {dog.v.shape}', dog.v),
         (f'V = X W_V of "The cat sat down", shape {cat_v.shape}', cat_v),
+        # Every coordinate well away from 0, so a box stretched to take in the origin fails.
+        (f"the 2-D example's values moved by [3, 2], {_short(ex.values + [3.0, 2.0])}",
+         ex.values + [3.0, 2.0]),
     ]
 
 
@@ -617,6 +620,9 @@ def _box_mistakes(values) -> list[tuple[object, object, str]]:
                 "value vectors, so their bounds come from the values: the smallest and the "
                 "largest entry of each column.")
     return [
+        (np.minimum(values.min(axis=0), 0), np.maximum(values.max(axis=0), 0), "Your box "
+         "always reaches 0. The origin is not special: an output is a mix of the value "
+         "vectors only, so the box is just the smallest and largest entry of each column."),
         (values.min(axis=1), values.max(axis=1), "You took the min and max of each value "
          f"vector (axis=1), one pair per key, {n_k} of them. The bounds are per coordinate, "
          f"over the value vectors: down each column, axis=0, {d_v} of them."),

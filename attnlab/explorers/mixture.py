@@ -324,9 +324,9 @@ def _where(state) -> str:
         2: f" (the weights of {' and '.join(hidden)} are below 0.001)",
     }[len(hidden)]
     if len(shown) == 1:
-        return f"at the corner <b>{labels[shown[0]]}</b> of the triangle{small}"
+        return f"almost at the corner <b>{labels[shown[0]]}</b> of the triangle{small}"
     if len(shown) == 2:
-        return f"on the edge <b>{''.join(labels[j] for j in shown)}</b> of the triangle{small}"
+        return f"next to the edge <b>{''.join(labels[j] for j in shown)}</b> of the triangle{small}"
     return f"<b>inside</b> the triangle {''.join(labels)}"
 
 
@@ -357,11 +357,12 @@ def _readout(state) -> str:
     gap = float(np.abs(state.barycentric - state.weights).max())
     bary = ", ".join(_weight(b) for b in np.clip(state.barycentric, 0.0, None))
     nearest, largest = labels[state.nearest], labels[state.largest]
+    agree = "equal up to rounding" if gap < 1e-9 else f"they differ by up to {gap:.1g}"
     return (
         f"<div>T = {state.temperature:g} · w = softmax(x / T) · output = Σ w_j v_j = "
         f"<b>{_vector(state.output)}</b></div>{table}"
         f"<div>The output lies {_where(state)}. Its barycentric weights "
-        f"({bary}) are the attention weights (they differ by at most {gap:.1g}).</div>"
+        f"({bary}) are the attention weights ({agree}).</div>"
         f"<div>Largest weight: <b>{largest}</b> ({_weight(state.weights[state.largest])}) · "
         f"value nearest the output: <b>{nearest}</b> "
         f"(distance {_num(state.distances[state.nearest])})</div>"
