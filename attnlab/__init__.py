@@ -10,7 +10,12 @@ Plots, explorers and exercises live in submodules that also need matplotlib and
 ipywidgets: :mod:`attnlab.plots`, :mod:`attnlab.explorers`, :mod:`attnlab.exercises`.
 """
 
-from attnlab.attention import attention_scores, causal_mask, scaled_dot_product_attention
+from attnlab.attention import (
+    attention_scores,
+    causal_mask,
+    padding_mask,
+    scaled_dot_product_attention,
+)
 from attnlab.softmax_family import (
     entropy,
     log_softmax,
@@ -29,6 +34,7 @@ __all__ = [
     "log_softmax",
     "logsumexp",
     "naive_softmax",
+    "padding_mask",
     "scaled_dot_product_attention",
     "softmax",
     "softmax_jacobian",

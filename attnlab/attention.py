@@ -292,3 +292,45 @@ def causal_mask(n_q, n_k=None):
     n_q = positive_int(n_q, "n_q")
     n_k = n_q if n_k is None else positive_int(n_k, "n_k")
     return np.tri(n_q, n_k, k=n_k - n_q, dtype=bool)  # (n_q, n_k)
+
+
+def padding_mask(lengths, n_k):
+    """Boolean key mask for a batch of sequences padded to ``n_k`` positions.
+
+    Parameters
+    ----------
+    lengths : array_like of int, shape (batch,)
+        The real length of each sequence, ``0 <= length <= n_k``; positions from
+        ``length`` on are padding.
+    n_k : int
+        The padded length, >= 1.
+
+    Returns
+    -------
+    mask : ndarray of bool, shape (batch, 1, n_k)
+        ``True`` on real keys. The middle axis of size 1 broadcasts over the queries, so
+        the mask fits the ``mask`` argument of :func:`scaled_dot_product_attention` for
+        scores of shape ``(batch, n_q, n_k)``. A length of 0 masks every key: attention
+        then returns zero weights and a zero output for that sequence (not NaN).
+
+    Raises
+    ------
+    ValueError
+        If ``lengths`` is not a 1-D array of integers in ``0 .. n_k``, or ``n_k`` is not
+        an int >= 1.
+
+    Examples
+    --------
+    >>> padding_mask([3, 1], 4).astype(int).tolist()
+    [[[1, 1, 1, 0]], [[1, 0, 0, 0]]]
+    """
+    n_k = positive_int(n_k, "n_k")
+    raw = np.asarray(lengths)
+    if raw.ndim != 1 or raw.dtype.kind not in "iu":
+        raise ValueError(
+            f"lengths must be a 1-D array of integers, one per sequence; got shape {raw.shape} "
+            f"and dtype {raw.dtype}"
+        )
+    if raw.size and (raw.min() < 0 or raw.max() > n_k):
+        raise ValueError(f"lengths must lie in 0 .. n_k = {n_k}; got {raw.tolist()}")
+    return (np.arange(n_k) < raw[:, None])[:, None, :]  # (batch, 1, n_k)
