@@ -371,7 +371,7 @@ COURSE = (
     Lesson(5, "Weighted values", 30, "each output as a weighted mixture of value vectors",
            "05-weighted-values"),
     Lesson(6, "The full formula, shapes and masking", 50,
-           "the whole pipeline with every shape; causal and padding masks"),
+           "the whole pipeline with every shape; causal and padding masks", "06-full-formula"),
     Lesson(7, "Test your understanding", 45, "a checked quiz and bug hunts from real code"),
     Lesson(8, "The cost of attention", 45, "why it grows like N², and tiled attention"),
 )

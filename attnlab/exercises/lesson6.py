@@ -1,0 +1,559 @@
+"""Lesson 6 — the full formula, shapes and masking: the checked exercises.
+
+* :data:`attention_shapes` (6.1): ``attention_shapes(batch, n, d_model, d_k, d_v)`` returns the
+  shapes of Q, K, V, the scores, the weights and the output of batched self-attention with
+  X of shape (batch, n, d_model), W_Q and W_K of shape (d_model, d_k) and W_V (d_model, d_v).
+  Each shape may be any sequence of ints (a tuple, a list, ``array.shape``).
+* :data:`causal_mask_from_scratch` (6.2): ``causal(n)`` builds the boolean (n, n) causal mask,
+  ``True`` where query i may look at key j (j ≤ i), without :func:`attnlab.causal_mask`.
+  It must be booleans (``dtype=bool``): 0/1 numbers or an additive 0/−inf mask are wrong.
+* :data:`masked_softmax` (6.3): ``masked_softmax(scores, mask)`` turns a score matrix into
+  weights where masked keys (``mask`` False) get exactly 0, every row with an allowed key adds
+  up to 1, a fully masked row is all zeros (not nan), numpy never warns, and scores of 1000
+  do not overflow.
+
+Reference answers come from :func:`attnlab.causal_mask` (6.2) and :func:`attnlab.softmax` of
+the scores with the masked ones set to −inf (6.3); 6.1 is read off the matrix products.
+Known mistakes are named from what the answer returned (the upper triangle, a strict
+triangle, 0/1 numbers, masking after the softmax, a fill of 0 or −1e9, …).
+
+Examples
+--------
+>>> bool(attention_shapes.check(solution_attention_shapes))
+True
+>>> bool(causal_mask_from_scratch.check(solution_causal))
+True
+>>> "looks at the future" in causal_mask_from_scratch.check(
+...     lambda n: np.triu(np.ones((n, n), dtype=bool))).message
+True
+>>> bool(masked_softmax.check(solution_masked_softmax))
+True
+"""
+
+from __future__ import annotations
+
+import numbers
+import warnings
+from collections.abc import Mapping
+
+import numpy as np
+
+import attnlab
+import attnlab.attention
+from attnlab.examples import cat_sat_down, dog_bites_man
+from attnlab.exercises.core import Exercise, Wrong, _short, call
+
+__all__ = [
+    "attention_shapes",
+    "causal_mask_from_scratch",
+    "masked_softmax",
+    "solution_attention_shapes",
+    "solution_causal",
+    "solution_masked_softmax",
+    "SHAPE_KEYS",
+    "shape_cases",
+    "causal_cases",
+    "softmax_cases",
+]
+
+
+# ---------------------------------------------------------------- shared helpers
+def _call_watching(function, *args):
+    """Call the learner's function; return (result, the numpy warnings it caused).
+
+    Nothing escapes to the notebook: the warnings are reported in the reason.
+    """
+    with (
+        warnings.catch_warnings(record=True) as caught,
+        np.errstate(divide="warn", invalid="warn", over="warn", under="ignore"),
+    ):
+        warnings.simplefilter("always")
+        result = call(function, *args)
+    messages = sorted({str(w.message) for w in caught if issubclass(w.category, RuntimeWarning)})
+    return result, messages
+
+
+def _show(value) -> str:
+    """What the learner returned, in one line; never fails."""
+    try:
+        text = _short(value)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return text if len(text) <= 300 else f"{text[:300]}…"
+
+
+def _warned(messages) -> str:
+    return f" numpy warned: {'; '.join(messages)}." if messages else ""
+
+
+# ---------------------------------------------------------------- 6.1 the shapes
+#: The keys the answer's dict must have, in the order they are computed.
+SHAPE_KEYS = ("Q", "K", "V", "scores", "weights", "output")
+
+
+def solution_attention_shapes(batch, n, d_model, d_k, d_v):
+    """Read each shape off its matrix product; the batch axis rides along in front."""
+    q = (batch, n, d_k)  # X W_Q: (batch, n, d_model) @ (d_model, d_k), d_model added over
+    k = (batch, n, d_k)  # X W_K, the same
+    v = (batch, n, d_v)  # X W_V: (batch, n, d_model) @ (d_model, d_v)
+    scores = (batch, n, n)  # Q Kᵀ / √d_k: (n, d_k) @ (d_k, n) per batch entry
+    weights = scores  # softmax along each row keeps the shape
+    output = (batch, n, d_v)  # weights @ V: (n, n) @ (n, d_v)
+    return {"Q": q, "K": k, "V": v, "scores": scores, "weights": weights, "output": output}
+
+
+def shape_cases() -> list[tuple[int, int, int, int, int]]:
+    """(batch, n, d_model, d_k, d_v) the checker tries; the five sizes differ every time, so
+    each axis of a shape can be named by its size."""
+    return [(2, 3, 16, 8, 5), (4, 7, 12, 6, 9), (3, 5, 20, 4, 10)]
+
+
+def _axes(shape, sizes: dict[int, str]) -> str:
+    """``"(batch, n, d_k)"``: the names of the sizes of a shape, or '' if one has no name."""
+    if not shape or any(s not in sizes for s in shape):
+        return ""
+    return "(" + ", ".join(sizes[s] for s in shape) + ")"
+
+
+def _as_shape(value, key, what) -> tuple[int, ...]:
+    """The learner's shape as a tuple of ints, or :class:`Wrong` saying what it should be."""
+    if isinstance(value, np.ndarray):
+        value = value.tolist() if value.ndim == 1 else value
+    if not isinstance(value, (tuple, list)):
+        extra = (" That is an array; give its shape, e.g. Q.shape, not the array itself."
+                 if isinstance(value, np.ndarray) else "")
+        raise Wrong(f"{what} gave {key!r}: {_show(value)}, but each shape should be a tuple "
+                    f"of ints such as (2, 3, 8).{extra}")
+    if not all(isinstance(s, numbers.Integral) and not isinstance(s, bool) for s in value):
+        raise Wrong(f"{what} gave {key!r}: {_show(value)}, but a shape holds whole numbers "
+                    "(ints), the length of each axis, such as (2, 3, 8).")
+    return tuple(int(s) for s in value)
+
+
+def _shape_mistake(key, got, expected, sizes) -> str:
+    """Why ``got`` is not the shape of ``key``, from the sizes in it."""
+    batch, n, d_model, d_k, d_v = sizes
+    if got == expected[1:]:
+        return (f"You dropped the batch axis. X has shape (batch, n, d_model) = "
+                f"({batch}, {n}, {d_model}), and every array computed from it keeps the batch "
+                f"axis in front: each of the {batch} sequences gets its own {key}.")
+    if len(got) != 3 or got[:2] != (batch, n):
+        return ""
+    last = got[2]
+    if key in ("Q", "K") and last == d_model:
+        return (f"X W_{key[0]} is (batch, n, d_model) @ (d_model, d_k): a matrix product adds "
+                f"over the size the two share, d_model = {d_model}, which disappears. {key} "
+                f"keeps the last size of W_{key[0]}, d_k = {d_k}.")
+    if key == "V" and last == d_model:
+        return (f"X W_V is (batch, n, d_model) @ (d_model, d_v): d_model = {d_model} is added "
+                f"over and disappears; V keeps the last size of W_V, d_v = {d_v}.")
+    if key in ("Q", "K") and last == d_v:
+        return (f"W_{key[0]} has shape (d_model, d_k), so {key} has d_k = {d_k} columns; d_v "
+                "belongs to W_V and V only.")
+    if key == "V" and last == d_k:
+        return (f"W_V has shape (d_model, d_v), so V has d_v = {d_v} columns, which need not "
+                f"equal d_k = {d_k}: only Q and K must agree on d_k, because they are "
+                "dotted with each other.")
+    if key in ("scores", "weights") and last in (d_k, d_v, d_model):
+        name = {d_k: "d_k", d_v: "d_v", d_model: "d_model"}[last]
+        return (f"The {key} hold one number per (query, key) pair: Q Kᵀ is (n, d_k) @ (d_k, n) "
+                f"→ (n, n) for each batch entry. The {name} = {last} you kept is not an axis "
+                f"of the {key}" + (": d_k is added over in every dot product." if name == "d_k"
+                                   else "."))
+    if key == "output" and last == d_k:
+        return (f"The output is weights @ V, (n, n) @ (n, d_v) → (n, d_v): its rows are mixes "
+                f"of the value vectors, so it has d_v = {d_v} columns. d_k = {d_k} only lives "
+                "in Q and K, and is gone once the scores are computed.")
+    if key == "output" and last == n:
+        return ("That is the shape of the weights. The output is weights @ V, (n, n) @ "
+                f"(n, d_v) → (n, d_v): one mix of the value vectors per query, d_v = {d_v} "
+                "columns.")
+    if key == "output" and last == d_model:
+        return (f"There is no output projection here: the output is weights @ V, (n, n) @ "
+                f"(n, d_v) → (n, d_v), with d_v = {d_v} columns, not d_model = {d_model}.")
+    return ""
+
+
+def _check_attention_shapes(answer) -> None:
+    for sizes in shape_cases():
+        batch, n, d_model, d_k, d_v = sizes
+        names = {batch: "batch", n: "n", d_model: "d_model", d_k: "d_k", d_v: "d_v"}
+        what = (f"attention_shapes(batch={batch}, n={n}, d_model={d_model}, d_k={d_k}, "
+                f"d_v={d_v})")
+        try:
+            got, _ = _call_watching(answer, *sizes)
+        except Wrong as exc:
+            raise Wrong(f"{what} failed. {exc}") from None
+        expected = solution_attention_shapes(*sizes)
+        if not isinstance(got, Mapping):
+            raise Wrong(f"{what} should return a dict with the keys {', '.join(SHAPE_KEYS)}, "
+                        f"each giving a shape; yours returned {_show(got)}.")
+        missing = [key for key in SHAPE_KEYS if key not in got]
+        if missing:
+            lower = [key for key in missing if key.lower() in got and key.lower() != key]
+            case = (f" The keys are case-sensitive: write {', '.join(map(repr, lower))}, not "
+                    f"{', '.join(repr(k.lower()) for k in lower)}." if lower else "")
+            raise Wrong(f"{what} returned a dict without the key(s) "
+                        f"{', '.join(map(repr, missing))}; it needs all of "
+                        f"{', '.join(map(repr, SHAPE_KEYS))}.{case}")
+        for key in SHAPE_KEYS:
+            shape = _as_shape(got[key], key, what)
+            want = expected[key]
+            if shape == want:
+                continue
+            named = _axes(shape, names)
+            said = (f"{what} gave {key!r}: {shape}{f' = {named}' if named else ''}, but it "
+                    f"should be {want} = {_axes(want, names)}.")
+            cause = _shape_mistake(key, shape, want, sizes)
+            raise Wrong(f"{said} {cause}".rstrip())
+
+
+attention_shapes = Exercise(
+    "Exercise 6.1 (the shapes of batched attention)",
+    _check_attention_shapes,
+    hints=[
+        "Follow the formula one product at a time, and write down each shape. In a matrix "
+        "product the size the two factors share is added over and disappears; the batch axis "
+        "in front just comes along.",
+        "Q = X W_Q is (batch, n, d_model) @ (d_model, d_k). The scores Q Kᵀ pair every query "
+        "with every key, so their last two sizes are (n, n); softmax keeps the shape, and the "
+        "output weights @ V takes its last size from V.",
+        "`return {\"Q\": (batch, n, d_k), \"K\": (batch, n, d_k), \"V\": (batch, n, d_v), "
+        "\"scores\": (batch, n, n), \"weights\": (batch, n, n), \"output\": ...}` — the "
+        "output's last size comes from V.",
+    ],
+    solution=solution_attention_shapes,
+)
+
+
+# ---------------------------------------------------------------- 6.2 the causal mask
+def solution_causal(n):
+    """True where key j is not after query i: the lower triangle, diagonal included."""
+    i = np.arange(n)[:, None]  # (n, 1) the query's position, one per row
+    j = np.arange(n)[None, :]  # (1, n) the key's position, one per column
+    return j <= i  # (n, n) bool: query i sees keys 0 .. i, itself included
+
+
+def causal_cases() -> list[int]:
+    """The sizes n the checker tries: the running example's 4 tokens first, then 1 (a
+    single token sees itself) and 6."""
+    return [len(cat_sat_down().tokens), 1, 6]
+
+
+def _causal_mistakes(n) -> list[tuple[np.ndarray, str]]:
+    """(a boolean mask a known mistake gives, what to say about it)."""
+    ones = np.ones((n, n), dtype=bool)
+    return [
+        (np.triu(ones), "Yours is the upper triangle, so it looks at the future: row i is "
+         "query i, and True in column j > i lets it see a later token. Keep j ≤ i, the lower "
+         "triangle (np.tril)."),
+        (np.tril(ones, k=-1), "Yours is the strict lower triangle, so a query can't see "
+         "itself: the diagonal must be True too (j ≤ i, not j < i). With np.tril, leave k=0."),
+        (np.triu(ones, k=1), "Yours is True exactly where the query must not look, the keys "
+         "after it: the mask is inverted. In attnlab True means may attend, so flip it."),
+        (ones, "Yours lets every query see every key: nothing is masked. The keys after "
+         "query i (j > i) must be False."),
+        (np.eye(n, dtype=bool), "Yours lets each query see only itself. Causal means every "
+         "key up to and including the query's own position: j ≤ i."),
+        (np.tril(ones)[::-1], "Yours is the lower triangle upside down (the rows reversed): "
+         "row i is query i, so row 0 has a single True, at column 0."),
+    ]
+
+
+def _uses_attnlab_causal_mask(answer) -> bool:
+    """The answer refers to attnlab's causal_mask through its globals (``from attnlab import
+    causal_mask`` or an alias), in its own code or a function nested in it."""
+    code = getattr(answer, "__code__", None)
+    spaces = getattr(answer, "__globals__", {})
+    codes, names = [code] if code is not None else [], set()
+    while codes:
+        c = codes.pop()
+        names.update(c.co_names)
+        codes += [k for k in c.co_consts if hasattr(k, "co_names")]
+    return any(spaces.get(name) is attnlab.causal_mask for name in names)
+
+
+def _call_without_causal_mask(answer, n):
+    """Call ``causal(n)``; :class:`Wrong` if it calls attnlab's causal_mask on the way."""
+    used = []
+    original = attnlab.causal_mask
+
+    def spy(*args, **kwargs):
+        used.append(args)
+        return original(*args, **kwargs)
+
+    if _uses_attnlab_causal_mask(answer):
+        used.append(())
+    attnlab.causal_mask = attnlab.attention.causal_mask = spy
+    try:
+        got, messages = _call_watching(answer, n)
+    finally:
+        attnlab.causal_mask = attnlab.attention.causal_mask = original
+    if used:
+        raise Wrong("Your causal calls attnlab's causal_mask. This exercise is to build the "
+                    "mask yourself, from np.arange, np.tri or np.tril, so that you see what it "
+                    "holds.")
+    return got, messages
+
+
+def _check_causal(answer) -> None:
+    tokens = cat_sat_down().tokens
+    for n in causal_cases():
+        what = f"causal({n})" + (f' (for "{" ".join(tokens)}")' if n == len(tokens) else "")
+        try:
+            got, messages = _call_without_causal_mask(answer, n)
+        except Wrong as exc:
+            raise Wrong(f"{what} failed. {exc}") from None
+        expected = attnlab.causal_mask(n)  # (n, n) bool
+        try:
+            mask = np.asarray(got)
+        except ValueError:
+            mask = np.asarray(None)
+        if mask.dtype.kind not in "biuf":
+            raise Wrong(f"{what} should be a boolean array of shape ({n}, {n}); got "
+                        f"{_show(got)}.")
+        if mask.shape != (n, n):
+            raise Wrong(f"{what} should have shape ({n}, {n}), one row per query and one "
+                        f"column per key, but yours has shape {mask.shape}: {_show(got)}.")
+        said = f"{what} should be {_short(expected)}, but yours gave {_short(mask)}."
+        note = ""
+        if mask.dtype.kind != "b":
+            if np.all(np.isin(mask, (0.0, -np.inf))) and np.any(mask == -np.inf):
+                note = ("That is an additive mask, 0 where allowed and -inf where not, the "
+                        "kind you add to the scores. Here the mask is boolean: True where "
+                        "query i may look at key j.")
+                mask = mask == 0
+            elif np.all(np.isin(mask, (0, 1))):
+                kind = "integers" if mask.dtype.kind in "iu" else "floats"
+                note = (f"Yours holds 0/1 {kind}, not booleans; use dtype=bool (or compare, "
+                        "j <= i, which gives booleans). attnlab's attention refuses a 0/1 "
+                        "mask, because a 1 could be meant as 'masked' as easily as 'allowed'.")
+                mask = mask == 1
+            else:
+                raise Wrong(f"{said} A mask holds booleans, True where query i may look at "
+                            "key j: use dtype=bool.")
+            if np.array_equal(mask, expected):
+                raise Wrong(f"{said} The pattern is right. {note}")
+        if np.array_equal(mask, expected):
+            cause = ""
+        else:
+            cause = next((text for wrong, text in _causal_mistakes(n)
+                          if np.array_equal(mask, wrong)), "")
+        if not cause and not np.array_equal(mask, expected):
+            i, j = (int(x) for x in np.argwhere(mask != expected)[0])
+            cause = (f"Entry [{i}, {j}] (query {i}, key {j}) should be {bool(expected[i, j])}, "
+                     f"since key {j} is {'not after' if j <= i else 'after'} query {i}: "
+                     "True exactly where j ≤ i.")
+        if cause:
+            raise Wrong(f"{said} {f'{note} ' if note else ''}{cause}")
+        if messages:
+            raise Wrong(f"{what} gives the right mask, but numpy warned: "
+                        f"{'; '.join(messages)}. Your function must not warn.")
+
+
+causal_mask_from_scratch = Exercise(
+    "Exercise 6.2 (a causal mask from scratch)",
+    _check_causal,
+    hints=[
+        "Row i is query i and column j is key j. Which keys may a token look at when it "
+        "cannot see the future? Draw the 4 × 4 grid for the running example and shade them "
+        "in: which triangle is it, and is the diagonal in it?",
+        "Compare positions: query i may see key j exactly when j ≤ i. A column of row "
+        "positions, np.arange(n)[:, None], compared with a row of column positions, "
+        "np.arange(n)[None, :], broadcasts to the whole (n, n) grid of booleans.",
+        "`return np.arange(n)[None, :] <= np.arange(n)[:, None]` — or "
+        "`np.tril(np.ones((n, n), dtype=bool))`.",
+    ],
+    solution=solution_causal,
+)
+
+
+# ---------------------------------------------------------------- 6.3 softmax with a mask
+def solution_masked_softmax(scores, mask):
+    """Softmax of each row over its allowed keys; masked keys and fully masked rows give 0."""
+    allowed = np.where(mask, scores, -np.inf)  # (n_q, n_k) masked scores: -inf, exp(-inf) = 0
+    row_max = allowed.max(axis=1, keepdims=True)  # (n_q, 1) max over the allowed keys only
+    row_max = np.where(np.isfinite(row_max), row_max, 0.0)  # a fully masked row: shift by 0
+    e = np.exp(allowed - row_max)  # (n_q, n_k) every entry ≤ 1: no overflow
+    total = e.sum(axis=1, keepdims=True)  # (n_q, 1) 0 for a fully masked row
+    return e / np.where(total > 0, total, 1.0)  # (n_q, n_k) a fully masked row stays 0
+
+
+def _masked_reference(scores, mask) -> np.ndarray:
+    return attnlab.softmax(np.where(mask, scores, -np.inf).astype(float), axis=-1)
+
+
+def softmax_cases() -> list[tuple[str, np.ndarray, np.ndarray]]:
+    """(description, scores, mask) triples the checker tries.
+
+    The running example's scaled scores with the causal mask; "dog bites man" with a padding
+    mask (its last key is padding) and then with a fully masked row; scores of size 1000,
+    one row whose masked score is far above the allowed ones; float32 scores near 100, where
+    exp already overflows float32.
+    """
+    cat, dog = cat_sat_down(), dog_bites_man()
+    cat_scores = attnlab.attention_scores(cat.x @ cat.w_q, cat.x @ cat.w_k)  # (4, 4)
+    n = len(cat.tokens)
+    dog_scores = attnlab.attention_scores(dog.q, dog.k)  # (3, 3)
+    padding = np.broadcast_to(attnlab.padding_mask([2], 3)[0], (3, 3)).copy()  # (3, 3)
+    holes = np.array([[True, False, True], [False, False, False], [True, True, True]])
+    large = np.array([[1000.0, 998.0, 990.0, 1000.0],
+                      [-1000.0, -998.0, -1001.0, -999.0],
+                      [5000.0, 1.0, 2.0, 3.0]])  # (3, 4)
+    large_mask = np.array([[True, True, True, False],
+                           [True, True, True, True],
+                           [False, True, True, True]])
+    small = np.array([[95.0, 90.0, 20.0], [-100.0, -95.0, 0.0], [100.0, 99.0, 98.0]],
+                     dtype=np.float32)
+    small_mask = np.array([[True, True, False], [True, True, True], [False, True, True]])
+    return [
+        (f'the scaled scores of "{" ".join(cat.tokens)}", shape {cat_scores.shape}, with the '
+         f"causal mask {_short(attnlab.causal_mask(n))}", cat_scores, attnlab.causal_mask(n)),
+        (f'the scaled scores of "{" ".join(dog.tokens)}" {_short(np.round(dog_scores, 4))} with '
+         f"the padding mask {_short(padding)} (the last key is padding)", dog_scores, padding),
+        (f'the scores of "{" ".join(dog.tokens)}" with the mask {_short(holes)}, whose row 1 '
+         "is fully masked", dog_scores, holes),
+        (f"the large scores {_short(large)} with the mask {_short(large_mask)}", large,
+         large_mask),
+        (f"the float32 scores {_short(small)} with the mask {_short(small_mask)}", small,
+         small_mask),
+    ]
+
+
+def _quietly(formula, *args):
+    with np.errstate(all="ignore"):
+        return formula(*args)
+
+
+def _softmax_mistakes(scores, mask) -> list[tuple[np.ndarray, str]]:
+    """(what a known mistake returns, what to say about it)."""
+    s = scores.astype(float)
+    fully = ~mask.any(axis=1)  # (n_q,) rows with no allowed key
+    after = _quietly(lambda: attnlab.softmax(s, axis=1) * mask)
+    zero_fill = _quietly(lambda: attnlab.softmax(np.where(mask, s, 0.0), axis=1))
+    inverted = _quietly(lambda: _masked_reference(s, ~mask))
+    finite_fill = _quietly(lambda: attnlab.softmax(np.where(mask, s, -1e9), axis=1))
+    return [
+        (after, "You masked after the softmax without renormalising: the weights left in a "
+         f"row add up to less than 1 (row sums {_short(np.round(after.sum(axis=1), 4))}). Set "
+         "the masked scores to -inf before the softmax, so the allowed keys share all the "
+         "weight."),
+        (zero_fill, "You set the masked scores to 0, but a score of 0 is not 'never': "
+         "exp(0) = 1, so masked keys still get weight. Use -np.inf, whose exp is exactly 0."),
+        (inverted, "Yours gives weight exactly where the mask is False: the mask is inverted. "
+         "True means the query may attend to that key; keep those scores."),
+        (finite_fill if fully.any() else None, "A fully masked row should be all zeros, but "
+         "yours spreads the weight evenly: with a finite fill such as -1e9 every score of the "
+         "row is the same, so softmax gives each key the same share. Give a row with no "
+         "allowed key zeros."),
+    ]
+
+
+def _overflow_advice(allowed) -> str:
+    """Why exp of the allowed scores of a row (large ones) gave nan or inf."""
+    top = float(np.max(np.abs(allowed)))
+    dtype = np.dtype(allowed.dtype)
+    return (f"exp of scores as large as {top:.4g} overflows {dtype} (beyond about "
+            f"exp({float(np.log(np.finfo(dtype).max)):.4g}) it is inf, and inf/inf is nan), and "
+            "exp of a large negative score underflows to 0 (0/0 is nan). Subtract each row's "
+            "largest allowed score first: the softmax does not change, and the largest exp "
+            "of the row is then exactly 1.")
+
+
+def _check_one_softmax(got, scores, mask, what, messages) -> None:
+    expected = _masked_reference(scores, mask)  # (n_q, n_k) float64
+    n_q, n_k = scores.shape
+    tol = {"rtol": 1e-4, "atol": 1e-6} if scores.dtype == np.float32 else {"rtol": 1e-6,
+                                                                          "atol": 1e-9}
+    try:
+        weights = np.asarray(got, dtype=float)
+    except (TypeError, ValueError):
+        raise Wrong(f"{what} should be an array of numbers of shape {scores.shape}; got "
+                    f"{_show(got)}.") from None
+    if weights.shape != expected.shape:
+        raise Wrong(f"{what} should have the shape of the scores, {expected.shape}, one weight "
+                    f"per (query, key) pair, but yours has shape {weights.shape}.")
+    said = f"{what} should be {_short(expected)}, but yours gave {_short(weights)}."
+    fully = ~mask.any(axis=1)  # (n_q,)
+    bad = ~np.isfinite(weights)
+    if bad.any():
+        i = int(np.argwhere(bad)[0][0])
+        if fully[i]:
+            cause = (f"Row {i} is fully masked (no key allowed), and yours is nan there: every "
+                     "exp is 0, and 0/0 is nan. Return a row of zeros for a row with no "
+                     "allowed key, e.g. divide by the row sum only where it is > 0.")
+        elif np.max(np.abs(scores[i][mask[i]])) > 80:
+            cause = _overflow_advice(scores[i][mask[i]])
+        else:
+            cause = f"Row {i} contains nan or inf."
+        raise Wrong(f"{said} {cause}{_warned(messages)}")
+    if np.allclose(weights, expected, **tol):
+        if messages:
+            raise Wrong(f"{what} gives the right weights, but numpy warned: "
+                        f"{'; '.join(messages)}. Your function must not warn: np.where "
+                        "computes both branches, so 0/0 or -inf - (-inf) on a fully masked "
+                        "row warns even if you replace it afterwards. Shift a fully masked row "
+                        "by 0 and divide it by 1 instead.")
+        return
+    cause = next((text for wrong, text in _softmax_mistakes(scores, mask)
+                  if wrong is not None and wrong.shape == weights.shape
+                  and np.allclose(weights, wrong, **tol)), "")
+    leaked = ~mask & (np.abs(weights) > tol["atol"])
+    sums = weights.sum(axis=1)
+    if not cause and leaked.any():
+        i, j = (int(x) for x in np.argwhere(leaked)[0])
+        if fully[i]:
+            cause = (f"Row {i} is fully masked (no key allowed), so all its weights must be 0; "
+                     f"yours is {_short(weights[i])}.")
+        else:
+            cause = (f"weights[{i}, {j}] = {weights[i, j]:.4g}, but key {j} is masked for "
+                     f"query {i} (mask[{i}, {j}] is False): a masked weight must be exactly 0.")
+    if not cause:
+        rows = np.flatnonzero(~fully & ~np.isclose(sums, 1.0, rtol=0, atol=1e-6))
+        if rows.size:
+            i = int(rows[0])
+            if abs(sums[i]) <= tol["atol"]:
+                top = scores[i][~mask[i]].max() if (~mask[i]).any() else None
+                cause = (f"Row {i} has allowed keys but yours is all zeros.")
+                if top is not None and top > scores[i][mask[i]].max() + 80:
+                    cause += (f" The max you subtracted included the masked score "
+                              f"{float(top):.4g}, so every allowed exp underflowed to 0. Take "
+                              "the max over the allowed keys only (after setting the masked "
+                              "scores to -inf).")
+            else:
+                cause = (f"Row {i} of yours adds up to {sums[i]:.4g}; the weights of a row "
+                         "with an allowed key add up to 1.")
+    if not cause:
+        i = next(i for i in range(n_q) if not np.allclose(weights[i], expected[i], **tol))
+        cause = (f"Row {i} should be {_short(expected[i])}, the softmax of its allowed scores "
+                 f"{_short(np.where(mask[i], scores[i].astype(float), np.nan)[mask[i]])}, "
+                 f"but yours is {_short(weights[i])}.")
+    raise Wrong(f"{said} {cause}{_warned(messages)}")
+
+
+def _check_masked_softmax(answer) -> None:
+    for description, scores, mask in softmax_cases():
+        what = f"masked_softmax(scores, mask) for {description},"
+        try:
+            got, messages = _call_watching(answer, scores.copy(), mask.copy())
+        except Wrong as exc:
+            raise Wrong(f"{what} failed. {exc}") from None
+        _check_one_softmax(got, scores, mask, what, messages)
+
+
+masked_softmax = Exercise(
+    "Exercise 6.3 (softmax with a mask)",
+    _check_masked_softmax,
+    hints=[
+        "A masked key must end up with weight exactly 0, and the allowed keys of a row must "
+        "still share all of the weight. Which score gives a weight of exactly 0 after exp? "
+        "Then think about a row where nothing is allowed, and about scores of 1000.",
+        "Set the masked scores to -inf with np.where, subtract each row's max (a fully masked "
+        "row's max is -inf: use 0 there instead), exponentiate and divide by the row sum — "
+        "but only where that sum is > 0, so a fully masked row stays 0 without a 0/0.",
+        "`s = np.where(mask, scores, -np.inf)`, `m = s.max(axis=1, keepdims=True)`, "
+        "`e = np.exp(s - np.where(np.isfinite(m), m, 0))`, `t = e.sum(axis=1, keepdims=True)` "
+        "and `return e / np.where(t > 0, t, 1)`.",
+    ],
+    solution=solution_masked_softmax,
+)

@@ -1,0 +1,426 @@
+"""Lesson 6 checks: each rejects known-wrong answers with a helpful reason, accepts right ones."""
+
+from __future__ import annotations
+
+import copy
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+from answer_tables import assert_right, assert_wrong, judged, right, wrong
+
+import attnlab
+from attnlab import causal_mask
+from attnlab.examples import cat_sat_down
+from attnlab.exercises import lesson6 as L
+from attnlab.exercises.core import _short
+
+
+# ---------------------------------------------------------------- 6.1 the shapes
+def shapes_by_computing(batch, n, d_model, d_k, d_v):
+    """Make arrays of the right sizes and read the shapes off numpy's results."""
+    x = np.zeros((batch, n, d_model))
+    q, k, v = x @ np.zeros((d_model, d_k)), x @ np.zeros((d_model, d_k)), x @ np.zeros(
+        (d_model, d_v))
+    scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(d_k)
+    weights = attnlab.softmax(scores, axis=-1)
+    output = weights @ v
+    return {"Q": q.shape, "K": k.shape, "V": v.shape, "scores": scores.shape,
+            "weights": weights.shape, "output": output.shape}
+
+
+def shapes_as(kind):
+    def answer(batch, n, d_model, d_k, d_v):
+        return {key: kind(shape) for key, shape in
+                L.solution_attention_shapes(batch, n, d_model, d_k, d_v).items()}
+    return answer
+
+
+def shapes_with(**changes):
+    """The right shapes, with some replaced by ``changes[key](batch, n, d_model, d_k, d_v)``."""
+    def answer(batch, n, d_model, d_k, d_v):
+        shapes = L.solution_attention_shapes(batch, n, d_model, d_k, d_v)
+        shapes.update({key: make(batch, n, d_model, d_k, d_v) for key, make in changes.items()})
+        return shapes
+    return answer
+
+
+SHAPES_RIGHT = {
+    "reference": L.solution_attention_shapes,
+    "computed with numpy": shapes_by_computing,
+    "lists": shapes_as(list),
+    "numpy int arrays": shapes_as(lambda s: np.array(s, dtype=np.int64)),
+    "dict() with an extra key": lambda b, n, dm, dk, dv: dict(
+        Q=(b, n, dk), K=(b, n, dk), V=(b, n, dv), scores=(b, n, n), weights=(b, n, n),
+        output=(b, n, dv), X=(b, n, dm)),
+}
+SHAPES_WRONG = {
+    "d_model in Q": (shapes_with(Q=lambda b, n, dm, dk, dv: (b, n, dm)),
+                     "adds over the size the two share, d_model = 16"),
+    "d_model in V": (shapes_with(V=lambda b, n, dm, dk, dv: (b, n, dm)),
+                     "V keeps the last size of W_V, d_v = 5"),
+    "d_k in V": (shapes_with(V=lambda b, n, dm, dk, dv: (b, n, dk)),
+                 "which need not equal d_k = 8"),
+    "scores (batch, n, d_k)": (shapes_with(scores=lambda b, n, dm, dk, dv: (b, n, dk)),
+                               "d_k is added over in every dot product"),
+    "output with d_k": (shapes_with(output=lambda b, n, dm, dk, dv: (b, n, dk)),
+                        "d_k = 8 only lives in Q and K"),
+    "output like the weights": (shapes_with(output=lambda b, n, dm, dk, dv: (b, n, n)),
+                                "That is the shape of the weights"),
+    "output with d_model": (shapes_with(output=lambda b, n, dm, dk, dv: (b, n, dm)),
+                            "There is no output projection here"),
+    "no batch axis": (lambda *sizes: {k: v[1:] for k, v in
+                                      L.solution_attention_shapes(*sizes).items()},
+                      "You dropped the batch axis"),
+    "missing output": (lambda *sizes: {k: v for k, v in
+                                       L.solution_attention_shapes(*sizes).items()
+                                       if k != "output"},
+                       "without the key(s) 'output'"),
+    "lower-case keys": (lambda *sizes: {k.lower(): v for k, v in
+                                        L.solution_attention_shapes(*sizes).items()},
+                        "The keys are case-sensitive: write 'Q', 'K', 'V'"),
+    "the arrays, not their shapes": (
+        shapes_with(Q=lambda b, n, dm, dk, dv: np.zeros((b, n, dk))),
+        "give its shape, e.g. Q.shape"),
+    "float sizes": (shapes_with(V=lambda b, n, dm, dk, dv: (b, n, dv / 1)),
+                    "a shape holds whole numbers"),
+    "a list of shapes": (lambda *sizes: list(L.solution_attention_shapes(*sizes).values()),
+                         "should return a dict with the keys"),
+    "right for the first sizes only": (lambda *sizes: L.solution_attention_shapes(
+        2, 3, 16, 8, 5), "attention_shapes(batch=4, n=7, d_model=12, d_k=6, d_v=9) gave 'Q': "
+        "(2, 3, 8), but it should be (4, 7, 6)"),
+}
+
+
+def test_shape_cases_have_five_different_sizes():
+    for sizes in L.shape_cases():
+        assert len(set(sizes)) == 5, sizes
+    assert len(set(L.shape_cases())) == len(L.shape_cases()) >= 3
+
+
+def test_the_reference_shapes_are_numpys():
+    for sizes in L.shape_cases():
+        assert L.solution_attention_shapes(*sizes) == shapes_by_computing(*sizes)
+
+
+# ---------------------------------------------------------------- 6.2 the causal mask
+def causal_loops(n):
+    return [[j <= i for j in range(n)] for i in range(n)]
+
+
+def causal_from_attnlab(n):
+    return causal_mask(n)
+
+
+def causal_through_the_module(n):
+    return attnlab.causal_mask(n)
+
+
+CAUSAL_RIGHT = {
+    "reference": L.solution_causal,
+    "np.tril": lambda n: np.tril(np.ones((n, n), dtype=bool)),
+    "np.tri": lambda n: np.tri(n, dtype=bool),
+    "loops, lists of bools": causal_loops,
+    "not the strict upper triangle": lambda n: ~np.triu(np.ones((n, n), dtype=bool), k=1),
+    "floats, then astype": lambda n: np.tril(np.ones((n, n))).astype(bool),
+}
+CAUSAL_WRONG = {
+    "upper triangle": (lambda n: np.triu(np.ones((n, n), dtype=bool)), "looks at the future"),
+    "strict lower": (lambda n: np.tril(np.ones((n, n), dtype=bool), k=-1),
+                     "a query can't see itself"),
+    "inverted": (lambda n: np.triu(np.ones((n, n), dtype=bool), k=1), "the mask is inverted"),
+    "nothing masked": (lambda n: np.ones((n, n), dtype=bool), "nothing is masked"),
+    "only itself": (lambda n: np.eye(n, dtype=bool), "only itself"),
+    "upside down": (lambda n: np.tril(np.ones((n, n), dtype=bool))[::-1], "upside down"),
+    "0/1 ints": (lambda n: np.tril(np.ones((n, n), dtype=int)), "0/1 integers, not booleans"),
+    "0/1 floats": (lambda n: np.tril(np.ones((n, n))), "0/1 floats, not booleans"),
+    "0/1 upper floats": (lambda n: np.triu(np.ones((n, n))), "0/1 floats, not booleans; use "
+                         "dtype=bool (or compare, j <= i, which gives booleans). attnlab's "
+                         "attention refuses a 0/1 mask, because a 1 could be meant as 'masked' "
+                         "as easily as 'allowed'. Yours is the upper triangle, so it looks at the "
+                         "future"),
+    "additive mask": (lambda n: np.where(np.tri(n) > 0, 0.0, -np.inf), "an additive mask"),
+    "other numbers": (lambda n: np.tri(n) * 2, "A mask holds booleans, True where"),
+    "too wide": (lambda n: np.tri(n, n + 1, dtype=bool), "yours has shape (4, 5)"),
+    "flat": (lambda n: np.tri(n, dtype=bool).ravel(), "yours has shape (16,)"),
+    "strings": (lambda n: [["yes"] * n] * n, "should be a boolean array of shape (4, 4)"),
+    "from attnlab": (causal_from_attnlab, "Your causal calls attnlab's causal_mask"),
+    "through the module": (causal_through_the_module, "Your causal calls attnlab's causal_mask"),
+    "one wrong entry": (lambda n: np.tri(n, dtype=bool) ^ (np.arange(n * n).reshape(n, n) == 1),
+                        "Entry [0, 1] (query 0, key 1) should be False, since key 1 is after "
+                        "query 0"),
+    "right for 4 only": (lambda n: np.tri(4, dtype=bool), "causal(1) should have shape (1, 1)"),
+}
+
+
+def test_causal_cases_start_with_the_running_example():
+    sizes = L.causal_cases()
+    assert sizes[0] == len(cat_sat_down().tokens) and 1 in sizes and len(set(sizes)) >= 3
+
+
+def test_checking_leaves_attnlab_causal_mask_as_it_was():
+    before = (attnlab.causal_mask, attnlab.attention.causal_mask)
+    for answer in (causal_through_the_module, L.solution_causal, lambda n: 1 / 0):
+        judged(L.causal_mask_from_scratch, answer)
+    assert (attnlab.causal_mask, attnlab.attention.causal_mask) == before
+
+
+def test_a_warning_makes_a_right_mask_wrong():
+    def warns(n):
+        np.float64(1.0) / np.float64(0.0)
+        return np.tri(n, dtype=bool)
+
+    message = judged(L.causal_mask_from_scratch, warns).message
+    assert "gives the right mask, but numpy warned: divide by zero" in message
+
+
+# ---------------------------------------------------------------- 6.3 softmax with a mask
+def softmax_rows(scores, mask):
+    """Row by row, in Python, over the allowed keys only."""
+    out = np.zeros(np.shape(scores))
+    for i in range(len(scores)):
+        allowed = [j for j in range(len(scores[i])) if mask[i][j]]
+        if not allowed:
+            continue
+        top = max(float(scores[i][j]) for j in allowed)
+        e = {j: np.exp(float(scores[i][j]) - top) for j in allowed}
+        total = sum(e.values())
+        for j in allowed:
+            out[i, j] = e[j] / total
+    return out
+
+
+def softmax_finite_fill(scores, mask):
+    """-1e9 for the masked scores, and fully masked rows zeroed afterwards."""
+    w = attnlab.softmax(np.where(mask, scores, -1e9), axis=-1)
+    return w * mask.any(axis=1, keepdims=True)
+
+
+def softmax_log_sum_exp(scores, mask):
+    s = np.where(mask, scores, -np.inf)
+    m = np.max(s, axis=1, keepdims=True, initial=-np.inf, where=mask)
+    m = np.where(mask.any(axis=1, keepdims=True), m, 0.0)
+    e = np.exp(s - m)
+    return np.divide(e, e.sum(axis=1, keepdims=True), out=np.zeros_like(e),
+                     where=mask.any(axis=1, keepdims=True))
+
+
+def no_shift(scores, mask):
+    e = np.exp(np.where(mask, scores, -np.inf))
+    t = e.sum(axis=1, keepdims=True)
+    return e / np.where(t > 0, t, 1)
+
+
+def nan_on_full_row(scores, mask):
+    s = np.where(mask, scores, -np.inf)
+    e = np.exp(s - s.max(axis=1, keepdims=True))
+    return e / e.sum(axis=1, keepdims=True)
+
+
+def nan_to_num_after(scores, mask):
+    with np.errstate(all="ignore"):
+        return np.nan_to_num(nan_on_full_row(scores, mask))
+
+
+def warns_then_cleans(scores, mask):
+    return np.nan_to_num(nan_on_full_row(scores, mask))
+
+
+def max_over_everything(scores, mask):
+    e = np.exp(scores - scores.max(axis=1, keepdims=True)) * mask
+    t = e.sum(axis=1, keepdims=True)
+    return e / np.where(t > 0, t, 1)
+
+
+def masks_in_place(scores, mask):
+    scores[~mask] = -np.inf
+    return L.solution_masked_softmax(scores, mask)
+
+
+SOFTMAX_RIGHT = {
+    "reference": L.solution_masked_softmax,
+    "attnlab.softmax of -inf": lambda s, m: attnlab.softmax(np.where(m, s, -np.inf), axis=-1),
+    "row by row": softmax_rows,
+    "finite fill, full rows zeroed": softmax_finite_fill,
+    "max where=mask, np.divide where": softmax_log_sum_exp,
+    "errstate, nan_to_num": nan_to_num_after,
+}
+SOFTMAX_WRONG = {
+    "masked after the softmax": (lambda s, m: attnlab.softmax(s, axis=1) * m,
+                                 "masked after the softmax without renormalising"),
+    "fill 0": (lambda s, m: attnlab.softmax(np.where(m, s, 0.0), axis=1),
+               "a score of 0 is not 'never'"),
+    "inverted": (lambda s, m: attnlab.softmax(np.where(~m, s, -np.inf), axis=1),
+                 "the mask is inverted"),
+    "fill -1e9": (lambda s, m: attnlab.softmax(np.where(m, s, -1e9), axis=1),
+                  "yours spreads the weight evenly"),
+    "nan on the full row": (nan_on_full_row, "Row 1 is fully masked (no key allowed), and "
+                            "yours is nan there"),
+    "no max shift": (no_shift, "exp of scores as large as 1000 overflows float64"),
+    "no max shift, float32 only": (
+        lambda s, m: no_shift(s, m) if s.dtype == np.float32 else L.solution_masked_softmax(
+            s, m), "exp of scores as large as 95 overflows float32"),
+    "max over masked scores too": (max_over_everything, "included the masked score 5000"),
+    "warns, then cleans up": (warns_then_cleans, "gives the right weights, but numpy warned: "
+                              "invalid value encountered in subtract"),
+    "masks in place": (masks_in_place, "changed its input"),
+    "plain softmax": (lambda s, m: attnlab.softmax(s, axis=1),
+                      "weights[0, 1] = 0.4146, but key 1 is masked for query 0"),
+    "half the weights": (lambda s, m: L.solution_masked_softmax(s, m) / 2,
+                         "Row 0 of yours adds up to 0.5"),
+    "full row set to 1": (
+        lambda s, m: L.solution_masked_softmax(s, m) + ~m.any(axis=1, keepdims=True) * 0.25,
+        "Row 1 is fully masked (no key allowed), so all its weights must be 0; yours is "
+        "[0.25, 0.25, 0.25]"),
+    "temperature 2": (lambda s, m: L.solution_masked_softmax(s / 2, m),
+                      "Row 1 should be [0.4596, 0.5404, 0, 0], the softmax of its allowed "
+                      "scores"),
+    "transposed": (lambda s, m: L.solution_masked_softmax(s, m).T, "weights[0, 1] ="),
+    "one row": (lambda s, m: L.solution_masked_softmax(s, m)[0],
+                "should have the shape of the scores, (4, 4)"),
+    "the mask": (lambda s, m: m, "Row 1 of yours adds up to 2"),
+}
+
+
+def test_softmax_cases_cover_what_the_exercise_promises():
+    cases = L.softmax_cases()
+    cat = cat_sat_down()
+    _, scores, mask = cases[0]
+    np.testing.assert_allclose(scores, attnlab.attention_scores(cat.x @ cat.w_q, cat.x @ cat.w_k))
+    np.testing.assert_array_equal(mask, attnlab.causal_mask(4))
+    assert any((~m).all(axis=1).any() for _, _, m in cases)  # a fully masked row
+    assert any((~m).all(axis=0).any() and m.any(axis=1).all() for _, _, m in cases)  # padding
+    assert any(np.abs(s).max() >= 1000 for _, s, _ in cases)
+    assert any(s.dtype == np.float32 and np.abs(s).max() > 89 for _, s, _ in cases)
+    for _, scores, mask in cases:
+        assert scores.shape == mask.shape and mask.dtype == bool
+
+
+def test_each_known_softmax_mistake_differs_from_the_right_answer_somewhere():
+    for k, (_, reason) in enumerate(L._softmax_mistakes(*L.softmax_cases()[0][1:])):
+        def differs(scores, mask, k=k):
+            mine = L._softmax_mistakes(scores, mask)[k][0]
+            return mine is not None and not np.allclose(
+                mine, attnlab.softmax(np.where(mask, scores, -np.inf), axis=-1), equal_nan=True)
+
+        assert any(differs(s, m) for _, s, m in L.softmax_cases()), reason
+
+
+def test_an_answer_right_until_the_large_scores_is_judged_there():
+    description = next(d for d, s, _ in L.softmax_cases() if np.abs(s).max() >= 1000)
+    assert description in judged(L.masked_softmax, no_shift).message
+
+
+# ------------------------------------------------------------------ every table above
+TABLES = {
+    "attention_shapes": (L.attention_shapes, SHAPES_WRONG),
+    "causal": (L.causal_mask_from_scratch, CAUSAL_WRONG),
+    "masked_softmax": (L.masked_softmax, SOFTMAX_WRONG),
+}
+
+
+@pytest.mark.parametrize(
+    "exercise, answer",
+    right(
+        (L.attention_shapes, SHAPES_RIGHT),
+        (L.causal_mask_from_scratch, CAUSAL_RIGHT),
+        (L.masked_softmax, SOFTMAX_RIGHT),
+    ),
+)
+def test_accepts(exercise, answer):
+    assert_right(exercise, answer)
+
+
+@pytest.mark.parametrize(
+    "exercise, answer, reason",
+    wrong(
+        (L.attention_shapes, SHAPES_WRONG),
+        (L.causal_mask_from_scratch, CAUSAL_WRONG),
+        (L.masked_softmax, SOFTMAX_WRONG),
+    ),
+)
+def test_rejects(exercise, answer, reason):
+    assert_wrong(exercise, answer, reason)
+
+
+@pytest.mark.parametrize("name", TABLES)
+def test_every_wrong_answer_is_told_apart(name):
+    """No wrong answer's feedback carries the reason another entry is expected to give."""
+    exercise, table = TABLES[name]
+    messages = {key: judged(exercise, answer).message for key, (answer, _) in table.items()}
+    for key, message in messages.items():
+        others = {reason for reason in (r for _, r in table.values())
+                  if reason != table[key][1] and reason not in table[key][1]}
+        assert not [reason for reason in others if reason in message], (key, message)
+
+
+@pytest.mark.parametrize("name", TABLES)
+def test_feedback_names_the_call_that_failed(name):
+    exercise, table = TABLES[name]
+    call = {"attention_shapes": "attention_shapes(batch=", "causal": "causal(",
+            "masked_softmax": "masked_softmax(scores, mask) for "}[name]
+    for answer, _ in table.values():
+        assert judged(exercise, answer).message.startswith(call)
+
+
+def test_messages_show_numbers_computed_from_the_inputs(monkeypatch):
+    """With the running example's projections doubled, the weights shown follow."""
+    def expected():
+        _, scores, mask = L.softmax_cases()[0]
+        return L.solution_masked_softmax(scores, mask)
+
+    def fill_zero(s, m):
+        return attnlab.softmax(np.where(m, s, 0.0), axis=1)
+
+    before = judged(L.masked_softmax, fill_zero).message
+    assert _short(expected()) in before
+
+    def doubled():
+        ex = cat_sat_down()
+        return SimpleNamespace(**{**vars(ex), "w_q": 2 * ex.w_q})
+
+    monkeypatch.setattr(L, "cat_sat_down", doubled)
+    after = judged(L.masked_softmax, fill_zero).message
+    assert _short(expected()) in after and _short(expected()) not in before
+
+
+def test_shape_messages_follow_the_sizes(monkeypatch):
+    monkeypatch.setattr(L, "shape_cases", lambda: [(5, 2, 30, 11, 7)])
+    message = judged(L.attention_shapes, SHAPES_WRONG["output with d_k"][0]).message
+    assert "gave 'output': (5, 2, 11) = (batch, n, d_k), but it should be (5, 2, 7)" in message
+
+
+@pytest.mark.parametrize("exercise", [L.attention_shapes, L.causal_mask_from_scratch,
+                                      L.masked_softmax], ids=lambda e: e.title)
+def test_hints_go_from_a_nudge_to_nearly_the_code(exercise):
+    exercise = copy.copy(exercise)
+    tiers = [exercise.hint().markdown for _ in exercise.hints]
+    assert [f"Hint {i} of 3" in text for i, text in enumerate(tiers, 1)] == [True] * 3
+    assert "`" not in exercise.hints[0]  # a nudge, no code
+    assert "`" not in exercise.hints[1]  # the method, in words
+    assert "`" in exercise.hints[-1] and "return" in exercise.hints[-1]
+    assert "last hint" in exercise.hint().markdown  # stays on the last tier
+
+
+def test_the_last_hints_nearly_give_a_right_answer():
+    """The code in the last hint of 6.2 and 6.3, completed, passes the check."""
+    def causal(n):
+        return np.arange(n)[None, :] <= np.arange(n)[:, None]
+
+    def masked(scores, mask):
+        s = np.where(mask, scores, -np.inf)
+        m = s.max(axis=1, keepdims=True)
+        e = np.exp(s - np.where(np.isfinite(m), m, 0))
+        t = e.sum(axis=1, keepdims=True)
+        return e / np.where(t > 0, t, 1)
+
+    assert "np.arange(n)[None, :] <= np.arange(n)[:, None]" in L.causal_mask_from_scratch.hints[2]
+    assert "np.where(np.isfinite(m), m, 0)" in L.masked_softmax.hints[2]
+    assert_right(L.causal_mask_from_scratch, causal)
+    assert_right(L.masked_softmax, masked)
+
+
+def test_solutions_show_their_source():
+    assert "(batch, n, d_v)" in L.attention_shapes.solution().markdown
+    assert "j <= i" in L.causal_mask_from_scratch.solution().markdown
+    assert "np.where(mask, scores, -np.inf)" in L.masked_softmax.solution().markdown
