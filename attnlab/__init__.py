@@ -16,6 +16,7 @@ from attnlab.attention import (
     padding_mask,
     scaled_dot_product_attention,
 )
+from attnlab.online_softmax import online_normaliser, online_softmax, online_softmax_update
 from attnlab.softmax_family import (
     entropy,
     log_softmax,
@@ -24,6 +25,7 @@ from attnlab.softmax_family import (
     softmax,
     softmax_jacobian,
 )
+from attnlab.tiled_attention import tiled_attention
 
 __version__ = "0.1.0"
 
@@ -34,8 +36,12 @@ __all__ = [
     "log_softmax",
     "logsumexp",
     "naive_softmax",
+    "online_normaliser",
+    "online_softmax",
+    "online_softmax_update",
     "padding_mask",
     "scaled_dot_product_attention",
     "softmax",
     "softmax_jacobian",
+    "tiled_attention",
 ]

@@ -146,6 +146,21 @@ def attention_scores(q, k, scale=None):
         return scores.astype(np.result_type(q, k), copy=False)
 
 
+def _check_qkv(q, k, v) -> tuple[np.ndarray, np.ndarray, np.ndarray, tuple]:
+    """q, k, v as float arrays that fit together, and their common batch shape ``...``."""
+    arrays = _check_matrices(q=q, k=k, v=v)
+    q, k = _check_qk(arrays["q"], arrays["k"])
+    v = arrays["v"]
+    if k.shape[-2] != v.shape[-2]:
+        raise ValueError(
+            f"k and v must have the same number of rows n_k (one value per key): "
+            f"{_shapes(k=k, v=v)}"
+        )
+    _check_batch(k=k, v=v)
+    _check_batch(q=q, v=v)
+    return q, k, v, _check_batch(q=q, k=k, v=v)
+
+
 def scaled_dot_product_attention(q, k, v, mask=None, scale=None):
     r"""Attention :math:`\operatorname{softmax}(Q K^\top \cdot \text{scale}) V`, with optional mask.
 
@@ -216,17 +231,7 @@ def scaled_dot_product_attention(q, k, v, mask=None, scale=None):
     >>> w[1].tolist(), out[1].tolist()
     ([0.0, 0.0], [0.0, 0.0])
     """
-    arrays = _check_matrices(q=q, k=k, v=v)
-    q, k = _check_qk(arrays["q"], arrays["k"])
-    v = arrays["v"]
-    if k.shape[-2] != v.shape[-2]:
-        raise ValueError(
-            f"k and v must have the same number of rows n_k (one value per key): "
-            f"{_shapes(k=k, v=v)}"
-        )
-    _check_batch(k=k, v=v)
-    _check_batch(q=q, v=v)
-    batch = _check_batch(q=q, k=k, v=v)  # the common "..." of every result
+    q, k, v, batch = _check_qkv(q, k, v)  # batch: the common "..." of every result
     dtype = np.result_type(q, k, v)
     scores = _scores(q, k, _scale(scale, q.shape[-1]))  # (q/k batch, n_q, n_k), work dtype
     scores = np.broadcast_to(scores, batch + scores.shape[-2:])  # (..., n_q, n_k)
