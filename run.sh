@@ -55,6 +55,7 @@ case "${1:-}" in
         "$VENV/bin/python" benchmarks/explorers.py
         "$VENV/bin/python" benchmarks/course_execution.py
         "$VENV/bin/python" benchmarks/latency.py
+        "$VENV/bin/python" benchmarks/tiled_memory.py
         ;;
     build)
         ensure_env requirements.txt requirements-dev.txt

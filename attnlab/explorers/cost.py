@@ -1,0 +1,297 @@
+r"""Lesson 8 explorer, the cost lab: the N × N score matrix against one tile of it.
+
+Two sliders, the sequence length ``N`` and the block size ``B`` (powers of two). Left,
+the score matrix of one head drawn as a square: the grid of ``B × B`` tiles that
+:func:`attnlab.tiled_attention.tiled_attention` walks through (when there are few
+enough to draw), the query block it is working on (a light stripe) and the one tile in
+memory (dark; it slides along the stripe one key block at a time). Right, on log–log
+axes, the bytes of the whole score matrix (``N² · 4`` in float32, slope 2: double N,
+four times the memory) and of the tiled working set, which does not grow with N once
+``N >= B``; a marker on each at the current N.
+
+Every number comes from formulas in :func:`cost_state`, never from a live timing, so
+the explorer is deterministic. The head size is :data:`D` = 64 and the dtype float32,
+the setting of the course's memory bar.
+
+Examples
+--------
+>>> state = cost_state(1024, 64)
+>>> state.tiles_per_side, state.matrix_bytes, state.working_bytes
+(16, 4194304, 49664)
+>>> round(100 * state.fraction, 2)
+1.18
+"""
+
+from __future__ import annotations
+
+import math
+from types import SimpleNamespace
+
+import ipywidgets as widgets
+import numpy as np
+from matplotlib.collections import LineCollection
+from matplotlib.patches import Rectangle
+
+from attnlab.explorers.base import Explorer
+from attnlab.plots.outline_labels import OutlineLabels
+from attnlab.plots.weights import PALETTE
+
+__all__ = ["BLOCKS", "D", "LENGTHS", "CostExplorer", "cost_state", "format_bytes", "working_set"]
+
+LENGTHS = tuple(2**e for e in range(4, 15))  # N = 16 … 16384
+BLOCKS = tuple(2**e for e in range(0, 11))  # B = 1 … 1024
+D = 64  # head size d_k = d_v
+ITEMSIZE = np.dtype(np.float32).itemsize
+MAX_GRID = 64  # tile boundaries are drawn up to this many tiles per side
+MATRIX_COLOUR, TILE_COLOUR = PALETTE["vermillion"], PALETTE["blue"]
+LABEL_SIZE = 8.5  # points
+MIN_DRAWN = 0.012  # a tile or stripe thinner than this (about 3 pixels) is drawn this thick
+
+
+def _choice(value, options, name: str) -> int:
+    if isinstance(value, bool | np.bool_) or value not in options:
+        raise ValueError(f"{name} must be one of {list(options)}; got {value!r}")
+    return int(value)
+
+
+def working_set(block, d=D, itemsize=ITEMSIZE):
+    """Bytes the tiled loop holds besides the inputs and the output, for a block size ``block``.
+
+    One ``block × block`` tile of scores and one of their exponentials, the running
+    weighted sum ``acc`` (``block × d``) and the running max and sum (``block`` each).
+
+    Examples
+    --------
+    >>> working_set(64)
+    49664
+    >>> working_set(np.array([1, 2]), d=1, itemsize=1).tolist()
+    [5, 14]
+    """
+    block = np.asarray(block, dtype=np.int64)
+    result = (2 * block * block + block * d + 2 * block) * itemsize
+    return int(result) if result.ndim == 0 else result
+
+
+def cost_state(n, block_size) -> SimpleNamespace:
+    """What the cost lab shows for sequence length ``n`` and block size ``block_size``.
+
+    Parameters
+    ----------
+    n : int
+        One of :data:`LENGTHS`.
+    block_size : int
+        One of :data:`BLOCKS`; a block larger than ``n`` is one block of ``n``.
+
+    Returns
+    -------
+    SimpleNamespace
+        ``n``, ``block_size``, ``block`` (the block actually used, ``min(B, N)``),
+        ``tiles_per_side`` (``ceil(N / block)``), ``tiles`` (its square),
+        ``matrix_bytes`` (``N² · 4``), ``working_bytes`` (:func:`working_set`),
+        ``fraction`` (working / matrix), ``flops`` (``4 N² d``: ``QKᵀ`` and the
+        weighted sum, the same for both ways), ``lengths`` (:data:`LENGTHS` as an
+        array), ``matrix_curve`` and ``working_curve`` (bytes at every length).
+
+    Raises
+    ------
+    ValueError
+        If ``n`` or ``block_size`` is not one of the slider values.
+
+    Examples
+    --------
+    >>> s = cost_state(16, 1024)          # a block beyond N: one tile, the whole matrix
+    >>> s.block, s.tiles, s.working_bytes > s.matrix_bytes
+    (16, 1, True)
+    >>> s = cost_state(16384, 64)
+    >>> s.matrix_bytes // 2**20, s.working_bytes // 2**10, f"{s.fraction:.4%}"
+    (1024, 48, '0.0046%')
+    """
+    n = _choice(n, LENGTHS, "n")
+    block_size = _choice(block_size, BLOCKS, "block_size")
+    block = min(block_size, n)
+    lengths = np.array(LENGTHS)  # (L,)
+    per_side = -(-n // block)
+    matrix = n * n * ITEMSIZE
+    working = working_set(block)
+    return SimpleNamespace(
+        n=n, block_size=block_size, block=block, tiles_per_side=per_side,
+        tiles=per_side * per_side, matrix_bytes=matrix, working_bytes=working,
+        fraction=working / matrix, flops=4 * n * n * D, lengths=lengths,
+        matrix_curve=lengths * lengths * ITEMSIZE,  # (L,)
+        working_curve=working_set(np.minimum(block_size, lengths)),  # (L,)
+    )  # fmt: skip
+
+
+def format_bytes(count) -> str:
+    """Bytes in binary units, 3 significant digits: ``'268 B'``, ``'48.5 KiB'``, ``'1 GiB'``.
+
+    Examples
+    --------
+    >>> format_bytes(268), format_bytes(49664), format_bytes(2**30), format_bytes(1536 * 2**20)
+    ('268 B', '48.5 KiB', '1 GiB', '1.5 GiB')
+    """
+    count = float(count)
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if count < 1024 or unit == "GiB":
+            return f"{count:.3g} {unit}"
+        count /= 1024
+    raise AssertionError("unreachable")
+
+
+def _grid_segments(state) -> list:
+    """Tile boundaries in matrix fractions, or none when there are too many to see."""
+    if state.tiles_per_side > MAX_GRID or state.tiles_per_side == 1:
+        return []
+    cuts = np.arange(1, state.tiles_per_side) * state.block / state.n  # (t - 1,)
+    return [[(c, 0.0), (c, 1.0)] for c in cuts] + [[(0.0, c), (1.0, c)] for c in cuts]
+
+
+class CostExplorer(Explorer):
+    """Change N and the block size: the N × N matrix grows like N², one tile does not.
+
+    Parameters
+    ----------
+    **initial
+        Starting control values: ``n`` (one of :data:`LENGTHS`, starting at 1024)
+        and ``block_size`` (one of :data:`BLOCKS`, starting at 64).
+
+    Examples
+    --------
+    >>> lab = CostExplorer(n=256, block_size=64)
+    >>> lab.state.tiles, len(lab.artists["grid"].get_segments())
+    (16, 6)
+    """
+
+    name = "cost"
+    figsize = (8.6, 3.9)
+
+    def make_controls(self) -> dict:
+        style = {"description_width": "130px"}  # the same for both: the tracks line up
+        layout = widgets.Layout(width="470px")
+        return {
+            "n": widgets.SelectionSlider(options=[(f"{n:,}", n) for n in LENGTHS], value=1024,
+                                         description="sequence length N", style=style,
+                                         continuous_update=True, layout=layout),
+            "block_size": widgets.SelectionSlider(options=[(f"{b:,}", b) for b in BLOCKS],
+                                                  value=64, description="block size B",
+                                                  style=style, continuous_update=True,
+                                                  layout=layout),
+        }  # fmt: skip
+
+    def compute(self, n, block_size) -> SimpleNamespace:
+        return cost_state(n, block_size)
+
+    def build(self, figure):
+        matrix_ax, memory_ax = figure.subplots(1, 2, width_ratios=[1.0, 1.45])
+        matrix_ax.add_patch(Rectangle((0, 0), 1, 1, facecolor=MATRIX_COLOUR, alpha=0.12,
+                                      edgecolor=MATRIX_COLOUR, linewidth=1.2))  # fmt: skip
+        matrix_ax.set(xlim=(-0.02, 1.02), ylim=(1.02, -0.12), aspect="equal")
+        matrix_ax.set_xticks([])
+        matrix_ax.set_yticks([])
+        matrix_ax.set_xlabel("keys →", fontsize=9)
+        matrix_ax.set_ylabel("← queries", fontsize=9)
+        for side in matrix_ax.spines.values():
+            side.set_visible(False)
+        grid = LineCollection([], colors="white", linewidths=0.6)
+        matrix_ax.add_collection(grid, autolim=False)
+        stripe = Rectangle((0, 0), 1, 0, facecolor=TILE_COLOUR, alpha=0.25, edgecolor="none")
+        tile = Rectangle((0, 0), 0, 0, facecolor=TILE_COLOUR, edgecolor=TILE_COLOUR,
+                         linewidth=1.5)  # fmt: skip
+        matrix_ax.add_patch(stripe)
+        matrix_ax.add_patch(tile)
+        caption = OutlineLabels(matrix_ax, [(0.5, -0.06)], LABEL_SIZE)
+        caption.set_clip_on(False)
+
+        lengths = np.array(LENGTHS)
+        memory_ax.loglog(lengths, lengths * lengths * ITEMSIZE, color=MATRIX_COLOUR,
+                         linewidth=2, label="N × N scores (plain)")  # fmt: skip
+        (working,) = memory_ax.loglog(lengths, lengths * 0 + working_set(1), color=TILE_COLOUR,
+                                      linewidth=2, label="tiled working set")  # fmt: skip
+        (now,) = memory_ax.plot([1, 1], [1, 1], color="black", linestyle=":", linewidth=1)
+        (markers,) = memory_ax.plot([1, 1], [1, 1], linestyle="none", marker="o",
+                                    markersize=6, color="black")  # fmt: skip
+        values = OutlineLabels(memory_ax, [(1, 1), (1, 1)], LABEL_SIZE)
+        low, high = working_set(1) / 3, 2**33
+        memory_ax.set(xlim=(LENGTHS[0] / 1.4, LENGTHS[-1] * 1.4), ylim=(low, high),
+                      xlabel="sequence length N", ylabel="bytes (float32, d = 64)")  # fmt: skip
+        ticks = [2**10, 2**20, 2**30]
+        memory_ax.set_yticks(ticks, [format_bytes(t) for t in ticks])
+        memory_ax.set_xticks([16, 128, 1024, 16384], ["16", "128", "1,024", "16,384"])
+        memory_ax.minorticks_off()
+        memory_ax.grid(True, which="major", alpha=0.3)
+        memory_ax.legend(loc="upper left", fontsize=8, frameon=False)
+        for side in ("top", "right"):
+            memory_ax.spines[side].set_visible(False)
+        return {
+            "grid": grid,
+            "stripe": stripe,
+            "tile": tile,
+            "caption": caption,
+            "working": working,
+            "now": now,
+            "markers": markers,
+            "values": values,
+        }
+
+    def draw(self, artists, state) -> None:
+        size = state.block / state.n  # a tile's side, as a fraction of the matrix
+        drawn = max(size, MIN_DRAWN)
+        artists["grid"].set_segments(_grid_segments(state))
+        artists["stripe"].set_height(drawn)
+        artists["tile"].set_width(drawn)
+        artists["tile"].set_height(drawn)
+        per_side = state.tiles_per_side
+        grid = f"{per_side:,} × {per_side:,} tiles" if state.tiles > 1 else "one tile"
+        shown = " (drawn larger)" if size < MIN_DRAWN else ""
+        artists["caption"].set_texts([f"N = {state.n:,}: {grid} of {state.block:,} × "
+                                      f"{state.block:,}{shown}"], ["black"])  # fmt: skip
+        artists["working"].set_ydata(state.working_curve)
+        ys = [state.matrix_bytes, state.working_bytes]
+        artists["now"].set_data([state.n, state.n], [artists["now"].axes.get_ylim()[0], 2**33])
+        artists["markers"].set_data([state.n, state.n], ys)
+        right = state.n <= 1024  # numbers to the right of the markers, or to the left
+        gap = 1.2 if right else 1 / 1.2
+        above = [3.0 if y >= other else 1 / 3 for y, other in zip(ys, ys[::-1], strict=True)]
+        artists["values"].set_offsets(
+            [[state.n * gap, y * f] for y, f in zip(ys, above, strict=True)]
+        )
+        artists["values"].set_texts([format_bytes(y) for y in ys],
+                                    [MATRIX_COLOUR, TILE_COLOUR],
+                                    ["left" if right else "right"] * 2)  # fmt: skip
+
+    def describe(self, state) -> str:
+        return _readout(state)
+
+    def layout(self) -> widgets.Box:
+        c = self.controls
+        return widgets.VBox([c["n"], c["block_size"], self.view.widget, self.readout,
+                             self.error])  # fmt: skip
+
+
+def _readout(state) -> str:
+    """The numbers under the figure, as HTML."""
+    n, b = state.n, state.block
+    clipped = (f" (B = {state.block_size:,} is more than N, so one block of {n:,})"
+               if state.block_size > n else "")  # fmt: skip
+    if state.fraction < 0.01:
+        share = f"1/{round(1 / state.fraction):,} of the matrix"
+    elif state.fraction < 1:
+        share = f"{100 * state.fraction:.3g} % of the matrix"
+    else:
+        share = f"{state.fraction:.3g} × the matrix: at this N tiling does not pay"
+    tiles = f"{state.tiles:,} tiles in all" if state.tiles > 1 else "the only tile"
+    return (
+        f"<div>N = <b>{n:,}</b>: the score matrix of one head holds {n:,} × {n:,} = "
+        f"<b>{n * n:,}</b> scores, <b>{format_bytes(state.matrix_bytes)}</b> in float32.</div>"
+        f"<div>Tiled with B = <b>{b:,}</b>{clipped}: one {b:,} × {b:,} tile at a time, "
+        f"{tiles}; the working set is <b>{format_bytes(state.working_bytes)}</b>, "
+        f"{share}.</div>"
+        f"<div>Both do the same arithmetic, 4·N²·d = <b>{state.flops:,}</b> "
+        f"floating-point operations (about {_power_of_ten(state.flops)}): tiling saves "
+        "memory, not work.</div>"
+    )
+
+
+def _power_of_ten(count: int) -> str:
+    exponent = int(math.floor(math.log10(count)))
+    return f"{count / 10**exponent:.1f} × 10<sup>{exponent}</sup>"

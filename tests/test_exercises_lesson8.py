@@ -1,0 +1,326 @@
+"""Lesson 8 checks: each rejects known-wrong answers with a helpful reason, accepts right ones."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from answer_tables import assert_right, assert_wrong, judged, right, wrong
+
+import attnlab
+from attnlab.exercises import lesson8 as L
+from attnlab.online_softmax import online_softmax_update
+
+
+# ---------------------------------------------------------------- 8.1 memory of the scores
+def bytes_by_allocating(n, heads, batch, dtype):
+    """Measure a small stand-in and scale it: an array knows its own nbytes."""
+    return np.zeros((batch, heads, 1, n), dtype=dtype).nbytes * n
+
+
+def bytes_with_a_table(n, heads, batch, dtype):
+    return batch * heads * n**2 * {"float16": 2, "float32": 4, "float64": 8}[dtype]
+
+
+MEMORY_RIGHT = {
+    "reference": L.solution_scores_bytes,
+    "a small stand-in, scaled": bytes_by_allocating,
+    "a table of sizes": bytes_with_a_table,
+    "numpy integer": lambda n, h, b, d: np.int64(b * h * n * n) * np.dtype(d).itemsize,
+    "a whole float": lambda n, h, b, d: float(b * h * n * n * np.dtype(d).itemsize),
+}
+MEMORY_WRONG = {
+    "n not n²": (lambda n, h, b, d: b * h * n * np.dtype(d).itemsize, "not n² = 16 per matrix"),
+    "bits": (lambda n, h, b, d: 8 * L.solution_scores_bytes(n, h, b, d), "That is bits"),
+    "MiB": (lambda n, h, b, d: L.solution_scores_bytes(n, h, b, d) / 2**20, "mebibytes"),
+    "MB": (lambda n, h, b, d: L.solution_scores_bytes(n, h, b, d) / 1e6, "megabytes"),
+    "no heads": (
+        lambda n, h, b, d: b * n * n * np.dtype(d).itemsize,
+        "You left out the heads: each of the 12 heads",
+    ),
+    "no batch": (
+        lambda n, h, b, d: h * n * n * np.dtype(d).itemsize,
+        "You left out the batch: each of the 8 sequences",
+    ),
+    "4 bytes always": (
+        lambda n, h, b, d: b * h * n * n * 4,
+        "Every entry is 8 bytes in float64, not 4",
+    ),
+    "entries": (lambda n, h, b, d: b * h * n * n, "You counted entries, not bytes"),
+    "rounded": (
+        lambda n, h, b, d: float(f"{L.solution_scores_bytes(n, h, b, d):.3g}"),
+        "close but not exact",
+    ),
+    "a string": (lambda n, h, b, d: "128 bytes", "should be a number of bytes, 128"),
+    "right for the first only": (
+        lambda n, h, b, d: 128,
+        "scores_bytes(n=2048, heads=12, batch=8, dtype='float32') should be 1,610,612,736 bytes",
+    ),
+}
+
+
+def test_memory_cases_cover_every_dtype_and_size():
+    cases = L.memory_cases()
+    assert {c[3] for c in cases} == {"float16", "float32", "float64"}
+    assert any(c[1] > 1 and c[2] > 1 for c in cases) and max(c[0] for c in cases) >= 16384
+
+
+def test_memory_reference_is_nbytes():
+    for n, heads, batch, dtype in L.memory_cases()[:2]:
+        expected = np.zeros((batch, heads, n, n), dtype=dtype).nbytes
+        assert L.solution_scores_bytes(n, heads, batch, dtype) == expected
+
+
+# ---------------------------------------------------------------- 8.2 the online update
+def update_in_loops(m, l, block):
+    """Row by row, score by score, in plain Python floats (the textbook one-at-a-time form)."""
+    m_out, l_out = [], []
+    for mi, li, row in zip(m.tolist(), l.tolist(), block.tolist(), strict=True):
+        for x in row:
+            new = max(mi, x)
+            shift = new if math.isfinite(new) else 0.0
+            li = li * math.exp(mi - shift) + math.exp(x - shift)
+            mi = new
+        m_out.append(mi)
+        l_out.append(li)
+    return m_out, l_out
+
+
+def update_with_errstate(m, l, block):
+    """nan on a fully masked row, silenced and then replaced: values right, no warning."""
+    m_new = np.maximum(m, block.max(axis=1))
+    with np.errstate(invalid="ignore"):
+        l_new = l * np.exp(m - m_new) + np.exp(block - m_new[:, None]).sum(axis=1)
+    return m_new, np.nan_to_num(l_new, nan=0.0)
+
+
+def no_rescale(m, l, block):
+    m_new, shift = L._running(m, block)
+    return m_new, l + np.exp(block - shift[:, None]).sum(axis=1)
+
+
+def upside_down(m, l, block):
+    m_new, shift = L._running(m, block)
+    with np.errstate(over="ignore"):
+        return m_new, l * np.exp(shift - m) + np.exp(block - shift[:, None]).sum(axis=1)
+
+
+def block_max_only(m, l, block):
+    top = block.max(axis=1)
+    shift = np.where(np.isfinite(top), top, 0.0)
+    return top, l * np.exp(m - shift) + np.exp(block - shift[:, None]).sum(axis=1)
+
+
+def unshifted_block(m, l, block):
+    m_new, shift = L._running(m, block)
+    return m_new, l * np.exp(m - shift) + np.exp(block).sum(axis=1)
+
+
+def no_max_at_all(m, l, block):
+    with np.errstate(over="ignore"):
+        return np.maximum(m, block.max(axis=1)), l + np.exp(block).sum(axis=1)
+
+
+def nan_on_masked(m, l, block):
+    m_new = np.maximum(m, block.max(axis=1))
+    with np.errstate(invalid="ignore"):
+        return m_new, l * np.exp(m - m_new) + np.exp(block - m_new[:, None]).sum(axis=1)
+
+
+def warns_on_masked(m, l, block):
+    m_new = np.maximum(m, block.max(axis=1))
+    l_new = l * np.exp(m - m_new) + np.exp(block - m_new[:, None]).sum(axis=1)
+    return m_new, np.nan_to_num(l_new, nan=0.0)
+
+
+ONLINE_RIGHT = {
+    "reference": L.solution_online_update,
+    "attnlab's own": online_softmax_update,
+    "loops over Python floats": update_in_loops,
+    "errstate, then nan_to_num": update_with_errstate,
+}
+ONLINE_WRONG = {
+    "no rescale": (no_rescale, "You did not rescale the old sum"),
+    "upside down": (upside_down, "The rescale factor is upside down"),
+    "block max only": (block_max_only, "Your m is the max of this block only"),
+    "unshifted block": (unshifted_block, "adds exp(block) without subtracting the new max"),
+    "no max at all": (no_max_at_all, "adds exp(block) without subtracting the new max"),
+    "nan on a masked block": (nan_on_masked, "-inf - (-inf) is nan. Shift by 0"),
+    "warns on a masked block": (
+        warns_on_masked,
+        "your values are right, but numpy warned: invalid value encountered in subtract",
+    ),
+    "keepdims": (
+        lambda m, l, b: tuple(x[:, None] for x in L.solution_online_update(m, l, b)),
+        "did you keep the reduced axis, keepdims=True?",
+    ),
+    "only l": (
+        lambda m, l, b: L.solution_online_update(m, l, b)[1],
+        "should return the 2 values (m, l) as a tuple",
+    ),
+    "in place": (lambda m, l, b: (np.maximum(m, b.max(axis=1), out=m), l), "changed its input"),
+    "off by a little": (
+        lambda m, l, b: (
+            L.solution_online_update(m, l, b)[0],
+            L.solution_online_update(m, l, b)[1] * 1.01,
+        ),
+        "Row 0 of l should be",
+    ),
+}
+
+
+def test_online_cases_teach_what_they_claim():
+    cases = L.online_cases()
+    grows = False
+    for case in cases:
+        m, _ = case.start
+        for (block,) in case.blocks:
+            m_new = np.maximum(m, block.max(axis=1))
+            grows |= bool(np.any(np.isfinite(m) & (m_new > m)))
+            m = m_new
+    assert grows, "some row's max must grow after its first block, or no rescale is tested"
+    assert any(np.isneginf(b.max(axis=1)).any() for c in cases for (b,) in c.blocks[:1])
+    assert any(np.abs(b[np.isfinite(b)]).max() > 700 for c in cases for (b,) in c.blocks)
+    assert any(c.blocks[-1][0].shape[1] != c.blocks[0][0].shape[1] for c in cases)
+
+
+def test_streamed_blocks_give_the_softmax():
+    """The reference update, streamed over each case, reproduces attnlab.softmax exactly."""
+    for case in L.online_cases():
+        m, l = case.start
+        for (block,) in case.blocks:
+            m, l = online_softmax_update(m, l, block)
+        scores = np.concatenate([b for (b,) in case.blocks], axis=1)  # (n_rows, n)
+        shift = np.where(np.isfinite(m), m, 0.0)[:, None]
+        weights = np.exp(scores - shift) / np.where(l > 0, l, 1.0)[:, None]
+        np.testing.assert_allclose(weights, attnlab.softmax(scores), rtol=1e-12, atol=1e-15)
+
+
+# ---------------------------------------------------------------- 8.3 one tile of attention
+def step_through_online_update(m, l, acc, scores, v_block):
+    """Reuse the 8.2 answer for m and l; rescale acc from the change of m."""
+    m_new, l_new = L.solution_online_update(m, l, scores)
+    shift_old = np.where(np.isfinite(m), m, 0.0)
+    shift = np.where(np.isfinite(m_new), m_new, 0.0)
+    rescale = np.exp(np.where(np.isfinite(m), shift_old - shift, -np.inf))
+    return m_new, l_new, acc * rescale[:, None] + np.exp(scores - shift[:, None]) @ v_block
+
+
+def step_in_loops(m, l, acc, scores, v_block):
+    m, l, acc = m.copy(), l.copy(), acc.copy()
+    for i in range(len(m)):
+        for j in range(scores.shape[1]):
+            new = max(m[i], scores[i, j])
+            r = math.exp(m[i] - new) if math.isfinite(m[i]) else 0.0
+            p = math.exp(scores[i, j] - new)
+            l[i] = l[i] * r + p
+            acc[i] = acc[i] * r + p * v_block[j]
+            m[i] = new
+    return m, l, acc
+
+
+def acc_not_rescaled(m, l, acc, s, vb):
+    m_new, l_new, _ = L.solution_attention_step(m, l, acc, s, vb)
+    return m_new, l_new, acc + np.exp(s - m_new[:, None]) @ vb
+
+
+def l_not_rescaled(m, l, acc, s, vb):
+    m_new, _, acc_new = L.solution_attention_step(m, l, acc, s, vb)
+    return m_new, l + np.exp(s - m_new[:, None]).sum(axis=1), acc_new
+
+
+def divided_each_step(m, l, acc, s, vb):
+    m_new, l_new, acc_new = L.solution_attention_step(m, l, acc, s, vb)
+    return m_new, l_new, acc_new / l_new[:, None]
+
+
+def softmax_per_tile(m, l, acc, s, vb):
+    m_new, l_new, _ = L.solution_attention_step(m, l, acc, s, vb)
+    return m_new, l_new, acc * np.exp(m - m_new)[:, None] + attnlab.softmax(s) @ vb
+
+
+def no_shift(m, l, acc, s, vb):
+    with np.errstate(all="ignore"):
+        e = np.exp(s)
+        return np.maximum(m, s.max(axis=1)), l + e.sum(axis=1), acc + e @ vb
+
+
+ATTENTION_RIGHT = {
+    "reference": L.solution_attention_step,
+    "through the online update": step_through_online_update,
+    "loops": step_in_loops,
+}
+ATTENTION_WRONG = {
+    "acc not rescaled": (acc_not_rescaled, "You rescaled l but not acc"),
+    "l not rescaled": (l_not_rescaled, "You rescaled acc but not l"),
+    "neither rescaled": (
+        lambda m, l, a, s, vb: (
+            np.maximum(m, s.max(axis=1)),
+            *(lambda e: (l + e.sum(axis=1), a + e @ vb))(
+                np.exp(s - np.maximum(m, s.max(axis=1))[:, None])
+            ),
+        ),
+        "Neither l nor acc was rescaled",
+    ),
+    "divided each step": (divided_each_step, "Your acc is normalised already"),
+    "softmax per tile": (softmax_per_tile, "keep acc unnormalised while the tiles stream by"),
+    "no shift": (no_shift, "You did not subtract the new running max inside the exponentials"),
+    "off by a little": (
+        lambda m, l, a, s, vb: (
+            *L.solution_attention_step(m, l, a, s, vb)[:2],
+            L.solution_attention_step(m, l, a, s, vb)[2] + 0.01,
+        ),
+        "Row 0 of acc should be [0.805",
+    ),
+    "values transposed": (lambda m, l, a, s, vb: (m, l, a.T), "acc should have shape (4, 8)"),
+    "two values": (lambda m, l, a, s, vb: (m, l), "should return the 3 values (m, l, acc)"),
+}
+
+
+def test_attention_cases_stream_to_the_plain_output():
+    """Streaming the reference step over each case gives scaled_dot_product_attention."""
+    for case in L.attention_cases():
+        m, l, acc = case.start
+        for scores, v_block in case.blocks:
+            m, l, acc = L.solution_attention_step(m, l, acc, scores, v_block)
+        expected, _ = attnlab.scaled_dot_product_attention(case.q, case.k, case.v)
+        np.testing.assert_allclose(acc / l[:, None], expected, rtol=1e-10, atol=1e-12)
+        assert len(case.blocks) > 1
+
+
+def test_attention_cases_have_large_scores_and_uneven_blocks():
+    cases = L.attention_cases()
+    assert any(np.abs(s).max() > 100 for c in cases for s, _ in c.blocks)
+    assert any(c.blocks[-1][0].shape[1] != c.blocks[0][0].shape[1] for c in cases)
+
+
+# ---------------------------------------------------------------- the tables
+@pytest.mark.parametrize(
+    "exercise, answer",
+    right(
+        (L.scores_memory, MEMORY_RIGHT),
+        (L.online_update, ONLINE_RIGHT),
+        (L.attention_step, ATTENTION_RIGHT),
+    ),
+)
+def test_right_answers_are_accepted(exercise, answer):
+    assert_right(exercise, answer)
+
+
+@pytest.mark.parametrize(
+    "exercise, answer, reason",
+    wrong(
+        (L.scores_memory, MEMORY_WRONG),
+        (L.online_update, ONLINE_WRONG),
+        (L.attention_step, ATTENTION_WRONG),
+    ),
+)
+def test_wrong_answers_are_rejected_with_a_reason(exercise, answer, reason):
+    assert_wrong(exercise, answer, reason)
+
+
+def test_a_wrong_step_names_the_case_the_step_and_the_inputs():
+    message = judged(L.online_update, no_rescale).message
+    assert "step 2 of" in message and "m = " in message and "block = " in message
+    assert "the answer is m = " in message and "but yours gave" in message
