@@ -372,8 +372,11 @@ COURSE = (
            "05-weighted-values"),
     Lesson(6, "The full formula, shapes and masking", 50,
            "the whole pipeline with every shape; causal and padding masks", "06-full-formula"),
-    Lesson(7, "Test your understanding", 45, "a checked quiz and bug hunts from real code"),
-    Lesson(8, "The cost of attention", 45, "why it grows like N², and tiled attention"),
+    Lesson(7, "Test your understanding", 45, "a checked quiz and bug hunts from real code",
+           "07-test-your-understanding"),
+    Lesson(8, "The cost of attention", 45,
+           "time and memory grow like N²; online softmax and tiled attention",
+           "08-cost-of-attention"),
 )
 
 
