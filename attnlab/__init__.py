@@ -16,7 +16,7 @@ from attnlab.attention import (
     padding_mask,
     scaled_dot_product_attention,
 )
-from attnlab.online_softmax import online_normaliser, online_softmax, online_softmax_update
+from attnlab.online import online_normaliser, online_softmax, online_softmax_update
 from attnlab.softmax_family import (
     entropy,
     log_softmax,
@@ -25,7 +25,7 @@ from attnlab.softmax_family import (
     softmax,
     softmax_jacobian,
 )
-from attnlab.tiled_attention import tiled_attention
+from attnlab.tiling import tiled_attention
 
 __version__ = "0.1.0"
 

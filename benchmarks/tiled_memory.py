@@ -1,7 +1,7 @@
 """Peak memory of plain vs tiled attention at N = 16384, d = 64, float32 (tracemalloc).
 
 Plain attention (:func:`attnlab.scaled_dot_product_attention`) builds the N × N scores
-and weights; tiled attention (:func:`attnlab.tiled_attention.tiled_attention`) holds one
+and weights; tiled attention (:func:`attnlab.tiling.tiled_attention`) holds one
 block of scores at a time. Both are measured with ``tracemalloc`` (numpy reports its
 array allocations to it), counting everything allocated during the call, the output
 included, but not the inputs. The two outputs are compared.
@@ -19,7 +19,7 @@ import tracemalloc
 import numpy as np
 
 from attnlab.attention import scaled_dot_product_attention
-from attnlab.tiled_attention import tiled_attention
+from attnlab.tiling import tiled_attention
 
 BAR_PERCENT = 2.0
 MIB = 2**20

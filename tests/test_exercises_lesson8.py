@@ -10,7 +10,7 @@ from answer_tables import assert_right, assert_wrong, judged, right, wrong
 
 import attnlab
 from attnlab.exercises import lesson8 as L
-from attnlab.online_softmax import online_softmax_update
+from attnlab.online import online_softmax_update
 
 
 # ---------------------------------------------------------------- 8.1 memory of the scores

@@ -6,7 +6,7 @@
 * :data:`online_update` (8.2): ``online_update(m, l, block)`` folds one block of scores
   ``(n_rows, b)`` into the running max ``m`` and running sum ``l`` ``(n_rows,)``; the check
   streams score rows through it block by block and compares every step with
-  :func:`attnlab.online_softmax.online_softmax_update`. Rows whose first block is all
+  :func:`attnlab.online.online_softmax_update`. Rows whose first block is all
   ``-inf`` (masked) must stay at ``m = -inf``, ``l = 0`` without NaN or numpy warnings.
 * :data:`attention_step` (8.3): ``attention_step(m, l, acc, scores, v_block)`` is one tile of
   tiled attention: it also keeps ``acc`` ``(n_q, d_v)``, the running sum of ``exp(s - m) · v``;
@@ -48,7 +48,7 @@ import attnlab
 from attnlab.examples import cat_sat_down, dog_bites_man
 from attnlab.exercises.core import Exercise, Wrong, _short
 from attnlab.exercises.lesson6 import _call_watching, _show, _warned
-from attnlab.online_softmax import _fold, online_softmax_update
+from attnlab.online import _fold, online_softmax_update
 
 __all__ = [
     "scores_memory",

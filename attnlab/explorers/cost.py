@@ -2,7 +2,7 @@ r"""Lesson 8 explorer, the cost lab: the N × N score matrix against one tile of
 
 Two sliders, the sequence length ``N`` and the block size ``B`` (powers of two). Left,
 the score matrix of one head drawn as a square: the grid of ``B × B`` tiles that
-:func:`attnlab.tiled_attention.tiled_attention` walks through (when there are few
+:func:`attnlab.tiling.tiled_attention` walks through (when there are few
 enough to draw), the query block it is working on (a light stripe) and the one tile in
 memory (dark; it slides along the stripe one key block at a time). Right, on log–log
 axes, the bytes of the whole score matrix (``N² · 4`` in float32, slope 2: double N,

@@ -1,4 +1,4 @@
-"""attnlab.tiled_attention: the same output as the plain version, without the N × N matrix."""
+"""attnlab.tiling: the same output as the plain version, without the N × N matrix."""
 
 from __future__ import annotations
 
@@ -9,11 +9,11 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from test_online_softmax import DTYPES, FAST, quiet
+from test_online import DTYPES, FAST, quiet
 
 from attnlab.attention import causal_mask, padding_mask, scaled_dot_product_attention
 from attnlab.explorers.cost import working_set
-from attnlab.tiled_attention import tiled_attention
+from attnlab.tiling import tiled_attention
 
 TOL = {np.float16: 5e-3, np.float32: 1e-5, np.float64: 1e-12}  # looser in float16: a mean
 

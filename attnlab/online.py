@@ -15,7 +15,7 @@ the old sum is rescaled to the new max:
 After the last block ``m`` is the row max, ``l`` the usual denominator and
 ``m + log(l)`` the log-sum-exp; ``exp(x - m) / l`` is the softmax. Nothing
 overflows, because every exponent is ``<= 0``. This is the step that lets
-:func:`attnlab.tiled_attention.tiled_attention` work without the N × N matrix.
+:func:`attnlab.tiling.tiled_attention` work without the N × N matrix.
 
 Conventions (shared with :mod:`attnlab.softmax_family`): float16 is computed in
 float32; ``-inf`` (a masked score) counts as weight 0 and a slice that is all

@@ -4,7 +4,7 @@ r"""Tiled attention: softmax(Q Kᵀ · scale) V computed block by block, without
 ``(n_q, n_k)`` matrix per batch entry: memory that grows like N². Here the
 queries are cut into blocks, and each query block walks over the keys one key
 block at a time. Per query row it keeps only a running max ``m``, a running
-sum ``l`` (the online softmax of :mod:`attnlab.online_softmax`) and a running
+sum ``l`` (the online softmax of :mod:`attnlab.online`) and a running
 weighted sum of values ``acc``. When a key block brings a larger max, ``l`` and
 ``acc`` are both rescaled by ``exp(m_old - m_new)``; after the last block
 ``acc / l`` is the attention output, exactly the same weighted average (up to
@@ -26,7 +26,7 @@ import numpy as np
 
 from ._validate import positive_int, work_dtype
 from .attention import _check_mask, _check_qkv, _scale, _scores
-from .online_softmax import _fold
+from .online import _fold
 
 __all__ = ["tiled_attention"]
 

@@ -1,4 +1,4 @@
-"""attnlab.online_softmax: one blockwise pass equals the two-pass softmax, in every dtype."""
+"""attnlab.online: one blockwise pass equals the two-pass softmax, in every dtype."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import attnlab
-from attnlab.online_softmax import online_normaliser, online_softmax, online_softmax_update
+from attnlab.online import online_normaliser, online_softmax, online_softmax_update
 from attnlab.softmax_family import logsumexp, softmax
 
 DTYPES = [np.float16, np.float32, np.float64]
@@ -156,14 +156,13 @@ def test_bad_input_names_the_argument(call, words):
 
 
 def test_online_and_tiled_numerics_need_numpy_only():
-    """Numpy only, documented, re-exported. (attnlab.online_softmax, the attribute, is the
-    function re-exported over its module's name, so the modules come from importlib.)"""
+    """Numpy only, documented, re-exported; the modules keep their own names."""
     import importlib
 
     from test_numerics_import import heavy_modules_after
 
-    assert heavy_modules_after("import attnlab.online_softmax, attnlab.tiled_attention") == []
-    for module_name in ("attnlab.online_softmax", "attnlab.tiled_attention"):
+    assert heavy_modules_after("import attnlab.online, attnlab.tiling") == []
+    for module_name in ("attnlab.online", "attnlab.tiling"):
         module = importlib.import_module(module_name)
         for name in module.__all__:
             function = getattr(module, name)
