@@ -24,6 +24,7 @@ import html
 import inspect
 import os
 import textwrap
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -248,6 +249,43 @@ def call(function, *args, **kwargs):
     if not _same((args, kwargs), before):
         raise Wrong(f"Your function changed its input ({shown}); compute a new array instead.")
     return result
+
+
+def call_watching(function, *args):
+    """:func:`call`, also returning the numpy warnings the learner's function caused.
+
+    Divide-by-zero, invalid (``inf - inf``, ``0 · -inf``) and overflow are recorded,
+    underflow is ignored (``exp(-1000) == 0`` is correct), and nothing escapes to the
+    notebook: the checks report the messages in their reason (see :func:`warned`).
+
+    Examples
+    --------
+    >>> result, messages = call_watching(lambda x: np.exp(x), np.array([1000.0]))
+    >>> messages
+    ['overflow encountered in exp']
+    """
+    with (
+        warnings.catch_warnings(record=True) as caught,
+        np.errstate(divide="warn", invalid="warn", over="warn", under="ignore"),
+    ):
+        warnings.simplefilter("always")
+        result = call(function, *args)
+    messages = sorted({str(w.message) for w in caught if issubclass(w.category, RuntimeWarning)})
+    return result, messages
+
+
+def warned(messages) -> str:
+    """The end of a reason that names the numpy warnings, or nothing if there were none."""
+    return f" numpy warned: {'; '.join(messages)}." if messages else ""
+
+
+def one_line(value) -> str:
+    """What the learner returned, in one line of at most 300 characters; never fails."""
+    try:
+        text = _short(value)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return text if len(text) <= 300 else f"{text[:300]}…"
 
 
 def expect_close(got, expected, what, rtol=1e-6, atol=1e-9) -> np.ndarray:

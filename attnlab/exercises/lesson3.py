@@ -28,13 +28,11 @@ True
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 
 import attnlab
 from attnlab.examples import SCORE_ROW, cat_sat_down, please_study_man
-from attnlab.exercises.core import Exercise, Wrong, call
+from attnlab.exercises.core import Exercise, Wrong, call_watching
 
 __all__ = [
     "softmax_row",
@@ -57,28 +55,19 @@ def _show(value) -> str:
 
 
 def _call_watching(function, *args):
-    """Call the learner's function; return (result, numpy warning messages it caused).
+    """:func:`~attnlab.exercises.core.call_watching`, with a hint for a broadcast error.
 
-    Overflow, invalid (``inf - inf``, ``inf / inf``) and divide-by-zero are
-    recorded as warnings, underflow is ignored (``exp(-1000) == 0`` is correct),
-    and nothing escapes to the notebook.
+    A row max or row sum that lost its axis is the usual cause, so the reason says so.
     """
-    with (
-        warnings.catch_warnings(record=True) as caught,
-        np.errstate(over="warn", invalid="warn", divide="warn", under="ignore"),
-    ):
-        warnings.simplefilter("always")
-        try:
-            result = call(function, *args)
-        except Wrong as exc:
-            if "broadcast" in str(exc):
-                raise Wrong(
-                    f"{exc} That usually means a row max or row sum lost its axis: "
-                    "use keepdims=True so it has shape (n, 1) and broadcasts along each row."
-                ) from None
-            raise
-    messages = sorted({str(w.message) for w in caught if issubclass(w.category, RuntimeWarning)})
-    return result, messages
+    try:
+        return call_watching(function, *args)
+    except Wrong as exc:
+        if "broadcast" in str(exc):
+            raise Wrong(
+                f"{exc} That usually means a row max or row sum lost its axis: "
+                "use keepdims=True so it has shape (n, 1) and broadcasts along each row."
+            ) from None
+        raise
 
 
 def _quietly(formula, *args):

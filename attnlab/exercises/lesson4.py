@@ -37,7 +37,15 @@ import numpy as np
 
 import attnlab
 from attnlab.examples import cat_sat_down
-from attnlab.exercises.core import Exercise, NotAttempted, Wrong, _short, call
+from attnlab.exercises.core import (
+    Exercise,
+    NotAttempted,
+    Wrong,
+    _short,
+    call,
+    call_watching,
+    warned,
+)
 from attnlab.patterns import (
     PATTERNS,
     TITLES,
@@ -65,20 +73,6 @@ __all__ = [
 
 
 # ---------------------------------------------------------------- shared helpers
-def _call_watching(function, *args):
-    """Call the learner's function; return (result, the numpy warnings it caused).
-
-    Divide-by-zero (``log(0)``), invalid (``0 · -inf``) and overflow are recorded,
-    underflow is ignored, and nothing escapes to the notebook.
-    """
-    with (
-        warnings.catch_warnings(record=True) as caught,
-        np.errstate(divide="warn", invalid="warn", over="warn", under="ignore"),
-    ):
-        warnings.simplefilter("always")
-        result = call(function, *args)
-    messages = sorted({str(w.message) for w in caught if issubclass(w.category, RuntimeWarning)})
-    return result, messages
 
 
 def _quietly(formula, *args):
@@ -166,8 +160,6 @@ _ZERO_LOG = (
 )
 
 
-def _warned(messages) -> str:
-    return f" numpy warned: {'; '.join(messages)}." if messages else ""
 
 
 def _check_one_entropy(got, w, what, messages) -> None:
@@ -199,9 +191,9 @@ def _check_one_entropy(got, w, what, messages) -> None:
     if not np.all(np.isfinite(values)):
         if np.any(w == 0):
             raise Wrong(f"{said}, but yours gave {_short(values)}. {_ZERO_LOG}"
-                        f"{_warned(messages)}")
+                        f"{warned(messages)}")
         raise Wrong(f"{said}, but yours contains nan or inf: {_short(values)}."
-                    f"{_warned(messages)}")
+                    f"{warned(messages)}")
     if np.allclose(values, expected, rtol=1e-6, atol=1e-9):
         if messages:
             raise Wrong(
@@ -222,14 +214,14 @@ def _check_one_entropy(got, w, what, messages) -> None:
         cause = "A one-hot row has no uncertainty at all: its entropy must be exactly 0."
     if not cause:
         cause = "Check the formula H = -Σ_j w_ij · log w_ij, summed along each row."
-    raise Wrong(f"{said}, but yours gave {_short(values)}. {cause}{_warned(messages)}")
+    raise Wrong(f"{said}, but yours gave {_short(values)}. {cause}{warned(messages)}")
 
 
 def _check_row_entropy(answer) -> None:
     for what, w in entropy_cases():
         what = f"row_entropy(weights) for {what}"
         try:
-            got, messages = _call_watching(answer, w.copy())
+            got, messages = call_watching(answer, w.copy())
         except Wrong as exc:
             if "math domain error" in str(exc):
                 raise Wrong(f"{what} failed. {exc}: math.log(0) fails. {_ZERO_LOG}") from None
@@ -559,7 +551,7 @@ def _answers_on_every_case(answer, cases) -> list[str | None]:
     answers = []
     for _, w, tokens in cases:
         try:
-            got, _ = _call_watching(answer, w.copy(), tokens)
+            got, _ = call_watching(answer, w.copy(), tokens)
             token = _as_token(got, tokens, "answer")
         except (Wrong, NotAttempted):
             answers.append(None)
@@ -588,7 +580,7 @@ def _check_hub_key(answer) -> None:
         index = int(np.argmax(column_mass(w)))
         expected = tokens[index]
         try:
-            got, _ = _call_watching(answer, w.copy(), tokens)
+            got, _ = call_watching(answer, w.copy(), tokens)
         except Wrong as exc:
             note = ""
             if isinstance(exc.__cause__, IndexError) and w.shape[0] != w.shape[1]:

@@ -29,13 +29,20 @@ True
 from __future__ import annotations
 
 import re
-import warnings
 
 import numpy as np
 
 import attnlab
 from attnlab.examples import cat_sat_down, dog_bites_man, query_and_keys_2d
-from attnlab.exercises.core import Exercise, NotAttempted, Wrong, _short, call
+from attnlab.exercises.core import (
+    Exercise,
+    NotAttempted,
+    Wrong,
+    _short,
+    call_watching,
+    one_line,
+    warned,
+)
 from attnlab.mixing import coordinate_bounds, weighted_values
 
 __all__ = [
@@ -52,33 +59,10 @@ __all__ = [
 
 
 # ---------------------------------------------------------------- shared helpers
-def _call_watching(function, *args):
-    """Call the learner's function; return (result, the numpy warnings it caused).
-
-    Nothing escapes to the notebook: the warnings are reported in the reason when the answer
-    is wrong, and ignored when it is right.
-    """
-    with (
-        warnings.catch_warnings(record=True) as caught,
-        np.errstate(divide="warn", invalid="warn", over="warn", under="ignore"),
-    ):
-        warnings.simplefilter("always")
-        result = call(function, *args)
-    messages = sorted({str(w.message) for w in caught if issubclass(w.category, RuntimeWarning)})
-    return result, messages
 
 
-def _show(value) -> str:
-    """What the learner returned, in one line; never fails (ragged lists included)."""
-    try:
-        text = _short(value)
-    except (TypeError, ValueError):
-        text = repr(value)
-    return text if len(text) <= 300 else f"{text[:300]}…"
 
 
-def _warned(messages) -> str:
-    return f" numpy warned: {'; '.join(messages)}." if messages else ""
 
 
 def _same(got: np.ndarray, wrong) -> bool:
@@ -98,7 +82,7 @@ def _as_numbers(got, what, shape) -> np.ndarray:
         return np.asarray(got, dtype=float)
     except (TypeError, ValueError):
         raise Wrong(f"{what} should be an array of numbers of shape {shape}; got "
-                    f"{_show(got)}.") from None
+                    f"{one_line(got)}.") from None
 
 
 def _weights_of(u) -> str:
@@ -300,7 +284,7 @@ def _loop_bound(answer) -> str:
     for _, w, values in mix_cases():
         n_k, d_v = values.shape
         try:
-            got, _ = _call_watching(answer, w.copy(), values.copy())
+            got, _ = call_watching(answer, w.copy(), values.copy())
             got = np.asarray(got, dtype=float)
         except Wrong as exc:
             index_error = isinstance(exc.__cause__, IndexError)
@@ -346,10 +330,10 @@ def _check_one_mix(answer, got, w, values, what, messages) -> None:
     if got.shape != expected.shape:
         cause = _recognised(got, _mix_mistakes(w, values)) or _mix_shape_note(got.shape, n_k, d_v)
         raise Wrong(f"{said}, shape {expected.shape} (one number per coordinate of a value "
-                    f"vector), but yours has shape {got.shape}. {cause}{_warned(messages)}"
+                    f"vector), but yours has shape {got.shape}. {cause}{warned(messages)}"
                     .rstrip())
     if not np.all(np.isfinite(got)):
-        raise Wrong(f"{said}, but yours contains nan or inf: {_short(got)}.{_warned(messages)}")
+        raise Wrong(f"{said}, but yours contains nan or inf: {_short(got)}.{warned(messages)}")
     if np.allclose(got, expected, rtol=1e-6, atol=1e-9):
         return
     m = _first_terms(got, w, values)
@@ -357,14 +341,14 @@ def _check_one_mix(answer, got, w, values, what, messages) -> None:
              or (_first_terms_reason(answer, m, n_k, d_v) if m else "")
              or _mix_diagnosis(got, w, values, expected, "w", "w[j]"))
     raise Wrong(f"{said}, but yours gave {_short(got)}. {_one_hot_note(w, values, 'w')}{cause}"
-                f"{_warned(messages)}")
+                f"{warned(messages)}")
 
 
 def _check_mix_one(answer) -> None:
     for description, w, values in mix_cases():
         what = f"mix_one(w, values) for {description},"
         try:
-            got, messages = _call_watching(answer, w.copy(), values.copy())
+            got, messages = call_watching(answer, w.copy(), values.copy())
         except Wrong as exc:
             raise Wrong(f"{what} failed. {exc}{_mix_error_note(exc, w, values)}") from None
         _check_one_mix(answer, got, w, values, what, messages)
@@ -533,11 +517,11 @@ def _check_one_output(got, weights, values, what, messages) -> None:
     if got.shape != expected.shape:
         cause = (_recognised(got, _output_mistakes(weights, values))
                  or _output_shape_note(got.shape, n_q, n_k, d_v))
-        raise Wrong(f"{said}, but yours has shape {got.shape}. {cause}{_warned(messages)}"
+        raise Wrong(f"{said}, but yours has shape {got.shape}. {cause}{warned(messages)}"
                     .rstrip())
     said = f"{what} should be {_short(expected)}"
     if not np.all(np.isfinite(got)):
-        raise Wrong(f"{said}, but yours contains nan or inf: {_short(got)}.{_warned(messages)}")
+        raise Wrong(f"{said}, but yours contains nan or inf: {_short(got)}.{warned(messages)}")
     if np.allclose(got, expected, rtol=1e-6, atol=1e-9):
         return
     cause = _recognised(got, _output_mistakes(weights, values))
@@ -549,14 +533,14 @@ def _check_one_output(got, weights, values, what, messages) -> None:
                                    f"weights[{i}, j]")
         cause = (f"Row {i} (query {i}'s output) should be {_short(expected[i])}, but yours is "
                  f"{_short(got[i])}. {_one_hot_note(weights[i], values, name)}{diagnosis}")
-    raise Wrong(f"{said}, but yours gave {_short(got)}. {cause}{_warned(messages)}")
+    raise Wrong(f"{said}, but yours gave {_short(got)}. {cause}{warned(messages)}")
 
 
 def _check_attention_output(answer) -> None:
     for description, weights, values in output_cases():
         what = f"attention_output(weights, values) for {description},"
         try:
-            got, messages = _call_watching(answer, weights.copy(), values.copy())
+            got, messages = call_watching(answer, weights.copy(), values.copy())
         except Wrong as exc:
             raise Wrong(f"{what} failed. {exc}{_output_error_note(exc, weights, values)}"
                         ) from None
@@ -689,9 +673,9 @@ def _as_box(got, what, values) -> tuple[np.ndarray, np.ndarray]:
     elif isinstance(got, (tuple, list)):
         if len(got) != 2:
             raise Wrong(f"{what} should be {pair}, but yours has {len(got)} items: "
-                        f"{_show(got)}.")
+                        f"{one_line(got)}.")
     else:
-        raise Wrong(f"{what} should be {pair}; got {_show(got)}.")
+        raise Wrong(f"{what} should be {pair}; got {one_line(got)}.")
     low = _as_numbers(got[0], f"{what} low", shape)
     high = _as_numbers(got[1], f"{what} high", shape)
     return low, high
@@ -725,7 +709,7 @@ def _check_output_box(answer) -> None:
         what = f"output_box(values) for {description},"
         d_v = values.shape[1]
         try:
-            got, messages = _call_watching(answer, values.copy())
+            got, messages = call_watching(answer, values.copy())
         except Wrong as exc:
             raise Wrong(f"{what} failed. {exc}") from None
         expected_low, expected_high = coordinate_bounds(values)  # (d_v,) each
@@ -747,7 +731,7 @@ def _check_output_box(answer) -> None:
             cause = "The bounds are entries of values, always finite numbers."
         if not cause:
             cause = _box_diagnosis(low, high, values, expected_low, expected_high)
-        raise Wrong(f"{said} {cause}{_warned(messages)}".rstrip())
+        raise Wrong(f"{said} {cause}{warned(messages)}".rstrip())
 
 
 output_box = Exercise(

@@ -33,7 +33,6 @@ True
 from __future__ import annotations
 
 import numbers
-import warnings
 from collections.abc import Mapping
 
 import numpy as np
@@ -41,7 +40,7 @@ import numpy as np
 import attnlab
 import attnlab.attention
 from attnlab.examples import cat_sat_down, dog_bites_man
-from attnlab.exercises.core import Exercise, Wrong, _short, call
+from attnlab.exercises.core import Exercise, Wrong, _short, call_watching, one_line, warned
 
 __all__ = [
     "attention_shapes",
@@ -58,32 +57,10 @@ __all__ = [
 
 
 # ---------------------------------------------------------------- shared helpers
-def _call_watching(function, *args):
-    """Call the learner's function; return (result, the numpy warnings it caused).
-
-    Nothing escapes to the notebook: the warnings are reported in the reason.
-    """
-    with (
-        warnings.catch_warnings(record=True) as caught,
-        np.errstate(divide="warn", invalid="warn", over="warn", under="ignore"),
-    ):
-        warnings.simplefilter("always")
-        result = call(function, *args)
-    messages = sorted({str(w.message) for w in caught if issubclass(w.category, RuntimeWarning)})
-    return result, messages
 
 
-def _show(value) -> str:
-    """What the learner returned, in one line; never fails."""
-    try:
-        text = _short(value)
-    except (TypeError, ValueError):
-        text = repr(value)
-    return text if len(text) <= 300 else f"{text[:300]}…"
 
 
-def _warned(messages) -> str:
-    return f" numpy warned: {'; '.join(messages)}." if messages else ""
 
 
 # ---------------------------------------------------------------- 6.1 the shapes
@@ -122,10 +99,10 @@ def _as_shape(value, key, what) -> tuple[int, ...]:
     if not isinstance(value, (tuple, list)):
         extra = (" That is an array; give its shape, e.g. Q.shape, not the array itself."
                  if isinstance(value, np.ndarray) else "")
-        raise Wrong(f"{what} gave {key!r}: {_show(value)}, but each shape should be a tuple "
+        raise Wrong(f"{what} gave {key!r}: {one_line(value)}, but each shape should be a tuple "
                     f"of ints such as (2, 3, 8).{extra}")
     if not all(isinstance(s, numbers.Integral) and not isinstance(s, bool) for s in value):
-        raise Wrong(f"{what} gave {key!r}: {_show(value)}, but a shape holds whole numbers "
+        raise Wrong(f"{what} gave {key!r}: {one_line(value)}, but a shape holds whole numbers "
                     "(ints), the length of each axis, such as (2, 3, 8).")
     return tuple(int(s) for s in value)
 
@@ -181,13 +158,13 @@ def _check_attention_shapes(answer) -> None:
         what = (f"attention_shapes(batch={batch}, n={n}, d_model={d_model}, d_k={d_k}, "
                 f"d_v={d_v})")
         try:
-            got, _ = _call_watching(answer, *sizes)
+            got, _ = call_watching(answer, *sizes)
         except Wrong as exc:
             raise Wrong(f"{what} failed. {exc}") from None
         expected = solution_attention_shapes(*sizes)
         if not isinstance(got, Mapping):
             raise Wrong(f"{what} should return a dict with the keys {', '.join(SHAPE_KEYS)}, "
-                        f"each giving a shape; yours returned {_show(got)}.")
+                        f"each giving a shape; yours returned {one_line(got)}.")
         missing = [key for key in SHAPE_KEYS if key not in got]
         if missing:
             lower = [key for key in missing if key.lower() in got and key.lower() != key]
@@ -286,7 +263,7 @@ def _call_without_causal_mask(answer, n):
         used.append(())
     attnlab.causal_mask = attnlab.attention.causal_mask = spy
     try:
-        got, messages = _call_watching(answer, n)
+        got, messages = call_watching(answer, n)
     finally:
         attnlab.causal_mask = attnlab.attention.causal_mask = original
     if used:
@@ -311,10 +288,10 @@ def _check_causal(answer) -> None:
             mask = np.asarray(None)
         if mask.dtype.kind not in "biuf":
             raise Wrong(f"{what} should be a boolean array of shape ({n}, {n}); got "
-                        f"{_show(got)}.")
+                        f"{one_line(got)}.")
         if mask.shape != (n, n):
             raise Wrong(f"{what} should have shape ({n}, {n}), one row per query and one "
-                        f"column per key, but yours has shape {mask.shape}: {_show(got)}.")
+                        f"column per key, but yours has shape {mask.shape}: {one_line(got)}.")
         said = f"{what} should be {_short(expected)}, but yours gave {_short(mask)}."
         note = ""
         if mask.dtype.kind != "b":
@@ -469,7 +446,7 @@ def _check_one_softmax(got, scores, mask, what, messages) -> None:
         weights = np.asarray(got, dtype=float)
     except (TypeError, ValueError):
         raise Wrong(f"{what} should be an array of numbers of shape {scores.shape}; got "
-                    f"{_show(got)}.") from None
+                    f"{one_line(got)}.") from None
     if weights.shape != expected.shape:
         raise Wrong(f"{what} should have the shape of the scores, {expected.shape}, one weight "
                     f"per (query, key) pair, but yours has shape {weights.shape}.")
@@ -486,7 +463,7 @@ def _check_one_softmax(got, scores, mask, what, messages) -> None:
             cause = _overflow_advice(scores[i][mask[i]])
         else:
             cause = f"Row {i} contains nan or inf."
-        raise Wrong(f"{said} {cause}{_warned(messages)}")
+        raise Wrong(f"{said} {cause}{warned(messages)}")
     if np.allclose(weights, expected, **tol):
         if messages:
             raise Wrong(f"{what} gives the right weights, but numpy warned: "
@@ -528,14 +505,14 @@ def _check_one_softmax(got, scores, mask, what, messages) -> None:
         cause = (f"Row {i} should be {_short(expected[i])}, the softmax of its allowed scores "
                  f"{_short(np.where(mask[i], scores[i].astype(float), np.nan)[mask[i]])}, "
                  f"but yours is {_short(weights[i])}.")
-    raise Wrong(f"{said} {cause}{_warned(messages)}")
+    raise Wrong(f"{said} {cause}{warned(messages)}")
 
 
 def _check_masked_softmax(answer) -> None:
     for description, scores, mask in softmax_cases():
         what = f"masked_softmax(scores, mask) for {description},"
         try:
-            got, messages = _call_watching(answer, scores.copy(), mask.copy())
+            got, messages = call_watching(answer, scores.copy(), mask.copy())
         except Wrong as exc:
             raise Wrong(f"{what} failed. {exc}") from None
         _check_one_softmax(got, scores, mask, what, messages)

@@ -55,8 +55,18 @@ from attnlab.examples import (
     dog_bites_man,
     query_and_keys_2d,
 )
-from attnlab.exercises.core import Exercise, NotAttempted, Text, Wrong, _short, call, is_stub
-from attnlab.exercises.lesson6 import _call_watching, _show, _warned
+from attnlab.exercises.core import (
+    Exercise,
+    NotAttempted,
+    Text,
+    Wrong,
+    _short,
+    call,
+    call_watching,
+    is_stub,
+    one_line,
+    warned,
+)
 from attnlab.mixing import barycentric
 from attnlab.patterns import column_mass, normalised_entropy, pattern_example
 
@@ -140,7 +150,7 @@ class Question:
         spelled = f"{', '.join(letters[:-1])} or {letters[-1]}"
         if not isinstance(given, str):
             return False, (f"this one is multiple choice: answer with a letter, {spelled} "
-                           f"(yours is {_show(given)}).")
+                           f"(yours is {one_line(given)}).")
         letter = given.strip().strip("().:").strip().lower()
         texts = {text.lower(): letter for letter, text in self.options}
         letter = texts.get(given.strip().lower(), letter)
@@ -153,7 +163,7 @@ class Question:
     def _judge_number(self, given) -> tuple[bool, str]:
         value = _as_number(given)
         if value is None:
-            return False, f"this one wants a number, not {_show(given)}."
+            return False, f"this one wants a number, not {one_line(given)}."
         if math.isnan(value):
             return False, "yours is not-a-number (nan); " + self.nudge
         if _near(value, self.answer, self.tolerance):
@@ -249,7 +259,7 @@ class Questions:
             if ok:
                 right.append(question.key)
             else:
-                wrong.append((question.key, _show(value), reason))
+                wrong.append((question.key, one_line(value), reason))
         if not wrong and not open_:
             return
         summary = f"{len(right)} of {len(self.questions)} right so far"
@@ -275,7 +285,7 @@ def _as_answers(answer, questions: Questions) -> Mapping:
     if not isinstance(answer, Mapping):
         first = questions.questions[0].key
         raise Wrong(f"Your answers should be a dict from question to answer, like "
-                    f"{{'{first}': 'b', ...}}; got {_show(answer)}.")
+                    f"{{'{first}': 'b', ...}}; got {one_line(answer)}.")
     return answer
 
 
@@ -824,7 +834,7 @@ def _run(answer, what, *args, advice=""):
     ``advice`` is added when the function raised a ValueError (e.g. shapes that do not fit).
     """
     try:
-        return _call_watching(answer, *args)
+        return call_watching(answer, *args)
     except Wrong as exc:
         extra = advice if "raised ValueError" in str(exc) else ""
         raise Wrong(f"{what} failed. {exc}{extra}") from None
@@ -837,7 +847,7 @@ def _compare(got, expected, what, messages, mistakes, tol=None) -> None:
         values = np.asarray(got, dtype=float)
     except (TypeError, ValueError):
         raise Wrong(f"{what} should be an array of shape {expected.shape}; got "
-                    f"{_show(got)}.") from None
+                    f"{one_line(got)}.") from None
     if values.shape != expected.shape:
         raise Wrong(f"{what} should have shape {expected.shape}, but yours has shape "
                     f"{values.shape}.")
@@ -858,7 +868,7 @@ def _compare(got, expected, what, messages, mistakes, tol=None) -> None:
                  if not np.allclose(a, b, equal_nan=False, **tol))
         said = (f"{what}: row {i} should be {_short(rows[1][i].round(4))}, but yours gave "
                 f"{_short(rows[0][i].round(4))}.")
-    raise Wrong(f"{said} {cause}{_warned(messages)}".rstrip())
+    raise Wrong(f"{said} {cause}{warned(messages)}".rstrip())
 
 
 scale_bug = Exercise(
@@ -945,7 +955,7 @@ def _check_mask(answer) -> None:
         got, messages = _run(answer, what, q.copy(), k.copy(), v.copy(), advice=advice)
         if not (isinstance(got, tuple | list) and len(got) == 2):
             raise Wrong(f"{what} should return two arrays, (output, weights), like "
-                        f"attnlab.scaled_dot_product_attention; yours returned {_show(got)}.")
+                        f"attnlab.scaled_dot_product_attention; yours returned {one_line(got)}.")
         output, weights = got
         expected_out, expected_w = attnlab.scaled_dot_product_attention(
             q, k, v, mask=attnlab.causal_mask(q.shape[-2]))

@@ -46,8 +46,7 @@ import numpy as np
 
 import attnlab
 from attnlab.examples import cat_sat_down, dog_bites_man
-from attnlab.exercises.core import Exercise, Wrong, _short
-from attnlab.exercises.lesson6 import _call_watching, _show, _warned
+from attnlab.exercises.core import Exercise, Wrong, _short, call_watching, one_line, warned
 from attnlab.online import _fold, online_softmax_update
 
 __all__ = [
@@ -114,14 +113,14 @@ def _check_memory(answer) -> None:
     for n, heads, batch, dtype in memory_cases():
         what = f"scores_bytes(n={n}, heads={heads}, batch={batch}, dtype={dtype!r})"
         try:
-            got, messages = _call_watching(answer, n, heads, batch, dtype)
+            got, messages = call_watching(answer, n, heads, batch, dtype)
         except Wrong as exc:
             raise Wrong(f"{what} failed. {exc}") from None
         right = solution_scores_bytes(n, heads, batch, dtype)
         if isinstance(got, np.ndarray) and got.ndim == 0:
             got = got[()]
         if isinstance(got, bool | np.bool_) or not isinstance(got, numbers.Real):
-            raise Wrong(f"{what} should be a number of bytes, {right}; got {_show(got)}.")
+            raise Wrong(f"{what} should be a number of bytes, {right}; got {one_line(got)}.")
         said = f"{what} should be {right:,} bytes, but yours gave {_number(got)}."
         if got == right:
             if messages:
@@ -171,7 +170,7 @@ def _as_results(got, names, shapes, what) -> list[np.ndarray]:
     if not isinstance(got, tuple | list) or len(got) != len(names):
         raise Wrong(
             f"{what} should return the {len(names)} values ({', '.join(names)}) as a "
-            f"tuple, e.g. `return {', '.join(names)}`; yours returned {_show(got)}."
+            f"tuple, e.g. `return {', '.join(names)}`; yours returned {one_line(got)}."
         )
     results = []
     for name, value, shape in zip(names, got, shapes, strict=True):
@@ -180,7 +179,7 @@ def _as_results(got, names, shapes, what) -> list[np.ndarray]:
         except (TypeError, ValueError):
             raise Wrong(
                 f"{what}: {name} should be an array of numbers of shape {shape}; got "
-                f"{_show(value)}."
+                f"{one_line(value)}."
             ) from None
         if array.shape != shape:
             keep = (
@@ -223,7 +222,7 @@ def _drive(answer, case, names, step, mistakes) -> None:
                           zip((*names, *case.inputs), args, strict=True))  # fmt: skip
         what = f"For {case.description}, step {t + 1} of {len(case.blocks)} ({shown}):"
         try:
-            got, messages = _call_watching(answer, *(a.copy() for a in args))
+            got, messages = call_watching(answer, *(a.copy() for a in args))
         except Wrong as exc:
             raise Wrong(f"{what} {exc}") from None
         expected = step(*args)
@@ -245,7 +244,7 @@ def _drive(answer, case, names, step, mistakes) -> None:
         if not cause and not all(np.all(np.isfinite(g) | np.isneginf(g)) for g in got):
             cause = _not_finite(args, expected, got, names)
         cause = cause or _first_difference(got, expected, names)
-        raise Wrong(f"{said} {cause}{_warned(messages)}")
+        raise Wrong(f"{said} {cause}{warned(messages)}")
 
 
 def _pairs(names, values) -> str:

@@ -43,7 +43,7 @@ import attnlab
 from attnlab._validate import positive_finite, positive_int
 from attnlab.examples import cat_sat_down_wide
 from attnlab.explorers.base import Explorer
-from attnlab.explorers.temperature import TEMPERATURES
+from attnlab.explorers.temperature import temperature_slider
 from attnlab.patterns import column_mass, normalised_entropy
 from attnlab.plots.heatmap import cell_labels, plot_heatmap
 from attnlab.plots.outline_labels import OutlineLabels
@@ -164,11 +164,7 @@ class HeatmapExplorer(Explorer):
                 description="head size d_k", continuous_update=True, style=style,
                 layout=widgets.Layout(width="330px"),
             ),
-            "temperature": widgets.SelectionSlider(
-                options=[(f"{t:g}", t) for t in TEMPERATURES], value=1.0,
-                description="temperature T", continuous_update=True, style=style,
-                layout=widgets.Layout(width="330px"),
-            ),
+            "temperature": temperature_slider(),
             "scaled": widgets.Checkbox(value=True, description="divide by √d_k", indent=False),
         }  # fmt: skip
 

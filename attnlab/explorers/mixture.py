@@ -48,7 +48,7 @@ import attnlab
 from attnlab._validate import as_float_array, positive_finite
 from attnlab.examples import query_and_keys_2d
 from attnlab.explorers.base import Explorer, score_slider
-from attnlab.explorers.temperature import TEMPERATURES
+from attnlab.explorers.temperature import temperature_slider
 from attnlab.mixing import barycentric, weighted_values
 from attnlab.plots.outline_labels import OutlineLabels
 from attnlab.plots.vectors import plane, plot_vectors
@@ -180,14 +180,7 @@ class MixtureExplorer(Explorer):
             f"score_{j + 1}": score_slider(j, float(s), SCORE_RANGE)
             for j, s in enumerate(EXAMPLE_SCORES)
         }
-        controls["temperature"] = widgets.SelectionSlider(
-            options=[(f"{t:g}", t) for t in TEMPERATURES],
-            value=1.0,
-            description="temperature T",
-            continuous_update=True,
-            style={"description_width": "initial"},
-            layout=widgets.Layout(width="330px"),
-        )
+        controls["temperature"] = temperature_slider()
         return controls
 
     def compute(self, temperature, **scores) -> SimpleNamespace:

@@ -104,6 +104,25 @@ def temperature_weights(scores, temperature) -> SimpleNamespace:
     )
 
 
+def temperature_slider() -> widgets.SelectionSlider:
+    """The "temperature T" slider over :data:`TEMPERATURES`, starting at 1.
+
+    Examples
+    --------
+    >>> slider = temperature_slider()
+    >>> slider.description, slider.value, slider.options[0]
+    ('temperature T', 1.0, ('0.05', 0.05))
+    """
+    return widgets.SelectionSlider(
+        options=[(f"{t:g}", t) for t in TEMPERATURES],
+        value=1.0,
+        description="temperature T",
+        continuous_update=True,
+        style={"description_width": "initial"},
+        layout=widgets.Layout(width="330px"),
+    )
+
+
 class TemperatureExplorer(Explorer):
     """Drag the four scores and the temperature; watch ``softmax(x / T)`` sharpen and flatten.
 
@@ -132,14 +151,7 @@ class TemperatureExplorer(Explorer):
             f"score_{j + 1}": score_slider(j, float(s), SCORE_RANGE)
             for j, s in enumerate(SCORE_ROW)
         }
-        controls["temperature"] = widgets.SelectionSlider(
-            options=[(f"{t:g}", t) for t in TEMPERATURES],
-            value=1.0,
-            description="temperature T",
-            continuous_update=True,
-            style={"description_width": "initial"},
-            layout=widgets.Layout(width="330px"),
-        )
+        controls["temperature"] = temperature_slider()
         return controls
 
     def compute(self, temperature, **scores) -> SimpleNamespace:
