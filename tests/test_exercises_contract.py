@@ -6,7 +6,7 @@ without editing this file):
 * a placeholder answer (``None``, ``...`` or a stub still raising NotImplementedError) is
   *not attempted*, with no traceback;
 * an answer that crashes or returns junk is *wrong*, never an exception;
-* the reference solution is *correct*;
+* the worked solution in the lesson's source notebook is *correct*;
 * there are 2 or 3 hints and a solution to show;
 * when grading (``ATTNLAB_REQUIRE_CORRECT=1``) anything but a correct answer raises.
 
@@ -23,6 +23,7 @@ from pathlib import Path
 
 import answer_tables
 import pytest
+from source_answers import worked_answer
 
 import attnlab.exercises
 from attnlab.exercises import Exercise, Outcome
@@ -83,8 +84,9 @@ def test_crashes_and_junk_are_wrong_not_raised(exercise, answer):
 
 
 @by_title
-def test_reference_solution_is_correct(exercise):
-    assert exercise.check(exercise._solution).outcome is Outcome.CORRECT
+def test_worked_solution_is_correct(exercise):
+    feedback = exercise.check(worked_answer(exercise))
+    assert feedback.outcome is Outcome.CORRECT, feedback.message
 
 
 @by_title
@@ -102,4 +104,4 @@ def test_grading_raises_unless_correct(exercise, monkeypatch):
     for answer in (None, crashes):
         with pytest.raises(AssertionError):
             exercise.check(answer)
-    assert exercise.check(exercise._solution)
+    assert exercise.check(worked_answer(exercise))

@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 import pytest
+import worked_answers as W
 from answer_tables import assert_right, assert_wrong, right, wrong
 
 import attnlab
@@ -63,7 +64,7 @@ def test_variance_cases_are_close_to_theory():
     """The checker's samples show what the lesson claims: Var(q·k) ≈ Var(q_i) d_k."""
     for q, k in ex.variance_cases():
         expected = q.var() * k.var() * q.shape[1]
-        assert ex.reference_dot_product_variance(q, k) == pytest.approx(expected, rel=0.25)
+        assert W.reference_dot_product_variance(q, k) == pytest.approx(expected, rel=0.25)
 
 
 # ------------------------------------------------------------------- 2.2 the scale
@@ -168,7 +169,7 @@ def test_collapse_without_max_shift_still_passes():
 
 def test_collapse_cases_have_varied_answers():
     """Guessing cannot pass: answers differ between cases, and none is empty or every row."""
-    answers = [tuple(ex.reference_collapsed_rows(s, t)) for s, t in ex.collapse_cases()]
+    answers = [tuple(W.reference_collapsed_rows(s, t)) for s, t in ex.collapse_cases()]
     assert len(set(answers)) == len(answers)
     for (scores, _), answer in zip(ex.collapse_cases(), answers, strict=True):
         assert 0 < len(answer) < len(scores)

@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 import pytest
+import worked_answers as W
 from answer_tables import assert_right, assert_wrong, judged, right, wrong
 
 import attnlab
@@ -25,7 +26,7 @@ def row_shifted(x):
     return e / e.sum()
 
 
-ROW_CORRECT = [L.solution_softmax_row, row_loop, row_shifted, attnlab.softmax]
+ROW_CORRECT = [W.solution_softmax_row, row_loop, row_shifted, attnlab.softmax]
 ROW_WRONG = {
     "sum-normalised": (lambda x: x / x.sum(), "without exponentiating"),
     "exp only": (np.exp, "do not sum to 1"),
@@ -123,7 +124,7 @@ def naive_row_loop(scores):
 
 
 MATRIX_CORRECT = [
-    L.solution_stable_softmax,
+    W.solution_stable_softmax,
     stable_via_logsumexp,
     stable_row_by_row,
     attnlab.softmax,
@@ -186,7 +187,7 @@ def temperature_power_of_weights(x, T):
 
 
 TEMPERATURE_CORRECT = [
-    L.solution_softmax_with_temperature,
+    W.solution_softmax_with_temperature,
     temperature_power_of_weights,
     temperature_logsoftmax,
     temperature_shift_then_divide,

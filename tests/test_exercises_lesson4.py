@@ -7,6 +7,7 @@ import math
 
 import numpy as np
 import pytest
+import worked_answers as W
 from answer_tables import assert_right, assert_wrong, judged, right, wrong
 
 import attnlab
@@ -63,7 +64,7 @@ def safe_log(weights):
 
 
 ENTROPY_CORRECT = [
-    L.solution_row_entropy,
+    W.solution_row_entropy,
     entropy_loop,
     entropy_log_with_out,
     entropy_masked,
@@ -153,7 +154,7 @@ NAMES_CORRECT = {
     "lower-case letters": LOWER_KEYS,
     "with the word pattern": PATTERN_SUFFIX,
     "a function returning the dict": lambda: dict(RIGHT_NAMES),
-    "reference": L.solution_name_the_patterns,
+    "reference": W.solution_name_the_patterns,
 }
 
 
@@ -201,7 +202,7 @@ def test_the_quiz_is_shuffled_and_uses_every_pattern_once():
 
 
 def test_the_solution_is_the_quiz():
-    assert L.solution_name_the_patterns() == L.QUIZ
+    assert W.solution_name_the_patterns() == L.QUIZ
 
 
 @pytest.mark.parametrize("name", PATTERNS)
@@ -268,7 +269,7 @@ def square_loops(weights, tokens):
     return tokens[int(np.argmax(totals))]
 
 
-HUB_CORRECT = [L.solution_hub_key, hub_loop, hub_by_mean, hub_sorted, hub_numpy_str]
+HUB_CORRECT = [W.solution_hub_key, hub_loop, hub_by_mean, hub_sorted, hub_numpy_str]
 HUB_WRONG = {
     "row sums": (lambda w, t: t[int(np.argmax(w.sum(axis=1)))], "added up the rows"),
     "row sums, loop": (lambda w, t: t[int(np.argmax([sum(r) for r in w]))], "added up the rows"),
@@ -300,7 +301,7 @@ HUB_WRONG = {
 
 def test_the_cases_tell_every_known_mistake_from_the_right_answer():
     cases = L.hub_cases()
-    right_tokens = [L.solution_hub_key(w, t) for _, w, t in cases]
+    right_tokens = [W.solution_hub_key(w, t) for _, w, t in cases]
     for rank, extreme, reason in L._hub_mistakes():
         picked = [{t[i] for i in L._picks(rank(w), extreme) if i < len(t)} for _, w, t in cases]
         assert any(r not in p for r, p in zip(right_tokens, picked, strict=True)), reason
@@ -331,7 +332,7 @@ def test_the_cross_attention_case_has_more_keys_than_queries():
     _, w, tokens = L.hub_cases()[-1]
     assert w.shape == (len(L.CROSS_QUERIES), len(L.CROSS_KEYS)) and w.shape[0] < w.shape[1]
     assert tokens == L.CROSS_KEYS
-    assert tokens.index(L.solution_hub_key(w, tokens)) >= w.shape[0]
+    assert tokens.index(W.solution_hub_key(w, tokens)) >= w.shape[0]
 
 
 def test_the_cat_case_uses_the_scaled_scores_of_the_running_example():

@@ -7,6 +7,7 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
+import worked_answers as W
 from answer_tables import assert_right, assert_wrong, judged, right, wrong
 
 import attnlab
@@ -32,21 +33,21 @@ def shapes_by_computing(batch, n, d_model, d_k, d_v):
 def shapes_as(kind):
     def answer(batch, n, d_model, d_k, d_v):
         return {key: kind(shape) for key, shape in
-                L.solution_attention_shapes(batch, n, d_model, d_k, d_v).items()}
+                W.solution_attention_shapes(batch, n, d_model, d_k, d_v).items()}
     return answer
 
 
 def shapes_with(**changes):
     """The right shapes, with some replaced by ``changes[key](batch, n, d_model, d_k, d_v)``."""
     def answer(batch, n, d_model, d_k, d_v):
-        shapes = L.solution_attention_shapes(batch, n, d_model, d_k, d_v)
+        shapes = W.solution_attention_shapes(batch, n, d_model, d_k, d_v)
         shapes.update({key: make(batch, n, d_model, d_k, d_v) for key, make in changes.items()})
         return shapes
     return answer
 
 
 SHAPES_RIGHT = {
-    "reference": L.solution_attention_shapes,
+    "reference": W.solution_attention_shapes,
     "computed with numpy": shapes_by_computing,
     "lists": shapes_as(list),
     "numpy int arrays": shapes_as(lambda s: np.array(s, dtype=np.int64)),
@@ -70,23 +71,23 @@ SHAPES_WRONG = {
     "output with d_model": (shapes_with(output=lambda b, n, dm, dk, dv: (b, n, dm)),
                             "There is no output projection here"),
     "no batch axis": (lambda *sizes: {k: v[1:] for k, v in
-                                      L.solution_attention_shapes(*sizes).items()},
+                                      W.solution_attention_shapes(*sizes).items()},
                       "You dropped the batch axis"),
     "missing output": (lambda *sizes: {k: v for k, v in
-                                       L.solution_attention_shapes(*sizes).items()
+                                       W.solution_attention_shapes(*sizes).items()
                                        if k != "output"},
                        "without the key(s) 'output'"),
     "lower-case keys": (lambda *sizes: {k.lower(): v for k, v in
-                                        L.solution_attention_shapes(*sizes).items()},
+                                        W.solution_attention_shapes(*sizes).items()},
                         "The keys are case-sensitive: write 'Q', 'K', 'V'"),
     "the arrays, not their shapes": (
         shapes_with(Q=lambda b, n, dm, dk, dv: np.zeros((b, n, dk))),
         "give its shape, e.g. Q.shape"),
     "float sizes": (shapes_with(V=lambda b, n, dm, dk, dv: (b, n, dv / 1)),
                     "a shape holds whole numbers"),
-    "a list of shapes": (lambda *sizes: list(L.solution_attention_shapes(*sizes).values()),
+    "a list of shapes": (lambda *sizes: list(W.solution_attention_shapes(*sizes).values()),
                          "should return a dict with the keys"),
-    "right for the first sizes only": (lambda *sizes: L.solution_attention_shapes(
+    "right for the first sizes only": (lambda *sizes: W.solution_attention_shapes(
         2, 3, 16, 8, 5), "attention_shapes(batch=4, n=7, d_model=12, d_k=6, d_v=9) gave 'Q': "
         "(2, 3, 8), but it should be (4, 7, 6)"),
 }
@@ -100,7 +101,7 @@ def test_shape_cases_have_five_different_sizes():
 
 def test_the_reference_shapes_are_numpys():
     for sizes in L.shape_cases():
-        assert L.solution_attention_shapes(*sizes) == shapes_by_computing(*sizes)
+        assert W.solution_attention_shapes(*sizes) == shapes_by_computing(*sizes)
 
 
 # ---------------------------------------------------------------- 6.2 the causal mask
@@ -117,7 +118,7 @@ def causal_through_the_module(n):
 
 
 CAUSAL_RIGHT = {
-    "reference": L.solution_causal,
+    "reference": W.solution_causal,
     "np.tril": lambda n: np.tril(np.ones((n, n), dtype=bool)),
     "np.tri": lambda n: np.tri(n, dtype=bool),
     "loops, lists of bools": causal_loops,
@@ -160,7 +161,7 @@ def test_causal_cases_start_with_the_running_example():
 
 def test_checking_leaves_attnlab_causal_mask_as_it_was():
     before = (attnlab.causal_mask, attnlab.attention.causal_mask)
-    for answer in (causal_through_the_module, L.solution_causal, lambda n: 1 / 0):
+    for answer in (causal_through_the_module, W.solution_causal, lambda n: 1 / 0):
         judged(L.causal_mask_from_scratch, answer)
     assert (attnlab.causal_mask, attnlab.attention.causal_mask) == before
 
@@ -234,11 +235,11 @@ def max_over_everything(scores, mask):
 
 def masks_in_place(scores, mask):
     scores[~mask] = -np.inf
-    return L.solution_masked_softmax(scores, mask)
+    return W.solution_masked_softmax(scores, mask)
 
 
 SOFTMAX_RIGHT = {
-    "reference": L.solution_masked_softmax,
+    "reference": W.solution_masked_softmax,
     "attnlab.softmax of -inf": lambda s, m: attnlab.softmax(np.where(m, s, -np.inf), axis=-1),
     "row by row": softmax_rows,
     "finite fill, full rows zeroed": softmax_finite_fill,
@@ -258,7 +259,7 @@ SOFTMAX_WRONG = {
                             "yours is nan there"),
     "no max shift": (no_shift, "exp of scores as large as 1000 overflows float64"),
     "no max shift, float32 only": (
-        lambda s, m: no_shift(s, m) if s.dtype == np.float32 else L.solution_masked_softmax(
+        lambda s, m: no_shift(s, m) if s.dtype == np.float32 else W.solution_masked_softmax(
             s, m), "exp of scores as large as 95 overflows float32"),
     "max over masked scores too": (max_over_everything, "included the masked score 5000"),
     "warns, then cleans up": (warns_then_cleans, "gives the right weights, but numpy warned: "
@@ -266,17 +267,17 @@ SOFTMAX_WRONG = {
     "masks in place": (masks_in_place, "changed its input"),
     "plain softmax": (lambda s, m: attnlab.softmax(s, axis=1),
                       "weights[0, 1] = 0.4146, but key 1 is masked for query 0"),
-    "half the weights": (lambda s, m: L.solution_masked_softmax(s, m) / 2,
+    "half the weights": (lambda s, m: W.solution_masked_softmax(s, m) / 2,
                          "Row 0 of yours adds up to 0.5"),
     "full row set to 1": (
-        lambda s, m: L.solution_masked_softmax(s, m) + ~m.any(axis=1, keepdims=True) * 0.25,
+        lambda s, m: W.solution_masked_softmax(s, m) + ~m.any(axis=1, keepdims=True) * 0.25,
         "Row 1 is fully masked (no key allowed), so all its weights must be 0; yours is "
         "[0.25, 0.25, 0.25]"),
-    "temperature 2": (lambda s, m: L.solution_masked_softmax(s / 2, m),
+    "temperature 2": (lambda s, m: W.solution_masked_softmax(s / 2, m),
                       "Row 1 should be [0.4596, 0.5404, 0, 0], the softmax of its allowed "
                       "scores"),
-    "transposed": (lambda s, m: L.solution_masked_softmax(s, m).T, "weights[0, 1] ="),
-    "one row": (lambda s, m: L.solution_masked_softmax(s, m)[0],
+    "transposed": (lambda s, m: W.solution_masked_softmax(s, m).T, "weights[0, 1] ="),
+    "one row": (lambda s, m: W.solution_masked_softmax(s, m)[0],
                 "should have the shape of the scores, (4, 4)"),
     "the mask": (lambda s, m: m, "Row 1 of yours adds up to 2"),
 }
@@ -367,7 +368,7 @@ def test_messages_show_numbers_computed_from_the_inputs(monkeypatch):
     """With the running example's projections doubled, the weights shown follow."""
     def expected():
         _, scores, mask = L.softmax_cases()[0]
-        return L.solution_masked_softmax(scores, mask)
+        return W.solution_masked_softmax(scores, mask)
 
     def fill_zero(s, m):
         return attnlab.softmax(np.where(m, s, 0.0), axis=1)

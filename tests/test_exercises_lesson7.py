@@ -6,14 +6,15 @@ import math
 
 import numpy as np
 import pytest
+import worked_answers as W
 from answer_tables import assert_right, assert_wrong, judged, right, wrong
 
 import attnlab
 from attnlab.exercises import Outcome
 from attnlab.exercises import lesson7 as L
 
-A = L.solution_quiz_a()
-B = L.solution_quiz_b()
+A = W.solution_quiz_a()
+B = W.solution_quiz_b()
 
 
 def answers(base, **changes):
@@ -29,7 +30,7 @@ def answers(base, **changes):
 
 # ---------------------------------------------------------------- 7.1 and 7.2 the quiz
 QUIZ_A_RIGHT = {
-    "reference": L.solution_quiz_a,
+    "reference": W.solution_quiz_a,
     "a plain dict": A,
     "upper-case letters, strings for numbers, lower-case keys": {
         key.lower(): (value.upper() if isinstance(value, str) else str(value))
@@ -62,7 +63,7 @@ QUIZ_A_WRONG = {
     "a list": ([A["A1"], A["A2"]], "should be a dict from question to answer"),
     "one wrong among many": (answers(A, A7="c"), "10 of 11 right so far; not yet right: A7."),
 }
-QUIZ_B_RIGHT = {"reference": L.solution_quiz_b, "a plain dict": B,
+QUIZ_B_RIGHT = {"reference": W.solution_quiz_b, "a plain dict": B,
                 "rounded": answers(B, B2=round(B["B2"], 3), B6=round(B["B6"], 3))}
 QUIZ_B_WRONG = {
     "columns sum to 1": (answers(B, B1="b"), "a column is what one key hands out"),
@@ -86,26 +87,33 @@ def test_every_objective_of_lessons_1_to_6_has_a_question():
     assert len(L.QUESTIONS_A.questions) == len(A) and len(L.QUESTIONS_B.questions) == len(B)
 
 
+def _with_keys():
+    """Every question with its key (the key is read from the repository's answer_keys/)."""
+    for questions in (L.QUESTIONS_A, L.QUESTIONS_B):
+        key = questions.key()
+        for question in questions.questions:
+            yield question, key[question.key]
+
+
 def test_reasons_never_give_the_answer_away():
-    for question in L.QUESTIONS_A.questions + L.QUESTIONS_B.questions:
+    for question, key in _with_keys():
         if question.options:
-            right_text = dict(question.options)[question.answer]
-            for _, reason in question.why_not:
+            right_text = dict(question.options)[key.answer]
+            for _, reason in key.why_not:
                 assert right_text not in reason, (question.key, reason)
         else:
-            for _, reason in question.why_not:
-                assert f"{question.answer:.3g}" not in reason, (question.key, reason)
+            for _, reason in key.why_not:
+                assert f"{key.answer:.3g}" not in reason, (question.key, reason)
 
 
 def test_every_wrong_option_has_a_reason():
-    for question in L.QUESTIONS_A.questions + L.QUESTIONS_B.questions:
+    for question, key in _with_keys():
         if question.options:
-            reasons = dict(question.why_not)
+            reasons = dict(key.why_not)
             for letter, _ in question.options:
-                assert (letter == question.answer) != (letter in reasons), (question.key,
-                                                                            letter)
+                assert (letter == key.answer) != (letter in reasons), (question.key, letter)
         else:
-            assert question.nudge or question.why_not, question.key
+            assert key.nudge or key.why_not, question.key
 
 
 def test_an_empty_template_is_not_attempted():
@@ -126,10 +134,37 @@ def test_a_partial_answer_reports_what_is_right_without_revealing_the_rest():
 
 
 def test_question_numbers_are_computed():
-    a2 = L.QUESTIONS_A.by_key["A2"]
-    assert math.isclose(a2.answer, 0.5) and "[0, 2, 0, 1]" in a2.prompt
-    assert math.isclose(L.QUESTIONS_A.by_key["A10"].answer, math.log(65504))
-    assert L.QUESTIONS_B.by_key["B11"].answer == 21
+    key_a, key_b = L.QUESTIONS_A.key(), L.QUESTIONS_B.key()
+    assert math.isclose(key_a["A2"].answer, 0.5) and "[0, 2, 0, 1]" in L.QUESTIONS_A.by_key[
+        "A2"].prompt
+    assert math.isclose(key_a["A10"].answer, math.log(65504))
+    assert key_b["B11"].answer == 21
+
+
+def test_without_the_key_answers_are_recorded_not_judged(monkeypatch, tmp_path):
+    """A graded course run has no answer_keys/: the check says nothing right or wrong."""
+    monkeypatch.setenv("ATTNLAB_ANSWER_KEYS", str(tmp_path / "none"))
+    assert L.QUESTIONS_A.key() is None
+    complete = judged(L.quiz_a, W.solution_quiz_a())
+    assert complete.outcome is Outcome.RECORDED and bool(complete)
+    wrong_everywhere = {key: ("z" if q.options else -1.0) for key, q in
+                        L.QUESTIONS_A.by_key.items()}
+    feedback = judged(L.quiz_a, {**W.solution_quiz_a(), "A1": "b", "A2": 99.0})
+    assert feedback.outcome is Outcome.RECORDED, feedback.message
+    assert "right" not in feedback.message.replace("marked", "")
+    odd = judged(L.quiz_a, wrong_everywhere)
+    assert odd.outcome is Outcome.WRONG and "not one of the options" in odd.message
+    assert "A2" not in odd.message  # a number is a well-formed answer, never judged
+    partial = judged(L.quiz_a, {"A1": "b"})
+    assert partial.outcome is Outcome.WRONG and partial.message.startswith(
+        "Not answered yet: A2")
+
+
+def test_quiz_scores_per_question():
+    answers = W.solution_quiz_a()
+    answers.update({"A1": "b", "A3": "a"})
+    feedback = judged(L.quiz_a, answers)
+    assert feedback.outcome is Outcome.WRONG and math.isclose(feedback.score, 9 / 11)
 
 
 # ---------------------------------------------------------------- 7.3 √d_model
@@ -151,7 +186,7 @@ def mha_loops(x, w_q, w_k, w_v, n_heads):
     return np.concatenate(outs, axis=1)
 
 
-SCALE_RIGHT = {"reference": L.solution_multi_head_attention, "head by head": mha_loops,
+SCALE_RIGHT = {"reference": W.solution_multi_head_attention, "head by head": mha_loops,
                "1 / sqrt(d_model / h)": mha_with(lambda dm, h: math.sqrt(dm / h))}
 SCALE_WRONG = {
     "the buggy function": (L.buggy_multi_head_attention, "You divide every head's scores by "
@@ -162,7 +197,7 @@ SCALE_WRONG = {
     "root of the head count": (mha_with(lambda dm, h: math.sqrt(h)), "You divide by √n_heads"),
     "heads split wrongly": (lambda x, *w: L._multi_head(x, *w, split="wrong"),
                             "The heads are split wrongly"),
-    "right for 8 heads only": (lambda x, wq, wk, wv, h: L.solution_multi_head_attention(
+    "right for 8 heads only": (lambda x, wq, wk, wv, h: W.solution_multi_head_attention(
         x, wq, wk, wv, 8), "with 4 heads"),
 }
 
@@ -191,7 +226,7 @@ def causal_with_k_t(q, k, v):
 
 
 MASK_RIGHT = {
-    "reference": L.solution_causal_attention,
+    "reference": W.solution_causal_attention,
     "attnlab with mask=": lambda q, k, v: attnlab.scaled_dot_product_attention(
         q, k, v, mask=attnlab.causal_mask(q.shape[-2])),
     "renormalised after masking": causal_renormalised,
@@ -209,12 +244,12 @@ MASK_WRONG = {
                        "Your mask is the upper triangle"),
     "no diagonal": (causal_with(lambda n: np.tri(n, k=-1, dtype=bool)),
                     "a query must be able to see itself"),
-    "only the output": (lambda q, k, v: L.solution_causal_attention(q, k, v)[0],
+    "only the output": (lambda q, k, v: W.solution_causal_attention(q, k, v)[0],
                         "should return two arrays, (output, weights)"),
     "k.T in a batch": (causal_with_k_t, "k.T reverses *all* the axes"),
     "output is the average": (lambda q, k, v: (np.broadcast_to(
         v.mean(axis=-2, keepdims=True), v.shape[:-2] + (q.shape[-2], v.shape[-1])),
-        L.solution_causal_attention(q, k, v)[1]), "That is the plain average of the values"),
+        W.solution_causal_attention(q, k, v)[1]), "That is the plain average of the values"),
 }
 
 
@@ -232,7 +267,7 @@ def float64_no_shift(q, k, v):
 
 
 SHIFT_RIGHT = {
-    "reference": L.solution_stable_attention,
+    "reference": W.solution_stable_attention,
     "attnlab": lambda q, k, v: attnlab.scaled_dot_product_attention(q, k, v)[0],
     "attnlab.softmax in float64": lambda q, k, v: attnlab.softmax(
         attnlab.attention_scores(q.astype(float), k.astype(float))) @ v.astype(float),
@@ -276,9 +311,9 @@ def test_wrong_answers_are_rejected_with_a_reason(exercise, answer, reason):
 def test_each_buggy_function_differs_from_its_fix_in_one_line():
     import inspect
 
-    for bug, fix in ((L.buggy_multi_head_attention, L.solution_multi_head_attention),
-                     (L.buggy_causal_attention, L.solution_causal_attention),
-                     (L.buggy_stable_attention, L.solution_stable_attention)):
+    for bug, fix in ((L.buggy_multi_head_attention, W.solution_multi_head_attention),
+                     (L.buggy_causal_attention, W.solution_causal_attention),
+                     (L.buggy_stable_attention, W.solution_stable_attention)):
         bad = inspect.getsource(bug).splitlines()[1:]
         good = inspect.getsource(fix).splitlines()[1:]
         changed = [line for line in good if line not in bad]

@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 import pytest
+import worked_answers as W
 from answer_tables import assert_right, assert_wrong, judged, right, wrong
 
 import attnlab
@@ -24,7 +25,7 @@ def bytes_with_a_table(n, heads, batch, dtype):
 
 
 MEMORY_RIGHT = {
-    "reference": L.solution_scores_bytes,
+    "reference": W.solution_scores_bytes,
     "a small stand-in, scaled": bytes_by_allocating,
     "a table of sizes": bytes_with_a_table,
     "numpy integer": lambda n, h, b, d: np.int64(b * h * n * n) * np.dtype(d).itemsize,
@@ -32,9 +33,9 @@ MEMORY_RIGHT = {
 }
 MEMORY_WRONG = {
     "n not n²": (lambda n, h, b, d: b * h * n * np.dtype(d).itemsize, "not n² = 16 per matrix"),
-    "bits": (lambda n, h, b, d: 8 * L.solution_scores_bytes(n, h, b, d), "That is bits"),
-    "MiB": (lambda n, h, b, d: L.solution_scores_bytes(n, h, b, d) / 2**20, "mebibytes"),
-    "MB": (lambda n, h, b, d: L.solution_scores_bytes(n, h, b, d) / 1e6, "megabytes"),
+    "bits": (lambda n, h, b, d: 8 * W.solution_scores_bytes(n, h, b, d), "That is bits"),
+    "MiB": (lambda n, h, b, d: W.solution_scores_bytes(n, h, b, d) / 2**20, "mebibytes"),
+    "MB": (lambda n, h, b, d: W.solution_scores_bytes(n, h, b, d) / 1e6, "megabytes"),
     "no heads": (
         lambda n, h, b, d: b * n * n * np.dtype(d).itemsize,
         "You left out the heads: each of the 12 heads",
@@ -49,7 +50,7 @@ MEMORY_WRONG = {
     ),
     "entries": (lambda n, h, b, d: b * h * n * n, "You counted entries, not bytes"),
     "rounded": (
-        lambda n, h, b, d: float(f"{L.solution_scores_bytes(n, h, b, d):.3g}"),
+        lambda n, h, b, d: float(f"{W.solution_scores_bytes(n, h, b, d):.3g}"),
         "close but not exact",
     ),
     "a string": (lambda n, h, b, d: "128 bytes", "should be a number of bytes, 128"),
@@ -69,7 +70,7 @@ def test_memory_cases_cover_every_dtype_and_size():
 def test_memory_reference_is_nbytes():
     for n, heads, batch, dtype in L.memory_cases()[:2]:
         expected = np.zeros((batch, heads, n, n), dtype=dtype).nbytes
-        assert L.solution_scores_bytes(n, heads, batch, dtype) == expected
+        assert W.solution_scores_bytes(n, heads, batch, dtype) == expected
 
 
 # ---------------------------------------------------------------- 8.2 the online update
@@ -135,7 +136,7 @@ def warns_on_masked(m, l, block):
 
 
 ONLINE_RIGHT = {
-    "reference": L.solution_online_update,
+    "reference": W.solution_online_update,
     "attnlab's own": online_softmax_update,
     "loops over Python floats": update_in_loops,
     "errstate, then nan_to_num": update_with_errstate,
@@ -152,18 +153,18 @@ ONLINE_WRONG = {
         "your values are right, but numpy warned: invalid value encountered in subtract",
     ),
     "keepdims": (
-        lambda m, l, b: tuple(x[:, None] for x in L.solution_online_update(m, l, b)),
+        lambda m, l, b: tuple(x[:, None] for x in W.solution_online_update(m, l, b)),
         "did you keep the reduced axis, keepdims=True?",
     ),
     "only l": (
-        lambda m, l, b: L.solution_online_update(m, l, b)[1],
+        lambda m, l, b: W.solution_online_update(m, l, b)[1],
         "should return the 2 values (m, l) as a tuple",
     ),
     "in place": (lambda m, l, b: (np.maximum(m, b.max(axis=1), out=m), l), "changed its input"),
     "off by a little": (
         lambda m, l, b: (
-            L.solution_online_update(m, l, b)[0],
-            L.solution_online_update(m, l, b)[1] * 1.01,
+            W.solution_online_update(m, l, b)[0],
+            W.solution_online_update(m, l, b)[1] * 1.01,
         ),
         "Row 0 of l should be",
     ),
@@ -200,7 +201,7 @@ def test_streamed_blocks_give_the_softmax():
 # ---------------------------------------------------------------- 8.3 one tile of attention
 def step_through_online_update(m, l, acc, scores, v_block):
     """Reuse the 8.2 answer for m and l; rescale acc from the change of m."""
-    m_new, l_new = L.solution_online_update(m, l, scores)
+    m_new, l_new = W.solution_online_update(m, l, scores)
     shift_old = np.where(np.isfinite(m), m, 0.0)
     shift = np.where(np.isfinite(m_new), m_new, 0.0)
     rescale = np.exp(np.where(np.isfinite(m), shift_old - shift, -np.inf))
@@ -221,22 +222,22 @@ def step_in_loops(m, l, acc, scores, v_block):
 
 
 def acc_not_rescaled(m, l, acc, s, vb):
-    m_new, l_new, _ = L.solution_attention_step(m, l, acc, s, vb)
+    m_new, l_new, _ = W.solution_attention_step(m, l, acc, s, vb)
     return m_new, l_new, acc + np.exp(s - m_new[:, None]) @ vb
 
 
 def l_not_rescaled(m, l, acc, s, vb):
-    m_new, _, acc_new = L.solution_attention_step(m, l, acc, s, vb)
+    m_new, _, acc_new = W.solution_attention_step(m, l, acc, s, vb)
     return m_new, l + np.exp(s - m_new[:, None]).sum(axis=1), acc_new
 
 
 def divided_each_step(m, l, acc, s, vb):
-    m_new, l_new, acc_new = L.solution_attention_step(m, l, acc, s, vb)
+    m_new, l_new, acc_new = W.solution_attention_step(m, l, acc, s, vb)
     return m_new, l_new, acc_new / l_new[:, None]
 
 
 def softmax_per_tile(m, l, acc, s, vb):
-    m_new, l_new, _ = L.solution_attention_step(m, l, acc, s, vb)
+    m_new, l_new, _ = W.solution_attention_step(m, l, acc, s, vb)
     return m_new, l_new, acc * np.exp(m - m_new)[:, None] + attnlab.softmax(s) @ vb
 
 
@@ -247,7 +248,7 @@ def no_shift(m, l, acc, s, vb):
 
 
 ATTENTION_RIGHT = {
-    "reference": L.solution_attention_step,
+    "reference": W.solution_attention_step,
     "through the online update": step_through_online_update,
     "loops": step_in_loops,
 }
@@ -268,8 +269,8 @@ ATTENTION_WRONG = {
     "no shift": (no_shift, "You did not subtract the new running max inside the exponentials"),
     "off by a little": (
         lambda m, l, a, s, vb: (
-            *L.solution_attention_step(m, l, a, s, vb)[:2],
-            L.solution_attention_step(m, l, a, s, vb)[2] + 0.01,
+            *W.solution_attention_step(m, l, a, s, vb)[:2],
+            W.solution_attention_step(m, l, a, s, vb)[2] + 0.01,
         ),
         "Row 0 of acc should be [0.805",
     ),
@@ -283,7 +284,7 @@ def test_attention_cases_stream_to_the_plain_output():
     for case in L.attention_cases():
         m, l, acc = case.start
         for scores, v_block in case.blocks:
-            m, l, acc = L.solution_attention_step(m, l, acc, scores, v_block)
+            m, l, acc = W.solution_attention_step(m, l, acc, scores, v_block)
         expected, _ = attnlab.scaled_dot_product_attention(case.q, case.k, case.v)
         np.testing.assert_allclose(acc / l[:, None], expected, rtol=1e-10, atol=1e-12)
         assert len(case.blocks) > 1

@@ -18,12 +18,14 @@ the grade cell fails as nbgrader expects.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import copy
 import enum
 import html
-import inspect
+import importlib
 import os
-import textwrap
+import sys
 import warnings
 from dataclasses import dataclass
 
@@ -34,10 +36,28 @@ class Outcome(enum.Enum):
     NOT_ATTEMPTED = "not attempted yet"
     WRONG = "not yet right"
     CORRECT = "correct"
+    RECORDED = "recorded"  #: a graded quiz without its key at hand: marked after submission
 
 
 class Wrong(Exception):
-    """Raised by a checker: the answer is wrong, and the message says how."""
+    """Raised by a checker: the answer is wrong, and the message says how.
+
+    ``score`` is the share of the exercise's points the answer still earns (a quiz with some
+    questions right); 0 for an ordinary wrong answer.
+    """
+
+    def __init__(self, message="", score: float = 0.0):
+        super().__init__(message)
+        self.score = float(score)
+
+
+class Recorded(Exception):
+    """Raised by a checker that cannot judge here (a graded quiz): the answer is complete and
+    will be marked after submission."""
+
+
+class Forbidden(Exception):
+    """The learner's function called a function its exercise forbids (the name is the message)."""
 
 
 class NotAttempted(Exception):
@@ -48,6 +68,7 @@ _STYLE = {
     Outcome.NOT_ATTEMPTED: ("#555", "#f3f3f3", "○"),
     Outcome.WRONG: ("#8a1c00", "#fff0eb", "✗"),
     Outcome.CORRECT: ("#135e1e", "#ecf8ee", "✓"),
+    Outcome.RECORDED: ("#1c4f8a", "#eef4fb", "✎"),
 }
 
 
@@ -58,9 +79,10 @@ class Feedback:
     exercise: str
     outcome: Outcome
     message: str
+    score: float = 0.0  #: share of the points earned: 1 when correct, partial for a quiz
 
     def __bool__(self) -> bool:
-        return self.outcome is Outcome.CORRECT
+        return self.outcome in (Outcome.CORRECT, Outcome.RECORDED)
 
     def __str__(self) -> str:
         mark = _STYLE[self.outcome][2]
@@ -134,31 +156,37 @@ class Exercise:
     True
     """
 
-    def __init__(self, title, checker, hints, solution):
+    def __init__(self, title, checker, hints, solution=None, forbidden=()):
         self.title = title
         self.checker = checker
         self.hints = list(hints)
-        self._solution = solution
+        self.forbidden = tuple(forbidden)
         self._hints_shown = 0
 
     def check(self, answer) -> Feedback:
         """Check ``answer`` and say how it went; see the module docstring for the outcomes."""
-        feedback = self._feedback(answer)
+        feedback = self.grade(answer)
         if must_pass() and not feedback:
             raise AssertionError(str(feedback))
         return feedback
 
-    def _feedback(self, answer) -> Feedback:
+    def grade(self, answer) -> Feedback:
+        """The feedback on ``answer``, never raising; ``feedback.score`` is the share earned."""
         if is_stub(answer):
             return Feedback(self.title, Outcome.NOT_ATTEMPTED, _NOT_ATTEMPTED_TEXT)
+        token = _FORBIDDEN.set(self.forbidden)
         try:
             self.checker(answer)
         except NotAttempted as exc:
             return Feedback(self.title, Outcome.NOT_ATTEMPTED, str(exc) or _NOT_ATTEMPTED_TEXT)
+        except Recorded as exc:
+            return Feedback(self.title, Outcome.RECORDED, str(exc))
         except Wrong as exc:
             tip = "" if self._hints_shown else " Stuck? Ask for a hint with `.hint()`."
-            return Feedback(self.title, Outcome.WRONG, f"{exc}{tip}")
-        return Feedback(self.title, Outcome.CORRECT, "Well done.")
+            return Feedback(self.title, Outcome.WRONG, f"{exc}{tip}", exc.score)
+        finally:
+            _FORBIDDEN.reset(token)
+        return Feedback(self.title, Outcome.CORRECT, "Well done.", 1.0)
 
     def hint(self, level=None) -> Text:
         """The next hint (or hint number ``level``); each call goes one tier further."""
@@ -201,20 +229,97 @@ class Exercise:
         return panel.add_class("attnlab-help")
 
     def solution(self) -> Text:
-        """A worked solution (unless the instructor has switched solutions off)."""
+        """A worked solution, read from the lesson's source notebook in the repository.
+
+        Graded course runs install attnlab without the repository's ``source/`` folder, so
+        there is no solution to show; ``ATTNLAB_HIDE_SOLUTIONS=1`` switches it off as well.
+        """
+        from attnlab.exercises.solutions import worked_solution
+
         if solutions_hidden():
             return Text("Solutions are switched off for this course run.")
-        body = self._solution
-        if callable(body):
-            source = textwrap.dedent(inspect.getsource(body))
-            body = f"```python\n{source}```"
-        return Text(f"**A solution.** Try it only after you have had a go.\n\n{body}")
+        body = worked_solution(self.name)
+        if body is None:
+            return Text("Worked solutions are not part of this installation (a graded course "
+                        "run installs the course without them). Ask your instructor, or work "
+                        "from a clone of the course repository.")
+        return Text(f"**A solution.** Try it only after you have had a go.\n\n"
+                    f"```python\n{body}\n```")
+
+    @property
+    def name(self) -> str | None:
+        """Where the notebooks find this exercise, e.g. ``"lesson1.dot"`` (None if nowhere)."""
+        for module_name, module in list(sys.modules.items()):
+            if module_name.startswith("attnlab.exercises.lesson") and module is not None:
+                for attr, value in vars(module).items():
+                    if value is self or (isinstance(value, Exercise) and value.title == self.title
+                                         and value.checker is self.checker):
+                        return f"{module_name.rpartition('.')[2]}.{attr}"
+        return None
 
 
 _NOT_ATTEMPTED_TEXT = (
     "Write your answer in the cell above (replace the `raise NotImplementedError()` line), "
     "run that cell, then run this check again."
 )
+
+
+#: The functions the exercise being checked forbids (set by :meth:`Exercise.grade`).
+_FORBIDDEN: contextvars.ContextVar[tuple] = contextvars.ContextVar("forbidden", default=())
+
+
+def forbidden_now() -> tuple:
+    """The names the exercise being checked forbids (``"attnlab.softmax"``, notebook names)."""
+    return _FORBIDDEN.get()
+
+
+def _forbidden_codes(names) -> dict:
+    """The code objects of the forbidden functions that can be found, mapped to their names."""
+    codes = {}
+    try:
+        from IPython import get_ipython
+
+        shell = get_ipython()
+        notebook = shell.user_ns if shell is not None else {}
+    except ImportError:
+        notebook = {}
+    for name in names:
+        module, _, attr = name.rpartition(".")
+        try:
+            target = getattr(importlib.import_module(module), attr) if module else notebook[name]
+        except (ImportError, AttributeError, KeyError):
+            continue
+        code = getattr(target, "__code__", None)
+        if code is not None:
+            codes[code] = name
+    return codes
+
+
+@contextlib.contextmanager
+def forbidding(names):
+    """Raise :class:`Forbidden` after the block if it entered one of the functions ``names``.
+
+    Functions that call into other processes (the grader's remote answers) enforce the same
+    list themselves; this guards a learner's own kernel.
+    """
+    codes = _forbidden_codes(names) if names else {}
+    if not codes:
+        yield
+        return
+    hits = []
+
+    def watch(frame, event, arg):
+        if event == "call" and frame.f_code in codes and not hits:
+            hits.append(codes[frame.f_code])
+
+    previous = sys.getprofile()
+    sys.setprofile(watch)
+    try:
+        yield
+    finally:
+        sys.setprofile(previous)
+    if hits:
+        raise Forbidden(hits[0])
 
 
 def is_stub(answer) -> bool:
@@ -237,9 +342,15 @@ def call(function, *args, **kwargs):
     shown = ", ".join([_short(a) for a in args] + [f"{k}={_short(v)}" for k, v in kwargs.items()])
     before = copy.deepcopy((args, kwargs))
     try:
-        result = function(*args, **kwargs)
+        with forbidding(_FORBIDDEN.get()):
+            result = function(*args, **kwargs)
     except NotImplementedError as exc:
         raise NotAttempted(_NOT_ATTEMPTED_TEXT) from exc
+    except Forbidden as exc:
+        raise Wrong(
+            f"Your function calls {exc}, which this exercise asks you not to use: the point is "
+            "to write that step yourself with numpy."
+        ) from None
     except Exception as exc:
         raise Wrong(
             f"Calling your function with ({shown}) raised {type(exc).__name__}: {exc}"

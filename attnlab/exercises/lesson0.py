@@ -6,8 +6,8 @@ Examples
 'NOT_ATTEMPTED'
 >>> largest_score.check(lambda scores: scores[0]).outcome.name
 'WRONG'
->>> bool(largest_score.check(reference_largest_score))
-True
+>>> largest_score.check(None).outcome.name
+'NOT_ATTEMPTED'
 """
 
 from __future__ import annotations
@@ -19,11 +19,6 @@ from attnlab.exercises.core import Exercise, Feedback, Wrong, _short, call, expe
 
 #: Rows the checker tries: the course's four-score row, an all-negative row, a single score.
 CHECK_ROWS = (SCORE_ROW, -np.abs(SCORE_ROW) - 0.5, SCORE_ROW[2:3])
-
-
-def reference_largest_score(scores):
-    """The largest score in a row: Python's ``max`` does it."""
-    return max(scores)
 
 
 def check_largest_score(answer) -> None:
@@ -92,7 +87,6 @@ largest_score = Exercise(
         "If you prefer a loop: start with `best = scores[0]` (not `best = 0`: scores can all "
         "be negative), then update `best` whenever a score is larger.",
     ],
-    solution=reference_largest_score,
 )
 
 
@@ -108,6 +102,6 @@ def outcome_examples() -> list[Feedback]:
     >>> [feedback.outcome.name for feedback in outcome_examples()]
     ['NOT_ATTEMPTED', 'WRONG', 'CORRECT']
     """
-    tour = Exercise(largest_score.title, check_largest_score, hints=[], solution="")
-    answers = (None, lambda scores: scores[0], reference_largest_score)
-    return [tour._feedback(answer) for answer in answers]
+    tour = Exercise(largest_score.title, check_largest_score, hints=[])
+    answers = (None, lambda scores: scores[0], lambda scores: sorted(scores)[-1])
+    return [tour.grade(answer) for answer in answers]

@@ -14,8 +14,8 @@ the learner's code are caught and explained, never shown as a wall of ``RuntimeW
 
 Examples
 --------
->>> bool(row_entropy.check(solution_row_entropy))
-True
+>>> row_entropy.check(None).outcome.name
+'NOT_ATTEMPTED'
 >>> naive = lambda w: -np.sum(w * np.log(w), axis=1)       # log(0) on a one-hot row
 >>> "0·log 0 = 0" in row_entropy.check(naive).message
 True
@@ -61,9 +61,6 @@ __all__ = [
     "hub_key",
     "QUIZ",
     "quiz_examples",
-    "solution_row_entropy",
-    "solution_name_the_patterns",
-    "solution_hub_key",
     "pattern_named",
     "entropy_cases",
     "hub_cases",
@@ -94,12 +91,6 @@ def _spelled(tokens) -> str:
 
 
 # ---------------------------------------------------------------- 4.1 entropy of each row
-def solution_row_entropy(weights):
-    """Entropy in nats of each row, -Σ_j w_ij log w_ij, with 0 · log 0 = 0 (no log(0) taken)."""
-    safe = np.where(weights > 0, weights, 1.0)  # (n_q, n_k) zeros replaced by 1: log 1 = 0
-    return -np.sum(weights * np.log(safe), axis=1)  # (n_q,) one entropy per query
-
-
 def entropy_cases() -> list[tuple[str, np.ndarray]]:
     """(description, weights) pairs the checker tries.
 
@@ -244,7 +235,6 @@ row_entropy = Exercise(
         "`safe = np.where(weights > 0, weights, 1.0)` then "
         "`return -np.sum(weights * np.log(safe), axis=1)`.",
     ],
-    solution=solution_row_entropy,
 )
 
 
@@ -273,17 +263,6 @@ def quiz_examples() -> dict:
             tokens=example.tokens, scores=example.scores, weights=example.weights
         )
     return shown
-
-
-def solution_name_the_patterns():
-    """Each heatmap, read the way the lesson does."""
-    return {
-        "A": "hub",  # one column stays bright all the way down: every query reads one key
-        "B": "diagonal",  # every row is brightest on its own token
-        "C": "link",  # rows are brightest on a *different* token: the bright cells sit off
-        #               the diagonal
-        "D": "uniform",  # rows whose cells all have the same shade: weight shared evenly
-    }
 
 
 # Other ways to say each pattern, compared after _normalised() (lower case, no hyphens,
@@ -439,20 +418,10 @@ name_the_patterns = Exercise(
         "`column_mass(ex.weights).max()` and `strongest_links(ex.weights, 1)` (all from "
         "`attnlab.patterns`), and match each map to the measure it stands out on.",
     ],
-    solution=solution_name_the_patterns,
 )
 
 
 # ---------------------------------------------------------------- 4.3 the hub key
-def solution_hub_key(weights, tokens):
-    """The key token with the largest column sum: the key that all queries read most.
-
-    ``weights`` has shape (n_q, n_k); ``tokens`` name the n_k keys, one per column.
-    """
-    received = weights.sum(axis=0)  # (n_k,) total weight each key receives
-    return tokens[int(np.argmax(received))]  # tokens name the keys (columns)
-
-
 #: Cross-attention: four queries (a French sentence) read six key tokens (an English one).
 #: Scores are small integers; the weights are their row-wise softmax. Each query reads its
 #: own word most, and every query also gives "." some weight, so "." collects the most in
@@ -628,5 +597,4 @@ hub_key = Exercise(
         "(one per key, in column order) turns that position into a token.",
         "`return tokens[int(np.argmax(weights.sum(axis=0)))]`",
     ],
-    solution=solution_hub_key,
 )

@@ -16,8 +16,8 @@ is judged by what any output must be: a mix whose weights are w, inside the valu
 
 Examples
 --------
->>> bool(mix_one.check(solution_mix_one))
-True
+>>> mix_one.check(None).outcome.name
+'NOT_ATTEMPTED'
 >>> "without weighting" in mix_one.check(lambda w, values: values.sum(axis=0)).message
 True
 >>> "(2, 3) @ (3, 4)" in attention_output.check(lambda weights, values: values @ weights).message
@@ -49,9 +49,6 @@ __all__ = [
     "mix_one",
     "attention_output",
     "output_box",
-    "solution_mix_one",
-    "solution_attention_output",
-    "solution_output_box",
     "mix_cases",
     "output_cases",
     "box_cases",
@@ -150,14 +147,6 @@ def _one_hot_note(w, values, name) -> str:
 
 
 # ---------------------------------------------------------------- 5.1 mix the values, one query
-def solution_mix_one(w, values):
-    """One output vector: every value vector scaled by its weight, then added up."""
-    out = np.zeros(values.shape[1])  # (d_v,) one entry per coordinate
-    for w_j, v_j in zip(w, values, strict=True):  # one weight per value vector (row)
-        out = out + w_j * v_j  # (d_v,)
-    return out  # (d_v,) = Σ_j w[j] values[j], the same as w @ values
-
-
 def _scaled_row(query, keys) -> np.ndarray:
     """The softmax of one query's scaled scores against the keys, shape (n_k,)."""
     return attnlab.softmax(attnlab.attention_scores(query[None, :], keys))[0]
@@ -368,16 +357,10 @@ mix_one = Exercise(
         "`return (w[:, None] * values).sum(axis=0)` — or, as a matrix product, "
         "`return w @ values`: (n_k,) @ (n_k, d_v) → (d_v,).",
     ],
-    solution=solution_mix_one,
 )
 
 
 # ---------------------------------------------------------------- 5.2 every output at once
-def solution_attention_output(weights, values):
-    """Every output at once: row i of weights mixes the rows of values."""
-    return weights @ values  # (n_q, n_k) @ (n_k, d_v) -> (n_q, d_v)
-
-
 def output_cases() -> list[tuple[str, np.ndarray, np.ndarray]]:
     """(description, weights, values) triples the checker tries.
 
@@ -560,23 +543,10 @@ attention_output = Exercise(
         "`return weights @ values` — (n_q, n_k) @ (n_k, d_v) → (n_q, d_v), no transpose. "
         "(A loop over the rows gives the same: `np.array([w_i @ values for w_i in weights])`.)",
     ],
-    solution=solution_attention_output,
 )
 
 
 # ---------------------------------------------------------------- 5.3 the box of the outputs
-def solution_output_box(values):
-    """Per coordinate, the smallest and largest entry over the value vectors.
-
-    Every output is a weighted average of the value vectors (weights ≥ 0, adding up to 1), so
-    each coordinate stays between the extremes of that coordinate, and a one-hot row of
-    weights reaches each extreme exactly.
-    """
-    low = values.min(axis=0)  # (d_v,) down each column: over the value vectors
-    high = values.max(axis=0)  # (d_v,)
-    return low, high
-
-
 def box_cases() -> list[tuple[str, np.ndarray]]:
     """(description, values) pairs the checker tries: the 2-D example's three values, those of
     "dog bites man" (3, 4), and the running example's V = X W_V (4, 8)."""
@@ -746,5 +716,4 @@ output_box = Exercise(
         "bounds are the minimum and the maximum down each column, `axis=0`.",
         "`return values.min(axis=0), values.max(axis=0)`",
     ],
-    solution=solution_output_box,
 )

@@ -23,16 +23,15 @@ recognised by recomputing them on the same input.
 
 Examples
 --------
->>> bool(quiz_a.check(solution_quiz_a)), bool(quiz_b.check(solution_quiz_b))
-(True, True)
->>> print(quiz_a.check({"A1": "b", "A4": 64}).message.splitlines()[0])
+>>> feedback = quiz_a.check({"A1": "b", "A4": 64})  # in a clone of the course repository
+>>> print(feedback.message.splitlines()[0])
 1 of 11 right so far; not yet right: A1; not answered yet: A2, A3, A5, A6, A7, A8, A9, A10, A11.
+>>> round(feedback.score, 3)  # one question of 11: its share of the points
+0.091
 >>> "√d_model" in scale_bug.check(buggy_multi_head_attention).message
 True
->>> bool(mask_bug.check(solution_causal_attention))
-True
->>> bool(shift_bug.check(solution_stable_attention))
-True
+>>> bool(shift_bug.check(buggy_stable_attention))
+False
 """
 
 from __future__ import annotations
@@ -58,6 +57,7 @@ from attnlab.examples import (
 from attnlab.exercises.core import (
     Exercise,
     NotAttempted,
+    Recorded,
     Text,
     Wrong,
     _short,
@@ -67,12 +67,14 @@ from attnlab.exercises.core import (
     one_line,
     warned,
 )
+from attnlab.exercises.keys import load_key
 from attnlab.mixing import barycentric
 from attnlab.patterns import column_mass, normalised_entropy, pattern_example
 
 __all__ = [
     "QUESTIONS_A",
     "QUESTIONS_B",
+    "Key",
     "Question",
     "Questions",
     "buggy_causal_attention",
@@ -87,11 +89,6 @@ __all__ = [
     "scale_cases",
     "shift_bug",
     "shift_cases",
-    "solution_causal_attention",
-    "solution_multi_head_attention",
-    "solution_quiz_a",
-    "solution_quiz_b",
-    "solution_stable_attention",
 ]
 
 
@@ -111,6 +108,9 @@ def listing(function) -> Text:
 class Question:
     """One quiz question: multiple choice when it has ``options``, else a number.
 
+    The right answer is not here: it is in the quiz's :class:`Key`, which lives outside the
+    installed package (see :mod:`attnlab.exercises.keys`).
+
     Attributes
     ----------
     key : str
@@ -119,66 +119,90 @@ class Question:
         The lesson whose objective it checks.
     prompt : str
         Markdown; every number in it is computed.
-    answer : str or float
-        The right option letter, or the right number.
     options : tuple of (letter, text)
-    why_not : tuple of (letter or number, reason)
-        What to say about a known wrong answer; a reason never names the right answer.
     tolerance : float
-        How far a number may be from ``answer`` (and from a known wrong number).
-    nudge : str
-        What to say about any other wrong answer.
+        How far a number may be from the answer (and from a known wrong number).
     """
 
     key: str
     lesson: int
     prompt: str
-    answer: object
     options: tuple = ()
-    why_not: tuple = ()
     tolerance: float = 0.0
-    nudge: str = ""
 
-    def judge(self, given) -> tuple[bool, str]:
-        """``(True, "")`` if ``given`` is right, else ``(False, reason)``."""
+    def judge(self, given, key: Key) -> tuple[bool, str]:
+        """``(True, "")`` if ``given`` is right by ``key``, else ``(False, reason)``."""
         if self.options:
-            return self._judge_choice(given)
-        return self._judge_number(given)
+            return self._judge_choice(given, key)
+        return self._judge_number(given, key)
 
-    def _judge_choice(self, given) -> tuple[bool, str]:
+    def _letter(self, given) -> tuple[str | None, str]:
+        """The option letter ``given`` names, or ``(None, reason)`` when it names none."""
         letters = [letter for letter, _ in self.options]
         spelled = f"{', '.join(letters[:-1])} or {letters[-1]}"
         if not isinstance(given, str):
-            return False, (f"this one is multiple choice: answer with a letter, {spelled} "
-                           f"(yours is {one_line(given)}).")
+            return None, (f"this one is multiple choice: answer with a letter, {spelled} "
+                          f"(yours is {one_line(given)}).")
         letter = given.strip().strip("().:").strip().lower()
         texts = {text.lower(): letter for letter, text in self.options}
         letter = texts.get(given.strip().lower(), letter)
         if letter not in letters:
-            return False, f"{given!r} is not one of the options; answer {spelled}."
-        if letter == self.answer:
-            return True, ""
-        return False, dict(self.why_not).get(letter, self.nudge)
+            return None, f"{given!r} is not one of the options; answer {spelled}."
+        return letter, ""
 
-    def _judge_number(self, given) -> tuple[bool, str]:
+    def _judge_choice(self, given, key: Key) -> tuple[bool, str]:
+        letter, reason = self._letter(given)
+        if letter is None:
+            return False, reason
+        if letter == key.answer:
+            return True, ""
+        return False, dict(key.why_not).get(letter, key.nudge)
+
+    def _judge_number(self, given, key: Key) -> tuple[bool, str]:
         value = _as_number(given)
         if value is None:
             return False, f"this one wants a number, not {one_line(given)}."
         if math.isnan(value):
-            return False, "yours is not-a-number (nan); " + self.nudge
-        if _near(value, self.answer, self.tolerance):
+            return False, "yours is not-a-number (nan); " + key.nudge
+        if _near(value, key.answer, self.tolerance):
             return True, ""
-        for wrong, reason in self.why_not:
+        for wrong, reason in key.why_not:
             if _near(value, wrong, self.tolerance):
                 return False, reason
-        return False, self.nudge
+        return False, key.nudge
+
+    def well_formed(self, given) -> str:
+        """Why ``given`` cannot be an answer to this question at all, or ``""``."""
+        if self.options:
+            return self._letter(given)[1]
+        value = _as_number(given)
+        return "" if value is not None else f"this one wants a number, not {one_line(given)}."
 
     def markdown(self) -> str:
-        """The question as the notebook shows it."""
-        text = f"**{self.key}.** {self.prompt}"
+        """The question as the notebook shows it, with the lesson it comes from."""
+        text = f"**{self.key}** *(lesson {self.lesson})*. {self.prompt}"
         for letter, option in self.options:
             text += f"\n  - **({letter})** {option}"
         return text
+
+
+@dataclass(frozen=True)
+class Key:
+    """The right answer to one question and what to say about known wrong ones.
+
+    Attributes
+    ----------
+    answer : str or float
+        The right option letter, or the right number.
+    why_not : tuple of (letter or number, reason)
+        What to say about a known wrong answer; a reason never names the right answer.
+    nudge : str
+        What to say about any other wrong answer.
+    """
+
+    answer: object
+    why_not: tuple = ()
+    nudge: str = ""
 
 
 def _as_number(value) -> float | None:
@@ -214,16 +238,22 @@ def _keys(keys) -> str:
 class Questions:
     """The questions of one part of the quiz; shows them as Markdown in a notebook.
 
+    Each question earns an equal share of the quiz's points (partial credit). Where the key
+    is at hand (a clone of the course repository, or an instructor's grading run) the check
+    says question by question what is right; in a graded course run it is not installed, so
+    the check only records the answers and says how many are filled in.
+
     Examples
     --------
     >>> [q.key for q in QUESTIONS_A.questions][:3], len(QUESTIONS_B.questions)
     (['A1', 'A2', 'A3'], 12)
     """
 
-    def __init__(self, part: str, questions):
+    def __init__(self, part: str, questions, scope: dict):
         self.part = part
         self.questions = list(questions)
         self.by_key = {q.key: q for q in self.questions}
+        self.scope = scope
 
     def template(self) -> str:
         """The answer dict with every answer left as ``...``, as Python source."""
@@ -237,8 +267,17 @@ class Questions:
     def __str__(self) -> str:
         return self._repr_markdown_()
 
+    def key(self) -> dict | None:
+        """Question -> :class:`Key`, or None when the key is not installed here."""
+        module = load_key("lesson7")
+        return None if module is None else getattr(module, f"key_{self.part.lower()}")(self.scope)
+
     def check(self, answer) -> None:
-        """The checker: returns if every answer is right, else raises :class:`Wrong`."""
+        """The checker: returns if every answer is right, else raises :class:`Wrong`.
+
+        The :class:`Wrong` carries the share of questions answered right as its ``score``.
+        Without the key, raises :class:`Recorded` once every question has an answer.
+        """
         given = _as_answers(answer, self)
         known = {str(k).strip().upper(): v for k, v in given.items()}
         strays = [str(k) for k in given if str(k).strip().upper() not in self.by_key]
@@ -249,13 +288,16 @@ class Questions:
         if not known or all(_placeholder(v) for v in known.values()):
             raise NotAttempted("Put your answers in the dict (replace each `...`), run that "
                                "cell, then run this check again.")
+        key = self.key()
+        if key is None:
+            self._record(known)
         right, wrong, open_ = [], [], []
         for question in self.questions:
             value = known.get(question.key)
             if _placeholder(value):
                 open_.append(question.key)
                 continue
-            ok, reason = question.judge(value)
+            ok, reason = question.judge(value, key[question.key])
             if ok:
                 right.append(question.key)
             else:
@@ -271,7 +313,22 @@ class Questions:
         lines += [f"✗ {key} (you said {shown}): {reason}" for key, shown, reason in wrong]
         if right:
             lines.append(f"✓ right: {_keys(right)}.")
-        raise Wrong("\n".join(lines))
+        raise Wrong("\n".join(lines), score=len(right) / len(self.questions))
+
+    def _record(self, known: dict) -> None:
+        """Without the key: say which answers are missing or malformed, else :class:`Recorded`."""
+        open_ = [q.key for q in self.questions if _placeholder(known.get(q.key))]
+        odd = [(q.key, q.well_formed(known[q.key])) for q in self.questions
+               if q.key not in open_ and q.well_formed(known[q.key])]
+        lines = []
+        if open_:
+            lines.append(f"Not answered yet: {_keys(open_)}.")
+        lines += [f"✗ {key}: {reason}" for key, reason in odd]
+        if lines:
+            raise Wrong("\n".join(lines))
+        raise Recorded(f"All {len(self.questions)} answers of quiz {self.part} are recorded. "
+                       "In this course run the quiz is marked after you submit, one point "
+                       "share per question.")
 
 
 def _as_answers(answer, questions: Questions) -> Mapping:
@@ -290,7 +347,7 @@ def _as_answers(answer, questions: Questions) -> Mapping:
 
 
 # ---------------------------------------------------------------- part A: lessons 1-3
-def _questions_a() -> list[Question]:
+def _questions_a() -> tuple[list[Question], dict]:
     cross = (np.zeros((5, 4)) @ np.zeros((7, 4)).T).shape  # (n_q, n_k) from (5, d_k) (7, d_k)
     dog = dog_bites_man()
     qi, kj = dog.tokens.index("bites"), dog.tokens.index("dog")
@@ -315,162 +372,87 @@ def _questions_a() -> list[Question]:
             "Cross-attention: 5 queries of one sentence read 7 keys of another, with "
             "d_k = 4, so Q has shape (5, 4) and K has shape (7, 4). What is the shape of "
             "Q Kᵀ?",
-            "a",
             options=(("a", str(cross)), ("b", str(cross[::-1])), ("c", "(4, 4)"),
                      ("d", "(5, 4)")),
-            why_not=(("b", "rows are queries and columns are keys: the first axis comes from "
-                           "Q, the second from K."),
-                     ("c", "d_k is the size every dot product adds over: it disappears from "
-                           "the result. The score matrix has one number per (query, key) "
-                           "pair."),
-                     ("d", "that is the shape of Q itself; the scores pair every query with "
-                           "every key.")),
         ),
         Question(
             "A2", 1,
             f'In "{" ".join(dog.tokens)}", query "{dog.tokens[qi]}" is q = {_short(q)} and key '
             f'"{dog.tokens[kj]}" is k = {_short(k)} (d_k = {d}). What is their **scaled** '
             "score q·k / √d_k?",
-            raw / math.sqrt(d), tolerance=1e-3,
-            why_not=((raw, "that is the raw score q·k; scale it."),
-                     (raw / d, "you divided by d_k; the scaling divides by its square root."),
-                     (float(np.sum(q + k)) / math.sqrt(d),
-                      "you added q and k entry by entry; a dot product multiplies matching "
-                      "entries, then adds the products.")),
-            nudge="multiply matching entries of q and k, add the products, then divide by "
-                  "√d_k.",
+            tolerance=1e-3,
         ),
         Question(
             "A3", 1,
             f"A query q = [1, 0] meets four keys: (a) {_short(geometry[0])}, (b) "
             f"{_short(geometry[1])}, (c) {_short(geometry[2])} and (d) {_short(geometry[3])}. "
             "Which key gets the **lowest** score?",
-            "abcd"[int(np.argmin(g_scores))],
             options=tuple(zip("abcd", (f"key {_short(g)}" for g in geometry), strict=True)),
-            why_not=(("a", "it points along q: that is the highest score of the four."),
-                     ("b", f"it is at right angles to q, so its score is {g_scores[1]:g} "
-                           "whatever its length. Can a score go below 0?"),
-                     ("d", f"part of it points along q, so its score, {g_scores[3]:g}, is "
-                           "positive.")),
         ),
         Question(
             "A4", 2,
             f"q and k each have d_k = {d_var} entries, independent, with mean 0 and variance "
             "1. What is the variance of q·k?",
-            float(d_var), tolerance=1e-6,
-            why_not=((math.sqrt(d_var), "that is the standard deviation; the question asks "
-                                        "for the variance."),
-                     (1.0, "that is the variance after dividing by √d_k; before it, the "
-                           "variances of the d_k products add up."),
-                     (float(d_var**2), "each product q_i k_i has variance 1, and there are "
-                                       "d_k of them: the variances add, they do not "
-                                       "multiply.")),
-            nudge="q·k is a sum of d_k independent products q_i k_i, each of variance 1.",
+            tolerance=1e-6,
         ),
         Question(
             "A5", 2,
             "Dividing q·k by d_kᵃ leaves it a variance of d_k^(1 − 2a). Which divisor keeps "
             "the variance of the scaled scores at 1 for every d_k?",
-            "b",
             options=(("a", "d_k^(1/3)"), ("b", "d_k^(1/2)"), ("c", "d_k^(2/3)"), ("d", "d_k")),
-            why_not=(("a", f"the variance would be d_k^(1/3), still growing: "
-                           f"{wide ** (1 / 3):.3g} at d_k = {wide}, and the softmax "
-                           "collapses."),
-                     ("c", f"the variance would be d_k^(−1/3), shrinking: "
-                           f"{wide ** (-1 / 3):.3g} at d_k = {wide}, and the weights drift "
-                           "towards uniform."),
-                     ("d", f"the variance would be 1/d_k, {1 / wide:.3g} at d_k = {wide}: "
-                           "the scores shrink to almost nothing.")),
         ),
         Question(
             "A6", 2,
             f"p = softmax({_short(COLLAPSE_ROW)} × 100) has largest weight {collapsed.max():.6f}"
             ": it has collapsed. What does its Jacobian diag(p) − p pᵀ look like?",
-            "a",
             options=(("a", "almost all zeros: almost no gradient reaches the scores"),
                      ("b", "close to the identity matrix: the gradient passes unchanged"),
                      ("c", "large on the winning key, small elsewhere"),
                      ("d", "undefined, because p has a weight of 1")),
-            why_not=(("b", f"compute it: its largest entry is {np.abs(jac).max():.3g}."),
-                     ("c", f"the winning entry is p(1 − p) with p ≈ 1: "
-                           f"{jac[0, 0]:.3g}."),
-                     ("d", "diag(p) − p pᵀ is defined for every p; work out its entries with "
-                           "p ≈ [1, 0, 0].")),
         ),
         Question(
             "A7", 3,
             f"Dividing the scores {_short(SCORE_ROW)} by their sum gives {_short(plain)}. "
             "Why doesn't attention make its weights that way?",
-            "b",
             options=(("a", "it would be slower than exponentiating"),
                      ("b", "a negative score gives a negative weight, and scores that add "
                            "up to 0 cannot be divided at all"),
                      ("c", "the weights would not add up to 1"),
                      ("d", "it would change which key has the largest score")),
-            why_not=(("a", "speed is not the issue; look at the signs of the result."),
-                     ("c", f"they do add up to {plain.sum():g}; look at the signs instead."),
-                     ("d", "dividing by a positive sum keeps the order; look at the signs.")),
         ),
         Question(
             "A8", 3,
             f"What is the softmax weight of the **third** key for the scores "
             f"{_short(SCORE_ROW)}? Give 3 decimals.",
-            float(p[2]), tolerance=2e-3,
-            why_not=((float(plain[2]), "that divides the score by the sum of the scores; "
-                                       "softmax exponentiates them first."),
-                     (math.exp(SCORE_ROW[2]), "that is exp of the score; divide it by the "
-                                              "sum of the exps of the whole row."),
-                     (float(p[3]), "that is the fourth key: numpy counts from 0, so the "
-                                   "third is index 2."),
-                     (float(p[1]), "that is the second key.")),
-            nudge="exponentiate every score, add the exps up, and divide the third by the sum.",
+            tolerance=2e-3,
         ),
         Question(
             "A9", 3,
             "Divide those scores by a temperature T = 5 before the softmax. The weights "
             "become",
-            "a",
             options=(("a", "flatter, with a higher entropy, and the keys keep their order"),
                      ("b", "sharper, with a lower entropy"),
                      ("c", "flatter, and the order of the keys can change"),
                      ("d", "the same: softmax does not change when the scores change "
                            "together")),
-            why_not=(("b", f"T > 1 shrinks the gaps between the scores: the largest weight "
-                           f"goes from {p.max():.3f} to {hot.max():.3f}."),
-                     ("c", "dividing every score by the same positive T cannot reorder "
-                           "them."),
-                     ("d", "softmax ignores *adding* a constant to every score, not "
-                           "*dividing* by one.")),
         ),
         Question(
             "A10", 3,
             "Above which score x does exp(x) overflow to inf in **float16**? Give 2 decimals.",
-            limits[np.float16], tolerance=0.01,
-            why_not=((limits[np.float32], "that is the limit in float32."),
-                     (limits[np.float64], "that is the limit in float64."),
-                     (float(np.finfo(np.float16).max), "that is the largest float16 itself; "
-                                                       "exp(x) reaches it at x = its log.")),
-            nudge="exp(x) overflows once it passes the largest float16, np.finfo(np.float16)"
-                  ".max: solve exp(x) = that.",
+            tolerance=0.01,
         ),
         Question(
             "A11", 3,
             f"For x = {_short(far)} in float64, np.log(softmax(x))[1] is {naive_log:g}. "
             "What is the exact-enough value, log_softmax(x)[1]? Give 2 decimals.",
-            float(attnlab.log_softmax(far)[1]), tolerance=0.01,
-            why_not=((naive_log, "that is what np.log(softmax(x)) gives, after the weight "
-                                 "underflowed to 0. log-softmax is x − logsumexp(x), and "
-                                 "never takes the log of a weight."),
-                     (0.0, "that is the first entry; the question asks for the second.")),
-            nudge="log_softmax(x) = x − logsumexp(x), and logsumexp(x) = max x + "
-                  "log Σ exp(x − max x).",
+            tolerance=0.01,
         ),
     ]
-    return qs
+    return qs, {name: value for name, value in locals().items() if name != "qs"}
 
 
 # ---------------------------------------------------------------- part B: lessons 4-6
-def _questions_b() -> list[Question]:
+def _questions_b() -> tuple[list[Question], dict]:
     cat = cat_sat_down()
     q, k, v = cat.x @ cat.w_q, cat.x @ cat.w_k, cat.x @ cat.w_v  # (4, 8) each
     _, cat_w = attnlab.scaled_dot_product_attention(q, k, v)  # (4, 4)
@@ -497,67 +479,39 @@ def _questions_b() -> list[Question]:
             "B1", 4,
             "In a heatmap of self-attention weights, rows are queries and columns are keys. "
             "Which always add up to 1?",
-            "a",
             options=(("a", "each row"), ("b", "each column"), ("c", "both"),
                      ("d", "only the whole matrix")),
-            why_not=(("b", f"a column is what one key hands out to all the queries; in "
-                           f'"{" ".join(cat.tokens)}" one column collects {busiest:.2f}.'),
-                     ("c", "one of the two is free: a popular key can collect more than 1."),
-                     ("d", "think of what the softmax normalises, one query at a time.")),
         ),
         Question(
             "B2", 4,
             f"What is the normalised entropy H / log n of softmax({_short(SCORE_ROW)})? Give "
             "3 decimals.",
-            float(h), tolerance=2e-3,
-            why_not=((raw_h, "that is H itself, in nats; divide by log n."),
-                     (raw_h / math.log(2), "that is H in bits; divide H in nats by log n."),
-                     (1 - float(h), "that is 1 − H / log n.")),
-            nudge="H = −Σ w log w over the row, then divide by log n, n = 4 keys.",
+            tolerance=2e-3,
         ),
         Question(
             "B3", 4,
             f"Which pattern do these weights show?\n\n```\n{shown}\n```",
-            "b",
             options=(("a", "diagonal dominance"), ("b", "off-diagonal links"),
                      ("c", "uniform rows"), ("d", "a hub column")),
-            why_not=(("a", "find each row's largest weight: is it on the diagonal, its own "
-                           "token?"),
-                     ("c", f"a uniform row has every weight 1/n = {1 / len(link.tokens):g}; "
-                           "these rows have a clear winner."),
-                     ("d", f"column sums {_short(column_mass(link.weights).round(2))}: no "
-                           "column stands out.")),
         ),
         Question(
             "B4", 4,
             "You draw a heatmap of weights with the colour scale stretched from the smallest "
             "to the largest weight shown, instead of fixed at [0, 1]. What can mislead you?",
-            "a",
             options=(("a", "almost uniform weights look as contrasted as sharp ones"),
                      ("b", "nothing: the colours only relabel the same numbers"),
                      ("c", "the rows no longer add up to 1"),
                      ("d", "the largest weight may no longer be the brightest cell")),
-            why_not=(("b", "the same colour then means different weights in different "
-                           "pictures: compare a sharp map with a flat one."),
-                     ("c", "the weights do not change, only how they are coloured."),
-                     ("d", "stretching keeps the order: the largest is still the brightest.")),
         ),
         Question(
             "B5", 6,
             'In a trained model, the largest weight in the row of "cat" is on "sat". Which '
             "claim does that support on its own?",
-            "a",
             options=(("a", 'the value vector of "sat" gets the largest share of the mix '
                            'that makes the output of "cat"'),
                      ("b", '"sat" is the reason for what the model predicts at "cat"'),
                      ("c", '"sat" adds the longest vector to the output of "cat"'),
                      ("d", 'removing "sat" would change the model\'s output the most')),
-            why_not=(("b", "one head's weights are one step of many layers; weights are "
-                           "not explanations."),
-                     ("c", "what a key adds is its weight times its value vector, and value "
-                           "vectors differ in length."),
-                     ("d", "that needs an experiment; other heads, layers and value lengths "
-                           "decide.")),
         ),
         Question(
             "B6", 5,
@@ -565,138 +519,59 @@ def _questions_b() -> list[Question]:
             f"{_short(two_d.values)}. Without scaling, its weights are softmax(keys @ query) "
             f"= {_short(w2.round(4))}. What is the **first** coordinate of its output? Give 3 "
             "decimals.",
-            float(out[0]), tolerance=2e-3,
-            why_not=((float(mean[0]), "that is the plain average of the values; weight each "
-                                      "one by its weight."),
-                     (float((w2 @ two_d.keys)[0]), "you mixed the keys; the output mixes the "
-                                                   "values."),
-                     (float(out[1]), "that is the second coordinate.")),
-            nudge="the output is Σ_j w_j v_j: weight each value vector, then add them up.",
+            tolerance=2e-3,
         ),
         Question(
             "B7", 6,
             "A batch of 2 sequences of 10 tokens, d_model = 64, 8 heads of size 8. What "
             "shape do the attention weights of all the heads have?",
-            "a",
             options=(("a", str(shapes.shape)), ("b", "(2, 10, 64)"), ("c", "(2, 8, 10, 8)"),
                      ("d", "(8, 10, 10)")),
-            why_not=(("b", "that is the shape of X (and of the output after the heads are "
-                           "joined); weights pair queries with keys."),
-                     ("c", "that is the shape of one of Q, K, V split into heads; the "
-                           "weights have one number per (query, key) pair."),
-                     ("d", "the batch axis is missing: each of the 2 sequences has its own "
-                           "weights.")),
         ),
         Question(
             "B8", 5,
             "Self-attention computes K = X W_K and V = X W_V from the same tokens. Why two "
             "matrices?",
-            "a",
             options=(("a", "W_K decides how a token is found; W_V what it passes on once "
                            "found"),
                      ("b", "no reason: they are always equal"),
                      ("c", "W_V decides the weights, W_K the output"),
                      ("d", "W_V only changes the shape")),
-            why_not=(("b", "they are learned separately and differ; the lesson on values "
-                           "shows what that buys."),
-                     ("c", "the weights come from Q and K alone; V never enters the "
-                           "softmax."),
-                     ("d", "W_V also filters what each token passes on, not just its size.")),
         ),
         Question(
             "B9", 5,
             f"Three 2-D value vectors: {_short(two_d.values)}. Which point can an attention "
             "output over them be?",
-            next(key for key, ok in inside.items() if ok),
             options=tuple((key, str(_short(p))) for key, p in points.items()),
-            why_not=tuple((key, f"to land on {_short(p)} you would need the weights "
-                                f"{_short(barycentric(p, two_d.values).round(2))}, and a "
-                                "weight can't be negative: it lies outside the triangle "
-                                "of the values.")
-                          for key, p in points.items() if not inside[key]),
         ),
         Question(
             "B10", 5,
             "Raise the score of one key, A, and leave the others. The output",
-            "a",
             options=(("a", "moves towards the value vector of A"),
                      ("b", "moves towards the key vector of A"),
                      ("c", "moves away from the value vector of A"),
                      ("d", "stays where it is")),
-            why_not=(("b", "the output mixes values, not keys."),
-                     ("c", "a higher score gives A a larger weight."),
-                     ("d", "the weights change, so the mix changes.")),
         ),
         Question(
             "B11", 6,
             f"How many entries of the causal mask of a {n_mask}-token sequence are True "
             "(may attend)?",
-            float(causal), tolerance=0.5,
-            why_not=((float(causal - n_mask), "each token may also see itself: the diagonal "
-                                              "is True."),
-                     (float(n_mask**2), "that lets every token see the future too."),
-                     (float(n_mask), "that lets each token see only itself.")),
-            nudge="query i may see keys 0 … i: count them row by row.",
+            tolerance=0.5,
         ),
         Question(
             "B12", 6,
             "A padded batch in float16. One row has every key masked, and the masked scores "
             "are filled with −1e9 (cast to float16). A softmax that subtracts the row max, "
             "with no special case, turns that row into",
-            "c",
             options=(("a", "all zeros"), ("b", "equal weights on the masked keys"),
                      ("c", "not-a-number (NaN)"), ("d", "an error")),
-            why_not=(("a", "that is what a softmax with a special case for fully masked "
-                           "rows, such as attnlab.softmax with −∞, returns."),
-                     ("b", f"that happens in float32 and float64; but np.float16(-1e9) is "
-                           f"{float(fill16)}."),
-                     ("d", "numpy and most libraries return a value here, not an error.")),
         ),
     ]
-    return qs
+    return qs, {name: value for name, value in locals().items() if name != "qs"}
 
 
-QUESTIONS_A = Questions("A", _questions_a())
-QUESTIONS_B = Questions("B", _questions_b())
-
-
-def solution_quiz_a():
-    """The answers to part A, every number computed."""
-    dog = dog_bites_man()
-    q, k = dog.q[dog.tokens.index("bites")], dog.k[dog.tokens.index("dog")]
-    return {
-        "A1": "a",  # (n_q, n_k): d_k is added over
-        "A2": float(q @ k / np.sqrt(q.size)),
-        "A3": "c",  # it points away from q
-        "A4": 64,  # a sum of 64 products of variance 1
-        "A5": "b",  # Var = d_k^(1 - 2a) = 1 needs a = 1/2
-        "A6": "a",  # diag(p) - p pᵀ ≈ 0 when p is one-hot
-        "A7": "b",
-        "A8": float(attnlab.softmax(SCORE_ROW)[2]),
-        "A9": "a",
-        "A10": float(np.log(np.finfo(np.float16).max)),
-        "A11": float(attnlab.log_softmax(np.array([0.0, -800.0]))[1]),
-    }
-
-
-def solution_quiz_b():
-    """The answers to part B, every number computed."""
-    two_d = query_and_keys_2d()
-    weights = attnlab.softmax(two_d.keys @ two_d.query)  # (3,)
-    return {
-        "B1": "a",
-        "B2": float(normalised_entropy(attnlab.softmax(SCORE_ROW))),
-        "B3": "b",  # each row's winner is another token
-        "B4": "a",
-        "B5": "a",
-        "B6": float((weights @ two_d.values)[0]),
-        "B7": "a",
-        "B8": "a",
-        "B9": "b",  # the average of the three values: every weight 1/3
-        "B10": "a",
-        "B11": int(attnlab.causal_mask(6).sum()),
-        "B12": "c",  # float16(-1e9) is -inf, and -inf - (-inf) is nan
-    }
+QUESTIONS_A = Questions("A", *_questions_a())
+QUESTIONS_B = Questions("B", *_questions_b())
 
 
 _QUIZ_HINTS = [
@@ -716,13 +591,11 @@ quiz_a = Exercise(
     "Exercise 7.1 (quiz A: scores, scaling and softmax)",
     QUESTIONS_A.check,
     hints=_QUIZ_HINTS,
-    solution=solution_quiz_a,
 )
 quiz_b = Exercise(
     "Exercise 7.2 (quiz B: heatmaps, values, shapes and masks)",
     QUESTIONS_B.check,
     hints=_QUIZ_HINTS,
-    solution=solution_quiz_b,
 )
 
 
@@ -738,19 +611,6 @@ def buggy_multi_head_attention(x, w_q, w_k, w_v, n_heads):
     weights = attnlab.softmax(scores, axis=-1)  # (n_heads, n, n)
     heads = weights @ v  # (n_heads, n, d_head)
     return heads.swapaxes(0, 1).reshape(n, d_model)  # (n, d_model) the heads side by side
-
-
-def solution_multi_head_attention(x, w_q, w_k, w_v, n_heads):
-    """Multi-head self-attention: x (n, d_model), w_* (d_model, d_model); returns (n, d_model)."""
-    n, d_model = x.shape
-    d_head = d_model // n_heads
-    q = (x @ w_q).reshape(n, n_heads, d_head).swapaxes(0, 1)  # (n_heads, n, d_head)
-    k = (x @ w_k).reshape(n, n_heads, d_head).swapaxes(0, 1)  # (n_heads, n, d_head)
-    v = (x @ w_v).reshape(n, n_heads, d_head).swapaxes(0, 1)  # (n_heads, n, d_head)
-    scores = q @ k.swapaxes(-1, -2) / np.sqrt(d_head)  # (n_heads, n, n): one head's d_k
-    weights = attnlab.softmax(scores, axis=-1)  # (n_heads, n, n)
-    heads = weights @ v  # (n_heads, n, d_head)
-    return heads.swapaxes(0, 1).reshape(n, d_model)  # (n, d_model)
 
 
 def _heads(a, n_heads, split="right"):
@@ -883,7 +743,6 @@ scale_bug = Exercise(
         "Only the line that computes the scores is wrong: divide by `np.sqrt(d_head)`, not "
         "`np.sqrt(d_model)`.",
     ],
-    solution=solution_multi_head_attention,
 )
 
 
@@ -894,15 +753,6 @@ def buggy_causal_attention(q, k, v):
     scores = q @ k.swapaxes(-1, -2) / np.sqrt(d_k)  # (..., n, n)
     weights = attnlab.softmax(scores, axis=-1)  # (..., n, n)
     weights = weights * attnlab.causal_mask(n)  # (..., n, n) the future set to 0
-    return weights @ v, weights  # (..., n, d_v), (..., n, n)
-
-
-def solution_causal_attention(q, k, v):
-    """Causal self-attention: query i sees keys 0 … i. Returns (output, weights)."""
-    n, d_k = q.shape[-2], q.shape[-1]
-    scores = q @ k.swapaxes(-1, -2) / np.sqrt(d_k)  # (..., n, n)
-    scores = np.where(attnlab.causal_mask(n), scores, -np.inf)  # (..., n, n) before the softmax
-    weights = attnlab.softmax(scores, axis=-1)  # (..., n, n) the future gets exactly 0
     return weights @ v, weights  # (..., n, d_v), (..., n, n)
 
 
@@ -976,7 +826,6 @@ mask_bug = Exercise(
         "Replace the line after the softmax by one before it: "
         "`scores = np.where(attnlab.causal_mask(n), scores, -np.inf)`.",
     ],
-    solution=solution_causal_attention,
 )
 
 
@@ -986,14 +835,6 @@ def buggy_stable_attention(q, k, v):
     scores = q @ k.swapaxes(-1, -2) / q.shape[-1] ** 0.5  # (n_q, n_k) in q's dtype
     e = np.exp(scores)  # (n_q, n_k)
     weights = e / e.sum(axis=-1, keepdims=True)  # (n_q, n_k) each row sums to 1
-    return weights @ v  # (n_q, d_v)
-
-
-def solution_stable_attention(q, k, v):
-    """Attention in the dtype of q, k and v (float16 on a GPU, say). Returns (n_q, d_v)."""
-    scores = q @ k.swapaxes(-1, -2) / q.shape[-1] ** 0.5  # (n_q, n_k) in q's dtype
-    e = np.exp(scores - scores.max(axis=-1, keepdims=True))  # (n_q, n_k) every exp ≤ 1
-    weights = e / e.sum(axis=-1, keepdims=True)  # (n_q, n_k) the shift cancels
     return weights @ v  # (n_q, d_v)
 
 
@@ -1078,5 +919,4 @@ shift_bug = Exercise(
         "can't be 0?",
         "Change one line: `e = np.exp(scores - scores.max(axis=-1, keepdims=True))`.",
     ],
-    solution=solution_stable_attention,
 )

@@ -1,0 +1,40 @@
+"""Answer keys that must not ship with the package: found beside it, or where an instructor says.
+
+The quiz of lesson 7 is marked against a key (:class:`attnlab.exercises.lesson7.Key`) kept in
+the repository's ``answer_keys/`` folder, outside the installed package, so that a graded
+course run (which installs attnlab from a wheel) gives students no way to read it. A
+self-study learner working from a clone has the folder beside the package and gets
+question-by-question feedback; an instructor who wants students to have that feedback in a
+graded run points ``ATTNLAB_ANSWER_KEYS`` at a copy of the folder.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+from pathlib import Path
+
+
+def key_folder() -> Path | None:
+    """``$ATTNLAB_ANSWER_KEYS``, else the repository's ``answer_keys/``; None if neither exists."""
+    named = os.environ.get("ATTNLAB_ANSWER_KEYS")
+    folder = Path(named) if named else Path(__file__).resolve().parents[2] / "answer_keys"
+    return folder if folder.is_dir() else None
+
+
+def load_key(lesson: str):
+    """The key module ``answer_keys/<lesson>.py``, imported, or None when it is not here.
+
+    Examples
+    --------
+    >>> load_key("no-such-lesson") is None
+    True
+    """
+    folder = key_folder()
+    path = folder / f"{lesson}.py" if folder else None
+    if path is None or not path.is_file():
+        return None
+    spec = importlib.util.spec_from_file_location(f"attnlab_answer_keys_{lesson}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

@@ -1,0 +1,122 @@
+"""What a graded answer cell may contain.
+
+An answer cell runs in the grading kernel next to the code that reports its results, so it
+must not be able to reach that code: :func:`problems` refuses imports outside a short list of
+numerical modules, the builtins that reach into the interpreter (``exec``, ``getattr``,
+``globals``, ``open``, ``get_ipython`` …), every name and attribute that starts with an
+underscore (``__class__``, ``_solution`` …) and the names an exercise forbids. Ordinary
+numerical code (loops, comprehensions, helper functions, numpy, math, scipy) passes.
+
+Examples
+--------
+>>> problems("def dot(q, k):\\n    return sum(a * b for a, b in zip(q, k))")
+[]
+>>> for line in problems("import os\\ndef f(x):\\n    return os.environ"):
+...     print(line)
+line 1: `import os` — an answer may import only numpy, math, scipy and other numerical modules
+line 3: `os` — graded answers cannot use it
+>>> problems("def f(x):\\n    return attnlab.softmax(x)", forbidden=["attnlab.softmax"])
+['line 2: `softmax` — this exercise asks you not to use attnlab.softmax']
+"""
+
+from __future__ import annotations
+
+import ast
+
+#: Modules (and their submodules) an answer may import.
+ALLOWED_MODULES = ("numpy", "math", "cmath", "scipy", "itertools", "functools", "operator",
+                   "collections", "fractions", "statistics", "typing", "attnlab")
+#: Submodules of those that an answer may not import.
+REFUSED_MODULES = ("attnlab.grading", "attnlab.exercises", "attnlab.selftest",
+                   "numpy.f2py", "numpy.ctypeslib", "numpy.distutils", "scipy.weave")
+#: Builtins and notebook names that reach into the interpreter, the kernel or the disk.
+REFUSED_NAMES = frozenset({
+    "exec", "eval", "compile", "__import__", "globals", "locals", "vars", "getattr",
+    "setattr", "delattr", "open", "breakpoint", "exit", "quit", "memoryview", "get_ipython",
+    "sys", "os", "builtins", "importlib", "subprocess", "ctypes",
+    "gc", "inspect", "pickle", "In", "Out", "lesson0", "lesson1", "lesson2", "lesson3",
+    "lesson4", "lesson5", "lesson6", "lesson7", "lesson8", "lesson9",
+})
+#: Attributes that reach the disk, foreign code or the interpreter through numpy and friends.
+REFUSED_ATTRIBUTES = frozenset({"f2py", "ctypeslib", "load", "fromfile", "memmap", "tofile",
+                                "save", "savez", "DataSource", "exercises", "grading",
+                                "selftest", "system", "popen"})
+
+
+_IMPORTS = "an answer may import only numpy, math, scipy and other numerical modules"
+
+
+def _module_ok(module: str) -> bool:
+    allowed = any(module == m or module.startswith(m + ".") for m in ALLOWED_MODULES)
+    refused = any(module == m or module.startswith(m + ".") for m in REFUSED_MODULES)
+    return allowed and not refused
+
+
+def problems(source: str, forbidden=()) -> list[str]:
+    """Why ``source`` (one answer cell) may not be graded; empty when it may.
+
+    Parameters
+    ----------
+    source : str
+        The cell's code. IPython magics (lines starting with ``%`` or ``!``) are refused.
+    forbidden : sequence of str
+        Functions the exercise forbids, as ``module.name`` or a bare notebook name; any name
+        or attribute equal to the last part is refused.
+
+    Returns
+    -------
+    list of str
+        One line per problem, ``"line N: ... — reason"``.
+    """
+    banned = {name.rpartition(".")[2]: name for name in forbidden}
+    lines = source.splitlines()
+    for number, line in enumerate(lines, 1):
+        if line.lstrip().startswith(("%", "!")):
+            return [f"line {number}: `{line.strip()}` — magics and shell commands cannot be "
+                    "graded"]
+    try:
+        tree = ast.parse(source)
+    except SyntaxError as error:
+        return [f"line {error.lineno}: syntax error ({error.msg}); the cell cannot run"]
+    found = []
+
+    def refuse(node, shown, reason):
+        found.append((node.lineno, f"line {node.lineno}: `{shown}` — {reason}"))
+
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if not _module_ok(alias.name):
+                    refuse(node, f"import {alias.name}",
+                           _IMPORTS)
+        elif isinstance(node, ast.ImportFrom):
+            module = node.module or ""
+            if node.level or not _module_ok(module):
+                refuse(node, f"from {'.' * node.level}{module} import ...",
+                       _IMPORTS)
+            for alias in node.names:
+                if alias.name in banned:
+                    refuse(node, alias.name,
+                           f"this exercise asks you not to use {banned[alias.name]}")
+                elif alias.name.startswith("_") or alias.name == "*":
+                    refuse(node, alias.name, "private names cannot be imported in an answer")
+        elif isinstance(node, ast.Name):
+            if node.id in banned:
+                refuse(node, node.id, f"this exercise asks you not to use {banned[node.id]}")
+            elif node.id in REFUSED_NAMES or node.id.startswith("__"):
+                refuse(node, node.id, "graded answers cannot use it")
+        elif isinstance(node, ast.Attribute):
+            if node.attr in banned:
+                refuse(node, node.attr, f"this exercise asks you not to use {banned[node.attr]}")
+            elif node.attr.startswith("_") or node.attr in REFUSED_ATTRIBUTES:
+                refuse(node, f".{node.attr}", "graded answers cannot use it")
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            if node.name.startswith("__"):
+                refuse(node, node.name, "graded answers cannot define special methods")
+        elif isinstance(node, ast.arg) and node.arg.startswith("__"):
+            refuse(node, node.arg, "graded answers cannot use it")
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            names = [n for n in node.names if n.startswith("__") or n in REFUSED_NAMES]
+            if names:
+                refuse(node, names[0], "graded answers cannot use it")
+    return [text for _, text in sorted(found)]
