@@ -117,10 +117,11 @@ dot = Exercise(
     hints=[
         "A dot product pairs up the entries: q[0] with k[0], q[1] with k[1], and so on. "
         "Multiply each pair, then add all the products into one number.",
-        "Start `total = 0.0`, loop `for q_d, k_d in zip(q, k):`, add `q_d * k_d` to `total`, "
-        "and `return total` after the loop.",
-        "With numpy the same thing is one line: `return np.sum(q * k)` — `q * k` is the "
-        "list of products, `np.sum` adds them.",
+        "Start a running total at 0.0, walk through the pairs of entries together "
+        "(`zip(q, k)` hands you one pair at a time), add each pair's product to the total, "
+        "and return the total once the loop is done.",
+        'With numpy the whole loop shrinks to one line of the form `return np.___(q ___ k)`: an '
+        'element-wise operation, then a reduction. Which two fill the blanks?',
     ],
 )
 
@@ -194,7 +195,9 @@ score_matrix = Exercise(
         "product A @ B, entry (i, j) is row i of A times column j of B.",
         "So the keys have to be the *columns* of the second factor: transpose K. "
         "Check the shapes: (n_q, d_k) @ (d_k, n_k) → (n_q, n_k).",
-        "`return Q @ K.T` (no scaling yet).",
+        'One matrix product, with the keys turned on their side so that their rows become '
+        'columns. The result has shape (n_q, n_k); the `.T` attribute of an array transposes '
+        'it.',
     ],
 )
 
@@ -250,7 +253,8 @@ score_shape = Exercise(
         "There is one score for every (query, key) pair. How many rows, how many columns?",
         "Write the matrix product's shapes: (n_q, d_k) @ (d_k, n_k). The inner size is "
         "added up and disappears.",
-        "`return (n_q, n_k)`",
+        'The answer is a tuple of two of the three sizes you are given, in the order (rows, '
+        'columns) = (queries, keys). Which size disappears in the product?',
     ],
 )
 
@@ -301,7 +305,7 @@ orthogonal_query = Exercise(
         "explorer: turn q until the bar of the key you chose is at zero.",
         "For k = (x, y), try q = (a, b) and write q·k = a·x + b·y. Which a and b make that "
         "zero for every x and y?",
-        "`return np.array([-k[1], k[0]])` — k turned a quarter turn. "
-        "(Its negative, or any non-zero multiple, works too.)",
+        'Swap the two entries of k and change the sign of one of them; check with pencil and '
+        'paper that a·x + b·y becomes 0. Return it as a numpy array.',
     ],
 )

@@ -134,8 +134,9 @@ dot_product_variance = Exercise(
         "Row i of `q` goes with row i of `k`. First make one dot product per row — n numbers "
         "in all — then take the variance of those n numbers.",
         "`q * k` multiplies entry by entry (shape (n, d_k)); summing along axis 1 adds the "
-        "d_k products of each row: `dots = np.sum(q * k, axis=1)`, shape (n,).",
-        "`return np.var(np.sum(q * k, axis=1))` (or `np.einsum('nd,nd->n', q, k).var()`).",
+        "d_k products of each row, which leaves n dot products, shape (n,).",
+        'Two steps in one line: a row-wise dot product (`np.sum(..., axis=___)` of an '
+        'element-wise product), then `np.var` of the n numbers you get.',
     ],
 )
 
@@ -194,7 +195,8 @@ unit_variance_scale = Exercise(
         "Multiplying a random number by c multiplies its variance by c². "
         "Var(q·k) = d_k, so Var(c · q·k) = c² · d_k.",
         "Solve c² · d_k = 1 for c > 0.",
-        "c = 1 / √d_k: `return 1 / math.sqrt(d_k)` (or `d_k ** -0.5`).",
+        'You want c > 0 with c² · d_k = 1. Take the square root of both sides and return c as a '
+        'float (`math.sqrt` is imported for you).',
     ],
 )
 
@@ -292,7 +294,7 @@ def check_collapsed_rows(answer) -> None:
         expected = _expected_collapsed_rows(scores, threshold)
         if got == expected:
             continue
-        largest = attnlab.softmax(scores, axis=-1).max(axis=-1)  # (n_rows,)
+        largest = np.max(attnlab.softmax(scores, axis=-1), axis=-1)  # (n_rows,)
         answers = _answers_on_every_case(answer, cases)
         reason = next((text for wrong, text in _collapse_mistakes()
                        if answers == [sorted(int(i) for i in wrong(s, t)) for s, t in cases]),
@@ -309,8 +311,9 @@ collapsed_rows = Exercise(
     hints=[
         "A row has collapsed when softmax gives almost all of its weight to one key — so look "
         "at the largest *softmax weight* of each row, not at the scores.",
-        "`weights = attnlab.softmax(scores, axis=-1)` turns every row into weights; "
+        "`attnlab.softmax(scores, axis=-1)` turns every row into weights; "
         "`weights.max(axis=-1)` is each row's largest weight, shape (n_rows,).",
-        "`return np.flatnonzero(attnlab.softmax(scores, axis=-1).max(axis=-1) > threshold)`.",
+        "Row-wise softmax (`axis=-1`), each row's largest weight, compare with `threshold`, and "
+        'turn the True/False mask into row indices (`np.flatnonzero` does that last step).',
     ],
 )

@@ -360,8 +360,10 @@ softmax_row = Exercise(
         "Two steps: make every score positive with the exponential, then divide by the total "
         "so the weights add up to 1.",
         "`np.exp(x)` exponentiates every entry; `.sum()` adds them up.",
-        "`e = np.exp(x)` then `return e / e.sum()`.",
+        'Name the exponentials (`e = ...`), then return them divided by their total. Two lines; '
+        'nothing else is needed for these scores.',
     ],
+    forbidden=("attnlab.softmax", "attnlab.log_softmax", "scipy.special.softmax", "softmax_steps"),
 )
 
 
@@ -399,8 +401,8 @@ stable_softmax = Exercise(
         "Pick the number that makes the largest exponent exactly 0.",
         "Work row by row with `axis=-1`, and keep that axis with `keepdims=True` so a row "
         "maximum of shape (n, 1) broadcasts back over its row.",
-        "`m = scores.max(axis=-1, keepdims=True)`, `e = np.exp(scores - m)`, then divide `e` by "
-        "`e.sum(axis=-1, keepdims=True)`.",
+        'Three steps, each along `axis=-1` with `keepdims=True`: the row maximum; the '
+        'exponentials of the scores minus it; those exponentials divided by their row sum.',
     ],
 )
 
@@ -455,7 +457,7 @@ temperature = Exercise(
         "gaps between scores bigger, so the weights get sharper.",
         "At T = 0.05 the scores are multiplied by 20, so exp can overflow: shift by the max, "
         "as in exercise 3.2.",
-        "`z = x / T`, then `e = np.exp(z - z.max(axis=-1, keepdims=True))` and "
-        "`return e / e.sum(axis=-1, keepdims=True)`.",
+        'Reuse exercise 3.2: compute `z = x / T` first, then run the stable softmax of 3.2 on '
+        '`z` (row maximum subtracted before `np.exp`, divided by the row sum).',
     ],
 )

@@ -232,9 +232,11 @@ row_entropy = Exercise(
         "each row with `.sum(axis=1)`, and put a minus sign in front. Before taking the log, "
         "replace every 0 by 1 with `np.where(weights > 0, weights, 1.0)`: log 1 = 0, so "
         "those terms vanish, and numpy never sees log(0).",
-        "`safe = np.where(weights > 0, weights, 1.0)` then "
-        "`return -np.sum(weights * np.log(safe), axis=1)`.",
+        'Make a copy of the weights in which every 0 is replaced by 1 (`np.where`), take its '
+        'log, multiply by the *original* weights, add along each row and put a minus sign in '
+        'front.',
     ],
+    forbidden=("attnlab.entropy", "attnlab.patterns.normalised_entropy", "scipy.stats.entropy"),
 )
 
 
@@ -595,6 +597,8 @@ hub_key = Exercise(
         "`weights.sum(axis=0)` adds up each column over all the queries: one total per key, "
         "shape (n_k,). `np.argmax` gives the position of the largest total, and `tokens` "
         "(one per key, in column order) turns that position into a token.",
-        "`return tokens[int(np.argmax(weights.sum(axis=0)))]`",
+        'Add up each column (`axis=0` is the query axis), find the position of the largest '
+        'total with `np.argmax`, and use that position to pick from `tokens`.',
     ],
+    forbidden=("attnlab.patterns.column_mass", "attnlab.patterns.strongest_links", "patterns"),
 )

@@ -354,8 +354,9 @@ mix_one = Exercise(
         "in `range(len(w))`, add `w[j] * values[j]`. Without a loop, `w[:, None]` is the "
         "weights as a column of shape (n_k, 1): multiplying it by `values` scales each row, "
         "and `.sum(axis=0)` adds the rows up.",
-        "`return (w[:, None] * values).sum(axis=0)` — or, as a matrix product, "
-        "`return w @ values`: (n_k,) @ (n_k, d_v) → (d_v,).",
+        'Give `w` a second axis so each weight multiplies a whole row of `values` (`w[:, '
+        'None]`), then add the rows up along `axis=0`. A single matrix product of the right '
+        'shapes does the same.',
     ],
 )
 
@@ -540,8 +541,8 @@ attention_output = Exercise(
         "Write the shapes down: weights is (n_q, n_k), values is (n_k, d_v). In `A @ B` the "
         "last size of A must equal the first size of B, and that size is added over and "
         "disappears. The keys are what each output adds over, so they go in the middle.",
-        "`return weights @ values` — (n_q, n_k) @ (n_k, d_v) → (n_q, d_v), no transpose. "
-        "(A loop over the rows gives the same: `np.array([w_i @ values for w_i in weights])`.)",
+        'One matrix product: weights (n_q, n_k) times values (n_k, d_v). Which order, and does '
+        'anything need a transpose?',
     ],
 )
 
@@ -714,6 +715,7 @@ output_box = Exercise(
         "For one coordinate (one column of values), the largest output puts all the weight "
         "on the value vector with the largest entry in that column: a one-hot row. So the "
         "bounds are the minimum and the maximum down each column, `axis=0`.",
-        "`return values.min(axis=0), values.max(axis=0)`",
+        'Return two arrays: the smallest entry of each column of `values` and the largest entry '
+        'of each column (`axis=0` runs down the columns).',
     ],
 )

@@ -192,9 +192,9 @@ attention_shapes = Exercise(
         "Q = X W_Q is (batch, n, d_model) @ (d_model, d_k). The scores Q Kᵀ pair every query "
         "with every key, so their last two sizes are (n, n); softmax keeps the shape, and the "
         "output weights @ V takes its last size from V.",
-        "`return {\"Q\": (batch, n, d_k), \"K\": (batch, n, d_k), \"V\": (batch, n, d_v), "
-        "\"scores\": (batch, n, n), \"weights\": (batch, n, n), \"output\": ...}` — the "
-        "output's last size comes from V.",
+        'Fill in a dict with the six names as keys; each value is a tuple that starts with '
+        "`batch`. The score and weight matrices pair n queries with n keys; the output's last "
+        'size comes from V.',
     ],
 )
 
@@ -327,9 +327,11 @@ causal_mask_from_scratch = Exercise(
         "Compare positions: query i may see key j exactly when j ≤ i. A column of row "
         "positions, np.arange(n)[:, None], compared with a row of column positions, "
         "np.arange(n)[None, :], broadcasts to the whole (n, n) grid of booleans.",
-        "`return np.arange(n)[None, :] <= np.arange(n)[:, None]` — or "
-        "`np.tril(np.ones((n, n), dtype=bool))`.",
+        'Compare a row of key positions with a column of query positions (`np.arange(n)` with '
+        '`[None, :]` and `[:, None]`): broadcasting gives an (n, n) grid of True/False. Or '
+        'start from `np.ones((n, n), dtype=bool)` and keep its lower triangle.',
     ],
+    forbidden=("attnlab.causal_mask", "attnlab.attention.causal_mask"),
 )
 
 
@@ -506,8 +508,8 @@ masked_softmax = Exercise(
         "Set the masked scores to -inf with np.where, subtract each row's max (a fully masked "
         "row's max is -inf: use 0 there instead), exponentiate and divide by the row sum — "
         "but only where that sum is > 0, so a fully masked row stays 0 without a 0/0.",
-        "`s = np.where(mask, scores, -np.inf)`, `m = s.max(axis=1, keepdims=True)`, "
-        "`e = np.exp(s - np.where(np.isfinite(m), m, 0))`, `t = e.sum(axis=1, keepdims=True)` "
-        "and `return e / np.where(t > 0, t, 1)`.",
+        "Fill the masked scores with −∞ (`np.where`), subtract each row's maximum where it is "
+        'finite (use 0 where the whole row is masked), exponentiate, and divide by the row sum '
+        'where it is positive — a fully masked row stays all zeros.',
     ],
 )

@@ -740,8 +740,8 @@ scale_bug = Exercise(
         "agree. What changes, inside one head, as the number of heads grows?",
         "The division by √d_k exists because the spread of q·k grows like the square root of "
         "the number of terms in the dot product. How many terms does one head's q·k have?",
-        "Only the line that computes the scores is wrong: divide by `np.sqrt(d_head)`, not "
-        "`np.sqrt(d_model)`.",
+        "Only the line that computes the scores is wrong. Which size does one head's dot "
+        'product add over: d_model, or d_model // n_heads?',
     ],
 )
 
@@ -823,8 +823,9 @@ mask_bug = Exercise(
         "returns. What should every row add up to, and where did the rest go?",
         "The mask must act on the scores, before the softmax turns them into weights: a "
         "forbidden key needs a score whose exp is exactly 0.",
-        "Replace the line after the softmax by one before it: "
-        "`scores = np.where(attnlab.causal_mask(n), scores, -np.inf)`.",
+        'Move the masking before the softmax: fill the scores of the future keys with −∞ (use '
+        '`np.where` with `attnlab.causal_mask(n)`), then take the softmax as before and delete '
+        'the line after it.',
     ],
 )
 
@@ -917,6 +918,7 @@ shift_bug = Exercise(
         "softmax(s) = softmax(s − c) for any constant c in a row. Which c makes every exp at "
         "most 1, so nothing can overflow, while the largest exp is exactly 1, so the sum "
         "can't be 0?",
-        "Change one line: `e = np.exp(scores - scores.max(axis=-1, keepdims=True))`.",
+        "Change the one line that exponentiates: subtract each row's maximum (along `axis=-1`, "
+        '`keepdims=True`) from the scores inside `np.exp`.',
     ],
 )

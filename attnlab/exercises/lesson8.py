@@ -28,7 +28,7 @@ Examples
 >>> online_update.check(None).outcome.name
 'NOT_ATTEMPTED'
 >>> def no_rescale(m, l, block):
-...     m_new = np.maximum(m, block.max(axis=1))
+...     m_new = np.maximum(m, np.max(block, axis=1))
 ...     return m_new, l + np.exp(block - m_new[:, None]).sum(axis=1)
 >>> "rescale" in online_update.check(no_rescale).message
 True
@@ -57,6 +57,11 @@ __all__ = [
     "online_cases",
     "attention_cases",
 ]
+
+
+#: The library's own online softmax and tiled attention: 8.2 and 8.3 ask for the step itself.
+_LIBRARY_FOLDS = ("attnlab.online.online_softmax_update", "attnlab.online_softmax",
+                  "attnlab.tiled_attention")
 
 
 # ---------------------------------------------------------------- 8.1 memory of the scores
@@ -155,7 +160,8 @@ scores_memory = Exercise(
         "many entries does each hold, and how many bytes is one entry?",
         "Each matrix is n × n. `np.dtype(dtype).itemsize` is the size of one entry in bytes: "
         "2 for float16, 4 for float32, 8 for float64.",
-        "`return batch * heads * n * n * np.dtype(dtype).itemsize`",
+        'Count the entries of all the score matrices (one n × n matrix per sequence and per '
+        'head) and multiply by the bytes of one entry, `np.dtype(dtype).itemsize`.',
     ],
 )
 
@@ -283,7 +289,7 @@ def _not_finite(args, expected, got, names) -> str:
 
 def _running(m, block):
     """The new max (n_rows,) and the shift used for the exponentials (0 while still -inf)."""
-    m_new = np.maximum(m, block.max(axis=1))
+    m_new = np.maximum(m, np.max(block, axis=1))
     return m_new, np.where(np.isfinite(m_new), m_new, 0.0)
 
 
@@ -382,9 +388,11 @@ online_update = Exercise(
         "m_new = np.maximum(m, block.max(axis=1)); the old sum becomes l · exp(m - m_new), and "
         "the block adds exp(block - m_new[:, None]).sum(axis=1). While a row has seen only -inf, "
         "m_new is -inf and m - m_new is nan: shift by 0 there instead.",
-        "`shift = np.where(np.isfinite(m_new), m_new, 0.0)` then "
-        "`return m_new, l * np.exp(m - shift) + np.exp(block - shift[:, None]).sum(axis=1)`.",
+        'Compute the new running max first. Then rescale the old sum by exp(old max − new max) '
+        'and add the exps of the new block shifted by the new max; use 0 as the shift on rows '
+        'whose max is still −∞.',
     ],
+    forbidden=_LIBRARY_FOLDS,
 )
 
 
@@ -437,7 +445,7 @@ def _attention_reference(m, l, acc, scores, v_block):
 def _attention_mistakes(m, l, acc, scores, v_block) -> list[tuple[tuple, str]]:
     m_new, l_new, acc_new = _attention_reference(m, l, acc, scores, v_block)
     _, shift = _running(m, scores)
-    e = np.exp(scores - shift[:, None])  # (n_q, b)
+    e = np.exp(scores - shift[:, np.newaxis])  # (n_q, b)
     weights = attnlab.softmax(scores)  # (n_q, b) normalised within the tile only
     rescale = _quietly(lambda: np.exp(m - shift))[:, None]
     return [
@@ -506,6 +514,9 @@ attention_step = Exercise(
         "Compute m_new and the shift as in 8.2, rescale = exp(m - shift) and "
         "e = exp(scores - shift[:, None]). Then l · rescale + e.sum(axis=1) and "
         "acc · rescale[:, None] + e @ v_block. Do not divide by l here.",
-        "`return m_new, l * rescale + e.sum(axis=1), acc * rescale[:, None] + e @ v_block`",
+        'Return three things: the new max; the old sum times the rescale factor plus the new '
+        "exps' row sums; the old accumulator times the rescale factor (one per row, so give it "
+        'a second axis) plus the new exps times `v_block`.',
     ],
+    forbidden=_LIBRARY_FOLDS,
 )

@@ -25,7 +25,7 @@ import ast
 
 #: Modules (and their submodules) an answer may import.
 ALLOWED_MODULES = ("numpy", "math", "cmath", "scipy", "itertools", "functools", "operator",
-                   "collections", "fractions", "statistics", "typing", "attnlab")
+                   "collections", "fractions", "statistics", "typing", "warnings", "attnlab")
 #: Submodules of those that an answer may not import.
 REFUSED_MODULES = ("attnlab.grading", "attnlab.exercises", "attnlab.selftest",
                    "numpy.f2py", "numpy.ctypeslib", "numpy.distutils", "scipy.weave")

@@ -12,6 +12,9 @@ Examples
 >>> back = decode(encode(value))
 >>> back["w"].dtype, back["w"].tolist(), back["n"]
 (dtype('float32'), [0.5, 0.5], (3, None))
+>>> type(decode(encode(np.float64(-4.0)))).__name__  # numpy scalars stay numpy scalars
+'float64'
+
 """
 
 from __future__ import annotations
@@ -41,16 +44,6 @@ class Opaque:
 
 
 def _enc(value, budget: list[int]):
-    if value is None or isinstance(value, (bool, str)):
-        return value
-    if isinstance(value, int):
-        return {"int": str(value)}
-    if isinstance(value, float):
-        return {"float": repr(value)}
-    if isinstance(value, complex):
-        return {"complex": [repr(value.real), repr(value.imag)]}
-    if type(value) is Ellipsis.__class__:
-        return {"ellipsis": True}
     if isinstance(value, (np.ndarray, np.generic)) and value.dtype.kind in _KINDS:
         array = np.asarray(value)
         budget[0] -= array.nbytes
@@ -62,6 +55,16 @@ def _enc(value, budget: list[int]):
             "shape": list(array.shape),
             "scalar": isinstance(value, np.generic),
         }
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, int):
+        return {"int": str(value)}
+    if isinstance(value, float):
+        return {"float": repr(value)}
+    if isinstance(value, complex):
+        return {"complex": [repr(value.real), repr(value.imag)]}
+    if type(value) is Ellipsis.__class__:
+        return {"ellipsis": True}
     if type(value) in (list, tuple):
         return {type(value).__name__: [_enc(v, budget) for v in value]}
     if type(value) is dict:

@@ -1,0 +1,150 @@
+"""Grade one submitted notebook against the lesson's source, outside the student's kernel.
+
+:func:`grade_notebook` is the whole procedure (see :mod:`attnlab.grading`); the nbgrader
+preprocessor in :mod:`attnlab.grading.nbgrader_plugin` calls it and writes the results into
+the grade cells.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+
+from attnlab.exercises.core import Feedback, Outcome
+from attnlab.exercises.solutions import checked_call, defined_names
+from attnlab.grading.lint import problems
+from attnlab.grading.remote import CleanKernel, RemoteFunction
+
+
+@dataclass(frozen=True)
+class Result:
+    """The grade of one grade cell.
+
+    Attributes
+    ----------
+    grade_id : str
+        nbgrader's id of the grade cell.
+    points, max_points : float
+        What the answer earned, out of what the cell is worth.
+    feedback : Feedback
+        The check's verdict, as the learner would see it.
+    """
+
+    grade_id: str
+    points: float
+    max_points: float
+    feedback: Feedback
+
+
+def _nbgrader(cell) -> dict:
+    return cell.get("metadata", {}).get("nbgrader", {}) or {}
+
+
+def _code(cell) -> str:
+    source = cell.get("source", "")
+    return source if isinstance(source, str) else "".join(source)
+
+
+def _skipped(code: str) -> bool:
+    """Lesson cells the grading kernel need not run: help panels and explorers."""
+    return ".help_panel()" in code or "Explorer(" in code
+
+
+def _exercise(name: str):
+    module, _, attr = name.partition(".")
+    return getattr(importlib.import_module(f"attnlab.exercises.{module}"), attr)
+
+
+def _forbidden_of(source_nb) -> dict[str, tuple]:
+    """For each answer function: the names its exercise forbids."""
+    found = {}
+    for cell in source_nb["cells"]:
+        if cell["cell_type"] == "code" and _nbgrader(cell).get("grade"):
+            called = checked_call(_code(cell))
+            if called:
+                found[called[1]] = _exercise(called[0]).forbidden
+    return found
+
+
+def answer_cells(source_nb, student_nb) -> dict[str, tuple[str, list[str]]]:
+    """grade_id -> (the student's code, why it cannot be graded) for every solution cell.
+
+    A solution cell the student deleted counts as left blank (the stub from the release).
+    """
+    forbidden = _forbidden_of(source_nb)
+    submitted = {_nbgrader(c).get("grade_id"): _code(c) for c in student_nb["cells"]
+                 if c["cell_type"] == "code" and _nbgrader(c).get("solution")}
+    cells = {}
+    for cell in source_nb["cells"]:
+        meta = _nbgrader(cell)
+        if cell["cell_type"] != "code" or not meta.get("solution"):
+            continue
+        code = submitted.get(meta["grade_id"], "raise NotImplementedError()")
+        names = defined_names(_code(cell))
+        banned = [name for answer in names for name in forbidden.get(answer, ())]
+        cells[meta["grade_id"]] = (code, problems(code, forbidden=banned))
+    return cells
+
+
+def _refused(title: str, reasons: list[str]) -> Feedback:
+    text = ("Your answer cell was not run for grading, because " + "; ".join(reasons) + ". "
+            "Graded answers may use numpy, math and the course's own functions, and nothing "
+            "that reaches into the notebook, the interpreter or the disk.")
+    return Feedback(title, Outcome.WRONG, text, 0.0)
+
+
+def grade_notebook(source_nb, student_nb, cwd) -> list[Result]:
+    """Grade every grade cell of ``source_nb`` on the answers in ``student_nb``.
+
+    Parameters
+    ----------
+    source_nb : dict
+        The instructor's source notebook (nbformat JSON): the lesson's cells and its grade
+        cells are taken from here, never from the submission.
+    student_nb : dict
+        The submitted notebook: only its solution cells are used, matched by grade_id.
+    cwd : path
+        Folder the grading kernel runs in.
+
+    Returns
+    -------
+    list of Result
+        One per grade cell of ``source_nb``, in notebook order.
+    """
+    answers = answer_cells(source_nb, student_nb)
+    refused_names: dict[str, list[str]] = {}
+    results = []
+    with CleanKernel(cwd) as kernel:
+        for cell in source_nb["cells"]:
+            meta = _nbgrader(cell)
+            if cell["cell_type"] != "code" or meta.get("grade"):
+                continue
+            code = _code(cell)
+            if meta.get("solution"):
+                student_code, reasons = answers[meta["grade_id"]]
+                if reasons:
+                    for name in defined_names(code):
+                        refused_names[name] = reasons
+                    continue
+                kernel.run(student_code)
+            elif not _skipped(code):
+                kernel.run(code)
+        for cell in source_nb["cells"]:
+            meta = _nbgrader(cell)
+            if cell["cell_type"] != "code" or not meta.get("grade"):
+                continue
+            called = checked_call(_code(cell))
+            if called is None:
+                continue
+            exercise = _exercise(called[0])
+            max_points = float(meta.get("points", 0))
+            if called[1] in refused_names:
+                feedback = _refused(exercise.title, refused_names[called[1]])
+            else:
+                feedback = exercise.grade(RemoteFunction(kernel, called[1]))
+            score = 1.0 if feedback.outcome is Outcome.CORRECT else feedback.score
+            if feedback.outcome is Outcome.RECORDED:
+                score = 0.0
+            results.append(Result(meta["grade_id"], round(score * max_points, 4), max_points,
+                                  feedback))
+    return results

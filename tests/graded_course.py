@@ -1,0 +1,215 @@
+"""A temporary nbgrader course built from this repository, and submissions to grade in it.
+
+Used by tests/test_graded_use.py: it copies ``source/``, ``answer_keys/`` and the shipped
+``nbgrader_config.py`` into a folder, runs stock nbgrader commands there, and writes the
+submissions an instructor meets — blank, solved, one exercise wrong, right but warning — and
+every way of cheating the graded-use issue lists.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from attnlab.exercises.solutions import BEGIN, END, checked_call, defined_names
+
+ROOT = Path(__file__).resolve().parents[1]
+NBGRADER = [sys.executable, "-m", "nbgrader"]
+
+
+def lessons() -> list[str]:
+    return sorted(p.name for p in (ROOT / "source").iterdir() if (p / f"{p.name}.ipynb").exists())
+
+
+def make_course(folder: Path) -> Path:
+    """A course folder with the repository's sources, keys and nbgrader config."""
+    for name in ("source", "answer_keys"):
+        shutil.copytree(ROOT / name, folder / name, ignore=shutil.ignore_patterns(
+            ".ipynb_checkpoints", "__pycache__"))
+    shutil.copy(ROOT / "nbgrader_config.py", folder / "nbgrader_config.py")
+    return folder
+
+
+def nbgrader(course: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess:
+    """Run a stock nbgrader command in ``course``."""
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("ATTNLAB_ANSWER_KEYS", "ATTNLAB_SOURCE", "NBGRADER_EXECUTION")}
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"  # alembic
+    result = subprocess.run([*NBGRADER, *args], cwd=course, env=env, capture_output=True,
+                            text=True, timeout=1800)
+    if check and result.returncode != 0:
+        raise AssertionError(f"nbgrader {' '.join(args)} failed:\n{result.stderr[-4000:]}")
+    return result
+
+
+def read(path: Path) -> dict:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def _meta(cell) -> dict:
+    return cell.get("metadata", {}).get("nbgrader", {}) or {}
+
+
+def _code(cell) -> str:
+    return "".join(cell["source"])
+
+
+def _set(cell, code: str) -> None:
+    cell["source"] = code
+
+
+def graded_answers(source_nb) -> list[tuple[str, str, float]]:
+    """(solution grade_id, answer function, points) for each graded exercise, in order."""
+    solution_of = {}
+    for cell in source_nb["cells"]:
+        if cell["cell_type"] == "code" and _meta(cell).get("solution"):
+            for name in defined_names(_code(cell)):
+                solution_of[name] = _meta(cell)["grade_id"]
+    found = []
+    for cell in source_nb["cells"]:
+        called = checked_call(_code(cell)) if cell["cell_type"] == "code" else None
+        if called and _meta(cell).get("grade"):
+            found.append((solution_of[called[1]], called[1], float(_meta(cell)["points"])))
+    return found
+
+
+def worked(source_nb) -> dict[str, str]:
+    """Solution grade_id -> the worked answer's code (nbgrader's markers taken out)."""
+    return {_meta(c)["grade_id"]: "\n".join(line for line in _code(c).splitlines()
+                                            if line.strip() not in (BEGIN, END))
+            for c in source_nb["cells"] if c["cell_type"] == "code" and _meta(c).get("solution")}
+
+
+def _with_answers(release_nb, answers: dict[str, str]) -> dict:
+    nb = copy.deepcopy(release_nb)
+    for cell in nb["cells"]:
+        grade_id = _meta(cell).get("grade_id")
+        if cell["cell_type"] == "code" and grade_id in answers:
+            _set(cell, answers[grade_id])
+    return nb
+
+
+def _after_imports(nb, code: str) -> dict:
+    """``nb`` with a new code cell holding ``code`` right after its first code cell."""
+    nb = copy.deepcopy(nb)
+    first = next(i for i, c in enumerate(nb["cells"]) if c["cell_type"] == "code")
+    nb["cells"].insert(first + 1, {"cell_type": "code", "execution_count": None, "id": "cheat",
+                                   "metadata": {}, "outputs": [], "source": code})
+    return nb
+
+
+def _warning_first(code: str) -> str:
+    """``code`` whose functions warn (DeprecationWarning) before doing their work."""
+    out = []
+    for line in code.splitlines():
+        out.append(line)
+        if line.startswith("def ") and line.rstrip().endswith(":"):
+            out += ["    import warnings",
+                    '    warnings.warn("this call is deprecated", DeprecationWarning)']
+    return "\n".join(out)
+
+
+def _lesson_name(lesson: str) -> str:
+    return f"lesson{int(lesson[:2])}"
+
+
+CHEATS = {
+    "patch-checks": lambda name: (
+        "import attnlab.exercises.core as core\n"
+        "def always_right(self, answer):\n"
+        "    return core.Feedback(self.title, core.Outcome.CORRECT, 'ok', 1.0)\n"
+        "core.Exercise.check = core.Exercise.grade = always_right\n"),
+    "edit-environment": lambda name: (
+        "import os\nos.environ.pop('NBGRADER_EXECUTION', None)\n"
+        "os.environ['ATTNLAB_REQUIRE_CORRECT'] = '0'\n"),
+    "rebind-names": lambda name: (
+        "class Anything:\n    def __getattr__(self, attr):\n        return self\n"
+        "    def __call__(self, *args, **kwargs):\n        return None\n"
+        f"{name} = Anything()\n"),
+    "patch-numpy": lambda name: (
+        "import numpy as np\nnp.allclose = lambda *a, **k: True\n"
+        "np.isclose = lambda *a, **k: True\nnp.array_equal = lambda *a, **k: True\n"),
+    "blank-later-cells": lambda name: (
+        "get_ipython().input_transformers_cleanup.append(lambda lines: [])\n"),
+    "swallow-errors": lambda name: (
+        "get_ipython().set_custom_exc((BaseException,), lambda *args, **kwargs: None)\n"),
+}
+
+
+def submissions(lesson: str, source_nb, release_nb, cheats: bool):
+    """(kind, notebook, expected points) for ``lesson``; every cheat expects 0."""
+    answers = graded_answers(source_nb)
+    total = sum(points for _, _, points in answers)
+    solved = worked(source_nb)
+    yield "blank", release_nb, 0.0
+    yield "solved", _with_answers(release_nb, solved), total
+    if answers:
+        grade_id, function, points = answers[0]
+        junk = f"def {function}(*args, **kwargs):\n    return 12345.678\n"
+        yield "one-wrong", _with_answers(release_nb, {**solved, grade_id: junk}), total - points
+    yield "right-but-warns", _with_answers(
+        release_nb, {g: _warning_first(code) for g, code in solved.items()}), total
+    if not cheats:
+        return
+    name = _lesson_name(lesson)
+    for kind, cell in CHEATS.items():
+        yield kind, _after_imports(release_nb, cell(name)), 0.0
+    deleted = copy.deepcopy(release_nb)
+    deleted["cells"] = [c for c in deleted["cells"] if not _meta(c).get("grade")]
+    yield "delete-grade-cells", deleted, 0.0
+    edited = copy.deepcopy(release_nb)
+    for cell in edited["cells"]:
+        if _meta(cell).get("grade"):
+            _set(cell, "pass")
+    yield "edit-grade-cells", edited, 0.0
+    copied = {
+        grade_id: (f"from attnlab.exercises.{name} import *\n"
+                   f"def {function}(*args, **kwargs):\n"
+                   f"    return {name}.solution_{function}(*args, **kwargs)\n")
+        for grade_id, function, _ in answers}
+    yield "copy-from-package", _with_answers(release_nb, copied), 0.0
+    forbidden = {}
+    for grade_id, function, points in answers:
+        exercise = _exercise_for(source_nb, function)
+        if exercise.forbidden and "." in exercise.forbidden[0]:
+            forbidden[grade_id] = (f"def {function}(*args, **kwargs):\n"
+                                   f"    return {exercise.forbidden[0]}(*args, **kwargs)\n", points)
+    if forbidden:
+        lost = sum(points for _, points in forbidden.values())
+        yield "forbidden-function", _with_answers(
+            release_nb, {**solved, **{g: code for g, (code, _) in forbidden.items()}}), total - lost
+    tamper = {grade_id: ("import sys\nsys.modules['attnlab.grading.worker'] = None\n"
+                         f"def {function}(*args, **kwargs):\n    raise NotImplementedError()\n")
+              for grade_id, function, _ in answers}
+    yield "tamper-in-answer-cell", _with_answers(release_nb, tamper), 0.0
+
+
+def _exercise_for(source_nb, function: str):
+    import importlib
+
+    for cell in source_nb["cells"]:
+        called = checked_call(_code(cell)) if cell["cell_type"] == "code" else None
+        if called and called[1] == function:
+            module, _, attr = called[0].partition(".")
+            return getattr(importlib.import_module(f"attnlab.exercises.{module}"), attr)
+    raise LookupError(function)
+
+
+def write_submission(course: Path, student: str, lesson: str, nb: dict) -> None:
+    folder = course / "submitted" / student / lesson
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / f"{lesson}.ipynb").write_text(json.dumps(nb, indent=1), encoding="utf-8")
+
+
+def scores(course: Path, lesson: str) -> dict[str, tuple[float, float]]:
+    """student -> (score, max score) for ``lesson``, read from nbgrader's gradebook."""
+    from nbgrader.api import Gradebook
+
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}", course_id="attnlab") as gb:
+        return {s.student.id: (s.score, s.max_score)
+                for s in gb.assignment_submissions(lesson)}
