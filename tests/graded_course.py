@@ -152,6 +152,14 @@ def submissions(lesson: str, source_nb, release_nb, cheats: bool):
         grade_id, function, points = answers[0]
         junk = f"def {function}(*args, **kwargs):\n    return 12345.678\n"
         yield "one-wrong", _with_answers(release_nb, {**solved, grade_id: junk}), total - points
+    quizzes = [(g, f, p) for g, f, p in answers if f.startswith("quiz")]
+    if quizzes:  # two answers wrong in the first quiz: each question is worth the same share
+        grade_id, function, points = quizzes[0]
+        code = solved[grade_id].replace("return answers", "answers.update({k: 'z' for k in "
+                                        "list(answers)[:2]})\n    return answers")
+        n = len(_exercise_for(source_nb, function).checker.__self__.questions)
+        yield "quiz-2-wrong", _with_answers(release_nb, {**solved, grade_id: code}), \
+            total - 2 * points / n
     yield "right-but-warns", _with_answers(
         release_nb, {g: _warning_first(code) for g, code in solved.items()}), total
     if not cheats:

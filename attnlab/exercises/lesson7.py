@@ -576,8 +576,9 @@ QUESTIONS_B = Questions("B", *_questions_b())
 
 _QUIZ_HINTS = [
     "Each question names the idea it tests; the lesson it comes from has the explanation "
-    "(A: lessons 1–3, B: lessons 4–6). You can check part of your answers at any time: the "
-    "check marks what is right so far and leaves the rest open.",
+    "(A: lessons 1–3, B: lessons 4–6). Working from the course repository you can check "
+    "part of your answers at any time: the check marks what is right so far and leaves the "
+    "rest open. In a graded course run it only records your answers until you submit.",
     "For the questions that ask for a number, compute it in a scratch cell rather than in "
     "your head: `attnlab.softmax`, `attnlab.log_softmax`, `attnlab.entropy`, "
     "`attnlab.causal_mask` and `np.finfo` do the work. Write the number itself into the "
