@@ -125,11 +125,11 @@ class CleanKernel:
         status, error = self.run(
             f"__attnlab_worker__.serve({name!r}, {str(request)!r}, {str(response)!r})",
             timeout=CALL_TIMEOUT)
+        if error.startswith("TimeoutError"):
+            return {"status": "raised", "type": "TimeoutError",
+                    "message": f"it was still running after {CALL_TIMEOUT:.0f} s",
+                    "not_implemented": False}
         if not response.exists():
-            if error.startswith("TimeoutError"):
-                return {"status": "raised", "type": "TimeoutError",
-                        "message": f"it was still running after {CALL_TIMEOUT:.0f} s",
-                        "not_implemented": False}
             return {"status": "raised", "type": "RuntimeError",
                     "message": f"the call could not be made ({error or 'no report'})",
                     "not_implemented": False}

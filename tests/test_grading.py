@@ -1,0 +1,166 @@
+"""The pieces of out-of-kernel grading: what an answer cell may hold, what travels back from
+the grading kernel, and how a student's function behaves when a check calls it there."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+from source_answers import answer_name
+
+from attnlab.exercises import Outcome, lesson3
+from attnlab.exercises.core import Wrong, call
+from attnlab.exercises.solutions import _index, source_folder
+from attnlab.grading import remote
+from attnlab.grading.lint import problems
+from attnlab.grading.remote import CleanKernel, RemoteFunction
+from attnlab.grading.wire import Opaque, decode, encode
+
+
+# ------------------------------------------------------------------------------------ lint
+def test_every_worked_solution_passes_the_lint():
+    """The course's own answers are ordinary numerical code: none may be refused."""
+    import importlib
+
+    for name, code in _index(str(source_folder())).items():
+        module, _, attr = name.partition(".")
+        exercise = getattr(importlib.import_module(f"attnlab.exercises.{module}"), attr)
+        assert problems(code, forbidden=exercise.forbidden) == [], (name, answer_name(name))
+
+
+@pytest.mark.parametrize("code, reason", [
+    ("import os", "may import only"),
+    ("from attnlab.exercises import lesson1", "may import only"),
+    ("import attnlab.grading.worker", "may import only"),
+    ("def f(x):\n    return x.__class__", "cannot use it"),
+    ("def f(x):\n    return lesson1.dot.checker", "cannot use it"),
+    ("get_ipython().input_transformers_cleanup.clear()", "cannot use it"),
+    ("f = eval('lambda x: x')", "cannot use it"),
+    ("def f(x):\n    return getattr(np, 'exp')(x)", "cannot use it"),
+    ("%env NBGRADER_EXECUTION=", "magics"),
+    ("!rm -rf /", "magics"),
+    ("def f(x):\n    return np.load('key.npy')", "cannot use it"),
+    ("import numpy.f2py", "may import only"),
+    ("def f(x:\n    return x", "syntax error"),
+    ("class A:\n    def __eq__(self, other):\n        return True", "special methods"),
+    ("def f(x):\n    return attnlab.exercises", "cannot use it"),
+])
+def test_the_lint_refuses_what_reaches_outside_the_answer(code, reason):
+    found = problems(code)
+    assert found and reason in found[0], found
+
+
+def test_forbidden_names_are_refused_however_they_are_reached():
+    banned = ["attnlab.softmax", "softmax_steps"]
+    for code in ("def f(x):\n    return attnlab.softmax(x)",
+                 "from attnlab import softmax as s\ndef f(x):\n    return s(x)",
+                 "def f(x):\n    return softmax_steps(x)"):
+        assert any("not to use" in p for p in problems(code, forbidden=banned)), code
+    assert problems("def f(x):\n    e = np.exp(x)\n    return e / e.sum()", banned) == []
+
+
+# ------------------------------------------------------------------------------------ wire
+values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text()
+    | hnp.arrays(hnp.floating_dtypes() | hnp.integer_dtypes() | hnp.boolean_dtypes(),
+                 hnp.array_shapes(min_dims=0, max_dims=3, max_side=4)),
+    lambda inner: st.lists(inner, max_size=4) | st.tuples(inner, inner)
+    | st.dictionaries(st.text(max_size=3), inner, max_size=3),
+    max_leaves=12)
+
+
+def _equal(a, b) -> bool:
+    if isinstance(a, np.ndarray):
+        return (isinstance(b, np.ndarray) and a.dtype == b.dtype and a.shape == b.shape
+                and np.array_equal(a, b, equal_nan=a.dtype.kind == "f"))
+    if isinstance(a, (list, tuple)):
+        return type(a) is type(b) and len(a) == len(b) and all(map(_equal, a, b))
+    if isinstance(a, dict):
+        return type(b) is dict and a.keys() == b.keys() and all(_equal(a[k], b[k]) for k in a)
+    return type(a) is type(b) and a == b
+
+
+@given(values)
+def test_plain_values_travel_unchanged(value):
+    assert _equal(decode(encode(value)), value)
+
+
+def test_other_objects_travel_as_their_type_name_only():
+    class Sneaky:
+        pass
+
+    back = decode(encode({"x": Sneaky(), "f": np.float32(0.5)}))
+    assert isinstance(back["x"], Opaque) and repr(back["x"]) == "<Sneaky object>"
+    assert back["f"].dtype == np.float32
+
+
+@pytest.mark.parametrize("text", [
+    json.dumps({"array": "AAAA", "dtype": "|O", "shape": [1], "scalar": False}),
+    json.dumps({"pickle": "gASVAAAAAAAAAAB9lC4="}),
+    json.dumps({"int": "1", "float": "2"}),
+])
+def test_decoding_builds_nothing_but_plain_data(text):
+    with pytest.raises((ValueError, TypeError)):
+        decode(text)
+
+
+# ------------------------------------------------------------------------- remote calls
+@pytest.fixture(scope="module")
+def kernel(tmp_path_factory):
+    with CleanKernel(tmp_path_factory.mktemp("grading")) as k:
+        status, error = k.run(
+            "import numpy as np\nimport attnlab\n"
+            "def double(x):\n    return 2 * x\n"
+            "def in_place(x):\n    x *= 2\n    return x\n"
+            "def stub(x):\n    raise NotImplementedError()\n"
+            "def bad(x):\n    raise ValueError('no good')\n"
+            "class Mine(Exception):\n    pass\n"
+            "def mine(x):\n    raise Mine('mine')\n"
+            "def noisy(x):\n    return np.log(x)\n"
+            "def library(x):\n    return attnlab.softmax(x)\n"
+            "def slow(x):\n    while True:\n        pass\n")
+        assert status == "ok", error
+        yield k
+
+
+def test_a_remote_function_returns_plain_values(kernel):
+    got = RemoteFunction(kernel, "double")(np.arange(3, dtype=np.float32))
+    assert got.dtype == np.float32 and got.tolist() == [0, 2, 4]
+
+
+def test_changing_an_input_in_the_kernel_is_seen_by_the_check(kernel):
+    with pytest.raises(Wrong, match="changed its input"):
+        call(RemoteFunction(kernel, "in_place"), np.ones(3))
+
+
+def test_exceptions_keep_their_kind(kernel):
+    with pytest.raises(NotImplementedError):
+        RemoteFunction(kernel, "stub")(1)
+    with pytest.raises(ValueError, match="no good"):
+        RemoteFunction(kernel, "bad")(1)
+    with pytest.raises(remote.RemoteError) as info:
+        RemoteFunction(kernel, "mine")(1)
+    assert type(info.value).__name__ == "Mine"
+    with pytest.raises(NameError, match="not defined"):
+        RemoteFunction(kernel, "never_defined")(1)
+
+
+def test_warnings_come_back_as_warnings(kernel):
+    with pytest.warns(RuntimeWarning, match="divide by zero"), np.errstate(divide="warn"):
+        RemoteFunction(kernel, "noisy")(np.array([0.0, 1.0]))
+
+
+def test_a_forbidden_call_in_the_kernel_fails_the_check(kernel):
+    feedback = lesson3.softmax_row.grade(RemoteFunction(kernel, "library"))
+    assert feedback.outcome is Outcome.WRONG and "attnlab.softmax" in feedback.message
+
+
+def test_a_function_that_never_returns_is_stopped(kernel, monkeypatch):
+    monkeypatch.setattr(remote, "CALL_TIMEOUT", 2.0)
+    with pytest.raises(TimeoutError):
+        RemoteFunction(kernel, "slow")(1)
+    assert RemoteFunction(kernel, "double")(2) == 4  # the kernel is usable afterwards
