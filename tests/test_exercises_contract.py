@@ -7,7 +7,7 @@ without editing this file):
   *not attempted*, with no traceback;
 * an answer that crashes or returns junk is *wrong*, never an exception;
 * the worked solution in the lesson's source notebook is *correct*;
-* there are 2 or 3 hints and a solution to show;
+* there are 2 or 3 hints and a solution to show; no hint holds a line of any worked solution;
 * when grading (``ATTNLAB_REQUIRE_CORRECT=1``) anything but a correct answer raises.
 
 The lesson test files hold what is specific to each check: the correct answers it accepts
@@ -23,6 +23,7 @@ from pathlib import Path
 
 import answer_tables
 import pytest
+from solution_lines import leaks
 from source_answers import worked_answer
 
 import attnlab.exercises
@@ -96,6 +97,13 @@ def test_hints_come_in_tiers_and_a_solution_is_shown(exercise):
     first, last = exercise.hint(), exercise.hint(len(exercise.hints))
     assert "Hint 1 of" in first.markdown and "last hint" in last.markdown
     assert "A solution" in exercise.solution().markdown
+
+
+@by_title
+def test_no_hint_gives_the_code_away(exercise):
+    """The last tier guides; it never holds a telling line of a worked solution."""
+    texts = {f"hint {i}": text for i, text in enumerate(exercise.hints, 1)}
+    assert leaks(texts) == []
 
 
 @by_title

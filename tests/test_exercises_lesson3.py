@@ -26,14 +26,15 @@ def row_shifted(x):
     return e / e.sum()
 
 
-ROW_CORRECT = [W.solution_softmax_row, row_loop, row_shifted, attnlab.softmax]
+ROW_CORRECT = [W.solution_softmax_row, row_loop, row_shifted]
 ROW_WRONG = {
     "sum-normalised": (lambda x: x / x.sum(), "without exponentiating"),
     "exp only": (np.exp, "do not sum to 1"),
     "exp over max": (lambda x: np.exp(x) / np.exp(x).max(), "largest exponential"),
     "exp over score sum": (lambda x: np.exp(x) / x.sum(), "sum of the raw scores"),
     "base 2": (lambda x: 2**x / (2**x).sum(), "should be"),
-    "negated": (lambda x: attnlab.softmax(-x), "exp(-x)"),
+    "negated": (lambda x: np.exp(-x) / np.exp(-x).sum(), "exp(-x)"),
+    "calls attnlab.softmax": (attnlab.softmax, "asks you not to use"),
     "min-shifted, no exp": (lambda x: (x - x.min()) / (x - x.min()).sum(), "exponentiat"),
 }
 
@@ -238,6 +239,6 @@ def test_rejects(exercise, answer, reason):
     assert_wrong(exercise, answer, reason)
 
 
-@pytest.mark.parametrize("name", ROW_WRONG)
+@pytest.mark.parametrize("name", [n for n in ROW_WRONG if n != "calls attnlab.softmax"])
 def test_softmax_row_feedback_names_the_input_it_failed_on(name):
     assert "please" in judged(L.softmax_row, ROW_WRONG[name][0]).message

@@ -146,7 +146,7 @@ CAUSAL_WRONG = {
     "flat": (lambda n: np.tri(n, dtype=bool).ravel(), "yours has shape (16,)"),
     "strings": (lambda n: [["yes"] * n] * n, "should be a boolean array of shape (4, 4)"),
     "from attnlab": (causal_from_attnlab, "Your causal calls attnlab's causal_mask"),
-    "through the module": (causal_through_the_module, "Your causal calls attnlab's causal_mask"),
+    "through the module": (causal_through_the_module, "calls attnlab.attention.causal_mask"),
     "one wrong entry": (lambda n: np.tri(n, dtype=bool) ^ (np.arange(n * n).reshape(n, n) == 1),
                         "Entry [0, 1] (query 0, key 1) should be False, since key 1 is after "
                         "query 0"),
@@ -393,18 +393,19 @@ def test_shape_messages_follow_the_sizes(monkeypatch):
 
 @pytest.mark.parametrize("exercise", [L.attention_shapes, L.causal_mask_from_scratch,
                                       L.masked_softmax], ids=lambda e: e.title)
-def test_hints_go_from_a_nudge_to_nearly_the_code(exercise):
+def test_hints_go_from_a_nudge_to_the_method(exercise):
     exercise = copy.copy(exercise)
     tiers = [exercise.hint().markdown for _ in exercise.hints]
     assert [f"Hint {i} of 3" in text for i, text in enumerate(tiers, 1)] == [True] * 3
     assert "`" not in exercise.hints[0]  # a nudge, no code
     assert "`" not in exercise.hints[1]  # the method, in words
-    assert "`" in exercise.hints[-1] and "return" in exercise.hints[-1]
+    assert len(set(exercise.hints)) == 3  # each tier says something new (never the code:
+    # test_exercises_contract checks no hint holds a line of the worked solution)
     assert "last hint" in exercise.hint().markdown  # stays on the last tier
 
 
-def test_the_last_hints_nearly_give_a_right_answer():
-    """The code in the last hint of 6.2 and 6.3, completed, passes the check."""
+def test_the_last_hints_lead_to_a_right_answer():
+    """Code written from the words of the last hint of 6.2 and 6.3 passes the check."""
     def causal(n):
         return np.arange(n)[None, :] <= np.arange(n)[:, None]
 
@@ -415,8 +416,8 @@ def test_the_last_hints_nearly_give_a_right_answer():
         t = e.sum(axis=1, keepdims=True)
         return e / np.where(t > 0, t, 1)
 
-    assert "np.arange(n)[None, :] <= np.arange(n)[:, None]" in L.causal_mask_from_scratch.hints[2]
-    assert "np.where(np.isfinite(m), m, 0)" in L.masked_softmax.hints[2]
+    assert "np.arange(n)" in L.causal_mask_from_scratch.hints[2]
+    assert "np.where" in L.masked_softmax.hints[2] and "finite" in L.masked_softmax.hints[2]
     assert_right(L.causal_mask_from_scratch, causal)
     assert_right(L.masked_softmax, masked)
 

@@ -137,11 +137,11 @@ def warns_on_masked(m, l, block):
 
 ONLINE_RIGHT = {
     "reference": W.solution_online_update,
-    "attnlab's own": online_softmax_update,
     "loops over Python floats": update_in_loops,
     "errstate, then nan_to_num": update_with_errstate,
 }
 ONLINE_WRONG = {
+    "attnlab's own": (online_softmax_update, "asks you not to use"),
     "no rescale": (no_rescale, "You did not rescale the old sum"),
     "upside down": (upside_down, "The rescale factor is upside down"),
     "block max only": (block_max_only, "Your m is the max of this block only"),
