@@ -53,7 +53,8 @@ def as_float_array(
     never modified (a conversion makes a copy; an already-float array is
     returned as is, and callers must not write into it).
 
-    Rejected: ragged sequences, strings, objects, complex numbers, datetimes,
+    Rejected: numpy masked arrays (their mask would be lost silently), ragged
+    sequences, strings, objects, complex numbers, datetimes,
     NaN anywhere, ``±inf`` when ``allow_inf`` is false, fewer than
     ``min_ndim`` dimensions.
 
@@ -66,6 +67,7 @@ def as_float_array(
     ...
     ValueError: q must be real-valued, got complex numbers: shape (1,) and dtype complex128
     """
+    _refuse_masked(x, name)
     try:
         arr = np.asarray(x)
     except (ValueError, TypeError) as exc:  # ragged nested lists, odd objects
@@ -102,6 +104,24 @@ def as_float_array(
                 f"got {_describe(arr)}"
             )
     return arr
+
+
+def _refuse_masked(x, name: str) -> None:
+    """Refuse a numpy masked array: ``np.asarray`` would silently drop its mask.
+
+    >>> _refuse_masked(np.ma.masked_array([1.0, 2.0], mask=[0, 1]), "x")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: x is a numpy masked array (1 of 2 entries masked), but attnlab would ignore ...
+    """
+    if isinstance(x, np.ma.MaskedArray):
+        n_masked = int(np.count_nonzero(np.ma.getmaskarray(x)))
+        raise ValueError(
+            f"{name} is a numpy masked array ({n_masked} of {x.size} entries masked), but attnlab "
+            f"would ignore the mask; fill the masked entries yourself (for scores, "
+            f"{name}.filled(-np.inf) gives them weight 0) or pass a boolean mask= to "
+            "scaled_dot_product_attention"
+        )
 
 
 def work_dtype(dtype: np.dtype) -> np.dtype:
@@ -204,6 +224,7 @@ def as_bool_mask(mask, name: str = "mask") -> np.ndarray:
     ...
     ValueError: mask must be a boolean array (True = may attend, ...), got ... dtype float64. ...
     """
+    _refuse_masked(mask, name)
     try:
         arr = np.asarray(mask)
     except (ValueError, TypeError) as exc:

@@ -82,12 +82,18 @@ def _scores(q: np.ndarray, k: np.ndarray, scale: float) -> np.ndarray:
     """``q @ kᵀ * scale`` in the work dtype (float32 for float16); refuse overflowed scores."""
     work = work_dtype(np.result_type(q, k))
     with np.errstate(over="ignore", invalid="ignore"):
-        scores = (q.astype(work) @ np.swapaxes(k.astype(work), -1, -2)) * scale  # (..., n_q, n_k)
-    if not np.all(np.isfinite(scores)):
+        raw = q.astype(work) @ np.swapaxes(k.astype(work), -1, -2)  # (..., n_q, n_k)
+        scores = raw * scale  # (..., n_q, n_k)
+    if not np.all(np.isfinite(raw)):
         raise ValueError(
-            f"q and k are too large: q·k * scale overflows {work} "
+            f"q and k are too large: q·k overflows {work} "
             f"(max |q| = {float(np.max(np.abs(q)))}, max |k| = {float(np.max(np.abs(k)))}); "
             f"{_shapes(q=q, k=k)}"
+        )
+    if not np.all(np.isfinite(scores)):
+        raise ValueError(
+            f"scale = {scale!r} is too large: q·k * scale overflows {work} although q·k "
+            f"itself fits (max |q·k| = {float(np.max(np.abs(raw)))}); {_shapes(q=q, k=k)}"
         )
     return scores
 
@@ -287,12 +293,21 @@ def causal_mask(n_q, n_k=None):
     first ``n_q - n_k`` queries with no key at all: their rows are all
     ``False`` and attention returns zero weights and a zero output for them.
 
+    This *bottom-right* alignment differs from PyTorch's
+    ``torch.nn.functional.scaled_dot_product_attention(..., is_causal=True)``,
+    which aligns the mask *top-left* (``j <= i``, i.e.
+    ``torch.ones(n_q, n_k).tril()``); PyTorch's bottom-right variant is
+    ``torch.nn.attention.bias.causal_lower_right``.  The two agree only when
+    ``n_q == n_k``.  The top-left mask in numpy is ``np.tri(n_q, n_k, dtype=bool)``.
+
     Examples
     --------
     >>> causal_mask(3).astype(int).tolist()
     [[1, 0, 0], [1, 1, 0], [1, 1, 1]]
     >>> causal_mask(2, 4).astype(int).tolist()      # 2 new queries after 2 cached keys
     [[1, 1, 1, 0], [1, 1, 1, 1]]
+    >>> np.tri(2, 4, dtype=int).tolist()             # torch's is_causal=True (top-left)
+    [[1, 0, 0, 0], [1, 1, 0, 0]]
     """
     n_q = positive_int(n_q, "n_q")
     n_k = n_q if n_k is None else positive_int(n_k, "n_k")

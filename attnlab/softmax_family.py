@@ -224,24 +224,37 @@ def logsumexp(x, axis=-1, keepdims=False):
         Axis to reduce; it must have at least one entry.
     keepdims : bool, default False
         Keep the reduced axis with length 1 (handy for broadcasting back).
+        Must be ``True`` or ``False``.
 
     Returns
     -------
-    lse : ndarray, shape of ``x`` without ``axis`` (or with length 1 there), dtype of ``x``
+    lse : ndarray or numpy scalar, dtype of ``x``
+        Shape of ``x`` without ``axis`` (or with length 1 there).  Like numpy's
+        own reductions (``np.sum``, ``np.max``) and :func:`entropy`, a 0-d
+        result is a numpy scalar (``np.float64`` etc.), not a 0-d array.
         ``-inf`` for an all ``-inf`` slice, ``+inf`` if the slice contains
         ``+inf``.  A float16 result larger than 65504 overflows to ``inf``.
 
     Raises
     ------
     ValueError
-        If ``x`` contains NaN, is not real-numeric, is 0-d or is empty along
-        ``axis``, or ``axis`` is out of range.
+        If ``x`` contains NaN, is not real-numeric, is a masked array, is 0-d
+        or is empty along ``axis``; if ``axis`` is out of range; if
+        ``keepdims`` is not a bool.
 
     Notes
     -----
-    Uses :math:`m + \log \sum_j e^{x_j - m}` with ``m = max(x)``: the sum is
-    between 1 and ``n``, so neither ``exp`` nor ``log`` can overflow.
+    Uses :math:`m + \operatorname{log1p}(\sum_{j \ne j^*} e^{x_j - m})` with
+    ``m = max(x)`` reached at ``j*``, as ``scipy.special.logsumexp`` does: the sum
+    of the others is between 0 and ``n - 1``, so neither ``exp`` nor ``log``
+    can overflow, and ``log1p`` keeps full relative accuracy when the result
+    is near 0 (``logsumexp([0, -40])`` is ``4.25e-18``, where
+    ``m + log(Σ e^{x_j - m})`` would round ``log(1 + 4.25e-18)`` to 0).
     :math:`\max_j x_j \le \operatorname{logsumexp}(x) \le \max_j x_j + \log n`.
+
+    References
+    ----------
+    The ``log1p`` form follows ``scipy.special.logsumexp`` in recent SciPy releases.
 
     Examples
     --------
@@ -258,18 +271,48 @@ def logsumexp(x, axis=-1, keepdims=False):
     -inf
     >>> logsumexp(np.zeros((2, 3)), keepdims=True).shape
     (2, 1)
+
+    Accurate near 0, and a numpy scalar for a 1-D input:
+
+    >>> r = logsumexp([0.0, -40.0])
+    >>> type(r).__name__, f"{r:.3e}"
+    ('float64', '4.248e-18')
     """
+    keep = _keepdims(keepdims)
     x, ax, _, dtype = _prepare(x, axis)
+    lse = _lse_shifted(_shifted(x, ax, 1.0), ax)  # (..., 1, ...), log sum exp(x - m)
     m = np.max(x, axis=ax, keepdims=True)  # (..., 1, ...)
-    m = np.where(np.isfinite(m), m, 0)
-    with np.errstate(over="ignore", divide="ignore"):
-        # over: x - m -> -inf (exp gives the right 0), or exp(+inf); divide: log(0) = -inf
-        lse = m + np.log(np.sum(np.exp(x - m), axis=ax, keepdims=True))  # (..., 1, ...)
-    lse = np.where(np.any(np.isposinf(x), axis=ax, keepdims=True), np.inf, lse)
-    if not keepdims:
+    with np.errstate(invalid="ignore"):  # -inf + -inf stays -inf; +inf handled below
+        lse = np.where(np.isfinite(m), m + lse, m)  # +inf slice: +inf; all -inf: -inf
+    if not keep:
         lse = np.squeeze(lse, axis=ax)
     with np.errstate(over="ignore"):  # float32 -> float16 cast may overflow to inf
-        return lse.astype(dtype, copy=False)
+        return lse.astype(dtype, copy=False)[()]
+
+
+def _keepdims(keepdims) -> bool:
+    """``keepdims`` as a bool; anything but True/False (or numpy's bools) is refused."""
+    if not isinstance(keepdims, bool | np.bool_):
+        raise ValueError(
+            f"keepdims must be True or False, got {keepdims!r} (type {type(keepdims).__name__})"
+        )
+    return bool(keepdims)
+
+
+def _lse_shifted(s, axis):
+    r"""``log Σ exp(s)`` along ``axis`` for max-shifted ``s`` (max 0, or all ``-inf``), keepdims.
+
+    Computed as scipy does: the (first) maximal entry contributes exactly
+    :math:`e^0 = 1`, so :math:`\log \sum_j e^{s_j} = \operatorname{log1p}(\sum_{j \ne j^*}
+    e^{s_j})`, which keeps full relative accuracy when the others are tiny
+    (``log(1 + 4e-18)`` would round to 0).  An all ``-inf`` slice gives ``-inf``.
+    """
+    e = np.exp(s)  # same shape as s, entries in [0, 1]
+    top = np.argmax(s, axis=axis, keepdims=True)  # (..., 1, ...) index of a 0 (the max)
+    np.put_along_axis(e, top, 0.0, axis=axis)  # leave the max's exp(0) = 1 out of the sum
+    rest = np.sum(e, axis=axis, keepdims=True)  # (..., 1, ...), >= 0
+    empty = np.isneginf(np.max(s, axis=axis, keepdims=True))  # all -inf slice
+    return np.where(empty, -np.inf, np.log1p(rest))  # (..., 1, ...)
 
 
 def log_softmax(x, axis=-1, temperature=1.0):
@@ -299,7 +342,9 @@ def log_softmax(x, axis=-1, temperature=1.0):
 
     Notes
     -----
-    Computed as ``s - logsumexp(s)`` with ``s = (x - max) / T``, never as
+    Computed as ``s - log1p(Σ_{j≠j*} e^{s_j})`` with ``s = (x - max) / T`` (the
+    ``log1p`` form of :func:`logsumexp`, so the largest entry's ``log p``, close
+    to 0, keeps its relative accuracy), never as
     ``log(softmax(x))``, which would give ``-inf`` for probabilities that
     underflow to 0 but are still perfectly representable as logs.
 
@@ -318,8 +363,7 @@ def log_softmax(x, axis=-1, temperature=1.0):
     """
     x, ax, t, dtype = _prepare(x, axis, temperature)
     s = _shifted(x, ax, t)  # same shape as x, <= 0 when the slice max is finite
-    with np.errstate(divide="ignore"):  # log(0) for an all -inf slice
-        lse = np.log(np.sum(np.exp(s), axis=ax, keepdims=True))  # (..., 1, ...)
+    lse = _lse_shifted(s, ax)  # (..., 1, ...), -inf for an all -inf slice
     empty = np.isneginf(lse)  # all -inf slice: nothing to normalise
     out = np.where(empty, -np.inf, s - np.where(empty, 0, lse))  # same shape as x
     with np.errstate(over="ignore"):  # float16: log-probabilities below -65504 become -inf
@@ -390,9 +434,10 @@ def entropy(p, axis=-1):
 
     Returns
     -------
-    H : ndarray, shape of ``p`` without ``axis``, dtype of ``p``
-        ``0 <= H <= log(n)``: 0 for a one-hot distribution, ``log(n)`` (the
-        maximum) for the uniform one.  Divide by ``log(2)`` for bits.
+    H : ndarray or numpy scalar, shape of ``p`` without ``axis``, dtype of ``p``
+        A numpy scalar when ``p`` is 1-D (numpy's convention for reductions,
+        shared with :func:`logsumexp`).  ``0 <= H <= log(n)``: 0 for a one-hot
+        distribution, ``log(n)`` (the maximum) for the uniform one.  Divide by ``log(2)`` for bits.
 
     Raises
     ------
@@ -420,4 +465,4 @@ def entropy(p, axis=-1):
     w = p.astype(work_dtype(p.dtype), copy=False)
     plogp = w * np.log(np.where(w > 0, w, 1))  # 0 where p == 0
     h = -np.sum(plogp, axis=ax)  # p's shape without axis
-    return (h + 0.0).astype(p.dtype, copy=False)  # + 0.0 turns -0.0 into 0.0
+    return np.asarray(h + 0.0).astype(p.dtype, copy=False)[()]  # + 0.0: -0.0 -> 0.0

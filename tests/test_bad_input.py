@@ -127,6 +127,39 @@ CASES = [
     ("scale-zero", sdpa(scale=0.0), ["scale", "> 0"]),
     ("scale-negative", sdpa(scale=-0.5), ["scale", "-0.5"]),
     ("scale-nan", sdpa(scale=float("nan")), ["scale", "finite"]),
+    ("lse-keepdims-int", lambda: logsumexp(X23, keepdims=1), ["keepdims", "True or False", "1"]),
+    ("lse-keepdims-str", lambda: logsumexp(X23, keepdims="yes"), ["keepdims", "'yes'"]),
+    (
+        "x-masked-array",
+        lambda: softmax(np.ma.masked_array([1.0, 5.0], mask=[False, True])),
+        ["x", "masked array", "1 of 2", "filled(-np.inf)"],
+    ),
+    (
+        "lse-masked-array",
+        lambda: logsumexp(np.ma.masked_invalid([1.0, np.nan])),
+        ["x", "masked array"],
+    ),
+    (
+        "p-masked-array",
+        lambda: entropy(np.ma.masked_array([0.5, 0.5], mask=[True, False])),
+        ["p", "masked array"],
+    ),
+    ("q-masked-array", sdpa(q=np.ma.masked_array(Q, mask=Q > 1)), ["q", "masked array"]),
+    (
+        "mask-masked-array",
+        sdpa(mask=np.ma.masked_array(np.ones((3, 5), bool), mask=False)),
+        ["mask", "masked array"],
+    ),
+    (
+        "scale-overflows",
+        lambda: attention_scores(np.ones((2, 4)), np.ones((3, 4)), scale=1e308),
+        ["scale = 1e+308 is too large", "q·k itself fits", "(2, 4)", "(3, 4)"],
+    ),
+    (
+        "qk-overflow-blames-q-and-k",
+        lambda: attention_scores(np.full((2, 4), 1e200), np.full((3, 4), 1e200), scale=1e-300),
+        ["q and k are too large", "max |q| = 1e+200"],
+    ),
     ("scale-inf", sdpa(scale=np.inf), ["scale", "finite"]),
     ("scale-str", sdpa(scale="1/8"), ["scale", "'1/8'"]),
     # ---- attention_scores shares the checks

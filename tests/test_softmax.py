@@ -512,3 +512,134 @@ def test_entropy_bounds(data, x):
     assert h.dtype == x.dtype
     n = x.shape[axis]
     assert np.all(h >= -1e-6) and np.all(h <= math.log(n) + 1e-5)
+
+
+# ------------------------------------------------- accuracy against mpmath (50 significant digits)
+#
+# A backward-stable formula has an error of a few ulps times the *condition number*.  For
+# logsumexp that number is Σ p_j |x_j| / |lse| (p = softmax(x)), huge when lse is near 0 with
+# large |x_j|, and 1 when one entry dominates (lse ≈ max).  The bounds below are that: a few
+# (n + 2) ulps of the work dtype times |result| + Σ p_j |s_j| (s = the shifted scores), which
+# still demands full relative accuracy in the case scipy fixed with log1p: [0, -40] must give
+# 4.248e-18, where log(1 + 4.248e-18) = 0.
+
+mpmath = pytest.importorskip("mpmath")
+ACCURACY = settings(max_examples=80, deadline=None)
+EXPONENT = {np.float16: 12.0, np.float32: 80.0, np.float64: 700.0}
+
+
+def mp_shifted_and_lse(xs, temperature=1.0):
+    """(s_j = (x_j - m) / T, log Σ e^{s_j}) in 50-digit mpmath; inputs taken exactly."""
+    with mpmath.workdps(50):
+        t = mpmath.mpf(float(temperature))
+        s = [(mpmath.mpf(float(x)) - mpmath.mpf(float(max(xs)))) / t for x in xs]
+        others = list(s)
+        others.remove(0)  # e^0 = 1 is added exactly by log1p: 1 + 1e-40 needs no 60 digits
+        return s, mpmath.log1p(mpmath.fsum(mpmath.exp(v) for v in others))
+
+
+def accuracy_bound(dtype, n, *terms):
+    """A few ulps of the work dtype (float32 for float16) times the given magnitudes."""
+    eps = float(np.finfo(np.result_type(dtype, np.float32)).eps)
+    return 4 * (n + 2) * eps * float(sum(terms))
+
+
+def scores_near_zero_result(dtype):
+    """1-D scores in which logsumexp is often near 0: a 0 at the top, the rest far below."""
+    b = EXPONENT[dtype]
+    width = np.finfo(dtype).bits
+    rest = st.lists(st.floats(-b, 0.0, width=width), min_size=0, max_size=6)
+    return rest.map(lambda r: np.array([0.0, *r], dtype=dtype))
+
+
+def any_scores(dtype):
+    b = EXPONENT[dtype]
+    width = np.finfo(dtype).bits
+    elements = st.floats(-b, b, width=width)
+    return hnp.arrays(dtype, st.integers(1, 8), elements=elements)
+
+
+def scores(dtype):
+    return st.one_of(scores_near_zero_result(dtype), any_scores(dtype))
+
+
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+def test_logsumexp_near_zero_result_has_full_relative_accuracy(dtype):
+    x = np.array([0.0, -40.0])
+    assert logsumexp(x) == pytest.approx(4.248354255291589e-18, rel=1e-15)
+    assert logsumexp([0.0, -30.0]) == pytest.approx(float(mp_shifted_and_lse([0, -30])[1]),
+                                                    rel=1e-15)
+    x = np.array([0.0, -8.0], dtype=dtype)  # e^-8 = 3.4e-4 is representable in float16 too
+    ref = float(mp_shifted_and_lse(x.tolist())[1])
+    assert abs(float(logsumexp(x)) - ref) <= float(np.finfo(dtype).eps) * ref
+
+
+@ACCURACY
+@given(data=st.data(), dtype=st.sampled_from(FLOAT_DTYPES))
+def test_logsumexp_accuracy_vs_mpmath(data, dtype):
+    x = data.draw(scores(dtype))
+    s, lse = mp_shifted_and_lse(x.tolist())
+    ref = mpmath.mpf(float(max(x.tolist()))) + lse
+    p = [mpmath.exp(v - lse) for v in s]
+    xs = [mpmath.mpf(float(xj)) for xj in x.tolist()]
+    spread = float(mpmath.fsum(pj * abs(xj) for pj, xj in zip(p, xs, strict=True)))
+    got = logsumexp(x)
+    assert type(got) is dtype  # a numpy scalar, like np.sum
+    err = abs(mpmath.mpf(float(got)) - ref)
+    tol = accuracy_bound(dtype, x.size, abs(ref), spread)
+    if dtype is np.float16:
+        tol += float(np.finfo(dtype).eps) * float(abs(ref))  # the final rounding to float16
+    tol += float(np.finfo(dtype).smallest_subnormal)  # results in the subnormal range
+    assert err <= tol, (x.tolist(), float(got), float(ref), float(err), tol)
+
+
+@ACCURACY
+@given(data=st.data(), dtype=st.sampled_from(FLOAT_DTYPES), t=st.floats(0.05, 20.0))
+def test_log_softmax_accuracy_vs_mpmath(data, dtype, t):
+    x = data.draw(scores(dtype))
+    s, lse = mp_shifted_and_lse(x.tolist(), t)
+    p = [mpmath.exp(v - lse) for v in s]
+    spread = float(mpmath.fsum(pj * abs(v) for pj, v in zip(p, s, strict=True)))
+    got = log_softmax(x, temperature=t)
+    for got_i, s_i in zip(got.tolist(), s, strict=True):
+        ref = s_i - lse
+        if dtype is np.float16 and ref < -60000:
+            continue  # rounds to -inf in float16 (documented)
+        err = abs(mpmath.mpf(got_i) - ref)
+        tol = accuracy_bound(dtype, x.size, abs(ref), abs(s_i), abs(lse), spread)
+        if dtype is np.float16:
+            tol += float(np.finfo(dtype).eps) * float(abs(ref))
+        tol += float(np.finfo(dtype).smallest_subnormal)  # results in the subnormal range
+        assert err <= tol, (x.tolist(), t, got_i, float(ref), float(err), tol)
+
+
+@ACCURACY
+@given(data=st.data(), dtype=st.sampled_from(FLOAT_DTYPES), t=st.floats(0.05, 20.0))
+def test_softmax_relative_accuracy_vs_mpmath(data, dtype, t):
+    x = data.draw(scores(dtype))
+    s, lse = mp_shifted_and_lse(x.tolist(), t)
+    p = [mpmath.exp(v - lse) for v in s]
+    spread = float(mpmath.fsum(pj * abs(v) for pj, v in zip(p, s, strict=True)))
+    got = softmax(x, temperature=t)
+    tiny = float(np.finfo(dtype).tiny)  # below it (subnormals) precision is lower by design
+    for got_i, p_i, s_i in zip(got.tolist(), p, s, strict=True):
+        if p_i < tiny:
+            assert got_i <= 2 * tiny
+            continue
+        rel = abs(mpmath.mpf(got_i) - p_i) / p_i
+        tol = accuracy_bound(dtype, x.size, 1, abs(s_i), spread)
+        if dtype is np.float16:
+            tol += float(np.finfo(dtype).eps)
+        assert rel <= tol, (x.tolist(), t, got_i, float(p_i), float(rel), tol)
+
+
+def test_logsumexp_and_entropy_return_the_same_kind():
+    """Both follow numpy's reductions: a numpy scalar for a 0-d result, else an array."""
+    p = softmax([1.0, 2.0, 3.0])
+    for dtype in FLOAT_DTYPES:
+        x = np.array([1.0, 2.0, 3.0], dtype=dtype)
+        assert type(logsumexp(x)) is dtype and type(np.sum(x)) is dtype
+        assert type(entropy(p.astype(dtype))) is dtype
+    assert isinstance(logsumexp(np.zeros((2, 3))), np.ndarray)
+    assert isinstance(entropy(np.full((2, 3), 1 / 3)), np.ndarray)
+    assert isinstance(logsumexp([1.0, 2.0], keepdims=True), np.ndarray)
