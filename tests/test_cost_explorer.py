@@ -29,10 +29,23 @@ def test_state_is_the_formulas(n, block_size):
     b = min(n, block_size)
     assert s.block == b and s.tiles_per_side * b >= n > (s.tiles_per_side - 1) * b
     assert s.matrix_bytes == np.zeros((n, n), dtype=np.float32).nbytes
-    assert s.working_bytes == 4 * (2 * b * b + b * D + 2 * b)
+    assert s.working_bytes == 4 * (2 * b * b + 3 * b * D + b * D + 2 * b)  # Q, K, V tiles too
     assert s.flops == 4 * n * n * D
     i = LENGTHS.index(n)
     assert s.matrix_curve[i] == s.matrix_bytes and s.working_curve[i] == s.working_bytes
+
+
+@pytest.mark.parametrize("n, block_size", [(16, 4), (64, 64), (256, 16), (32, 1024)])
+def test_rescale_multiplies_are_counted_tile_by_tile(n, block_size):
+    """Walk the tiles: every (query row, key block) multiplies acc (d) and l (1) once."""
+    s = cost_state(n, block_size)
+    counted = 0
+    for i0 in range(0, n, s.block):
+        rows = min(i0 + s.block, n) - i0
+        for _ in range(0, n, s.block):
+            counted += rows * (D + 1)
+    assert s.rescale_flops == counted
+    assert 0.5 < s.rescale_flops / (n * n * D / s.block) < 1.1  # about N² d / B
 
 
 def test_matrix_grows_like_n_squared_and_the_working_set_does_not():
@@ -110,7 +123,8 @@ def test_readout_states_the_numbers(explorer):
     assert f"4,096 × 4,096 = {4096 * 4096:,} scores, {format_bytes(s.matrix_bytes)}" in text
     assert f"{s.tiles:,} tiles in all" in text and format_bytes(s.working_bytes) in text
     assert f"1/{round(1 / s.fraction):,} of the matrix" in text
-    assert f"{s.flops:,}" in text and "tiling saves memory, not work" in text
+    assert f"{s.flops:,}" in text and "it saves memory, not work" in text
+    assert f"{s.rescale_flops:,} rescale multiplies" in text
 
 
 def test_readout_when_the_block_is_longer_than_the_sequence(explorer):

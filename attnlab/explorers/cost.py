@@ -6,8 +6,10 @@ the score matrix of one head drawn as a square: the grid of ``B × B`` tiles tha
 enough to draw), the query block it is working on (a light stripe) and the one tile in
 memory (dark; it slides along the stripe one key block at a time). Right, on log–log
 axes, the bytes of the whole score matrix (``N² · 4`` in float32, slope 2: double N,
-four times the memory) and of the tiled working set, which does not grow with N once
-``N >= B``; a marker on each at the current N.
+four times the memory) and of the tiled working set (the Q, K and V tiles being read, one
+tile of scores and its exponentials, and the running ``m``, ``ℓ`` and ``acc``), which does
+not grow with N once ``N >= B``; a marker on each at the current N. The readout also counts
+the arithmetic: tiling saves memory, not work; it adds about ``N² d / B`` rescale multiplies.
 
 Every number comes from formulas in :func:`cost_state`, never from a live timing, so
 the explorer is deterministic. The head size is :data:`D` = 64 and the dtype float32,
@@ -17,9 +19,11 @@ Examples
 --------
 >>> state = cost_state(1024, 64)
 >>> state.tiles_per_side, state.matrix_bytes, state.working_bytes
-(16, 4194304, 49664)
+(16, 4194304, 98816)
 >>> round(100 * state.fraction, 2)
-1.18
+2.36
+>>> state.rescale_flops, round(state.rescale_flops / state.flops, 5)
+(1064960, 0.00397)
 """
 
 from __future__ import annotations
@@ -57,18 +61,21 @@ def _choice(value, options, name: str) -> int:
 def working_set(block, d=D, itemsize=ITEMSIZE):
     """Bytes the tiled loop holds besides the inputs and the output, for a block size ``block``.
 
-    One ``block × block`` tile of scores and one of their exponentials, the running
-    weighted sum ``acc`` (``block × d``) and the running max and sum (``block`` each).
+    The tiles of Q, K and V being read (``block × d`` each: a fast on-chip memory must hold
+    them too), one ``block × block`` tile of scores and one of their exponentials, the
+    running weighted sum ``acc`` (``block × d``) and the running max and sum (``block``
+    each). With ``d_k = d_v = d``.
 
     Examples
     --------
     >>> working_set(64)
-    49664
+    98816
     >>> working_set(np.array([1, 2]), d=1, itemsize=1).tolist()
-    [5, 14]
+    [8, 20]
     """
     block = np.asarray(block, dtype=np.int64)
-    result = (2 * block * block + block * d + 2 * block) * itemsize
+    tiles_in = 3 * block * d  # the Q, K and V tiles
+    result = (2 * block * block + tiles_in + block * d + 2 * block) * itemsize
     return int(result) if result.ndim == 0 else result
 
 
@@ -89,7 +96,9 @@ def cost_state(n, block_size) -> SimpleNamespace:
         ``tiles_per_side`` (``ceil(N / block)``), ``tiles`` (its square),
         ``matrix_bytes`` (``N² · 4``), ``working_bytes`` (:func:`working_set`),
         ``fraction`` (working / matrix), ``flops`` (``4 N² d``: ``QKᵀ`` and the
-        weighted sum, the same for both ways), ``lengths`` (:data:`LENGTHS` as an
+        weighted sum, both ways), ``rescale_flops`` (what tiling adds: per query row and
+        key block, ``acc`` and ``ℓ`` are multiplied by the rescale factor, ``N ·
+        ceil(N / B) · (d + 1)``, about ``N² d / B``), ``lengths`` (:data:`LENGTHS` as an
         array), ``matrix_curve`` and ``working_curve`` (bytes at every length).
 
     Raises
@@ -104,7 +113,7 @@ def cost_state(n, block_size) -> SimpleNamespace:
     (16, 1, True)
     >>> s = cost_state(16384, 64)
     >>> s.matrix_bytes // 2**20, s.working_bytes // 2**10, f"{s.fraction:.4%}"
-    (1024, 48, '0.0046%')
+    (1024, 96, '0.0092%')
     """
     n = _choice(n, LENGTHS, "n")
     block_size = _choice(block_size, BLOCKS, "block_size")
@@ -116,7 +125,8 @@ def cost_state(n, block_size) -> SimpleNamespace:
     return SimpleNamespace(
         n=n, block_size=block_size, block=block, tiles_per_side=per_side,
         tiles=per_side * per_side, matrix_bytes=matrix, working_bytes=working,
-        fraction=working / matrix, flops=4 * n * n * D, lengths=lengths,
+        fraction=working / matrix, flops=4 * n * n * D,
+        rescale_flops=n * per_side * (D + 1), lengths=lengths,
         matrix_curve=lengths * lengths * ITEMSIZE,  # (L,)
         working_curve=working_set(np.minimum(block_size, lengths)),  # (L,)
     )  # fmt: skip
@@ -286,9 +296,11 @@ def _readout(state) -> str:
         f"<div>Tiled with B = <b>{b:,}</b>{clipped}: one {b:,} × {b:,} tile at a time, "
         f"{tiles}; the working set is <b>{format_bytes(state.working_bytes)}</b>, "
         f"{share}.</div>"
-        f"<div>Both do the same arithmetic, 4·N²·d = <b>{state.flops:,}</b> "
-        f"floating-point operations (about {_power_of_ten(state.flops)}): tiling saves "
-        "memory, not work.</div>"
+        f"<div>The plain way does 4·N²·d = <b>{state.flops:,}</b> floating-point operations "
+        f"(about {_power_of_ten(state.flops)}); tiling adds N·⌈N/B⌉·(d + 1) = "
+        f"<b>{state.rescale_flops:,}</b> rescale multiplies (about N²d/B, "
+        f"{100 * state.rescale_flops / state.flops:.2g} % more): it saves memory, not "
+        "work.</div>"
     )
 
 
