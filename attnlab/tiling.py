@@ -102,9 +102,11 @@ def tiled_attention(q, k, v, mask=None, *, causal=False, scale=None, block_size=
     Extra memory, beyond the inputs and the output: one score tile
     ``(..., block_q, block_k)`` and its exponentials, plus ``m``, ``l``
     ``(..., block_q)`` and ``acc`` ``(..., block_q, d_v)`` of the current query
-    block. The arithmetic is the same as the plain version, about
-    ``2 · n_q · n_k · (d_k + d_v)`` floating-point operations; only the order
-    changes. Inputs are never modified.
+    block. The arithmetic is that of the plain version, about
+    ``2 · n_q · n_k · (d_k + d_v)`` floating-point operations, plus the rescales:
+    per query row and key block ``acc`` and ``l`` are multiplied by
+    ``exp(m_old - m_new)``, about ``n_q · n_k · d_v / block_k`` more multiplies (and
+    as many exponentials as key blocks per row). Inputs are never modified.
 
     Examples
     --------
