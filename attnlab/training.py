@@ -1,0 +1,328 @@
+r"""Train one attention head in numpy to reverse a sequence, and watch its heatmap form.
+
+The task: a sequence of ``n`` tokens from a small vocabulary comes in; at every position ``i``
+the head must output the token at position ``n − 1 − i``. Nothing about a token says where its
+partner is, only its position does, so the one way to solve the task is for query ``i`` to put
+its weight on key ``n − 1 − i``: an **anti-diagonal** heatmap, lesson 4's off-diagonal links,
+one per query. :func:`anti_diagonal_mass` measures it with lesson 4's :func:`diagonal_mass`
+of the heatmap read right to left.
+
+The model, one head and a read-out::
+
+    x_i   = [one-hot(token_i), one-hot(i)]            (n, vocab + n)
+    Q, K, V = X W_Q, X W_K, X W_V                     (n, d_k), (n, d_k), (n, d_v)
+    W     = softmax(Q Kᵀ · d_k^(−α))                  (n, n)    α = ½ is the usual 1/√d_k
+    logits = (W V) W_O                                (n, vocab)
+    loss  = mean cross-entropy against the reversed sequence
+
+trained with plain stochastic gradient descent, ``θ ← θ − lr · ∂L/∂θ``, on fresh random
+batches drawn from one seeded generator, so a run is a pure function of its settings. The
+gradients come from :mod:`attnlab.backward`. Every weight starts from a normal distribution
+scaled so that each entry of ``q``, ``k`` and ``v`` has variance 1 at the start: the
+assumption of lesson 2, under which ``q · k`` has variance ``d_k``.
+
+Examples
+--------
+>>> run = train(d_k=8, steps=300, seed=0)
+>>> run.solved_at is not None, run.accuracy[-1] > 0.99
+(True, True)
+>>> bool(anti_diagonal_mass(run.weights[-1]) > 0.9)
+True
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from attnlab._validate import positive_finite, positive_int
+from attnlab.backward import _attention_backward, _softmax_vjp  # noqa: F401 (named in docs)
+from attnlab.patterns import diagonal_mass, normalised_entropy
+from attnlab.softmax_family import log_softmax, softmax
+
+__all__ = [
+    "PROBE",
+    "TOKENS",
+    "Head",
+    "Run",
+    "anti_diagonal_mass",
+    "encode",
+    "head_forward",
+    "init_head",
+    "loss_and_grads",
+    "reverse_batch",
+    "sgd_step",
+    "train",
+]
+
+TOKENS = tuple("ABCDEFGH")  #: the vocabulary
+N = 6  #: sequence length
+D_V = 16  #: value width (fixed: only d_k varies in the experiments)
+BATCH = 32
+LEARNING_RATE = 0.5
+STEPS = 300
+SOLVED = 0.99  #: the accuracy on the evaluation batch that counts as solved
+EVAL_EVERY = 10  #: steps between evaluations and snapshots
+#: The sequence whose heatmap is shown: repeated tokens, so reading by token is ambiguous.
+PROBE = ("C", "A", "F", "E", "A", "B")
+
+
+def reverse_batch(rng: np.random.Generator, batch: int = BATCH, n: int = N,
+                  vocab: int = len(TOKENS)) -> tuple[np.ndarray, np.ndarray]:
+    """A batch of random token sequences and their reverses.
+
+    Returns
+    -------
+    tokens, targets : ndarray of int, shape (batch, n)
+        ``targets[:, i] == tokens[:, n - 1 - i]``.
+
+    Examples
+    --------
+    >>> tokens, targets = reverse_batch(np.random.default_rng(0), batch=2, n=4)
+    >>> bool((targets == tokens[:, ::-1]).all()), tokens.shape
+    (True, (2, 4))
+    """
+    tokens = rng.integers(0, vocab, size=(batch, n))  # (batch, n)
+    return tokens, tokens[:, ::-1].copy()
+
+
+def encode(tokens, vocab: int = len(TOKENS)) -> np.ndarray:
+    """Each token as ``[one-hot(token), one-hot(position)]``.
+
+    Parameters
+    ----------
+    tokens : array_like of int, shape (..., n)
+
+    Returns
+    -------
+    ndarray, shape (..., n, vocab + n), float64
+
+    Examples
+    --------
+    >>> encode([[1, 0]], vocab=3).astype(int).tolist()
+    [[[0, 1, 0, 1, 0], [1, 0, 0, 0, 1]]]
+    """
+    tokens = np.asarray(tokens)
+    n = tokens.shape[-1]
+    token_part = np.eye(vocab)[tokens]  # (..., n, vocab)
+    position_part = np.broadcast_to(np.eye(n), (*tokens.shape[:-1], n, n))  # (..., n, n)
+    return np.concatenate([token_part, position_part], axis=-1)  # (..., n, vocab + n)
+
+
+@dataclass(frozen=True)
+class Head:
+    """The trainable weights: one attention head and its read-out."""
+
+    w_q: np.ndarray  #: (d_in, d_k)
+    w_k: np.ndarray  #: (d_in, d_k)
+    w_v: np.ndarray  #: (d_in, d_v)
+    w_o: np.ndarray  #: (d_v, vocab)
+
+    def items(self):
+        return {"w_q": self.w_q, "w_k": self.w_k, "w_v": self.w_v, "w_o": self.w_o}.items()
+
+
+def init_head(d_k: int, seed: int = 0, d_v: int = D_V, n: int = N,
+              vocab: int = len(TOKENS)) -> Head:
+    """Random weights such that every entry of ``q``, ``k`` and ``v`` starts with variance 1.
+
+    An input row has two ones (its token and its position), so a projection entry drawn with
+    variance ½ gives ``q_j = W[token, j] + W[position, j]`` variance 1. ``W_O`` has variance
+    ``1/d_v``, so each logit starts with variance about 1 as well.
+
+    Examples
+    --------
+    >>> head = init_head(d_k=4)
+    >>> head.w_q.shape, head.w_v.shape, head.w_o.shape
+    ((14, 4), (14, 16), (16, 8))
+    """
+    rng = np.random.default_rng([seed, d_k])
+    d_in = vocab + n
+    w_q, w_k = rng.normal(0.0, math.sqrt(0.5), size=(2, d_in, d_k))  # (d_in, d_k) each
+    w_v = rng.normal(0.0, math.sqrt(0.5), size=(d_in, d_v))  # (d_in, d_v)
+    w_o = rng.normal(0.0, 1.0 / math.sqrt(d_v), size=(d_v, vocab))  # (d_v, vocab)
+    return Head(w_q, w_k, w_v, w_o)
+
+
+def head_forward(head: Head, x: np.ndarray, scale: float):
+    """Logits and everything the backward pass needs.
+
+    Returns
+    -------
+    logits : ndarray, shape (..., n, vocab)
+    cache : dict
+        ``q``, ``k`` (..., n, d_k), ``v`` (..., n, d_v), ``weights`` (..., n, n),
+        ``mixed`` (..., n, d_v) = weights @ v.
+    """
+    q, k, v = x @ head.w_q, x @ head.w_k, x @ head.w_v  # (..., n, d_k), (.., n, d_k), (.., n, d_v)
+    scores = (q @ np.swapaxes(k, -1, -2)) * scale  # (..., n, n)
+    weights = softmax(scores, axis=-1)  # (..., n, n)
+    mixed = weights @ v  # (..., n, d_v)
+    return mixed @ head.w_o, {"q": q, "k": k, "v": v, "weights": weights, "mixed": mixed}
+
+
+def loss_and_grads(head: Head, x: np.ndarray, targets: np.ndarray, scale: float):
+    """Mean cross-entropy over every position of the batch, and its gradient for each weight.
+
+    Returns
+    -------
+    loss : float
+    grads : Head
+        ``∂loss/∂W`` for each of the four matrices.
+    cache : dict
+        As :func:`head_forward`, plus ``logits``.
+
+    Examples
+    --------
+    >>> tokens, targets = reverse_batch(np.random.default_rng(0), batch=4)
+    >>> loss, grads, _ = loss_and_grads(init_head(4), encode(tokens), targets, 0.5)
+    >>> grads.w_q.shape, loss > 0
+    ((14, 4), True)
+    """
+    logits, cache = head_forward(head, x, scale)  # (batch, n, vocab)
+    log_p = log_softmax(logits, axis=-1)  # (batch, n, vocab)
+    picked = np.take_along_axis(log_p, targets[..., None], axis=-1)  # (batch, n, 1)
+    count = targets.size
+    loss = -float(picked.sum()) / count
+    d_logits = np.exp(log_p)  # (batch, n, vocab) softmax of the logits
+    np.put_along_axis(d_logits, targets[..., None],
+                      np.take_along_axis(d_logits, targets[..., None], axis=-1) - 1.0, axis=-1)
+    d_logits /= count  # (batch, n, vocab) ∂loss/∂logits
+    d_w_o = np.einsum("bnv,bnc->vc", cache["mixed"], d_logits)  # (d_v, vocab)
+    d_mixed = d_logits @ head.w_o.T  # (batch, n, d_v)
+    dq, dk, dv = _attention_backward(cache["q"], cache["k"], cache["v"], cache["weights"],
+                                     d_mixed, scale)  # fmt: skip
+    grads = Head(
+        w_q=np.einsum("bnd,bnk->dk", x, dq),  # (d_in, d_k)
+        w_k=np.einsum("bnd,bnk->dk", x, dk),  # (d_in, d_k)
+        w_v=np.einsum("bnd,bnk->dk", x, dv),  # (d_in, d_v)
+        w_o=d_w_o,
+    )
+    cache["logits"] = logits
+    return loss, grads, cache
+
+
+def sgd_step(head: Head, grads: Head, lr: float) -> Head:
+    """Plain stochastic gradient descent: ``W ← W − lr · ∂L/∂W``, as new arrays.
+
+    Examples
+    --------
+    >>> one = Head(*(np.ones((1, 1)) for _ in range(4)))
+    >>> sgd_step(one, one, 0.25).w_q.tolist()
+    [[0.75]]
+    """
+    return Head(*(w - lr * g for (_, w), (_, g) in zip(head.items(), grads.items(), strict=True)))
+
+
+def anti_diagonal_mass(weights) -> np.ndarray:
+    """The mean weight on the anti-diagonal, ``mean_i W[i, n − 1 − i]``: reversal's pattern.
+
+    It is lesson 4's :func:`attnlab.patterns.diagonal_mass` of the heatmap read from right
+    to left; ``1/n`` for uniform rows, 1 when every query reads its mirror position.
+
+    Examples
+    --------
+    >>> float(anti_diagonal_mass(np.eye(3)[::-1]))
+    1.0
+    """
+    return diagonal_mass(np.flip(weights, axis=-1))
+
+
+@dataclass
+class Run:
+    """One training run: its settings, loss curve, evaluations and heatmap snapshots."""
+
+    d_k: int
+    exponent: float
+    seed: int
+    lr: float
+    steps: int
+    loss: np.ndarray = field(repr=False)  #: (steps,) training loss at each step
+    eval_steps: np.ndarray = field(repr=False)  #: (m,) steps at which evaluated (0 included)
+    accuracy: np.ndarray = field(repr=False)  #: (m,) accuracy on the evaluation batch
+    eval_loss: np.ndarray = field(repr=False)  #: (m,) loss on the evaluation batch
+    weights: np.ndarray = field(repr=False)  #: (m, n, n) the probe sequence's heatmap
+    entropy: np.ndarray = field(repr=False)  #: (m, n) its normalised row entropy
+    grad_norm: np.ndarray = field(repr=False)  #: (steps,) |∂L/∂W_Q| + |∂L/∂W_K| (Frobenius)
+    solved_at: int | None = None  #: first evaluated step with accuracy ≥ SOLVED
+    head: Head | None = field(default=None, repr=False)  #: the final weights
+
+    @property
+    def scale(self) -> float:
+        return self.d_k ** -self.exponent
+
+
+def train(d_k: int, exponent: float = 0.5, seed: int = 0, steps: int = STEPS,
+          lr: float = LEARNING_RATE, eval_every: int = EVAL_EVERY) -> Run:
+    r"""Train the head on the reversal task; deterministic for given arguments.
+
+    Parameters
+    ----------
+    d_k : int
+        Width of queries and keys, >= 1.
+    exponent : float, default 0.5
+        The scores are multiplied by ``d_k ** -exponent``: 0 is no scaling, ½ is
+        :math:`1/\sqrt{d_k}`.
+    seed : int, default 0
+        Seeds the weights and the batches.
+    steps : int, default :data:`STEPS`
+    lr : float, default :data:`LEARNING_RATE`
+    eval_every : int, default :data:`EVAL_EVERY`
+        Evaluate (256 fixed sequences) and snapshot the probe heatmap every this many steps,
+        and after the last.
+
+    Returns
+    -------
+    Run
+
+    Raises
+    ------
+    ValueError
+        For a non-positive ``d_k``, ``steps``, ``eval_every`` or ``lr``, or a negative or
+        non-finite ``exponent``.
+    """
+    d_k = positive_int(d_k, "d_k")
+    steps = positive_int(steps, "steps")
+    eval_every = positive_int(eval_every, "eval_every")
+    lr = positive_finite(lr, "lr")
+    if not (isinstance(exponent, int | float) and math.isfinite(exponent) and exponent >= 0):
+        raise ValueError(f"exponent must be a finite number >= 0; got {exponent!r}")
+    scale = d_k ** -float(exponent)
+    head = init_head(d_k, seed)
+    batches = np.random.default_rng([seed, 1])
+    eval_tokens, eval_targets = reverse_batch(np.random.default_rng(12345), batch=256)
+    eval_x = encode(eval_tokens)  # (256, n, d_in)
+    probe_x = encode([TOKENS.index(t) for t in PROBE])  # (n, d_in)
+    losses, norms = np.empty(steps), np.empty(steps)
+    evals = {"step": [], "accuracy": [], "loss": [], "weights": []}
+
+    def evaluate(step):
+        logits, _ = head_forward(head, eval_x, scale)  # (256, n, vocab)
+        log_p = log_softmax(logits, axis=-1)
+        evals["step"].append(step)
+        evals["accuracy"].append(float((logits.argmax(axis=-1) == eval_targets).mean()))
+        evals["loss"].append(-float(np.take_along_axis(log_p, eval_targets[..., None],
+                                                       axis=-1).mean()))
+        evals["weights"].append(head_forward(head, probe_x, scale)[1]["weights"])  # (n, n)
+
+    evaluate(0)
+    for step in range(steps):
+        tokens, targets = reverse_batch(batches)
+        loss, grads, _ = loss_and_grads(head, encode(tokens), targets, scale)
+        losses[step] = loss
+        norms[step] = math.hypot(np.linalg.norm(grads.w_q), np.linalg.norm(grads.w_k))
+        head = sgd_step(head, grads, lr)
+        if (step + 1) % eval_every == 0 or step + 1 == steps:
+            evaluate(step + 1)
+    accuracy = np.array(evals["accuracy"])
+    eval_steps = np.array(evals["step"])
+    solved = np.flatnonzero(accuracy >= SOLVED)
+    weights = np.array(evals["weights"])  # (m, n, n)
+    return Run(
+        d_k=d_k, exponent=float(exponent), seed=seed, lr=lr, steps=steps, loss=losses,
+        eval_steps=eval_steps, accuracy=accuracy, eval_loss=np.array(evals["loss"]),
+        weights=weights, entropy=normalised_entropy(weights), grad_norm=norms,
+        solved_at=int(eval_steps[solved[0]]) if solved.size else None, head=head,
+    )  # fmt: skip
