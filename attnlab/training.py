@@ -24,7 +24,7 @@ assumption of lesson 2, under which ``q · k`` has variance ``d_k``.
 Examples
 --------
 >>> run = train(d_k=8, steps=300, seed=0)
->>> run.solved_at is not None, run.accuracy[-1] > 0.99
+>>> run.solved_at is not None, bool(run.accuracy[-1] > 0.99)
 (True, True)
 >>> bool(anti_diagonal_mass(run.weights[-1]) > 0.9)
 True

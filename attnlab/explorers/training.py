@@ -1,0 +1,223 @@
+r"""Lesson 9 explorer: watch one attention head learn to reverse a sequence.
+
+The runs are trained once, when the explorer is first built (:func:`training_runs`, about two
+seconds, then cached): the reversal task of :mod:`attnlab.training` at each head width in
+:data:`D_K_VALUES`, with the scores divided by √d_k or not scaled at all. Every
+:data:`attnlab.training.EVAL_EVERY` steps a run kept a snapshot: the heatmap of the probe
+sequence, its row entropies and the accuracy. A slider step only picks a snapshot.
+
+The view:
+
+* left, the probe sequence's weights on a fixed ``[0, 1]`` colour scale, the anti-diagonal
+  (what reversal needs) outlined;
+* middle, the training loss against the step (log scale), a marker at the chosen step;
+* right, each query's row entropy / log n (0 = reads one key, 1 = uniform).
+
+The pure part is :func:`training_state`; :class:`TrainingExplorer` draws it in place.
+
+Examples
+--------
+>>> state = training_state(step=0, d_k=16, exponent=0.5)
+>>> state.weights.shape, state.tokens
+((6, 6), ('C', 'A', 'F', 'E', 'A', 'B'))
+>>> late = training_state(step=300, d_k=16, exponent=0.5)
+>>> bool(late.anti_diagonal > 0.7 > state.anti_diagonal)
+True
+"""
+
+from __future__ import annotations
+
+import functools
+import html
+from types import SimpleNamespace
+
+import ipywidgets as widgets
+import numpy as np
+from matplotlib.collections import PolyCollection
+from matplotlib.patches import Rectangle
+
+from attnlab.explorers.base import Explorer
+from attnlab.plots.heatmap import cell_labels, plot_heatmap
+from attnlab.plots.outline_labels import OutlineLabels
+from attnlab.plots.weights import PALETTE
+from attnlab.training import PROBE, STEPS, anti_diagonal_mass, train
+
+__all__ = ["D_K_VALUES", "SCALINGS", "TrainingExplorer", "training_runs", "training_state"]
+
+D_K_VALUES = (4, 16, 64, 256)
+SCALINGS = (("÷ √d_k", 0.5), ("no scaling", 0.0))
+N = len(PROBE)
+WEIGHT_CMAP = "viridis"
+CELL_FORMAT = "{:.2f}"
+CELL_SIZE = 8.0
+MARK_COLOUR = PALETTE["vermillion"]
+BAR_COLOUR = PALETTE["blue"]
+LOSS_LIMITS = (5e-4, 10.0)
+
+
+@functools.cache
+def training_runs() -> dict:
+    """``{(d_k, exponent): Run}`` for every width and scaling the explorer offers (seed 0)."""
+    return {(d, a): train(d, a, seed=0) for d in D_K_VALUES for _, a in SCALINGS}
+
+
+def training_state(step: int, d_k: int, exponent: float) -> SimpleNamespace:
+    """The snapshot of run (``d_k``, ``exponent``) at ``step``.
+
+    Parameters
+    ----------
+    step : int
+        One of the run's snapshot steps, 0, 10, …, :data:`attnlab.training.STEPS`.
+    d_k : int
+        One of :data:`D_K_VALUES`.
+    exponent : float
+        0.5 (divide by √d_k) or 0.0 (no scaling).
+
+    Returns
+    -------
+    SimpleNamespace
+        ``tokens``, ``step``, ``d_k``, ``exponent``; ``weights`` (n, n) and ``entropy`` (n,)
+        of the probe sequence; ``anti_diagonal`` (lesson 4's diagonal mass read right to left);
+        ``reads`` (n,) the key each query weights most; ``accuracy`` and ``eval_loss`` on the
+        evaluation batch; ``loss`` (steps,) the whole training-loss curve and ``step_loss``
+        its value at ``step`` (at step 0, the first batch's); ``solved_at``.
+
+    Raises
+    ------
+    ValueError
+        If an argument is not one the explorer offers; the message names it.
+    """
+    runs = training_runs()
+    if (d_k, exponent) not in runs:
+        raise ValueError(
+            f"d_k and exponent must be one of {sorted(runs)}; got d_k={d_k!r}, "
+            f"exponent={exponent!r}"
+        )
+    run = runs[(d_k, exponent)]
+    where = np.flatnonzero(run.eval_steps == step)
+    if isinstance(step, bool) or where.size == 0:
+        raise ValueError(f"step must be one of the snapshot steps 0, 10, … {STEPS}; got {step!r}")
+    i = int(where[0])
+    weights = run.weights[i]  # (n, n)
+    return SimpleNamespace(
+        tokens=PROBE, step=int(step), d_k=d_k, exponent=exponent, weights=weights,
+        entropy=run.entropy[i], anti_diagonal=float(anti_diagonal_mass(weights)),
+        reads=weights.argmax(axis=1), accuracy=float(run.accuracy[i]),
+        eval_loss=float(run.eval_loss[i]), loss=run.loss,
+        step_loss=float(run.loss[max(int(step) - 1, 0)]), solved_at=run.solved_at,
+    )  # fmt: skip
+
+
+def _unit_squares() -> np.ndarray:
+    rows, cols = np.divmod(np.arange(N * N), N)  # (n * n,) each
+    corners = np.array([(-0.5, -0.5), (0.5, -0.5), (0.5, 0.5), (-0.5, 0.5)])  # (4, 2) x, y
+    return np.column_stack([cols, rows])[:, None, :] + corners  # (n * n, 4, 2)
+
+
+class TrainingExplorer(Explorer):
+    """Slide through training; switch the head width and the √d_k scaling.
+
+    Parameters
+    ----------
+    **initial
+        Starting control values. Controls: ``step`` (the snapshot steps, starting at 0),
+        ``d_k`` (:data:`D_K_VALUES`, starting at 16) and ``exponent`` (0.5 for ÷ √d_k,
+        0.0 for no scaling).
+
+    Examples
+    --------
+    >>> explorer = TrainingExplorer()
+    >>> explorer.set(step=300)
+    >>> bool(explorer.state.anti_diagonal > 0.7)
+    True
+    """
+
+    name = "training"
+    figsize = (9.6, 3.4)
+
+    def make_controls(self) -> dict:
+        steps = training_runs()[(D_K_VALUES[0], 0.5)].eval_steps
+        style = {"description_width": "initial"}
+        return {
+            "step": widgets.SelectionSlider(
+                options=[(str(s), int(s)) for s in steps], value=0,
+                description="training step", continuous_update=True, style=style,
+                layout=widgets.Layout(width="420px"),
+            ),
+            "d_k": widgets.SelectionSlider(
+                options=[(str(d), d) for d in D_K_VALUES], value=16,
+                description="head size d_k", continuous_update=True, style=style,
+                layout=widgets.Layout(width="300px"),
+            ),
+            "exponent": widgets.ToggleButtons(options=list(SCALINGS), value=0.5,
+                                              description="scores", style=style),
+        }  # fmt: skip
+
+    def compute(self, step, d_k, exponent) -> SimpleNamespace:
+        return training_state(step, d_k, exponent)
+
+    def build(self, figure):
+        heat_ax, loss_ax, ent_ax = figure.subplots(1, 3, width_ratios=[1.25, 1.1, 0.8])
+        heat = plot_heatmap(
+            np.full((N, N), 1.0 / N), PROBE, PROBE, ax=heat_ax, vmin=0.0, vmax=1.0,
+            cmap=WEIGHT_CMAP, annotate=False, colorbar=False, fmt=CELL_FORMAT,
+        )  # fmt: skip
+        heat.image.set_visible(False)  # squares are cheaper to redraw than a resampled image
+        squares = PolyCollection(_unit_squares(), cmap=heat.image.get_cmap(),
+                                 norm=heat.image.norm, edgecolors="none", zorder=1)
+        heat_ax.add_collection(squares, autolim=False)
+        for i in range(N):  # the anti-diagonal, what reversal needs
+            heat_ax.add_patch(Rectangle((N - 1 - i - 0.5, i - 0.5), 1, 1, fill=False,
+                                        edgecolor="white", linestyle="--", linewidth=1.2,
+                                        zorder=3))
+        cells = OutlineLabels(heat_ax, [(j, i) for i in range(N) for j in range(N)], CELL_SIZE)
+        heat_ax.set_title("weights of the probe sequence", fontsize=9)
+
+        (curve,) = loss_ax.plot(np.arange(1, STEPS + 1), np.ones(STEPS), color=BAR_COLOUR,
+                                linewidth=1.0)
+        (marker,) = loss_ax.plot([1], [1.0], "o", color=MARK_COLOUR, markersize=7, zorder=4)
+        loss_ax.set(yscale="log", xlim=(0, STEPS), ylim=LOSS_LIMITS, xlabel="step",
+                    ylabel="training loss")
+        loss_ax.set_title("loss (cross-entropy)", fontsize=9)
+        for side in ("top", "right"):
+            loss_ax.spines[side].set_visible(False)
+            ent_ax.spines[side].set_visible(False)
+
+        rows = np.arange(N)
+        bars = ent_ax.barh(rows, np.zeros(N), height=0.6, color=BAR_COLOUR)
+        ent_ax.axvline(1.0, color="black", linestyle=":", linewidth=1.0)
+        ent_ax.set(xlim=(0.0, 1.0), ylim=(N - 0.5, -0.5), xlabel=f"row entropy H / log {N}")
+        ent_ax.set_yticks(rows, [f"{i}:{t}" for i, t in enumerate(PROBE)])
+        ent_ax.set_title("how spread each query is", fontsize=9)
+        return {"squares": squares, "image": heat.image, "cells": cells, "curve": curve,
+                "marker": marker, "bars": list(bars)}  # fmt: skip
+
+    def draw(self, artists, state) -> None:
+        artists["squares"].set_array(state.weights.ravel())
+        texts, colours = cell_labels(artists["image"], state.weights, CELL_FORMAT)  # (n, n)
+        artists["cells"].set_texts(texts.ravel(), colours.ravel())
+        loss = np.clip(state.loss, *LOSS_LIMITS)  # (steps,) drawn inside the fixed limits
+        artists["curve"].set_ydata(loss)
+        artists["marker"].set_data([max(state.step, 1)], [loss[max(state.step - 1, 0)]])
+        for bar, h in zip(artists["bars"], state.entropy, strict=True):
+            bar.set_width(h)
+
+    def describe(self, state) -> str:
+        scaling = "÷ √d_k" if state.exponent == 0.5 else "no scaling"
+        reads = ", ".join(f"{html.escape(state.tokens[i])}→{j}"
+                          for i, j in enumerate(state.reads.tolist()))  # fmt: skip
+        solved = ("never, within the budget" if state.solved_at is None
+                  else f"at step {state.solved_at}")  # fmt: skip
+        return (
+            f"<div><b>step {state.step}</b> · d_k = {state.d_k}, {scaling} · training loss "
+            f"<b>{state.step_loss:.3g}</b> · accuracy on 256 held-out sequences "
+            f"<b>{state.accuracy:.1%}</b> (solved {solved})</div>"
+            f"<div>Anti-diagonal mass <b>{state.anti_diagonal:.2f}</b> (1 = every query reads "
+            f"its mirror position, {1 / N:.2f} = uniform) · mean row entropy "
+            f"<b>{state.entropy.mean():.2f}</b> · key each query weights most: {reads}</div>"
+        )
+
+    def layout(self) -> widgets.Box:
+        c = self.controls
+        top = widgets.HBox([c["step"], c["d_k"]])
+        return widgets.VBox([top, c["exponent"], self.view.widget, self.readout, self.error])
