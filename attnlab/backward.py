@@ -314,9 +314,10 @@ def self_attention_backward(x, w_q, w_k, w_v, grad_output, mask=None, scale=None
 
 def _project_back(x, w_q, w_k, w_v, dq, dk, dv):
     """From the gradients of Q, K, V to those of X and the projections (unvalidated)."""
-    dw_q = np.einsum("...nd,...nk->dk", x, dq)  # (d_model, d_k) summed over the batch
-    dw_k = np.einsum("...nd,...nk->dk", x, dk)  # (d_model, d_k)
-    dw_v = np.einsum("...nd,...nk->dk", x, dv)  # (d_model, d_v)
+    rows = x.reshape(-1, x.shape[-1])  # (batch * n, d_model): every token of every sequence
+    dw_q = rows.T @ dq.reshape(-1, dq.shape[-1])  # (d_model, d_k) summed over the batch
+    dw_k = rows.T @ dk.reshape(-1, dk.shape[-1])  # (d_model, d_k)
+    dw_v = rows.T @ dv.reshape(-1, dv.shape[-1])  # (d_model, d_v)
     dx = dq @ w_q.T + dk @ w_k.T + dv @ w_v.T  # (..., n, d_model)
     return dx, dw_q, dw_k, dw_v
 
