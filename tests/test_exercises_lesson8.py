@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 import worked_answers as W
 from answer_tables import assert_right, assert_wrong, judged, right, wrong
+from source_answers import worked_answer
 
 import attnlab
 from attnlab.exercises import lesson8 as L
@@ -325,3 +326,128 @@ def test_a_wrong_step_names_the_case_the_step_and_the_inputs():
     message = judged(L.online_update, no_rescale).message
     assert "step 2 of" in message and "m = " in message and "block = " in message
     assert "the answer is m = " in message and "but yours gave" in message
+
+
+# ---------------------------------------------------------------- 8.4 the outer tiled loop
+def loop_worked(q, k, v, block, causal):
+    return worked_answer(L.tiled_loop)(q, k, v, block, causal)
+
+
+def loop_in(dtype=np.float64, *, skip=True, tail=True, diagonal_mask=True, local=False,
+            skip_diagonal=False, divide=True, count="tile", as_list=False):
+    """A tiled loop written the way a learner might, with one choice (or mistake) switched."""
+
+    def tiled(q, k, v, block, causal):
+        q, k, v = (np.asarray(a, dtype=dtype) for a in (q, k, v))
+        n, d_k = q.shape[-2:]
+        out = np.zeros((*q.shape[:-1], v.shape[-1]), dtype=dtype)  # (..., n, d_v)
+        starts = range(0, n, block) if tail else range(0, n - n % block, block)
+        tiles = 0
+        for i0 in starts:
+            i1 = min(i0 + block, n)
+            m = np.full(q.shape[:-2] + (i1 - i0,), -np.inf, dtype=dtype)
+            l = np.zeros_like(m)
+            acc = np.zeros(q.shape[:-2] + (i1 - i0, v.shape[-1]), dtype=dtype)
+            tiles += count == "query block"
+            for j0 in starts:
+                j1 = min(j0 + block, n)
+                if causal and skip and (j0 >= i0 if skip_diagonal else j0 > i1 - 1):
+                    continue
+                s = q[..., i0:i1, :] @ k[..., j0:j1, :].swapaxes(-1, -2) / np.sqrt(d_k)
+                if causal and diagonal_mask:
+                    r, c = (np.arange(i1 - i0), np.arange(j1 - j0)) if local else (
+                        np.arange(i0, i1), np.arange(j0, j1))
+                    s = np.where(c[None, :] <= r[:, None], s, -np.inf)
+                m_new = np.maximum(m, s.max(axis=-1))
+                shift = np.where(np.isfinite(m_new), m_new, 0.0)
+                factor = np.exp(m - shift)
+                e = np.exp(s - shift[..., None])
+                l = l * factor + e.sum(axis=-1)
+                acc = acc * factor[..., None] + e @ v[..., j0:j1, :]
+                m = m_new
+                tiles += count == "tile"
+            out[..., i0:i1, :] = acc / l[..., None] if divide else acc
+        return (out.tolist() if as_list else out), tiles
+
+    return tiled
+
+
+def loop_whole_matrix(q, k, v, block, causal):
+    """Right numbers, but through the whole (n, n) matrix."""
+    scores = q @ k.T / np.sqrt(q.shape[1])  # (n, n)
+    if causal:
+        scores = np.where(np.tril(np.ones(scores.shape, dtype=bool)), scores, -np.inf)
+    e = np.exp(scores - scores.max(axis=1, keepdims=True))
+    return e @ v / e.sum(axis=1, keepdims=True), L.expected_tiles(len(q), block, causal)
+
+
+def loop_through_the_library(q, k, v, block, causal):
+    return attnlab.tiled_attention(q, k, v, causal=causal, block_size=block), 0
+
+
+LOOP_RIGHT = {
+    "reference": loop_worked,
+    "written out, float64": loop_in(),
+    "in float32": loop_in(np.float32),
+    "returns a list": loop_in(as_list=True),
+    "batch-ready (... axes)": lambda q, k, v, b, c: (lambda r: (r[0][0], r[1]))(
+        loop_in()(q[None], k[None], v[None], b, c)),
+}
+LOOP_WRONG = {
+    "attnlab's tiled_attention": (loop_through_the_library, "asks you not to use"),
+    "the whole matrix": (loop_whole_matrix, "score matrix in float64 is 8,000,000 bytes"),
+    "no causal skipping": (loop_in(skip=False), "That is all 2 × 2 tiles"),
+    "tiles counted per query block": (loop_in(count="query block"), "one per query block"),
+    "last block dropped": (loop_in(tail=False), "leaves out the last, shorter block"),
+    "no mask inside the diagonal tiles": (
+        loop_in(diagonal_mask=False),
+        "inside the tiles that cross it the keys after each query are still read",
+    ),
+    "mask with positions inside the tile": (loop_in(local=True), "positions within the tile"),
+    "diagonal tiles skipped": (loop_in(skip_diagonal=True), "You skip the tiles on the diagonal"),
+    "no division by l": (loop_in(divide=False), "Your rows are not divided by l"),
+    "causal ignored": (lambda q, k, v, b, c: loop_in()(q, k, v, b, False), "ignores causal=True"),
+    "output only": (lambda *a: loop_worked(*a)[0], "should return two things, (output, tiles)"),
+}
+
+
+def test_loop_cases_cover_what_the_exercise_promises():
+    cases = L.loop_cases()
+    assert any(len(c.q) % c.block for c in cases), "a length the block does not divide"
+    assert any(c.causal for c in cases) and any(not c.causal for c in cases)
+    assert any(len(c.q) * len(c.q) * 8 > 4_000_000 for c in cases), "a case where N² shows"
+    assert any(np.abs(c.q @ c.k.T).max() > 100 for c in cases)
+
+
+def test_expected_tiles_counts_the_loop():
+    """Against a brute-force count: tiles holding at least one allowed (query, key) pair."""
+    for n, b in [(4, 3), (10, 4), (10, 1), (1000, 64), (7, 7), (5, 9)]:
+        allowed = attnlab.causal_mask(n)
+        brute = sum(bool(allowed[i:i + b, j:j + b].any())
+                    for i in range(0, n, b) for j in range(0, n, b))  # fmt: skip
+        assert L.expected_tiles(n, b, True) == brute
+        assert L.expected_tiles(n, b, False) == (-(-n // b)) ** 2
+
+
+def test_every_loop_mistake_differs_from_the_right_output():
+    for case in L.loop_cases()[1:4]:
+        expected = attnlab.scaled_dot_product_attention(
+            case.q, case.k, case.v, mask=attnlab.causal_mask(len(case.q)))[0]
+        for mistake, reason in L._loop_mistakes(case):
+            assert not np.allclose(mistake, expected, rtol=1e-4, equal_nan=True), reason
+
+
+@pytest.mark.parametrize(
+    "exercise, answer",
+    right((L.tiled_loop, LOOP_RIGHT)),
+)
+def test_right_loops_are_accepted(exercise, answer):
+    assert_right(exercise, answer)
+
+
+@pytest.mark.parametrize(
+    "exercise, answer, reason",
+    wrong((L.tiled_loop, LOOP_WRONG)),
+)
+def test_wrong_loops_are_rejected_with_a_reason(exercise, answer, reason):
+    assert_wrong(exercise, answer, reason)

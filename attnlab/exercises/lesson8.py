@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import tracemalloc
 from types import SimpleNamespace
 
 import numpy as np
@@ -53,9 +54,12 @@ __all__ = [
     "scores_memory",
     "online_update",
     "attention_step",
+    "tiled_loop",
     "memory_cases",
     "online_cases",
     "attention_cases",
+    "loop_cases",
+    "expected_tiles",
 ]
 
 
@@ -88,6 +92,12 @@ def _memory_mistakes(n, heads, batch, dtype) -> list[tuple[float, str]]:
         (
             right * 8,
             "That is bits, not bytes: a byte has 8 bits, and itemsize is already in bytes.",
+        ),
+        (
+            2 * right,
+            "That is twice the answer: you counted two n × n matrices per head (the scores "
+            "and the weights, say). The exercise asks for the scores alone; the weights would "
+            "be another matrix of the same size.",
         ),
         (right / 2**20, "That looks like mebibytes (divided by 2**20); return plain bytes."),
         (right / 1e6, "That looks like megabytes (divided by 10**6); return plain bytes."),
@@ -197,12 +207,41 @@ def _as_results(got, names, shapes, what) -> list[np.ndarray]:
     return results
 
 
+#: How close a right answer must be: float32 keeps about 7 significant digits, and a sum of a
+#: few dozen terms can lose one or two more, so answers computed in float32 pass; every known
+#: mistake is off by far more (the tests check that each one is still told apart).
+_RTOL = 2e-5
+
+
+def _tolerance(expected) -> float:
+    """An absolute tolerance in proportion to the size of the numbers (``acc`` can cancel)."""
+    finite = np.abs(expected[np.isfinite(expected)]) if np.size(expected) else np.zeros(0)
+    return _RTOL * max(1.0, float(finite.max()) if finite.size else 1.0)
+
+
+def _close(g, e) -> np.ndarray:
+    """Entry by entry: within float32 rounding of the reference, -inf matching -inf."""
+    with np.errstate(invalid="ignore"):
+        return np.isclose(g, e, rtol=_RTOL, atol=_tolerance(e), equal_nan=True)
+
+
 def _same(got, expected) -> bool:
     """Close, with ``-inf`` matching ``-inf`` and NaN matching NaN (the references have none)."""
     return all(
-        np.allclose(g, e, rtol=1e-6, atol=1e-9, equal_nan=True)
+        np.shape(g) == np.shape(e) and bool(np.all(_close(g, e)))
         for g, e in zip(got, expected, strict=True)
     )
+
+
+def _looks_equal(shown_got: str, shown_expected: str, got, expected) -> str:
+    """When the numbers as printed agree, the size of the difference they hide ('' if not)."""
+    if shown_got != shown_expected:
+        return ""
+    gaps = [np.abs(np.asarray(g, float) - np.asarray(e, float))[~_close(g, e)]
+            for g, e in zip(got, expected, strict=True)]  # fmt: skip
+    gap = max((float(x.max()) for x in gaps if x.size), default=0.0)
+    return (f" They agree to the digits shown, but differ by up to {gap:.3g}, more than "
+            "rounding (even in float32) explains.")
 
 
 def _quietly(function, *args):
@@ -246,7 +285,8 @@ def _drive(answer, case, names, step, mistakes) -> None:
         if not cause and not all(np.all(np.isfinite(g) | np.isneginf(g)) for g in got):
             cause = _not_finite(args, expected, got, names)
         cause = cause or _first_difference(got, expected, names)
-        raise Wrong(f"{said} {cause}{warned(messages)}")
+        hidden = _looks_equal(_pairs(names, got), _pairs(names, expected), got, expected)
+        raise Wrong(f"{said}{hidden} {cause}{warned(messages)}")
 
 
 def _pairs(names, values) -> str:
@@ -255,14 +295,20 @@ def _pairs(names, values) -> str:
 
 def _first_difference(got, expected, names) -> str:
     for name, g, e in zip(names, got, expected, strict=True):
-        bad = ~np.isclose(g, e, rtol=1e-6, atol=1e-9)
+        bad = ~_close(g, e)
         if bad.any():
             row = int(np.argwhere(bad)[0][0])
             return (
-                f"Row {row} of {name} should be {_short(np.round(e[row], 6).tolist())}, "
-                f"not {_short(np.round(g[row], 6).tolist())}."
+                f"Row {row} of {name} should be {_digits(e[row])}, not {_digits(g[row])}."
             )
     return ""
+
+
+def _digits(value) -> str:
+    """Numbers with 8 significant digits, enough to show a difference the check cares about."""
+    flat = np.atleast_1d(np.asarray(value, dtype=float)).ravel()
+    text = ", ".join(f"{x:.8g}" for x in flat[:8]) + (", ..." if flat.size > 8 else "")
+    return f"[{text}]" if np.ndim(value) else text
 
 
 def _not_finite(args, expected, got, names) -> str:
@@ -341,6 +387,7 @@ def _online_mistakes(m, l, block) -> list[tuple[tuple, str]]:
     terms = _quietly(lambda: np.exp(block - shift[:, None]).sum(axis=1))
     block_max = block.max(axis=1)
     own = np.where(np.isfinite(block_max), block_max, 0.0)
+    old = np.where(np.isfinite(m), m, 0.0)  # the old max, 0 while it is still -inf
     return [
         (
             (m_new, l + terms),
@@ -361,8 +408,27 @@ def _online_mistakes(m, l, block) -> list[tuple[tuple, str]]:
             "Your m is the max of this block only; it must be the max of everything "
             "seen so far, np.maximum(m, block.max(axis=1)).",
         ),
-        (_quietly(lambda: (m_new, l * np.exp(m - shift) + np.exp(block).sum(axis=1))), _UNSHIFTED),
-        (_quietly(lambda: (m_new, l + np.exp(block).sum(axis=1))), _UNSHIFTED),
+        (
+            _quietly(lambda: (m_new, l + np.exp(block - m[:, None]).sum(axis=1))),
+            _OLD_MAX,
+        ),
+        (
+            _quietly(lambda: (m_new, l * np.exp(m - shift) + np.exp(block - m[:, None]).sum(
+                axis=1))),
+            _OLD_MAX,
+        ),
+        (
+            _quietly(lambda: (m_new, l + np.exp(block - old[:, None]).sum(axis=1))),
+            _OLD_MAX if np.isfinite(m).all() else _UNSHIFTED + _OLD_MAX_FIRST,
+        ),
+        (
+            _quietly(lambda: (m_new, l * np.exp(m - shift) + np.exp(block).sum(axis=1))),
+            _UNSHIFTED + (_OLD_MAX_FIRST if np.isneginf(m).all() else ""),
+        ),
+        (
+            _quietly(lambda: (m_new, l + np.exp(block).sum(axis=1))),
+            _UNSHIFTED + (_OLD_MAX_FIRST if np.isneginf(m).all() else ""),
+        ),
     ]
 
 
@@ -370,6 +436,19 @@ _UNSHIFTED = (
     "Your l adds exp(block) without subtracting the new max: every term of l must "
     "be exp(x - m_new), and the old l is rescaled by exp(m_old - m_new). Without the "
     "shift, scores near 1000 overflow."
+)
+
+
+_OLD_MAX = (
+    "You shifted the block's exponentials by the old running max m instead of the new one. "
+    "Before the first block m is -inf, so exp(x - m) is inf; later, a block that raises the "
+    "max gives terms exp(x - m_old) > 1, and l is then measured against two different "
+    "maxima. Compute m_new = max(m, block max) first and use it in exp(block - m_new)."
+)
+_OLD_MAX_FIRST = (
+    " (If you shifted by the old running max: before the first block that is -inf, or the 0 "
+    "you used in its place, so nothing was subtracted. The shift must be the new max, which "
+    "already includes this block.)"
 )
 
 
@@ -519,4 +598,225 @@ attention_step = Exercise(
         'a second axis) plus the new exps times `v_block`.',
     ],
     forbidden=_LIBRARY_FOLDS,
+)
+
+
+# ---------------------------------------------------------------- 8.4 the outer tiled loop
+#: The library's plain and tiled attention: 8.4 asks for the loop itself.
+_LIBRARY_ATTENTION = ("attnlab.tiled_attention", "attnlab.tiling.tiled_attention",
+                      "attnlab.scaled_dot_product_attention",
+                      "attnlab.attention.scaled_dot_product_attention")
+
+
+def loop_cases() -> list[SimpleNamespace]:
+    """(q, k, v, block, causal) the checker tries, with the number of tiles a causal loop
+    that skips every tile wholly above the diagonal computes.
+
+    "The cat sat down" with block 3 (3 does not divide 4), without and with the causal mask;
+    10 random queries with scores in the hundreds, block 4, causal; the same with block 1;
+    a longer sequence (1000 tokens, block 64, causal), where the check also measures the
+    memory the function allocates.
+    """
+    cat = cat_sat_down()
+    rng = np.random.default_rng(84)
+    big = rng.normal(size=(3, 10, 5)) * np.array([[[12.0]], [[12.0]], [[1.0]]])  # (3, 10, 5)
+    long = rng.normal(size=(3, 1000, 8))  # (3, 1000, 8)
+    text = f'"{" ".join(cat.tokens)}"'
+    cases = [
+        (f"{text}, block 3, causal=False", cat.x @ cat.w_q, cat.x @ cat.w_k, cat.x @ cat.w_v,
+         3, False),
+        (f"{text}, block 3, causal=True", cat.x @ cat.w_q, cat.x @ cat.w_k, cat.x @ cat.w_v,
+         3, True),
+        ("10 random tokens with scores in the hundreds, block 4, causal=True", *big, 4, True),
+        ("the same 10 tokens, block 1, causal=True", *big, 1, True),
+        ("1000 random tokens (d_k = d_v = 8), block 64, causal=True", *long, 64, True),
+    ]  # fmt: skip
+    return [SimpleNamespace(description=d, q=q, k=k, v=v, block=b, causal=c,
+                            tiles=expected_tiles(len(q), b, c))
+            for d, q, k, v, b, c in cases]  # fmt: skip
+
+
+def expected_tiles(n, block, causal) -> int:
+    """Tiles of a loop over query blocks and key blocks of ``block`` rows (the last may be
+    shorter); causal: without the tiles whose first key comes after the block's last query."""
+    starts = range(0, n, block)
+    return sum(1 for i0 in starts for j0 in starts
+               if not causal or j0 <= min(i0 + block, n) - 1)  # fmt: skip
+
+
+def _plain(q, k, v, causal) -> np.ndarray:
+    """The whole-matrix reference, float64: softmax(q kᵀ / √d_k, causal mask) v."""
+    mask = attnlab.causal_mask(len(q)) if causal else None
+    return attnlab.scaled_dot_product_attention(q, k, v, mask=mask)[0]
+
+
+def _loop_variant(q, k, v, block, causal, *, tail=True, diagonal_mask=True, local=False,
+                  skip_diagonal=False, divide=True):
+    """The tiled loop with one known mistake switched on; returns the output (n, d_v)."""
+    n, d_v = len(q), v.shape[1]
+    ends = range(0, n, block) if tail else range(0, n - n % block, block)
+    out = np.zeros((n, d_v))  # (n, d_v)
+    with np.errstate(all="ignore"):
+        for i0 in ends:
+            i1 = min(i0 + block, n)
+            m, l, acc = np.full(i1 - i0, -np.inf), np.zeros(i1 - i0), np.zeros((i1 - i0, d_v))
+            for j0 in ends:
+                j1 = min(j0 + block, n)
+                if causal and (j0 >= i0 if skip_diagonal else j0 > i1 - 1):
+                    continue
+                s = q[i0:i1] @ k[j0:j1].T / np.sqrt(q.shape[1])  # (bq, bk)
+                if causal and diagonal_mask:
+                    rows, cols = (np.arange(i1 - i0), np.arange(j1 - j0)) if local else (
+                        np.arange(i0, i1), np.arange(j0, j1))
+                    s = np.where(cols[None, :] <= rows[:, None], s, -np.inf)
+                m, l, acc = _attention_reference(m, l, acc, s, v[j0:j1])
+            out[i0:i1] = acc / l[:, None] if divide else acc
+    return out
+
+
+def _loop_mistakes(case) -> list[tuple[np.ndarray, str]]:
+    """(the output of a known mistake, what to say), for one case."""
+    n, b = len(case.q), case.block
+    args = (case.q, case.k, case.v, b, case.causal)
+    last = f"{n - n % b}:{n}"
+    mistakes = [] if n % b == 0 else [
+        (_loop_variant(*args, tail=False), f"Your loop leaves out the last, shorter block: "
+         f"with n = {n} and block = {b} the blocks are 0:{b}, {b}:{min(2 * b, n)}, …, "
+         f"{last}. Step with range(0, n, block) and end each block at min(start + block, n), "
+         "so the last block takes whatever is left."),
+    ]
+    mistakes += [
+        (_loop_variant(*args, divide=False), "Your rows are not divided by l: acc is the sum "
+         "of exp(s - m) · v, and the output is acc / l, once per query block, after its last "
+         "key block."),
+    ]
+    if case.causal:
+        mistakes += [
+            (_plain(case.q, case.k, case.v, False), "Your output ignores causal=True: every "
+             "query sees every key. Skip the tiles that lie wholly after the query block and "
+             "mask the keys after each query inside the tiles that cross the diagonal."),
+            (_loop_variant(*args, skip_diagonal=True), "You skip the tiles on the diagonal "
+             "too: a query block must still see the key block at its own positions (each "
+             "query sees itself). Skip a tile only when its first key comes after the "
+             "block's last query."),
+        ]
+    if case.causal and b > 1:  # 1 × 1 tiles need no mask inside them
+        mistakes += [
+            (_loop_variant(*args, diagonal_mask=False), "You skip the tiles wholly above "
+             "the diagonal, but inside the tiles that cross it the keys after each query are "
+             "still read. Mask them there: key position j > query position i gets -inf."),
+            (_loop_variant(*args, local=True), "Your causal mask compares positions within "
+             "the tile (0, 1, 2, …) instead of positions in the sequence: a tile below the "
+             "diagonal then loses keys that come before its queries. Compare i0 + r with "
+             "j0 + c, the tile's offsets added."),
+        ]
+    return mistakes
+
+
+def _peak_of(answer, *args):
+    """Call ``answer`` (as :func:`call_watching` does) and measure the bytes it allocated."""
+    call_watching(lambda *_: 0, *args)  # the first call imports what the checking needs
+    tracing = tracemalloc.is_tracing()
+    if not tracing:
+        tracemalloc.start()
+    tracemalloc.reset_peak()
+    start = tracemalloc.get_traced_memory()[0]
+    try:
+        got, messages = call_watching(answer, *args)
+        return got, messages, tracemalloc.get_traced_memory()[1] - start
+    finally:
+        if not tracing:
+            tracemalloc.stop()
+
+
+def _as_loop_result(got, what, shape) -> tuple[np.ndarray, object]:
+    if not isinstance(got, tuple | list) or len(got) != 2:
+        raise Wrong(f"{what} should return two things, (output, tiles): the output of shape "
+                    f"{shape} and the number of tiles your loop computed; yours returned "
+                    f"{one_line(got)}.")
+    out, tiles = got
+    try:
+        out = np.asarray(out, dtype=float)
+    except (TypeError, ValueError):
+        raise Wrong(f"{what}: the output should be an array of numbers of shape {shape}; got "
+                    f"{one_line(out)}.") from None
+    if out.shape != shape:
+        raise Wrong(f"{what}: the output should have shape {shape}, one row per query, but "
+                    f"yours has shape {out.shape}.")
+    return out, tiles
+
+
+def _check_loop(answer) -> None:
+    for case in loop_cases():
+        n, d_v = len(case.q), case.v.shape[1]
+        what = f"tiled(q, k, v, block={case.block}, causal={case.causal}) for {case.description}"
+        try:
+            got, messages, peak = _peak_of(answer, case.q.copy(), case.k.copy(), case.v.copy(),
+                                           case.block, case.causal)
+        except Wrong as exc:
+            raise Wrong(f"{what} failed. {exc}") from None
+        out, tiles = _as_loop_result(got, what, (n, d_v))
+        expected = _plain(case.q, case.k, case.v, case.causal)  # (n, d_v)
+        if not np.all(_close(out, expected)):
+            said = f"{what}: the output should be {_short(expected)}, but yours gave {_short(out)}."
+            hidden = _looks_equal(_short(out), _short(expected), [out], [expected])
+            cause = next((text for wrong, text in _loop_mistakes(case)
+                          if np.all(_close(out, wrong))), "")
+            if not cause:
+                bad = ~np.all(_close(out, expected), axis=1)
+                row = int(np.flatnonzero(bad)[0])
+                cause = (f"Row {row} (query {row}) should be {_digits(expected[row])}, not "
+                         f"{_digits(out[row])}." + ("" if np.all(np.isfinite(out)) else
+                                                    " Yours holds nan or inf."))
+            raise Wrong(f"{said}{hidden} {cause}{warned(messages)}")
+        if messages:
+            raise Wrong(f"{what}: the output is right, but numpy warned: "
+                        f"{'; '.join(messages)}. Your function must not warn.")
+        whole = n * n * 8  # bytes of the float64 (n, n) score matrix
+        if n >= 256 and peak > whole / 4:  # shorter cases: the fixed costs of a call dominate
+            raise Wrong(f"{what}: the output is right, but your function allocated "
+                        f"{peak:,} bytes at its peak, while the whole {n} × {n} score matrix "
+                        f"in float64 is {whole:,} bytes. Tiled attention holds one "
+                        f"({case.block}, {case.block}) tile of scores at a time: compute the "
+                        "scores inside the loop over key blocks, never q @ k.T for every key.")
+        if isinstance(tiles, bool | np.bool_) or not isinstance(tiles, numbers.Integral):
+            raise Wrong(f"{what}: the output is right; tiles should be the whole number of "
+                        f"tiles your loop computed, {case.tiles}; got {one_line(tiles)}.")
+        if int(tiles) == case.tiles:
+            continue
+        blocks = -(-n // case.block)
+        said = (f"{what}: the output is right, but your loop says it computed {int(tiles)} "
+                f"tiles; it should compute {case.tiles}.")
+        if case.causal and int(tiles) == blocks * blocks:
+            cause = (f"That is all {blocks} × {blocks} tiles: with causal=True the tiles whose "
+                     "first key comes after the query block's last query are all masked, so "
+                     "skip them (about half the work) instead of computing them.")
+        elif int(tiles) == blocks:
+            cause = ("That is one per query block: count every (query block, key block) tile "
+                     "you compute, inside the inner loop.")
+        else:
+            cause = ("Count one tile each time your inner loop computes a block of scores; "
+                     "skip (and do not count) the tiles wholly above the diagonal.")
+        raise Wrong(f"{said} {cause}")
+
+
+tiled_loop = Exercise(
+    "Exercise 8.4 (the whole tiled loop)",
+    _check_loop,
+    hints=[
+        "Two loops: the outer one over query blocks, the inner one over key blocks. Each "
+        "query block starts with fresh running values (m = -inf, l = 0, acc = 0) and writes "
+        "its rows of the output after its last key block. What if the block does not divide "
+        "n, and which tiles can a causal loop leave out?",
+        "Blocks start at 0, block, 2·block, … and end at the smaller of start + block and n. "
+        "A tile is wholly above the diagonal when its first key comes after the last query "
+        "of the block; a tile that crosses the diagonal still needs a mask built from the "
+        "positions in the whole sequence. Your `attention_step` from 8.3 can fold each tile.",
+        "For each query block: set up m, l and acc for its rows; for each key block, stop "
+        "(or skip) when causal and the key block starts after the block's last query; else "
+        "compute that tile's scaled scores, mask the later keys with −∞ when causal, fold the "
+        "tile in and add one to your tile count. After the key blocks, divide acc by l into "
+        "the output rows.",
+    ],
+    forbidden=_LIBRARY_ATTENTION,
 )
