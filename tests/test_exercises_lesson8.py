@@ -27,6 +27,7 @@ def bytes_with_a_table(n, heads, batch, dtype):
 
 MEMORY_RIGHT = {
     "reference": W.solution_scores_bytes,
+    "a float32 count": lambda n, h, b, d: np.float32(W.solution_scores_bytes(n, h, b, d)),
     "a small stand-in, scaled": bytes_by_allocating,
     "a table of sizes": bytes_with_a_table,
     "numpy integer": lambda n, h, b, d: np.int64(b * h * n * n) * np.dtype(d).itemsize,
@@ -50,6 +51,10 @@ MEMORY_WRONG = {
         "Every entry is 8 bytes in float64, not 4",
     ),
     "entries": (lambda n, h, b, d: b * h * n * n, "You counted entries, not bytes"),
+    "scores and weights": (
+        lambda n, h, b, d: 2 * W.solution_scores_bytes(n, h, b, d),
+        "you counted two n × n matrices per head",
+    ),
     "rounded": (
         lambda n, h, b, d: float(f"{W.solution_scores_bytes(n, h, b, d):.3g}"),
         "close but not exact",
@@ -136,8 +141,35 @@ def warns_on_masked(m, l, block):
     return m_new, np.nan_to_num(l_new, nan=0.0)
 
 
+def shift_by_old_max(m, l, block):
+    """exp(block - m) with the max before this block: inf on the first block."""
+    m_new = np.maximum(m, block.max(axis=1))
+    with np.errstate(over="ignore", invalid="ignore"):
+        return m_new, l * np.exp(m - m_new) + np.exp(block - m[:, None]).sum(axis=1)
+
+
+def shift_by_old_max_or_zero(m, l, block):
+    """The old max, 0 while it is -inf: nothing is subtracted from the first block."""
+    old = np.where(np.isfinite(m), m, 0.0)
+    return np.maximum(m, block.max(axis=1)), l + np.exp(block - old[:, None]).sum(axis=1)
+
+
+def in_float32(function):
+    """The same answer computed in float32: every float array cast before the call."""
+    def answer(*args):
+        return function(*(a.astype(np.float32) if isinstance(a, np.ndarray) else a
+                           for a in args))  # fmt: skip
+    return answer
+
+
+def as_lists(function):
+    return lambda *args: tuple(np.asarray(x).tolist() for x in function(*args))
+
+
 ONLINE_RIGHT = {
     "reference": W.solution_online_update,
+    "in float32": in_float32(W.solution_online_update),
+    "returns lists": as_lists(W.solution_online_update),
     "loops over Python floats": update_in_loops,
     "errstate, then nan_to_num": update_with_errstate,
 }
@@ -148,6 +180,9 @@ ONLINE_WRONG = {
     "block max only": (block_max_only, "Your m is the max of this block only"),
     "unshifted block": (unshifted_block, "adds exp(block) without subtracting the new max"),
     "no max at all": (no_max_at_all, "adds exp(block) without subtracting the new max"),
+    "shifted by the old max": (shift_by_old_max, "shifted the block's exponentials by the old"),
+    "shifted by the old max, 0 at first": (
+        shift_by_old_max_or_zero, "If you shifted by the old running max"),
     "nan on a masked block": (nan_on_masked, "-inf - (-inf) is nan. Shift by 0"),
     "warns on a masked block": (
         warns_on_masked,
@@ -250,6 +285,8 @@ def no_shift(m, l, acc, s, vb):
 
 ATTENTION_RIGHT = {
     "reference": W.solution_attention_step,
+    "in float32": in_float32(W.solution_attention_step),
+    "returns lists": as_lists(W.solution_attention_step),
     "through the online update": step_through_online_update,
     "loops": step_in_loops,
 }
@@ -451,3 +488,20 @@ def test_right_loops_are_accepted(exercise, answer):
 )
 def test_wrong_loops_are_rejected_with_a_reason(exercise, answer, reason):
     assert_wrong(exercise, answer, reason)
+
+
+def test_a_difference_hidden_by_rounding_is_said_to_be_one():
+    """Numbers that print alike but differ by more than float32 rounding: the message says so."""
+    def nearly(m, l, block):
+        m_new, l_new = W.solution_online_update(m, l, block)
+        return m_new, l_new - 1.5e-4 * (np.arange(len(l_new)) == 0)
+    message = judged(L.online_update, nearly).message
+    assert "agree to the digits shown, but differ by up to" in message, message
+
+
+def test_float32_loop_is_checked_to_float32_precision_only():
+    """A loop that is off by 1e-3 relative is wrong, even though float32 answers pass."""
+    def off(q, k, v, block, causal):
+        out, tiles = loop_in()(q, k, v, block, causal)
+        return out * (1 + 1e-3), tiles
+    assert judged(L.tiled_loop, off).outcome.name == "WRONG"
