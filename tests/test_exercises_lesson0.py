@@ -29,6 +29,7 @@ RIGHT = {
     "np.max": np.max,
     "sorted last": lambda scores: sorted(scores)[-1],
     "running max": running_max,
+    "np.max in float32": lambda scores: np.max(np.asarray(scores, dtype=np.float32)),
 }
 
 WRONG = {
@@ -42,6 +43,12 @@ WRONG = {
     "an array": (lambda scores: np.array([max(scores)]), "an array of shape (1,)"),
     "a string": (lambda scores: str(max(scores)), "one number"),
     "half the largest": (lambda scores: max(scores) / 2, "should be 2.5, but yours gave 1.25"),
+    # Lists are allowed as well as arrays, so an array-only method fails on the list row.
+    "scores.max()": (lambda scores: scores.max(), "lists have no array methods such as"),
+    "scores.argmax() on a list": (
+        lambda scores: scores[scores.argmax()],
+        "failed for a plain Python list",
+    ),
 }
 
 

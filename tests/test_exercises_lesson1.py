@@ -125,6 +125,13 @@ SHAPE_WRONG = {
         lambda n_q, n_k, d_k: n_q * n_k,
         "tuple of two sizes, (rows, columns), but yours gave 10, a single number",
     ),
+    # int() used to turn these into the right shape.
+    "non-integer sizes": (lambda n_q, n_k, d_k: (n_q + 0.5, n_k + 0.9), "whole numbers"),
+    "float sizes": (lambda n_q, n_k, d_k: (float(n_q), float(n_k)), "np.zeros((2.0, 5))"),
+    "the matrix itself": (
+        lambda n_q, n_k, d_k: np.ones((n_q, d_k)) @ np.ones((n_k, d_k)).T,
+        "returned an array of shape (2, 5) itself",
+    ),
 }
 
 

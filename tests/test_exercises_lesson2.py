@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 import worked_answers as W
-from answer_tables import assert_right, assert_wrong, right, wrong
+from answer_tables import assert_right, assert_wrong, judged, right, wrong
 
 import attnlab
 from attnlab.exercises import Outcome
@@ -86,7 +86,14 @@ SCALE_WRONG = {
     "array": (lambda d_k: np.full(2, d_k**-0.5), "single number"),
     "string": (lambda d_k: "1/sqrt(d_k)", "number"),
     "natural log": (lambda d_k: 1 / math.log(d_k + 1), "c²·d_k"),
+    # The variance is right (c² d_k = 1), so the reason must not say "would be 1, not 1".
+    "negative root": (lambda d_k: -1 / math.sqrt(d_k), "the negative root"),
 }
+
+
+def test_negative_root_reason_does_not_contradict_itself():
+    message = judged(ex.unit_variance_scale, lambda d_k: -(d_k**-0.5)).message
+    assert "not 1" not in message and "point *away*" in message
 
 
 def test_reference_scale_is_attnlab_default():

@@ -54,6 +54,15 @@ def stable_row_by_row(scores):
     return out
 
 
+def clip_then_exp(bound):
+    def clipped(scores):
+        e = np.exp(np.clip(scores, -bound, bound))
+        return e / e.sum(axis=-1, keepdims=True)
+
+    clipped.__name__ = f"clipped_to_{bound:g}"
+    return clipped
+
+
 def naive(scores):
     e = np.exp(scores)
     return e / e.sum(axis=-1, keepdims=True)
@@ -148,7 +157,15 @@ MATRIX_WRONG = {
     "base 2": (base_two, "another base"),
     "mean shift": (mean_shift, "overflow"),
     "naive row by row": (naive_row_loop, "overflow"),
+    # Clipping keeps exp finite but changes the scores: it was told "never exponentiated".
+    "clipped to ±50 before exp": (clip_then_exp(50.0), "clipped the scores before exp"),
+    "clipped to 700 before exp": (clip_then_exp(700.0), "clipped the scores before exp"),
 }
+
+
+def test_clipping_is_not_called_a_missing_exp():
+    message = judged(L.stable_softmax, clip_then_exp(50.0)).message
+    assert "never exponentiated" not in message
 
 
 def test_naive_is_rejected_on_large_scores_with_the_overflow_named():
@@ -187,7 +204,32 @@ def temperature_power_of_weights(x, T):
     return w / w.sum(axis=-1, keepdims=True)
 
 
+def temperature_in_float32(x, T):
+    z = np.asarray(x, dtype=np.float32) / np.float32(T)
+    e = np.exp(z - z.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def whole_array_max_and_sum(x, T):
+    z = x / T
+    e = np.exp(z - z.max())
+    return e / e.sum()
+
+
+def whole_array_max(x, T):
+    z = x / T
+    e = np.exp(z - z.max())
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def whole_array_sum(x, T):
+    z = x / T
+    e = np.exp(z - z.max(axis=-1, keepdims=True))
+    return e / e.sum()
+
+
 TEMPERATURE_CORRECT = [
+    temperature_in_float32,
     W.solution_softmax_with_temperature,
     temperature_power_of_weights,
     temperature_logsoftmax,
@@ -206,6 +248,10 @@ TEMPERATURE_WRONG = {
         "never exponentiated",
     ),
     "row sums not 1": (lambda x, T: np.exp(x / T - (x / T).max()), "rows sum to"),
+    # Right on one row; the matrix cases catch a max or a sum over the whole array.
+    "whole-array max and sum": (whole_array_max_and_sum, "whole matrix"),
+    "whole-array sum": (whole_array_sum, "whole matrix"),
+    "whole-array max": (whole_array_max, "each row's own maximum"),
 }
 
 

@@ -296,6 +296,15 @@ HUB_WRONG = {
     "not a token": (lambda w, t: "hub", "not one of the tokens"),
     "always the last token": (lambda w, t: t[-1], "Add up each column"),
     "a list of one token": (lambda w, t: [t[int(np.argmax(w.sum(axis=0)))]], "one token, a str"),
+    # Both were accepted (column minus diagonal) or told a generic reason (row argmax mode).
+    "column sum minus the diagonal": (
+        lambda w, t: t[int(np.argmax(w.sum(axis=0) - np.diag(w)))],
+        "you left out the diagonal",
+    ),
+    "most frequent row argmax": (
+        lambda w, t: t[int(np.argmax(np.bincount(w.argmax(axis=1), minlength=w.shape[1])))],
+        "most frequent row argmax",
+    ),
 }
 
 

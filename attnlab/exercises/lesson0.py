@@ -17,16 +17,27 @@ import numpy as np
 from attnlab.examples import SCORE_ROW
 from attnlab.exercises.core import Exercise, Feedback, Wrong, _short, call, expect_close
 
-#: Rows the checker tries: the course's four-score row, an all-negative row, a single score.
-CHECK_ROWS = (SCORE_ROW, -np.abs(SCORE_ROW) - 0.5, SCORE_ROW[2:3])
+#: Rows the checker tries: the course's four-score row, an all-negative row, a single score,
+#: and the same scores as a plain Python list (the lesson allows lists as well as arrays).
+CHECK_ROWS = (SCORE_ROW, -np.abs(SCORE_ROW) - 0.5, SCORE_ROW[2:3], [0.5, -1.0, 3.0, 2.0])
 
 
 def check_largest_score(answer) -> None:
     """Call ``answer`` on each row in :data:`CHECK_ROWS`; raise :class:`Wrong` with a reason."""
     for row in CHECK_ROWS:
-        got = call(answer, row.copy())
-        expected = float(np.max(row))
         what = f"largest_score({_short(row)})"
+        try:
+            got = call(answer, list(row) if isinstance(row, list) else row.copy())
+        except Wrong as exc:
+            if isinstance(row, list) and isinstance(exc.__cause__, (AttributeError, TypeError)):
+                raise Wrong(
+                    f"{what} failed for a plain Python list: {exc.__cause__}. scores may be a "
+                    "list as well as a numpy array, and lists have no array methods such as "
+                    "scores.max(). Use max(scores) (or np.max(scores)), which take both."
+                ) from None
+            raise
+        expected = float(np.max(row))
+        row = np.asarray(row, dtype=float)
         number = _as_number(got)
         if number is None:
             raise Wrong(

@@ -21,6 +21,7 @@ Examples
 from __future__ import annotations
 
 import math
+import numbers
 
 import numpy as np
 
@@ -217,19 +218,36 @@ def expected_score_shape(n_q, n_k, d_k) -> tuple[int, int]:
     return raw_scores(np.ones((n_q, d_k)), np.ones((n_k, d_k))).shape
 
 
+def _whole(size) -> bool:
+    """True for a Python or numpy int (not a bool, not a float, even 2.0)."""
+    return isinstance(size, numbers.Integral) and not isinstance(size, bool | np.bool_)
+
+
 def check_score_shape(answer) -> None:
     """Compare ``answer(n_q, n_k, d_k)`` with the real shape for each of :data:`SHAPE_CASES`."""
     for n_q, n_k, d_k in SHAPE_CASES:
         what = f"score_shape(n_q={n_q}, n_k={n_k}, d_k={d_k})"
         got = call(answer, n_q, n_k, d_k)
         expected = expected_score_shape(n_q, n_k, d_k)
+        if isinstance(got, np.ndarray) and got.ndim == 2:
+            raise Wrong(
+                f"{what} should be {expected}, the shape of the scores, but yours returned an "
+                f"array of shape {got.shape} itself. Return the tuple (rows, columns)."
+            )
         try:
-            shape = tuple(int(size) for size in got)
-        except (TypeError, ValueError) as exc:
+            sizes = tuple(got)
+        except TypeError as exc:
             raise Wrong(
                 f"{what} should return a tuple of two sizes, (rows, columns), but yours gave "
                 f"{got!r}{', a single number' if _as_number(got) is not None else ''}."
             ) from exc
+        if not all(_whole(size) for size in sizes):
+            raise Wrong(
+                f"{what} should be {expected}, but yours gave {got!r}: a shape holds whole "
+                "numbers of type int (numpy refuses np.zeros((2.0, 5))). Each size is one of "
+                "n_q, n_k, d_k as given, with no arithmetic on it."
+            )
+        shape = tuple(int(size) for size in sizes)
         if shape == expected:
             continue
         said = f"{what} should be {expected}, but yours gave {shape}"
@@ -260,6 +278,20 @@ score_shape = Exercise(
 
 
 # --------------------------------------------------------------- 1.4 orthogonal query
+def _cosine_tolerance(got) -> float:
+    """How close to 0 cos(q, k) must be: 1e-9, or 8 ulps for a float32 (or float16) answer.
+
+    A query computed in float32 from k rounded to float32 is at right angles to the rounded
+    k, which leaves a cosine of about 1e-8 against the float64 k; that is still exact to the
+    answer's own precision.
+    """
+    dtype = getattr(got, "dtype", None)
+    if dtype is not None and dtype.kind == "f" and dtype.itemsize < 8:
+        return 8 * float(np.finfo(dtype).eps)
+    return 1e-9
+
+
+
 def orthogonal_keys() -> list[np.ndarray]:
     """The keys the checker tries: the 2-D example's keys A, B, C and one more."""
     return [*query_and_keys_2d().keys, np.array([3.0, 1.0])]
@@ -286,7 +318,7 @@ def check_orthogonal_query(answer) -> None:
             )
         score = float(raw_scores(q[None, :], k[None, :])[0, 0])
         cosine = score / size
-        if abs(cosine) <= 1e-9:
+        if abs(cosine) <= _cosine_tolerance(got):
             continue
         said = f"{what} returned q = {_short(q)}, whose score q·k is {score:.4g}, not 0"
         if cosine > 0.999:

@@ -181,6 +181,13 @@ def check_unit_variance_scale(answer) -> None:
         expected = attnlab_default_scale(d_k)
         if _close(got, expected):
             continue
+        if _close(-got, expected):
+            raise Wrong(
+                f"{what} should be {expected:.6g}, but yours gave {got:.6g}, the negative "
+                "root. c² · d_k = 1 is solved by ±1/√d_k, and both give variance 1, but a "
+                "negative scale flips the sign of every score: each query would then attend "
+                "most to the keys that point *away* from it. Take the positive root."
+            )
         reason = next((text for wrong, text in _SCALE_MISTAKES if _close(got, wrong(d_k))), "")
         raise Wrong(
             f"{what} should be {expected:.6g}, but yours gave {got:.6g}: with your factor c the "

@@ -96,8 +96,10 @@ def _overflow_note(messages, largest) -> str:
     warned = f" numpy warned: {'; '.join(messages)}." if messages else ""
     return (
         f"Your code overflowed.{warned} The largest exponent here is {largest:g}, but exp "
-        f"overflows to inf once its argument passes ln(largest float64) ≈ {_EXP_LIMIT:.2f}, "
-        "and inf / inf is nan. Subtract each row's maximum before exp — softmax does not "
+        f"overflows to inf once its argument passes ln(largest float64) ≈ {_EXP_LIMIT:.2f} "
+        "(and the sum of several exponentials overflows a little sooner): inf / inf is nan, "
+        "and a finite exponential divided by an infinite sum is a silent 0. Subtract each "
+        "row's maximum before exp — softmax does not "
         "change when you shift a whole row, and then every exponent is ≤ 0."
     )
 
@@ -105,6 +107,21 @@ def _overflow_note(messages, largest) -> str:
 def _naive(z):
     e = np.exp(z)
     return e / np.sum(e, axis=-1, keepdims=True)
+
+
+def _tolerances(got, exponents) -> tuple[float, float]:
+    """(rtol, atol) for comparing ``got`` with float64 softmax weights.
+
+    A float64 (or list) answer must match to ``rtol = 1e-6``. A float32 or float16 answer is
+    judged to its own precision: rounding the scores to it moves ``exp(x_i - max)`` by about
+    ``eps · |x_i - max|`` relative, so the tolerance grows with the largest exponent.
+    """
+    dtype = getattr(got, "dtype", None)
+    if dtype is None or dtype.kind != "f" or dtype.itemsize >= 8:
+        return 1e-6, 1e-9
+    eps = float(np.finfo(dtype).eps)
+    spread = float(np.ptp(exponents)) if exponents is not None else 0.0
+    return 1e-6 + 8 * eps * (1 + spread), max(1e-9, 8 * eps)
 
 
 def _expect(got, expected, what, mistakes=(), messages=(), exponents=None):
@@ -121,11 +138,12 @@ def _expect(got, expected, what, mistakes=(), messages=(), exponents=None):
     except (TypeError, ValueError):
         raise Wrong(f"{what} should be an array of numbers; got {_show(got)}.") from None
     finite = bool(np.all(np.isfinite(values)))
+    rtol, atol = _tolerances(got, exponents)
     if values.shape != expected.shape:
         problem = f"should have shape {expected.shape}, but yours has shape {values.shape}."
     elif not finite:
         problem = f"contain nan or inf: {_show(values)}. Expected {_show(expected)}."
-    elif not np.allclose(values, expected, rtol=1e-6, atol=1e-9):
+    elif not np.allclose(values, expected, rtol=rtol, atol=atol):
         problem = f"should be {_show(expected)}, but yours gave {_show(values)}."
     else:
         return values
@@ -155,6 +173,20 @@ def _fits_line(x, y, tol=1e-9) -> tuple[bool, float]:
     return bool(np.max(np.abs(slope * x + intercept - y)) <= tol * (1 + np.max(np.abs(y)))), slope
 
 
+def _tied_but_different(z, rows) -> str:
+    """The reason for equal, non-zero weights on different scores (clipped scores), or ''."""
+    for i, (zr, vr) in enumerate(zip(z, rows, strict=True)):
+        order = np.argsort(zr)
+        for a, b in zip(order[:-1], order[1:], strict=True):
+            if zr[a] != zr[b] and vr[a] > 1e-12 and np.isclose(vr[a], vr[b], rtol=1e-9, atol=0):
+                return (f"Scores that differ got the same weight (in row {i}, {zr[a]:g} and "
+                        f"{zr[b]:g} both got {vr[a]:.4g}): it looks like you clipped the scores "
+                        "before exp (np.clip or np.minimum). Clipping changes the scores, so the "
+                        "weights change too. Subtract each row's maximum instead: the whole "
+                        "row moves by the same amount, which leaves softmax unchanged.")
+    return ""
+
+
 def _diagnosis(values, expected, exponents) -> str:
     """Name a mistake from the *properties* of a wrong answer, whatever code produced it.
 
@@ -180,6 +212,9 @@ def _diagnosis(values, expected, exponents) -> str:
     if not rows_sum_to_one and values.ndim == 2 and np.allclose(values.sum(axis=0), 1.0):
         return ("Your columns sum to 1, not your rows: every sum (and max) should run along "
                 "the last axis, axis=-1, with keepdims=True.")
+    clipped = _tied_but_different(z, rows)
+    if clipped:
+        return clipped
     if np.any(values < 0):
         return ("Some of your weights are negative. Softmax weights never are: exponentiate "
                 "the scores before you divide (exp of any number is positive).")
@@ -415,12 +450,17 @@ def _temperature_cases():
         (SCORE_ROW, 2.0),
         (SCORE_ROW, 5.0),
         (20 * SCORE_ROW, 0.05),  # x / T reaches 1000: the naive formula overflows
+        # Matrices, one row per query: every max and sum must run along each row.
+        (np.stack([SCORE_ROW, SCORE_ROW - 3.0, 2.0 * SCORE_ROW]), 0.5),
+        (np.array([[50.0, 49.0, 48.0], [0.0, -1.0, -2.0]]), 0.05),  # x / T: 1000 apart
     ]
 
 
 def _temperature_mistakes(x, t):
     p = attnlab.softmax(x)
+    matrix = _matrix_mistakes(x / t) if x.ndim == 2 else []
     return [
+        *matrix,
         (
             attnlab.softmax(x * t),
             f"It looks like you multiplied the scores by T = {t:g}; divide by T instead "
@@ -439,10 +479,11 @@ def _temperature_mistakes(x, t):
 def _check_temperature(answer):
     for x, t in _temperature_cases():
         got, messages = _call_watching(answer, x.copy(), t)
+        kind = "x" if x.ndim == 1 else f"the {x.shape[0]}-row matrix x"
         _expect(
             got,
             attnlab.softmax(x, temperature=t),
-            f"For x = {_show(x)} and T = {t:g}, the weights",
+            f"For {kind} = {_show(x)} and T = {t:g}, the weights",
             _temperature_mistakes(x, t),
             messages,
             exponents=x / t,

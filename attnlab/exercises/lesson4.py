@@ -436,6 +436,15 @@ _CROSS_SCORES = np.array(
 )  # (4, 6)
 
 
+#: Self-attention in which "night" is the hub only because it also reads itself: without the
+#: diagonal, "sang" would collect more; and "all" is the key most rows read most (2 of 4),
+#: which is not the largest total either.
+SELF_HEAVY_TOKENS = ("we", "sang", "all", "night")
+_SELF_HEAVY_SCORES = np.array(
+    [[3, 4, 0, 3], [2, 2, 4, 3], [1, 1, 2, 1], [2, 1, 1, 4]], dtype=float
+)  # (4, 4)
+
+
 def hub_cases() -> list[tuple[str, np.ndarray, tuple[str, ...]]]:
     """(description, weights, key tokens) triples the checker tries.
 
@@ -447,9 +456,12 @@ def hub_cases() -> list[tuple[str, np.ndarray, tuple[str, ...]]]:
     q, k = cat.x @ cat.w_q, cat.x @ cat.w_k  # (4, d_k) each
     cat_weights = attnlab.softmax(q @ k.T / math.sqrt(cat.d_k))  # (4, 4)
     cross = attnlab.softmax(_CROSS_SCORES)  # (4, 6)
+    heavy = attnlab.softmax(_SELF_HEAVY_SCORES)  # (4, 4)
     return [
         (f'"{_spelled(hub.tokens)}" (self-attention)', hub.weights, hub.tokens),
         (f'"{_spelled(cat.tokens)}" (self-attention, scaled scores)', cat_weights, cat.tokens),
+        (f'"{_spelled(SELF_HEAVY_TOKENS)}" (self-attention; a token that reads itself counts '
+         "too)", heavy, SELF_HEAVY_TOKENS),
         (f'"{_spelled(CROSS_QUERIES)}" reading "{_spelled(CROSS_KEYS)}" (cross-attention: '
          f"{len(CROSS_QUERIES)} queries, {len(CROSS_KEYS)} keys)", cross, CROSS_KEYS),
     ]
@@ -473,6 +485,9 @@ def _hub_mistakes() -> list[tuple[object, object, str]]:
     return [
         (lambda w: w.sum(axis=0), np.argmin, "That is the key that receives the *least* "
          "attention: take the largest column sum (np.argmax), not the smallest."),
+        (_column_sum_without_diagonal, np.argmax, "That is the key that collects the most "
+         "from the *other* tokens: you left out the diagonal. What a token gives itself is "
+         "attention it receives too, so the hub is the largest whole column sum."),
         (lambda w: w[0], np.argmax, "That is the key the first query reads most. A hub is "
          "read by many queries: add up each key's column over all the queries first."),
         (lambda w: w[-1], np.argmax, "That is the key the last query reads most. A hub is "
@@ -485,6 +500,11 @@ def _hub_mistakes() -> list[tuple[object, object, str]]:
          "adds up to the most."),
         (lambda w: w.max(axis=1), np.argmax, _FOCUSED_ROW),
         (lambda w: attnlab.entropy(w), np.argmin, _FOCUSED_ROW),
+        (lambda w: np.bincount(np.argmax(w, axis=1), minlength=w.shape[1]), np.argmax,
+         "That is the key that most queries read most (the most frequent row argmax). A "
+         "hub is measured by the total weight it receives: a key that is everybody's "
+         "second choice can collect more than one that is a few queries' first. Sum each "
+         "column and take the largest."),
         (lambda w: w.sum(axis=0)[: len(w)], np.argmax, "It looks like you only looked at the "
          "first len(weights) keys. len(weights) counts the queries (rows); there is one key "
          "per token, weights.shape[1] = len(tokens) of them."),
@@ -493,6 +513,14 @@ def _hub_mistakes() -> list[tuple[object, object, str]]:
          "of weights sums to 1, so row sums cannot tell the tokens apart — and a row is what "
          "one query reads. What a key receives is its column: sum over the queries, axis=0."),
     ]
+
+
+def _column_sum_without_diagonal(w):
+    """Column sums minus W[i, i] (for a non-square matrix, minus the entries W[i, i] there are)."""
+    diagonal = np.zeros(w.shape[1])  # (n_k,)
+    n = min(w.shape)
+    diagonal[:n] = np.diagonal(w)
+    return w.sum(axis=0) - diagonal
 
 
 def _picks(values, extreme) -> set[int]:
@@ -536,11 +564,14 @@ def _answers_on_every_case(answer, cases) -> list[str | None]:
 def _hub_mistake(answer, cases) -> str:
     """What a known mistake explains the learner's tokens on *every* case, or ''."""
     answers = _answers_on_every_case(answer, cases)
+    answered = [i for i, token in enumerate(answers) if token is not None]
+    if len(answered) < 2:  # too little to tell one mistake from another
+        return ""
     for rank, extreme, reason in _hub_mistakes():
         picked = [{tokens[i] for i in _picks(rank(w), extreme) if i < len(tokens)}
                   for _, w, tokens in cases]
-        if all(token in tokens for token, tokens in zip(answers, picked, strict=True)):
-            return reason
+        if all(answers[i] in picked[i] for i in answered):  # cases where the answer failed
+            return reason  # (e.g. np.diag of a non-square matrix) say nothing either way
     return ""
 
 
