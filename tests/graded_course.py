@@ -175,12 +175,27 @@ def submissions(lesson: str, source_nb, release_nb, cheats: bool):
         if _meta(cell).get("grade"):
             _set(cell, "pass")
     yield "edit-grade-cells", edited, 0.0
-    copied = {
-        grade_id: (f"from attnlab.exercises.{name} import *\n"
-                   f"def {function}(*args, **kwargs):\n"
-                   f"    return {name}.solution_{function}(*args, **kwargs)\n")
-        for grade_id, function, _ in answers}
-    yield "copy-from-package", _with_answers(release_nb, copied), 0.0
+    def every_answer(body: str) -> dict[str, str]:
+        return {grade_id: body.format(function=function) for grade_id, function, _ in answers}
+
+    # the worked answers, through the package's own reader of source/ (no longer shipped)
+    yield "copy-from-package", _with_answers(release_nb, every_answer(
+        "from attnlab.exercises.solutions import worked_solution\n"
+        "def {function}(*args, **kwargs):\n"
+        "    return eval(worked_solution('{function}'))(*args, **kwargs)\n")), 0.0
+    # the instructor's source notebook, read from disk next to the grading kernel
+    yield "read-source-files", _with_answers(release_nb, every_answer(
+        "import numpy as np\n"
+        "def {function}(*args, **kwargs):\n"
+        "    lines = np.loadtxt('../../source/%s/%s.ipynb', dtype=str, delimiter='\\x00')\n"
+        "    return lines[0]\n" % (lesson, lesson))), 0.0
+    # the grading worker's frame (its response, its tripwire), reached from a generator
+    yield "walk-frames", _with_answers(release_nb, every_answer(
+        "def {function}(*args, **kwargs):\n"
+        "    def peek():\n"
+        "        yield walker.gi_frame.f_back.f_back.f_globals\n"
+        "    walker = peek()\n"
+        "    return next(walker)\n")), 0.0
     forbidden = {}
     for grade_id, function, points in answers:
         exercise = _exercise_for(source_nb, function)

@@ -24,8 +24,10 @@ import copy
 import enum
 import html
 import importlib
+import inspect
 import os
 import sys
+import types
 import warnings
 from dataclasses import dataclass
 
@@ -275,7 +277,6 @@ def forbidden_now() -> tuple:
 
 def _forbidden_codes(names) -> dict:
     """The code objects of the forbidden functions that can be found, mapped to their names."""
-    codes = {}
     try:
         from IPython import get_ipython
 
@@ -283,15 +284,60 @@ def _forbidden_codes(names) -> dict:
         notebook = shell.user_ns if shell is not None else {}
     except ImportError:
         notebook = {}
+    return forbidden_code_objects(names, notebook)
+
+
+def _codes_within(code) -> list:
+    """``code`` and the code of every function defined inside it."""
+    found, todo = [], [code]
+    while todo:
+        found.append(todo.pop())
+        todo += [c for c in found[-1].co_consts if isinstance(c, types.CodeType)]
+    return found
+
+
+def forbidden_code_objects(names, namespace) -> dict:
+    """Code object -> forbidden name, for every function the names stand for.
+
+    A name is a function (``"attnlab.softmax"``), a whole module (``"attnlab.online"``: every
+    public function and class defined there, with their methods) or a name in the notebook's
+    ``namespace`` (``"softmax_steps"``). Functions nested in them count too. Names that cannot
+    be found are skipped.
+
+    Examples
+    --------
+    >>> codes = forbidden_code_objects(["attnlab.online", "attnlab.softmax"], {})
+    >>> sorted(set(codes.values()))
+    ['attnlab.online.online_normaliser', 'attnlab.online.online_softmax', \
+'attnlab.online.online_softmax_update', 'attnlab.softmax']
+    """
+    codes = {}
     for name in names:
         module, _, attr = name.rpartition(".")
-        try:
-            target = getattr(importlib.import_module(module), attr) if module else notebook[name]
-        except (ImportError, AttributeError, KeyError):
-            continue
-        code = getattr(target, "__code__", None)
-        if code is not None:
-            codes[code] = name
+        targets = []
+        if module:
+            try:
+                whole = importlib.import_module(name)
+            except ImportError:
+                whole = None
+            if isinstance(whole, types.ModuleType):
+                for key, value in vars(whole).items():
+                    if key.startswith("_"):
+                        continue
+                    members = vars(value).values() if isinstance(value, type) else [value]
+                    targets += [(f"{name}.{getattr(m, '__name__', '?')}", m) for m in members
+                                if getattr(m, "__module__", None) == whole.__name__]
+        if not targets:
+            try:
+                target = getattr(importlib.import_module(module), attr) if module \
+                    else namespace[name]
+            except (ImportError, AttributeError, KeyError):
+                continue
+            targets = [(name, target)]
+        for shown, target in targets:
+            code = getattr(inspect.unwrap(target), "__code__", None) if callable(target) else None
+            for inner in _codes_within(code) if code is not None else ():
+                codes.setdefault(inner, shown)
     return codes
 
 

@@ -17,6 +17,10 @@ line 1: `import os` — an answer may import only numpy, math, scipy and other n
 line 3: `os` — graded answers cannot use it
 >>> problems("def f(x):\\n    return attnlab.softmax(x)", forbidden=["attnlab.softmax"])
 ['line 2: `softmax` — this exercise asks you not to use attnlab.softmax']
+>>> for line in problems("def f(x):\\n    return x.gi_frame.f_back"):
+...     print(line)
+line 2: `.f_back` — graded answers cannot use it
+line 2: `.gi_frame` — graded answers cannot use it
 """
 
 from __future__ import annotations
@@ -37,10 +41,27 @@ REFUSED_NAMES = frozenset({
     "gc", "inspect", "pickle", "In", "Out", "lesson0", "lesson1", "lesson2", "lesson3",
     "lesson4", "lesson5", "lesson6", "lesson7", "lesson8", "lesson9",
 })
-#: Attributes that reach the disk, foreign code or the interpreter through numpy and friends.
-REFUSED_ATTRIBUTES = frozenset({"f2py", "ctypeslib", "load", "fromfile", "memmap", "tofile",
-                                "save", "savez", "DataSource", "exercises", "grading",
-                                "selftest", "system", "popen"})
+#: Attributes that reach the disk, foreign code or the interpreter through numpy and friends:
+#: file readers and writers, modules that other modules import (``numpy.ma.core.builtins``,
+#: ``fractions.sys`` …) and the attributes that walk from a generator or a traceback to the
+#: frames of the code that called the answer.
+REFUSED_ATTRIBUTES = frozenset({
+    # files
+    "load", "loadtxt", "genfromtxt", "fromregex", "fromfile", "memmap", "open_memmap", "tofile",
+    "save", "savez", "savez_compressed", "savetxt", "dump", "dumps", "DataSource", "npyio",
+    "f2py", "ctypeslib", "system", "popen",
+    # modules reachable as attributes of allowed ones
+    "os", "sys", "builtins", "bltns", "io", "pathlib", "shutil", "subprocess", "importlib",
+    "ctypes", "inspect", "pickle", "gc", "tempfile", "glob", "platform", "sysconfig", "types",
+    "logging", "threading", "multiprocessing", "socket", "signal", "traceback", "linecache",
+    "runpy", "pydoc", "code", "marshal", "weakref", "site", "IPython", "ipykernel",
+    # frames and code
+    "gi_frame", "gi_code", "gi_yieldfrom", "cr_frame", "cr_code", "cr_await", "ag_frame",
+    "ag_code", "f_back", "f_globals", "f_locals", "f_builtins", "f_code", "f_trace", "tb_frame",
+    "tb_next", "co_code", "co_consts", "co_names", "func_globals",
+    # the course's own checking and answers
+    "exercises", "grading", "selftest",
+})
 
 
 _IMPORTS = "an answer may import only numpy, math, scipy and other numerical modules"
@@ -60,15 +81,19 @@ def problems(source: str, forbidden=()) -> list[str]:
     source : str
         The cell's code. IPython magics (lines starting with ``%`` or ``!``) are refused.
     forbidden : sequence of str
-        Functions the exercise forbids, as ``module.name`` or a bare notebook name; any name
-        or attribute equal to the last part is refused.
+        Functions or modules the exercise forbids, as ``module.name`` or a bare notebook name.
+        A dotted one is refused where it is imported or read as an attribute
+        (``attnlab.softmax``, ``from attnlab import softmax``); a bare one wherever the name
+        appears. (A learner's own helper called ``softmax`` is fine: calls into a forbidden
+        function are caught when the answer runs.)
 
     Returns
     -------
     list of str
         One line per problem, ``"line N: ... — reason"``.
     """
-    banned = {name.rpartition(".")[2]: name for name in forbidden}
+    banned = {name.rpartition(".")[2]: name for name in forbidden}  # attributes and imports
+    bare = {name: name for name in forbidden if "." not in name}  # the notebook's own names
     lines = source.splitlines()
     for number, line in enumerate(lines, 1):
         if line.lstrip().startswith(("%", "!")):
@@ -89,6 +114,9 @@ def problems(source: str, forbidden=()) -> list[str]:
                 if not _module_ok(alias.name):
                     refuse(node, f"import {alias.name}",
                            _IMPORTS)
+                elif alias.name in forbidden:
+                    refuse(node, f"import {alias.name}",
+                           f"this exercise asks you not to use {alias.name}")
         elif isinstance(node, ast.ImportFrom):
             module = node.module or ""
             if node.level or not _module_ok(module):
@@ -101,8 +129,8 @@ def problems(source: str, forbidden=()) -> list[str]:
                 elif alias.name.startswith("_") or alias.name == "*":
                     refuse(node, alias.name, "private names cannot be imported in an answer")
         elif isinstance(node, ast.Name):
-            if node.id in banned:
-                refuse(node, node.id, f"this exercise asks you not to use {banned[node.id]}")
+            if node.id in bare:
+                refuse(node, node.id, f"this exercise asks you not to use {bare[node.id]}")
             elif node.id in REFUSED_NAMES or node.id.startswith("__"):
                 refuse(node, node.id, "graded answers cannot use it")
         elif isinstance(node, ast.Attribute):

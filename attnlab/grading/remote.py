@@ -58,13 +58,47 @@ def _copy_back(original, changed) -> None:
         original.update(changed)
 
 
+#: Environment variables the grading kernel keeps (numerics and locale); everything else,
+#: the course's paths to its sources and answer keys included, stays out of its reach.
+KEPT_VARIABLES = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "PYTHONPATH", "VIRTUAL_ENV",
+                  "SYSTEMROOT", "TMPDIR", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS",
+                  "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "MKL_NUM_THREADS")
+
+
+def kernel_environment(home: Path) -> dict[str, str]:
+    """The grading kernel's environment: :data:`KEPT_VARIABLES`, an empty home, Agg plots.
+
+    Examples
+    --------
+    >>> env = kernel_environment(Path("/tmp/empty"))
+    >>> env["HOME"], env["MPLBACKEND"], "ATTNLAB_ANSWER_KEYS" in env
+    ('/tmp/empty', 'agg', False)
+    """
+    env = {name: os.environ[name] for name in KEPT_VARIABLES if name in os.environ}
+    env.update(HOME=str(home), MPLBACKEND="agg", MPLCONFIGDIR=_matplotlib_cache(home))
+    return env
+
+
+def _matplotlib_cache(home: Path) -> str:
+    """Matplotlib's font cache of the grading user (nothing secret in it; rebuilding it would
+    cost every grading kernel seconds), else a folder in ``home``."""
+    try:
+        import matplotlib
+
+        return matplotlib.get_cachedir()
+    except Exception:  # noqa: BLE001 - no matplotlib or no writable cache: start afresh
+        return str(home / ".matplotlib")
+
+
 class CleanKernel:
     """A kernel started for grading one notebook; use as a context manager.
 
     Parameters
     ----------
     cwd : path
-        The kernel's working folder (the assignment's folder in the instructor's course).
+        The assignment's folder in the instructor's course. The kernel does not run there: it
+        runs in an empty folder of its own, with an environment that names no course path
+        (:func:`kernel_environment`), so an answer has nothing near it to read.
     """
 
     def __init__(self, cwd):
@@ -75,11 +109,10 @@ class CleanKernel:
     def __enter__(self) -> CleanKernel:
         from jupyter_client.manager import start_new_kernel
 
-        env = {k: v for k, v in os.environ.items()
-               if k not in ("NBGRADER_EXECUTION", "ATTNLAB_REQUIRE_CORRECT")}
-        env["MPLBACKEND"] = "agg"
+        home = Path(self._folder.name) / "home"
+        home.mkdir()
         self.manager, self.client = start_new_kernel(
-            kernel_name="python3", cwd=str(self.cwd), env=env)
+            kernel_name="python3", cwd=str(home), env=kernel_environment(home))
         status, error = self.run("import attnlab.grading.worker as __attnlab_worker__")
         if status != "ok":
             self.__exit__(None, None, None)

@@ -12,7 +12,6 @@ whether a function the exercise forbids was called on the way.
 from __future__ import annotations
 
 import copy
-import importlib
 import json
 import pickle
 import sys
@@ -20,6 +19,7 @@ import warnings
 
 import numpy as np
 
+from attnlab.exercises.core import forbidden_code_objects
 from attnlab.grading.wire import encode
 
 
@@ -27,16 +27,6 @@ def _namespace() -> dict:
     from IPython import get_ipython
 
     return get_ipython().user_ns
-
-
-def _resolve(name: str, namespace: dict):
-    """The function a forbidden name stands for: ``module.attr`` or a notebook name."""
-    module, _, attr = name.rpartition(".")
-    try:
-        target = getattr(importlib.import_module(module), attr) if module else namespace[name]
-    except (ImportError, AttributeError, KeyError):
-        return None
-    return getattr(target, "__code__", None)
 
 
 class _Tripwire:
@@ -73,11 +63,7 @@ def serve(name: str, request: str, response: str) -> None:
         out = {"status": "missing", "type": type(function).__name__}
     else:
         before = copy.deepcopy((args, kwargs))
-        codes = {}
-        for forbidden_name in forbidden:
-            code = _resolve(forbidden_name, namespace)
-            if code is not None:
-                codes[code] = forbidden_name
+        codes = forbidden_code_objects(forbidden, namespace)
         tripwire = _Tripwire(codes)
         with warnings.catch_warnings(record=True) as caught, np.errstate(**errstate):
             warnings.simplefilter("always")
