@@ -184,11 +184,12 @@ def submissions(lesson: str, source_nb, release_nb, cheats: bool):
         "def {function}(*args, **kwargs):\n"
         "    return eval(worked_solution('{function}'))(*args, **kwargs)\n")), 0.0
     # the instructor's source notebook, read from disk next to the grading kernel
+    source = f"../../source/{lesson}/{lesson}.ipynb"
     yield "read-source-files", _with_answers(release_nb, every_answer(
         "import numpy as np\n"
         "def {function}(*args, **kwargs):\n"
-        "    lines = np.loadtxt('../../source/%s/%s.ipynb', dtype=str, delimiter='\\x00')\n"
-        "    return lines[0]\n" % (lesson, lesson))), 0.0
+        f"    lines = np.loadtxt({source!r}, dtype=str, delimiter='\\x00')\n"
+        "    return lines[0]\n")), 0.0
     # the grading worker's frame (its response, its tripwire), reached from a generator
     yield "walk-frames", _with_answers(release_nb, every_answer(
         "def {function}(*args, **kwargs):\n"
