@@ -141,6 +141,49 @@ def normalised_entropy(weights, axis=-1):
     return np.clip(h / math.log(n), 0.0, 1.0)
 
 
+def effective_keys(weights, axis=-1):
+    r"""The effective number of keys of each row, :math:`e^{H(w)}`, between 1 and ``n``.
+
+    A row that spreads its weight evenly over ``m`` of its keys (0 on the rest) has
+    :math:`H = \log m` and so exactly ``m`` effective keys, whatever its length ``n``:
+    that is why this, and not :func:`normalised_entropy`, compares rows of different
+    lengths. (``H / log n`` gives ``log m / log n``, which for the same ``m`` shrinks as
+    ``n`` grows: a row spread over 2 of 4 keys scores 0.5, over 2 of 1000 keys 0.1.)
+
+    Parameters
+    ----------
+    weights : array_like, shape (..., n, ...)
+        Attention weights, each slice along ``axis`` summing to 1 (an all-zero, fully
+        masked row has entropy 0 and so 1 effective key).
+    axis : int, default -1
+        The key axis.
+
+    Returns
+    -------
+    ndarray, shape of ``weights`` without ``axis``
+        Values in ``[1, n]``: 1 for a one-hot row, ``n`` for a uniform one.
+
+    Raises
+    ------
+    ValueError
+        If ``weights`` are not probabilities along ``axis``: pass softmax output.
+
+    References
+    ----------
+    The exponential of the entropy is the "perplexity" of the row (Shannon 1948; Jelinek
+    et al. 1977) and, in ecology, Hill's diversity number of order 1 (Hill 1973).
+
+    Examples
+    --------
+    >>> effective_keys([[1.0, 0.0, 0.0, 0.0], [0.5, 0.5, 0.0, 0.0], [0.25] * 4]).round(6).tolist()
+    [1.0, 2.0, 4.0]
+    >>> float(effective_keys(np.r_[0.5, 0.5, np.zeros(998)]).round(6))  # 2 of 1000 keys
+    2.0
+    """
+    w, ax = probabilities(weights, "weights", axis=axis)
+    return np.exp(np.asarray(entropy(w, axis=ax), dtype=float))  # shape of w without axis
+
+
 def column_mass(weights):
     """The total weight each key receives, summed over the queries.
 

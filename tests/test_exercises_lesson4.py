@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import math
+import re
 
 import numpy as np
 import pytest
@@ -409,3 +410,19 @@ def test_solutions_show_their_source():
     assert "np.where(weights > 0" in L.row_entropy.solution().markdown
     assert "weights.sum(axis=0)" in L.hub_key.solution().markdown
     assert '"A": "hub"' in L.name_the_patterns.solution().markdown
+
+
+def test_the_last_hint_of_4_2_names_only_what_the_notebook_imported():
+    """Every function the hint tells the learner to call exists after the setup cell."""
+    from source_answers import _import_cell
+
+    namespace: dict = {}
+    exec(_import_cell("lesson4"), namespace)  # noqa: S102 - the lesson's own setup cell
+    named = re.findall(r"`([\w.]+)\(", L.name_the_patterns.hints[-1])
+    assert len(named) >= 4, named
+    for dotted in named:
+        head, *rest = dotted.split(".")
+        target = namespace[head]
+        for attr in rest:
+            target = getattr(target, attr)
+        assert callable(target), dotted

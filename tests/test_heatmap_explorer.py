@@ -46,6 +46,7 @@ def test_weights_match_plain_numpy(d_k, t, scaled):
     np.testing.assert_allclose(state.scores, scores, rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(state.weights, w, rtol=1e-9, atol=1e-15)
     np.testing.assert_allclose(state.entropy, entropy, atol=1e-9)
+    np.testing.assert_allclose(state.effective, np.exp(entropy * math.log(4)), rtol=1e-9)
     np.testing.assert_allclose(state.column_mass, mass, atol=1e-12)
     assert state.score_spread == pytest.approx(np.std(scores), rel=1e-12)
     assert state.q.shape == state.k.shape == (4, d_k)
@@ -252,7 +253,8 @@ def test_entropy_bars_follow_the_heatmap_rows(explorer):
     explorer.set(d_k=32, temperature=0.5, scaled=False)
     entropy = reference(32, 0.5, False)[3]
     bars = explorer.artists["bars"]
-    np.testing.assert_allclose([bar.get_width() for bar in bars], entropy, atol=1e-9)
+    effective = np.exp(entropy * math.log(4))  # e^H, from H / log 4
+    np.testing.assert_allclose([bar.get_width() for bar in bars], effective, atol=1e-9)
     heat_ax, spread_ax = explorer.figure.axes[0], bars[0].axes
     # query 0 at the top of both panels (display y grows upwards)
     bar_y = [spread_ax.transData.transform((0, bar.get_y() + bar.get_height() / 2))[1]
@@ -260,18 +262,18 @@ def test_entropy_bars_follow_the_heatmap_rows(explorer):
     row_y = [heat_ax.transData.transform((0, i))[1] for i in range(4)]
     assert bar_y == sorted(bar_y, reverse=True) and row_y == sorted(row_y, reverse=True)
     np.testing.assert_allclose(bar_y, row_y, atol=1.0)  # and level with the heatmap rows
-    assert spread_ax.get_xlim() == (0.0, 1.0)
+    assert spread_ax.get_xlim() == (0.0, 4.0)
     focused = int(np.argmin(entropy))
     for i, bar in enumerate(bars):
         colour = PALETTE["vermillion"] if i == focused else PALETTE["blue"]
         assert bar.get_facecolor() == to_rgba(colour)
-    assert explorer.artists["values"].texts == [f"{h:.2f}" for h in entropy]
+    assert explorer.artists["values"].texts == [f"{h:.2f}" for h in effective]
 
 
-def test_uniform_line_at_one(explorer):
+def test_uniform_line_at_four_keys(explorer):
     spread_ax = explorer.artists["bars"][0].axes
     lines = [line for line in spread_ax.get_lines() if line.get_linestyle() == ":"]
-    assert len(lines) == 1 and set(lines[0].get_xdata()) == {1.0}
+    assert len(lines) == 1 and set(lines[0].get_xdata()) == {4.0}
     assert "uniform" in [text.get_text() for text in spread_ax.texts]
 
 
@@ -297,7 +299,7 @@ def test_readout_names_the_focused_query_and_the_hub_key(explorer, settings):
     tokens, text = EXAMPLE.tokens, words(explorer)
     assert f"their spread (std) is {np.std(scores):.3g} " in text
     assert f"Most focused query: “{tokens[focused]}” (row {focused + 1}" in text
-    assert f"H / log 4 = {entropy[focused]:.2f} " in text
+    assert f"e^H = {math.exp(entropy[focused] * math.log(4)):.2f} effective keys of 4" in text
     assert f"the most weight: “{tokens[hub]}” (outlined), column mass {mass[hub]:.2f} " in text
 
 

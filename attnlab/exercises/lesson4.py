@@ -50,7 +50,7 @@ from attnlab.patterns import (
     PATTERNS,
     TITLES,
     column_mass,
-    normalised_entropy,
+    effective_keys,
     pattern_example,
     strongest_links,
 )
@@ -236,7 +236,8 @@ row_entropy = Exercise(
         'log, multiply by the *original* weights, add along each row and put a minus sign in '
         'front.',
     ],
-    forbidden=("attnlab.entropy", "attnlab.patterns.normalised_entropy", "scipy.stats.entropy"),
+    forbidden=("attnlab.entropy", "attnlab.patterns.normalised_entropy",
+               "attnlab.patterns.effective_keys", "scipy.stats.entropy"),
 )
 
 
@@ -332,7 +333,7 @@ def _cue(letter: str) -> str:
         query, key, _ = strongest_links(ex.weights, count=1)[0]
         return (f'Follow the row of "{ex.tokens[query]}" in {letter} to its brightest cell. '
                 "Is that key the same token as the query, or a different one?")
-    row = int(np.argmax(normalised_entropy(ex.weights)))
+    row = int(np.argmax(effective_keys(ex.weights)))
     return (f'Look at the row of "{ex.tokens[row]}" in {letter} and compare the shades of its '
             "cells: how is its weight shared among the keys?")
 
@@ -416,9 +417,10 @@ name_the_patterns = Exercise(
         "read mostly from a *different* token? Is some row shared evenly, all its cells the "
         "same shade? Does one column stay bright all the way down?",
         "Let the numbers decide: for each `letter, ex` in `lesson4.quiz_examples().items()`, "
-        "print `diagonal_mass(ex.weights)`, `normalised_entropy(ex.weights).max()`, "
-        "`column_mass(ex.weights).max()` and `strongest_links(ex.weights, 1)` (all from "
-        "`attnlab.patterns`), and match each map to the measure it stands out on.",
+        "print `patterns.diagonal_mass(ex.weights)`, "
+        "`patterns.effective_keys(ex.weights).max()`, `patterns.column_mass(ex.weights).max()` "
+        "and `patterns.strongest_links(ex.weights, 1)` (the setup cell imported `patterns` "
+        "from `attnlab`), and match each map to the measure it stands out on.",
     ],
 )
 

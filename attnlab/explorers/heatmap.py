@@ -8,8 +8,8 @@ to the same tokens. Softmax sees the raw scores ``Q Kᵀ`` divided by
 
 * left, the weights as a heatmap on a fixed ``[0, 1]`` colour scale, one row per
   query (rows sum to 1), the key that receives the most weight outlined;
-* right, how spread each row is: its entropy divided by its maximum ``log 4``
-  (0 = all weight on one key, 1 = uniform), the most focused query highlighted.
+* right, how spread each row is: its effective number of keys :math:`e^H` (1 = all
+  weight on one key, 4 = uniform), the most focused query highlighted.
 
 Without the division, the raw scores spread further as the head grows, and the rows
 collapse onto single keys; with it, the spread of the scores stays near 1 and the rows
@@ -44,7 +44,7 @@ from attnlab._validate import positive_finite, positive_int
 from attnlab.examples import cat_sat_down_wide
 from attnlab.explorers.base import Explorer
 from attnlab.explorers.temperature import temperature_slider
-from attnlab.patterns import column_mass, normalised_entropy
+from attnlab.patterns import column_mass, effective_keys, normalised_entropy
 from attnlab.plots.heatmap import cell_labels, plot_heatmap
 from attnlab.plots.outline_labels import OutlineLabels
 from attnlab.plots.weights import PALETTE
@@ -86,7 +86,8 @@ def heatmap_state(d_k: int, temperature: float = 1.0, scaled: bool = True) -> Si
         :math:`\sqrt{d_k} \cdot T` (``T`` when not scaled); ``scores`` =
         ``raw / divisor`` (4, 4), what softmax sees; ``score_spread`` = their
         standard deviation; ``weights`` (4, 4), rows summing to 1; ``entropy`` (4,)
-        = each row's entropy / log 4, in [0, 1]; ``column_mass`` (4,) = the weight
+        = each row's entropy / log 4, in [0, 1]; ``effective`` (4,) = each row's
+        effective number of keys, ``exp(H)``, in [1, 4]; ``column_mass`` (4,) = the weight
         each key receives, summed over the queries (they add up to 4);
         ``focused`` = index of the query with the lowest ``entropy`` (the first
         one on a tie); ``hub`` = index of the key with the largest ``column_mass``.
@@ -122,12 +123,13 @@ def heatmap_state(d_k: int, temperature: float = 1.0, scaled: bool = True) -> Si
     scores = raw / divisor  # (n_q, n_k) what softmax sees
     weights = attnlab.softmax(scores)  # (n_q, n_k) rows sum to 1
     entropy = normalised_entropy(weights)  # (n_q,) in [0, 1]
+    effective = effective_keys(weights)  # (n_q,) in [1, n_k]
     mass = column_mass(weights)  # (n_k,) sums to n_q
     return SimpleNamespace(
         tokens=EXAMPLE.tokens, d_k=d_k, temperature=temperature, scaled=scaled,
         q=q, k=k, raw=raw, divisor=divisor, scores=scores,
         score_spread=float(scores.std()),
-        weights=weights, entropy=entropy, column_mass=mass,
+        weights=weights, entropy=entropy, effective=effective, column_mass=mass,
         focused=int(np.argmin(entropy)), hub=int(np.argmax(mass)),
     )  # fmt: skip
 
@@ -189,12 +191,13 @@ class HeatmapExplorer(Explorer):
         rows = np.arange(n)  # (n,) query 0 at the top, as in the heatmap
         bars = spread_ax.barh(rows, np.zeros(n), height=0.6, color=BAR_COLOUR)
         values = OutlineLabels(spread_ax, np.column_stack([np.zeros(n), rows]), VALUE_SIZE)
-        spread_ax.axvline(1.0, color="black", linestyle=":", linewidth=1.2)
-        spread_ax.text(1.0, 1.01, "uniform", transform=spread_ax.get_xaxis_transform(),
+        spread_ax.axvline(float(n), color="black", linestyle=":", linewidth=1.2)
+        spread_ax.text(float(n), 1.01, "uniform", transform=spread_ax.get_xaxis_transform(),
                        ha="center", va="bottom", fontsize=8)
-        spread_ax.set(xlim=(0.0, 1.0), ylim=(n - 0.5, -0.5), xlabel=f"row entropy H / log {n}")
+        spread_ax.set(xlim=(0.0, float(n)), ylim=(n - 0.5, -0.5),
+                      xlabel="effective number of keys e^H")
         spread_ax.set_yticks(rows, tokens)
-        spread_ax.set_xticks([0.0, 0.5, 1.0], ["0", "0.5", "1"])
+        spread_ax.set_xticks(np.arange(1, n + 1), [str(i) for i in range(1, n + 1)])
         spread_ax.tick_params(axis="y", length=0)
         for side in ("top", "right"):
             spread_ax.spines[side].set_visible(False)
@@ -211,16 +214,18 @@ class HeatmapExplorer(Explorer):
         texts, colours = cell_labels(artists["image"], state.weights, CELL_FORMAT)  # (n_q, n_k)
         artists["cells"].set_texts(texts.ravel(), colours.ravel())
         artists["hub"].set_x(state.hub - 0.5)
-        for i, (bar, h) in enumerate(zip(artists["bars"], state.entropy, strict=True)):
+        n = state.effective.size
+        for i, (bar, h) in enumerate(zip(artists["bars"], state.effective, strict=True)):
             bar.set_width(h)
             bar.set_color(FOCUS_COLOUR if i == state.focused else BAR_COLOUR)
-        inside = state.entropy >= INSIDE  # (n_q,) long bars carry their number, in white
+        inside = state.effective >= INSIDE * n  # (n_q,) long bars carry their number, in white
+        pad = 0.02 * n
         artists["values"].set_offsets(
-            np.column_stack([np.where(inside, state.entropy - 0.02, state.entropy + 0.02),
-                             np.arange(state.entropy.size)])
+            np.column_stack([np.where(inside, state.effective - pad, state.effective + pad),
+                             np.arange(n)])
         )  # (n_q, 2)
         artists["values"].set_texts(
-            [f"{h:.2f}" for h in state.entropy],
+            [f"{h:.2f}" for h in state.effective],
             ["white" if flag else "black" for flag in inside],
             ["right" if flag else "left" for flag in inside],
         )
@@ -249,8 +254,8 @@ def _readout(state) -> str:
         f"<b>{state.divisor:.3g}</b> ({how}) · their spread (std) is "
         f"<b>{state.score_spread:.3g}</b></div>"
         f"<div>Most focused query: <b>“{focused}”</b> (row {state.focused + 1}, highlighted), "
-        f"H / log {n} = <b>{state.entropy[state.focused]:.2f}</b> "
-        f"(0 = one key, 1 = uniform) · "
+        f"e^H = <b>{state.effective[state.focused]:.2f}</b> effective keys of {n} "
+        f"(1 = one key, {n} = uniform) · "
         f"the key that receives the most weight: <b>“{hub}”</b> (outlined), "
         f"column mass <b>{state.column_mass[state.hub]:.2f}</b> "
         f"(average {state.column_mass.mean():.2f})</div>"
