@@ -21,30 +21,45 @@ from attnlab.patterns import column_mass
 def key_a(scope) -> dict:
     """The key to part A, question by question; ``scope`` holds the values the
     questions were built from (:attr:`attnlab.exercises.lesson7.Questions.scope`)."""
+    count = scope["count"]
     d = scope["d"]
+    d_k = scope["d_k"]
+    d_model = scope["d_model"]
+    d_power = scope["d_power"]
     d_var = scope["d_var"]
     far = scope["far"]
     g_scores = scope["g_scores"]
     hot = scope["hot"]
     jac = scope["jac"]
+    jac_plain = scope["jac_plain"]
     k = scope["k"]
     limits = scope["limits"]
+    n_equal = scope["n_equal"]
     naive_log = scope["naive_log"]
     p = scope["p"]
     plain = scope["plain"]
+    power = scope["power"]
     q = scope["q"]
     raw = scope["raw"]
-    wide = scope["wide"]
+    tokens_k = scope["tokens_k"]
+    tokens_q = scope["tokens_q"]
+    lowest = int(np.argmin(g_scores))
+    divisor = d_power**power
+    sum_limit = limits[np.float32] - math.log(n_equal)  # n · exp(s) passes the largest float32
     return {
         "A1": Key(
-            "a",
-            why_not=(("b", "rows are queries and columns are keys: the first axis comes from "
-                           "Q, the second from K."),
-                     ("c", "d_k is the size every dot product adds over: it disappears from "
-                           "the result. The score matrix has one number per (query, key) "
-                           "pair."),
-                     ("d", "that is the shape of Q itself; the scores pair every query with "
-                           "every key.")),
+            float(count),
+            why_not=((float(count * d_k), "d_k is added up inside each dot product: it is not "
+                                          "an axis of the result."),
+                     (float(tokens_q**2), "the keys come from the other sentence: the score "
+                                          "matrix need not be square."),
+                     (float(tokens_k**2), "the queries come from the first sentence: the "
+                                          "score matrix need not be square."),
+                     (float(tokens_q * d_k), "that is the size of Q; the scores pair every "
+                                             "query with every key."),
+                     (float(d_model * d_k), "that is the size of W_Q, which every query "
+                                            "shares.")),
+            nudge="one number per (query, key) pair: how many queries, how many keys?",
         ),
         "A2": Key(
             raw / math.sqrt(d),
@@ -57,12 +72,17 @@ def key_a(scope) -> dict:
                   "√d_k.",
         ),
         "A3": Key(
-            "abcd"[int(np.argmin(g_scores))],
-            why_not=(("a", "it points along q: that is the highest score of the four."),
-                     ("b", f"it is at right angles to q, so its score is {g_scores[1]:g} "
-                           "whatever its length. Can a score go below 0?"),
-                     ("d", f"part of it points along q, so its score, {g_scores[3]:g}, is "
-                           "positive.")),
+            "abcd"[lowest],
+            why_not=tuple((letter, reason) for letter, reason in (
+                ("a", f"it is at right angles to q, so its score is {g_scores[0]:g} whatever "
+                      "its length; a key that points partly away from q scores below 0."),
+                ("b", f"it points almost straight away from q, but it is short: its score is "
+                      f"{g_scores[1]:g}. A score is |q| |k| cos θ: length counts as well as "
+                      "angle."),
+                ("c", f"a short key scores near 0 ({g_scores[2]:g} here), but near 0 is not "
+                      "the lowest: scores can be negative."),
+                ("d", f"its score is {g_scores[3]:g}; another key's is lower.")) if letter !=
+                "abcd"[lowest]),
         ),
         "A4": Key(
             float(d_var),
@@ -76,27 +96,28 @@ def key_a(scope) -> dict:
             nudge="q·k is a sum of d_k independent products q_i k_i, each of variance 1.",
         ),
         "A5": Key(
-            "b",
-            why_not=(("a", f"the variance would be d_k^(1/3), still growing: "
-                           f"{wide ** (1 / 3):.3g} at d_k = {wide}, and the softmax "
-                           "collapses."),
-                     ("c", f"the variance would be d_k^(−1/3), shrinking: "
-                           f"{wide ** (-1 / 3):.3g} at d_k = {wide}, and the weights drift "
-                           "towards uniform."),
-                     ("d", f"the variance would be 1/d_k, {1 / wide:.3g} at d_k = {wide}: "
-                           "the scores shrink to almost nothing.")),
+            d_power / divisor**2,
+            why_not=((1.0, "that is what dividing by √d_k gives; this divisor is smaller."),
+                     (d_power / divisor, "you divided the variance by the divisor; dividing "
+                                         "a number by c divides its variance by c²."),
+                     (math.sqrt(d_power) / divisor, "that is the standard deviation; the "
+                                                    "question asks for the variance."),
+                     (float(d_power), "that is the variance before any scaling.")),
+            nudge="Var(q·k) = d_k, and dividing by c divides a variance by c².",
         ),
         "A6": Key(
-            "a",
-            why_not=(("b", f"compute it: its largest entry is {np.abs(jac).max():.3g}."),
-                     ("c", f"the winning entry is p(1 − p) with p ≈ 1: "
+            "c",
+            why_not=(("a", f"compute it: its largest entry is {np.abs(jac).max():.3g}."),
+                     ("b", f"the winning entry is p(1 − p) with p ≈ 1: "
                            f"{jac[0, 0]:.3g}."),
-                     ("d", "diag(p) − p pᵀ is defined for every p; work out its entries with "
-                           "p ≈ [1, 0, 0].")),
+                     ("d", "softmax ignores *adding* the same number to every score, not "
+                           "multiplying by one: the largest entry of the Jacobian was "
+                           f"{np.abs(jac_plain).max():.3g} before × 100 and is "
+                           f"{np.abs(jac).max():.3g} after.")),
         ),
         "A7": Key(
-            "b",
-            why_not=(("a", "speed is not the issue; look at the signs of the result."),
+            "a",
+            why_not=(("b", f"compare them: softmax of these scores is {_short(p.round(3))}."),
                      ("c", f"they do add up to {plain.sum():g}; look at the signs instead."),
                      ("d", "dividing by a positive sum keeps the order; look at the signs.")),
         ),
@@ -112,22 +133,26 @@ def key_a(scope) -> dict:
             nudge="exponentiate every score, add the exps up, and divide the third by the sum.",
         ),
         "A9": Key(
-            "a",
-            why_not=(("b", f"T > 1 shrinks the gaps between the scores: the largest weight "
+            "d",
+            why_not=(("a", f"T > 1 shrinks the gaps between the scores: the largest weight "
                            f"goes from {p.max():.3f} to {hot.max():.3f}."),
-                     ("c", "dividing every score by the same positive T cannot reorder "
+                     ("b", "dividing every score by the same positive T cannot reorder "
                            "them."),
-                     ("d", "softmax ignores *adding* a constant to every score, not "
+                     ("c", "softmax ignores *adding* a constant to every score, not "
                            "*dividing* by one.")),
         ),
         "A10": Key(
-            limits[np.float16],
-            why_not=((limits[np.float32], "that is the limit in float32."),
-                     (limits[np.float64], "that is the limit in float64."),
-                     (float(np.finfo(np.float16).max), "that is the largest float16 itself; "
-                                                       "exp(x) reaches it at x = its log.")),
-            nudge="exp(x) overflows once it passes the largest float16, np.finfo(np.float16)"
-                  ".max: solve exp(x) = that.",
+            sum_limit,
+            why_not=((limits[np.float32], "that is where exp of one score overflows; here "
+                                          f"the sum of {n_equal} of them reaches the largest "
+                                          "float32 first, and a finite exp divided by an "
+                                          "infinite sum is 0."),
+                     (limits[np.float16], "that is the float16 limit; the row is float32."),
+                     (limits[np.float32] - math.log10(n_equal),
+                      "the exponent is a natural log: exp(s) · n = e^(s + ln n)."),
+                     (limits[np.float32] - n_equal, "the sum is n · exp(s), not exp(s + n).")),
+            nudge=f"the sum of the row is {n_equal} · exp(s): when does that pass the largest "
+                  "float32, np.finfo(np.float32).max?",
         ),
         "A11": Key(
             float(attnlab.log_softmax(far)[1]),
@@ -148,7 +173,7 @@ def key_b(scope) -> dict:
     cat = scope["cat"]
     causal = scope["causal"]
     fill16 = scope["fill16"]
-    h = scope["h"]
+    filter_options = scope["filter_options"]
     inside = scope["inside"]
     link = scope["link"]
     mean = scope["mean"]
@@ -158,36 +183,48 @@ def key_b(scope) -> dict:
     raw_h = scope["raw_h"]
     two_d = scope["two_d"]
     w2 = scope["w2"]
+    filters = {
+        "x": "you mixed the tokens x themselves; the output mixes their values v = x W_V, "
+             "and W_V has dropped the coordinate the tokens differ in.",
+        "k": "you mixed the keys; the keys decide the weights, the output mixes the values.",
+        "w": "those are the weights; the output is the weighted sum of the value vectors.",
+    }
     return {
         "B1": Key(
-            "a",
-            why_not=(("b", f"a column is what one key hands out to all the queries; in "
+            "b",
+            why_not=(("a", f"a column is what one key hands out to all the queries; in "
                            f'"{" ".join(cat.tokens)}" one column collects {busiest:.2f}.'),
                      ("c", "one of the two is free: a popular key can collect more than 1."),
                      ("d", "think of what the softmax normalises, one query at a time.")),
         ),
         "B2": Key(
-            float(h),
-            why_not=((raw_h, "that is H itself, in nats; divide by log n."),
-                     (raw_h / math.log(2), "that is H in bits; divide H in nats by log n."),
-                     (1 - float(h), "that is 1 − H / log n.")),
-            nudge="H = −Σ w log w over the row, then divide by log n, n = 4 keys.",
+            raw_h,
+            why_not=((raw_h / math.log(2), "that is H in bits (log base 2); the question asks "
+                                           "for nats, the natural log."),
+                     (raw_h / math.log(len(SCORE_ROW)), "that is H / log n, the normalised "
+                                                        "entropy; the question asks for H "
+                                                        "itself."),
+                     (math.exp(raw_h), "that is e^H; the question asks for H itself."),
+                     (-raw_h, "H = −Σ w ln w is never negative: mind the minus sign.")),
+            nudge="H = −Σ w ln w over the weights of the row.",
         ),
         "B3": Key(
-            "b",
+            "c",
             why_not=(("a", "find each row's largest weight: is it on the diagonal, its own "
                            "token?"),
-                     ("c", f"a uniform row has every weight 1/n = {1 / len(link.tokens):g}; "
+                     ("b", f"a uniform row has every weight 1/n = {1 / len(link.tokens):g}; "
                            "these rows have a clear winner."),
                      ("d", f"column sums {_short(column_mass(link.weights).round(2))}: no "
                            "column stands out.")),
         ),
         "B4": Key(
-            "a",
-            why_not=(("b", "the same colour then means different weights in different "
+            "d",
+            why_not=(("a", "the same colour then means different weights in different "
                            "pictures: compare a sharp map with a flat one."),
-                     ("c", "the weights do not change, only how they are coloured."),
-                     ("d", "stretching keeps the order: the largest is still the brightest.")),
+                     ("b", "a sharp map already spans about 0 to 1, so stretching leaves it "
+                           "much as it is: look at what happens to a flat one."),
+                     ("c", "stretching spreads the colours over the weights shown, so small "
+                           "differences become *more* visible, not less.")),
         ),
         "B5": Key(
             "a",
@@ -208,21 +245,18 @@ def key_b(scope) -> dict:
             nudge="the output is Σ_j w_j v_j: weight each value vector, then add them up.",
         ),
         "B7": Key(
-            "a",
-            why_not=(("b", "that is the shape of X (and of the output after the heads are "
+            "c",
+            why_not=(("a", "that is the shape of X (and of the output after the heads are "
                            "joined); weights pair queries with keys."),
-                     ("c", "that is the shape of one of Q, K, V split into heads; the "
+                     ("b", "that is the shape of one of Q, K, V split into heads; the "
                            "weights have one number per (query, key) pair."),
                      ("d", "the batch axis is missing: each of the 2 sequences has its own "
                            "weights.")),
         ),
         "B8": Key(
-            "a",
-            why_not=(("b", "they are learned separately and differ; the lesson on values "
-                           "shows what that buys."),
-                     ("c", "the weights come from Q and K alone; V never enters the "
-                           "softmax."),
-                     ("d", "W_V also filters what each token passes on, not just its size.")),
+            next(letter for letter, kind in filter_options.items() if kind == "v"),
+            why_not=tuple((letter, filters[kind]) for letter, kind in filter_options.items()
+                          if kind != "v"),
         ),
         "B9": Key(
             next(key for key, ok in inside.items() if ok),
@@ -233,10 +267,11 @@ def key_b(scope) -> dict:
                           for key, p in points.items() if not inside[key]),
         ),
         "B10": Key(
-            "a",
-            why_not=(("b", "the output mixes values, not keys."),
-                     ("c", "a higher score gives A a larger weight."),
-                     ("d", "the weights change, so the mix changes.")),
+            "b",
+            why_not=(("a", "the output mixes values, not keys."),
+                     ("c", "a higher score raises A's weight whatever the others are, and "
+                           "the output moves towards A's value even from a small share."),
+                     ("d", "the weights change, so the mix of different values changes.")),
         ),
         "B11": Key(
             float(causal),

@@ -10,6 +10,7 @@ import worked_answers as W
 from answer_tables import assert_right, assert_wrong, judged, right, wrong
 
 import attnlab
+from attnlab.examples import cat_sat_down
 from attnlab.exercises import Outcome
 from attnlab.exercises import lesson7 as L
 
@@ -36,26 +37,44 @@ QUIZ_A_RIGHT = {
         key.lower(): (value.upper() if isinstance(value, str) else str(value))
         for key, value in A.items()},
     "letters in brackets, numbers rounded as asked": answers(
-        A, A1="(a)", A8=round(A["A8"], 3), A10=round(A["A10"], 2), A11=round(A["A11"], 2)),
+        A, A3="(d)", A8=round(A["A8"], 3), A10=round(A["A10"], 2), A11=round(A["A11"], 2)),
+    "an option's text instead of its letter, numpy numbers": answers(
+        A, A9="flatter, with a higher entropy, and the keys keep their order",
+        A1=np.int64(35), A5=np.float32(16.0)),
 }
+LIMIT32 = math.log(float(np.finfo(np.float32).max))
 QUIZ_A_WRONG = {
-    "rows and columns swapped": (answers(A, A1="b"), "✗ A1 (you said 'b'): rows are queries"),
+    "d_k kept as an axis": (answers(A, A1=5 * 7 * 4), "d_k is added up inside each dot "
+                            "product: it is not an axis of the result"),
+    "a square score matrix": (answers(A, A1=25), "the score matrix need not be square"),
+    "the size of Q": (answers(A, A1=20), "that is the size of Q"),
     "raw score": (answers(A, A2=1.0), "that is the raw score q·k; scale it"),
     "divided by d_k": (answers(A, A2=0.25), "you divided by d_k"),
-    "orthogonal is lowest": (answers(A, A3="b"), "it is at right angles to q, so its score is 0"),
+    "orthogonal is lowest": (answers(A, A3="a"), "it is at right angles to q, so its score "
+                             "is 0 whatever its length"),
+    "most opposite is lowest": (answers(A, A3="b"), "length counts as well as angle"),
+    "shortest is lowest": (answers(A, A3="c"), "near 0 is not the lowest"),
     "the standard deviation": (answers(A, A4=8), "that is the standard deviation"),
-    "cube root": (answers(A, A5="a"), "the variance would be d_k^(1/3), still growing: 8 at "
-                                      "d_k = 512"),
-    "Jacobian is the identity": (answers(A, A6="b"), "compute it: its largest entry is"),
+    "variance divided by the divisor": (answers(A, A5=64), "you divided the variance by the "
+                                        "divisor"),
+    "scaling always gives 1": (answers(A, A5=1), "that is what dividing by √d_k gives"),
+    "std for the wrong power": (answers(A, A5=4), "that is the standard deviation"),
+    "Jacobian is the identity": (answers(A, A6="a"), "compute it: its largest entry is"),
+    "scale does not matter": (answers(A, A6="d"), "softmax ignores *adding* the same number"),
+    "same weights as softmax": (answers(A, A7="b"), "compare them: softmax of these scores "
+                                "is [0.156, 0.094, 0.698, 0.052]"),
     "plain normalisation": (answers(A, A8=round(2.5 / 3.9, 3)), "divides the score by the sum"),
     "fourth key": (answers(A, A8=float(attnlab.softmax(np.array([1, .5, 2.5, -.1]))[3])),
                    "numpy counts from 0"),
-    "temperature sharpens": (answers(A, A9="b"), "T > 1 shrinks the gaps"),
-    "float32 limit": (answers(A, A10=88.72), "that is the limit in float32"),
+    "temperature sharpens": (answers(A, A9="a"), "T > 1 shrinks the gaps"),
+    "one exp's limit": (answers(A, A10=round(LIMIT32, 2)), "that is where exp of one score "
+                        "overflows; here the sum of 1000 of them reaches the largest float32 "
+                        "first"),
+    "log10 of n": (answers(A, A10=LIMIT32 - 3), "the exponent is a natural log"),
     "log of softmax": (answers(A, A11=-np.inf), "after the weight underflowed to 0"),
-    "not an option": (answers(A, A1="e"), "'e' is not one of the options; answer a, b, c or d"),
+    "not an option": (answers(A, A3="e"), "'e' is not one of the options; answer a, b, c or d"),
     "a letter for a number": (answers(A, A4="b"), "this one wants a number"),
-    "a number for a letter": (answers(A, A1=1), "this one is multiple choice"),
+    "a number for a letter": (answers(A, A3=1), "this one is multiple choice"),
     "nan": (answers(A, A10=float("nan")), "yours is not-a-number"),
     "two missing": (answers(A, A3=None, A4=...), "9 of 11 right so far; not answered yet: A3, "
                                                  "A4."),
@@ -64,18 +83,27 @@ QUIZ_A_WRONG = {
     "one wrong among many": (answers(A, A7="c"), "10 of 11 right so far; not yet right: A7."),
 }
 QUIZ_B_RIGHT = {"reference": W.solution_quiz_b, "a plain dict": B,
-                "rounded": answers(B, B2=round(B["B2"], 3), B6=round(B["B6"], 3))}
+                "rounded": answers(B, B2=round(B["B2"], 3), B6=round(B["B6"], 3)),
+                "B8 as the output's text": answers(B, B8="[1, 0]")}
+H = float(attnlab.entropy(attnlab.softmax(np.array([1, .5, 2.5, -.1]))))
 QUIZ_B_WRONG = {
-    "columns sum to 1": (answers(B, B1="b"), "a column is what one key hands out"),
-    "entropy in nats": (answers(B, B2=float(attnlab.entropy(attnlab.softmax(
-        np.array([1, .5, 2.5, -.1]))))), "that is H itself, in nats; divide by log n"),
+    "columns sum to 1": (answers(B, B1="a"), "a column is what one key hands out"),
+    "entropy in bits": (answers(B, B2=H / math.log(2)), "that is H in bits"),
+    "normalised entropy": (answers(B, B2=H / math.log(4)), "that is H / log n, the "
+                           "normalised entropy"),
     "diagonal": (answers(B, B3="a"), "is it on the diagonal"),
-    "stretched scale is fine": (answers(B, B4="b"), "the same colour then means different"),
+    "stretched scale is fine": (answers(B, B4="a"), "the same colour then means different"),
+    "stretching flattens sharp rows": (answers(B, B4="b"), "a sharp map already spans about "
+                                       "0 to 1"),
     "weights as reasons": (answers(B, B5="b"), "weights are not explanations"),
     "plain average": (answers(B, B6=0.5), "that is the plain average of the values"),
     "no batch axis": (answers(B, B7="d"), "the batch axis is missing"),
-    "W_V decides weights": (answers(B, B8="c"), "V never enters the softmax"),
+    "mixing the tokens": (answers(B, B8="a"), "you mixed the tokens x themselves"),
+    "mixing the keys": (answers(B, B8="b"), "you mixed the keys"),
+    "the weights as the output": (answers(B, B8="c"), "those are the weights"),
     "outside the hull": (answers(B, B9="d"), "a weight can't be negative"),
+    "only the winner moves it": (answers(B, B10="c"), "a higher score raises A's weight "
+                                 "whatever the others are"),
     "strict triangle": (answers(B, B11=15), "the diagonal is True"),
     "uniform in float16": (answers(B, B12="b"), "np.float16(-1e9) is -inf"),
 }
@@ -125,20 +153,90 @@ def test_an_empty_template_is_not_attempted():
 
 
 def test_a_partial_answer_reports_what_is_right_without_revealing_the_rest():
-    feedback = judged(L.quiz_a, {"A4": 64, "A1": "b"})
+    feedback = judged(L.quiz_a, {"A4": 64, "A1": 140})
     lines = feedback.message.splitlines()
     assert lines[0] == ("1 of 11 right so far; not yet right: A1; not answered yet: A2, A3, A5, "
                         "A6, A7, A8, A9, A10, A11.")
     assert lines[-1].startswith("✓ right: A4.")
-    assert "(5, 7)" not in feedback.message  # the right option of A1
+    assert "35" not in feedback.message  # the right answer to A1
+
+
+def test_each_question_names_its_idea_and_links_its_lesson():
+    for question in L.QUESTIONS_A.questions + L.QUESTIONS_B.questions:
+        text = question.markdown()
+        assert f"*{question.topic}*, from lesson {question.lesson}, [" in text, text
+        assert f"(0{question.lesson}-" in text and ".ipynb)" in text, text
+    assert "A: lessons 1–3" in L._QUIZ_HINTS[0] and "link" in L._QUIZ_HINTS[2]
+
+
+def test_right_answers_are_spread_over_the_letters():
+    letters = [key.answer for _, key in _with_keys() if isinstance(key.answer, str)]
+    assert set(letters) == set("abcd")
+    assert max(letters.count(x) for x in "abcd") <= len(letters) // 2
+
+
+def _notebook_cells() -> list[str]:
+    import json
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    cells = json.loads(next(root.glob("source/07-*/07-*.ipynb")).read_text())["cells"]
+    return [(c["cell_type"], "".join(c["source"])) for c in cells]
+
+
+def _shows(text: str, value: float) -> bool:
+    """Whether ``text`` shows ``value`` as a learner would write it (2 decimals or 4 digits)."""
+    import re
+
+    return any(re.search(rf"(?<![\d.]){re.escape(shown)}(?!\d)", text)
+               for shown in {f"{value:.2f}", f"{value:.4g}"})
+
+
+def test_no_cell_of_the_notebook_prints_or_states_a_quiz_answer(capsys):
+    """The Markdown and the printed output of lesson 7 hand out no numeric quiz answer."""
+    cells = _notebook_cells()
+    namespace: dict = {}
+    exec(next(text for kind, text in cells if kind == "code"), namespace)  # the imports
+    for kind, text in cells:
+        if kind == "code" and "print(" in text and "BEGIN SOLUTION" not in text:
+            exec(text, namespace)  # noqa: S102 - the course's own cells
+    shown = capsys.readouterr().out + "\n".join(t for k, t in cells if k == "markdown")
+    numbers = {name: key.answer for questions in (L.QUESTIONS_A, L.QUESTIONS_B)
+               for name, key in questions.key().items() if not isinstance(key.answer, str)}
+    checked = {name: value for name, value in numbers.items() if round(value, 1) != value}
+    assert {"A8", "A10", "B2", "B6"} <= set(checked)  # short numbers (0.5, 16) occur anyway
+    for name, value in checked.items():
+        assert not _shows(shown, value), (name, value)
+    assert "(n_q, n_k)" not in shown  # the shape rule behind A1 is not restated
 
 
 def test_question_numbers_are_computed():
     key_a, key_b = L.QUESTIONS_A.key(), L.QUESTIONS_B.key()
     assert math.isclose(key_a["A2"].answer, 0.5) and "[0, 2, 0, 1]" in L.QUESTIONS_A.by_key[
         "A2"].prompt
-    assert math.isclose(key_a["A10"].answer, math.log(65504))
+    assert math.isclose(key_a["A10"].answer, math.log(float(np.finfo(np.float32).max))
+                        - math.log(1000))
+    assert key_a["A1"].answer == 35 and key_a["A5"].answer == 16
     assert key_b["B11"].answer == 21
+    assert "(2, 8, 10, 10)" in dict(L.QUESTIONS_B.by_key["B7"].options).values()
+
+
+def test_a10_is_where_the_naive_softmax_stops_working():
+    """Just below the answer the naive float32 softmax of 1000 equal scores is right, just
+    above it every weight is 0 (a finite exp over an infinite sum)."""
+    limit = L.QUESTIONS_A.key()["A10"].answer
+    for s, expected in ((limit - 0.005, 1e-3), (limit + 0.005, 0.0)):
+        row = np.full(1000, s, dtype=np.float32)
+        with np.errstate(over="ignore"):
+            e = np.exp(row)
+            weights = e / e.sum()
+        np.testing.assert_allclose(weights, expected, rtol=1e-5)
+
+
+def test_b8_output_ignores_what_w_v_dropped():
+    scope = L.QUESTIONS_B.scope
+    assert np.allclose(scope["mixes"]["v"], [1.0, 0.0])
+    assert not np.allclose(scope["mixes"]["x"], scope["mixes"]["v"])
 
 
 def test_without_the_key_answers_are_recorded_not_judged(monkeypatch, tmp_path):
@@ -149,20 +247,20 @@ def test_without_the_key_answers_are_recorded_not_judged(monkeypatch, tmp_path):
     assert complete.outcome is Outcome.RECORDED and bool(complete)
     wrong_everywhere = {key: ("z" if q.options else -1.0) for key, q in
                         L.QUESTIONS_A.by_key.items()}
-    feedback = judged(L.quiz_a, {**W.solution_quiz_a(), "A1": "b", "A2": 99.0})
+    feedback = judged(L.quiz_a, {**W.solution_quiz_a(), "A3": "b", "A2": 99.0})
     assert feedback.outcome is Outcome.RECORDED, feedback.message
     assert "right" not in feedback.message.replace("marked", "")
     odd = judged(L.quiz_a, wrong_everywhere)
     assert odd.outcome is Outcome.WRONG and "not one of the options" in odd.message
     assert "A2" not in odd.message  # a number is a well-formed answer, never judged
-    partial = judged(L.quiz_a, {"A1": "b"})
+    partial = judged(L.quiz_a, {"A1": 140})
     assert partial.outcome is Outcome.WRONG and partial.message.startswith(
         "Not answered yet: A2")
 
 
 def test_quiz_scores_per_question():
     answers = W.solution_quiz_a()
-    answers.update({"A1": "b", "A3": "a"})
+    answers.update({"A1": 140, "A3": "a"})
     feedback = judged(L.quiz_a, answers)
     assert feedback.outcome is Outcome.WRONG and math.isclose(feedback.score, 9 / 11)
 
@@ -186,8 +284,28 @@ def mha_loops(x, w_q, w_k, w_v, n_heads):
     return np.concatenate(outs, axis=1)
 
 
+def in_float32(answer):
+    """``answer`` computed in float32: its inputs cast down (its result stays float32)."""
+    def wrapped(*args):
+        return answer(*(a.astype(np.float32) if isinstance(a, np.ndarray) else a
+                        for a in args))
+    return wrapped
+
+
+def as_lists(answer):
+    """``answer`` returning nested lists (a tuple of them if it returns several arrays)."""
+    def wrapped(*args):
+        got = answer(*args)
+        return tuple(np.asarray(g).tolist() for g in got) if isinstance(got, tuple) else \
+            np.asarray(got).tolist()
+    return wrapped
+
+
 SCALE_RIGHT = {"reference": W.solution_multi_head_attention, "head by head": mha_loops,
-               "1 / sqrt(d_model / h)": mha_with(lambda dm, h: math.sqrt(dm / h))}
+               "1 / sqrt(d_model / h)": mha_with(lambda dm, h: math.sqrt(dm / h)),
+               "in float32": in_float32(W.solution_multi_head_attention),
+               "as lists": as_lists(W.solution_multi_head_attention),
+               "float32 returned as lists": as_lists(in_float32(mha_loops))}
 SCALE_WRONG = {
     "the buggy function": (L.buggy_multi_head_attention, "You divide every head's scores by "
                            "√d_model = √16. But each head's scores are dot products of "
@@ -203,11 +321,12 @@ SCALE_WRONG = {
 
 
 # ---------------------------------------------------------------- 7.4 mask after softmax
-def causal_renormalised(q, k, v):
-    """Mask after the softmax, then renormalise: the same weights, if nothing overflows."""
+def causal_renormalised(q, k, v, eps=0.0):
+    """Mask after the softmax, then renormalise: the same weights, unless a future score
+    dominates so much that every allowed weight underflows to 0 (then 0 / 0)."""
     n = q.shape[-2]
     w = attnlab.softmax(attnlab.attention_scores(q, k)) * attnlab.causal_mask(n)
-    w = w / w.sum(axis=-1, keepdims=True)
+    w = w / (w.sum(axis=-1, keepdims=True) + eps)
     return w @ v, w
 
 
@@ -229,9 +348,18 @@ MASK_RIGHT = {
     "reference": W.solution_causal_attention,
     "attnlab with mask=": lambda q, k, v: attnlab.scaled_dot_product_attention(
         q, k, v, mask=attnlab.causal_mask(q.shape[-2])),
-    "renormalised after masking": causal_renormalised,
+    "-1e9 fill": lambda q, k, v: (lambda w: (w @ v, w))(attnlab.softmax(np.where(
+        attnlab.causal_mask(q.shape[-2]), attnlab.attention_scores(q, k), -1e9))),
+    "in float32": in_float32(W.solution_causal_attention),
+    "as lists": as_lists(W.solution_causal_attention),
 }
 MASK_WRONG = {
+    "renormalised after masking": (causal_renormalised, "You take the softmax over every key, "
+                                   "zero the masked weights and divide by what is left. With "
+                                   "exact numbers that is the same thing, but in row 1 a "
+                                   "masked score is 898 above the largest allowed one"),
+    "renormalised with an epsilon": (lambda q, k, v: causal_renormalised(q, k, v, eps=1e-9),
+                                     "dividing by what is left cannot bring it back"),
     "the buggy function": (L.buggy_causal_attention, "You zero the future weights after the "
                            "softmax, so the weights left in each row add up to less than 1 "
                            "(row sums [0.212"),
@@ -268,6 +396,9 @@ def float64_no_shift(q, k, v):
 
 SHIFT_RIGHT = {
     "reference": W.solution_stable_attention,
+    "in float32 whatever the input": in_float32(W.solution_stable_attention),
+    "as lists": as_lists(W.solution_stable_attention),
+    "batched": lambda q, k, v: W.solution_stable_attention(q[None], k[None], v[None])[0],
     "attnlab": lambda q, k, v: attnlab.scaled_dot_product_attention(q, k, v)[0],
     "attnlab.softmax in float64": lambda q, k, v: attnlab.softmax(
         attnlab.attention_scores(q.astype(float), k.astype(float))) @ v.astype(float),
@@ -287,13 +418,52 @@ SHIFT_WRONG = {
     "the mean": (shifted_by(lambda s: s.mean(axis=-1, keepdims=True)), "Subtracting the row's "
                  "mean"),
     "max without keepdims": (shifted_by(lambda s: s.max(axis=-1)), "could not be broadcast"),
+    "column max": (shifted_by(lambda s: s.max(axis=0, keepdims=True)), "You subtract each "
+                   "*column's* max (axis=0)"),
+}
+
+
+# ---------------------------------------------------------------- 7.6 an exposing input
+EXPOSE_RIGHT = {
+    "reference": W.solution_exposing_input,
+    "lists, 0/1 mask": lambda: ([[0.0, 900.0, 1.0], [1.0, 2.0, 3.0]], [[1, 0, 1], [1, 1, 0]]),
+    "float32, a smaller gap": lambda: (np.float32([[0.0, 200.0]]), np.array([[True, False]])),
+    "a batch, one row exposing": lambda: (np.array([[[0.0, 2.0], [5.0, 1.0]],
+                                                    [[0.0, 760.0], [3.0, 3.0]]]),
+                                          np.array([[True, False], [True, True]])[None]
+                                          .repeat(2, axis=0)),
+    "precision lost, not NaN": lambda: (np.array([[0.0, 743.0, 0.5]]),
+                                        np.array([[True, False, True]])),
+}
+EXPOSE_WRONG = {
+    "the running example": (lambda: (attnlab.attention_scores(
+        *(lambda c: (c.x @ c.w_q, c.x @ c.w_k))(cat_sat_down())), attnlab.causal_mask(4)),
+        "they agree (the largest difference is"),
+    "allowed keys on top": (lambda: (np.array([[1000.0, 0.0], [5.0, -900.0]]),
+                                     np.array([[True, False], [True, False]])),
+                            "In every row an allowed key has the largest score"),
+    "a masked key 10 above": (lambda: (np.array([[0.0, 10.0]]), np.array([[True, False]])),
+                              "On your input the patched function gave [[1, 0]] and a correct "
+                              "masked softmax gave [[1, 0]]: they agree"),
+    "a gap that still fits": (lambda: (np.array([[0.0, 700.0]]), np.array([[True, False]])),
+                              "In float64, how far below the max must a score be"),
+    "nothing masked": (lambda: (np.array([[0.0, 1000.0]]), np.array([[True, True]])),
+                       "Nothing is masked"),
+    "a fully masked row": (lambda: (np.array([[0.0, 1000.0]]), np.array([[False, False]])),
+                           "Row 0 has no allowed key"),
+    "an infinite score": (lambda: (np.array([[0.0, np.inf]]), np.array([[True, False]])),
+                          "the claim under test is about finite scores"),
+    "mask of the wrong shape": (lambda: (np.zeros((2, 3)), np.ones((3, 2), dtype=bool)),
+                                "mask should have the shape of scores, (2, 3)"),
+    "only the scores": (lambda: np.array([[0.0, 1000.0]]), "should return two things"),
+    "a mask of strings": (lambda: ([[0.0, 1.0]], [["yes", "no"]]), "mask should hold True"),
 }
 
 
 @pytest.mark.parametrize(
     "exercise, answer",
     right((L.quiz_a, QUIZ_A_RIGHT), (L.quiz_b, QUIZ_B_RIGHT), (L.scale_bug, SCALE_RIGHT),
-          (L.mask_bug, MASK_RIGHT), (L.shift_bug, SHIFT_RIGHT)),
+          (L.mask_bug, MASK_RIGHT), (L.shift_bug, SHIFT_RIGHT), (L.expose_bug, EXPOSE_RIGHT)),
 )
 def test_right_answers_are_accepted(exercise, answer):
     assert_right(exercise, answer)
@@ -302,7 +472,7 @@ def test_right_answers_are_accepted(exercise, answer):
 @pytest.mark.parametrize(
     "exercise, answer, reason",
     wrong((L.quiz_a, QUIZ_A_WRONG), (L.quiz_b, QUIZ_B_WRONG), (L.scale_bug, SCALE_WRONG),
-          (L.mask_bug, MASK_WRONG), (L.shift_bug, SHIFT_WRONG)),
+          (L.mask_bug, MASK_WRONG), (L.shift_bug, SHIFT_WRONG), (L.expose_bug, EXPOSE_WRONG)),
 )
 def test_wrong_answers_are_rejected_with_a_reason(exercise, answer, reason):
     assert_wrong(exercise, answer, reason)
@@ -330,3 +500,82 @@ def test_the_shift_cases_overflow_their_dtypes():
     assert first.max() < limit16 < (first - first.mean(axis=1, keepdims=True)).max()
     for _, (q, _k, _v) in rest:
         assert q.astype(float).max() > math.log(float(np.finfo(q.dtype).max))
+
+
+# ---------------------------------------------------------------- tolerances and messages
+def nudged(answer, factor):
+    """``answer`` with its first entry multiplied by ``factor`` (a tiny, real error)."""
+    def wrapped(*args):
+        got = answer(*args)
+        first = got[0] if isinstance(got, tuple) else got
+        first = np.array(first, dtype=float)
+        first.flat[0] *= factor
+        return (first, got[1]) if isinstance(got, tuple) else first
+    return wrapped
+
+
+def _shown_pair(message: str) -> tuple[str, str]:
+    """The expected and the given numbers as a reason shows them."""
+    if ": entry " in message:  # the entry that differs, with enough digits
+        said = message.split(": entry ")[1].split(", a difference")[0]
+        got, expected = said.split(" where it should be ")
+        return expected, got.split(" is ")[1]
+    expected, rest = message.split(" should be ")[1].split(", but yours gave ")
+    return expected, rest.split("]. ")[0] + "]"
+
+
+@pytest.mark.parametrize("factor", [1 + 1.5e-4, 1 + 3e-4, 1 + 1e-3, 1 - 2e-4])
+@pytest.mark.parametrize("exercise, answer", [
+    (L.scale_bug, W.solution_multi_head_attention),
+    (L.mask_bug, W.solution_causal_attention),
+    (L.shift_bug, W.solution_stable_attention),
+], ids=["7.3", "7.4", "7.5"])
+def test_a_small_error_is_never_shown_as_equal_looking_numbers(exercise, answer, factor):
+    """An error just above float32 precision is rejected, and the reason shows two numbers
+    that differ (with more digits and the difference when 4 digits are not enough)."""
+    feedback = assert_wrong(exercise, nudged(answer, factor), "should be")
+    expected, got = _shown_pair(feedback.message)
+    assert expected != got, feedback.message
+
+
+def test_mismatch_adds_digits_only_when_needed():
+    close = L.mismatch("f", np.array([1.00003, 2.0]), np.array([1.0, 2.0]), 1e-6, 1e-9)
+    assert "entry [0] is 1.00003 where it should be 1, a difference of 3e-05" in close
+    far = L.mismatch("f", np.array([1.5, 2.0]), np.array([1.0, 2.0]), 1e-6, 1e-9)
+    assert far == "f should be [1, 2], but yours gave [1.5, 2]."
+    nan = L.mismatch("f", np.array([np.nan, 2.0]), np.array([1.0, 2.0]), 1e-6, 1e-9)
+    assert nan == "f should be [1, 2], but yours gave [nan, 2]."
+
+
+def test_float32_is_judged_to_float32_precision():
+    """A float32 answer may be off by float32 rounding, not by much more."""
+    rtol, _ = L.tolerance(np.float32)
+    assert_right(L.scale_bug, in_float32(W.solution_multi_head_attention))
+    assert_right(L.scale_bug, in_float32(nudged(W.solution_multi_head_attention, 1 + rtol / 20)))
+    assert_wrong(L.scale_bug, in_float32(nudged(W.solution_multi_head_attention,
+                                                1 + 20 * rtol)), "should be")
+
+
+def test_precision_of_lists_and_arrays():
+    assert L.precision_of(np.float32([0.1])) == np.float32
+    assert L.precision_of(np.float32([0.1, 0.3]).tolist()) == np.float32
+    assert L.precision_of([0.1, 0.3]) == np.float64
+    assert L.precision_of([0.5, 1.0]) == np.float64  # exact in every dtype: judged strictly
+    assert L.tolerance(np.float64, np.float16) == L.TOLERANCES[np.dtype(np.float16)]
+
+
+# ---------------------------------------------------------------- 7.4 and 7.6 agree
+def test_the_patched_softmax_is_right_for_ordinary_scores():
+    """What Exercise 7.6 says: the patch agrees with a correct masked softmax unless a masked
+    score dominates by hundreds, and the last mask case of 7.4 is where it breaks."""
+    rng = np.random.default_rng(7)
+    for _ in range(50):
+        scores = rng.normal(scale=20.0, size=(4, 6))  # (4, 6)
+        mask = rng.random((4, 6)) < 0.6
+        mask[:, 0] = True
+        np.testing.assert_allclose(L.patched_masked_softmax(scores, mask),
+                                   L._masked_softmax(scores, mask), rtol=1e-9, atol=1e-15)
+    _, (q, k, v) = L.mask_cases()[-1]
+    with np.errstate(all="ignore"):
+        assert np.isnan(causal_renormalised(q, k, v)[1][:2]).all()
+    assert assert_right(L.mask_bug, W.solution_causal_attention) is None

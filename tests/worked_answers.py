@@ -12,7 +12,6 @@ import numpy as np
 
 import attnlab
 from attnlab.examples import SCORE_ROW, dog_bites_man, query_and_keys_2d
-from attnlab.patterns import normalised_entropy
 
 # ------------------------------------------------------------ lesson0
 
@@ -182,16 +181,16 @@ def solution_quiz_a():
     dog = dog_bites_man()
     q, k = dog.q[dog.tokens.index("bites")], dog.k[dog.tokens.index("dog")]
     return {
-        "A1": "a",  # (n_q, n_k): d_k is added over
+        "A1": 5 * 7,  # one score per (query, key) pair: d_k is added over
         "A2": float(q @ k / np.sqrt(q.size)),
-        "A3": "c",  # it points away from q
+        "A3": "d",  # |q| |k| cos θ: the long key pointing partly away
         "A4": 64,  # a sum of 64 products of variance 1
-        "A5": "b",  # Var = d_k^(1 - 2a) = 1 needs a = 1/2
-        "A6": "a",  # diag(p) - p pᵀ ≈ 0 when p is one-hot
-        "A7": "b",
+        "A5": 256 / 4**2,  # Var = d_k, divided by the divisor squared
+        "A6": "c",  # diag(p) - p pᵀ ≈ 0 when p is one-hot
+        "A7": "a",
         "A8": float(attnlab.softmax(SCORE_ROW)[2]),
-        "A9": "a",
-        "A10": float(np.log(np.finfo(np.float16).max)),
+        "A9": "d",
+        "A10": float(np.log(np.finfo(np.float32).max) - np.log(1000)),  # the sum overflows
         "A11": float(attnlab.log_softmax(np.array([0.0, -800.0]))[1]),
     }
 
@@ -201,16 +200,16 @@ def solution_quiz_b():
     two_d = query_and_keys_2d()
     weights = attnlab.softmax(two_d.keys @ two_d.query)  # (3,)
     return {
-        "B1": "a",
-        "B2": float(normalised_entropy(attnlab.softmax(SCORE_ROW))),
-        "B3": "b",  # each row's winner is another token
-        "B4": "a",
+        "B1": "b",
+        "B2": float(attnlab.entropy(attnlab.softmax(SCORE_ROW))),  # nats
+        "B3": "c",  # each row's winner is another token
+        "B4": "d",
         "B5": "a",
         "B6": float((weights @ two_d.values)[0]),
-        "B7": "a",
-        "B8": "a",
+        "B7": "c",
+        "B8": "d",  # the output mixes values, and W_V dropped what the keys saw
         "B9": "b",  # the average of the three values: every weight 1/3
-        "B10": "a",
+        "B10": "b",
         "B11": int(attnlab.causal_mask(6).sum()),
         "B12": "c",  # float16(-1e9) is -inf, and -inf - (-inf) is nan
     }
@@ -244,6 +243,12 @@ def solution_stable_attention(q, k, v):
     e = np.exp(scores - scores.max(axis=-1, keepdims=True))  # (n_q, n_k) every exp ≤ 1
     weights = e / e.sum(axis=-1, keepdims=True)  # (n_q, n_k) the shift cancels
     return weights @ v  # (n_q, d_v)
+
+
+def solution_exposing_input():
+    """A masked key 1000 above the allowed one: the allowed weight underflows before the
+    masked one is zeroed, and the patched softmax divides 0 by 0."""
+    return np.array([[0.0, 1000.0]]), np.array([[True, False]])
 
 
 # ------------------------------------------------------------ lesson8

@@ -69,7 +69,7 @@ from attnlab.exercises.core import (
 )
 from attnlab.exercises.keys import load_key
 from attnlab.mixing import barycentric
-from attnlab.patterns import column_mass, normalised_entropy, pattern_example
+from attnlab.patterns import column_mass, pattern_example
 
 __all__ = [
     "QUESTIONS_A",
@@ -80,9 +80,11 @@ __all__ = [
     "buggy_causal_attention",
     "buggy_multi_head_attention",
     "buggy_stable_attention",
+    "expose_bug",
     "listing",
     "mask_bug",
     "mask_cases",
+    "patched_masked_softmax",
     "quiz_a",
     "quiz_b",
     "scale_bug",
@@ -117,6 +119,8 @@ class Question:
         ``"A1"``, ``"B7"`` …: the key of its answer in the learner's dict.
     lesson : int
         The lesson whose objective it checks.
+    topic : str
+        The idea it tests, in a few words (shown with the lesson's title and a link).
     prompt : str
         Markdown; every number in it is computed.
     options : tuple of (letter, text)
@@ -126,6 +130,7 @@ class Question:
 
     key: str
     lesson: int
+    topic: str
     prompt: str
     options: tuple = ()
     tolerance: float = 0.0
@@ -179,8 +184,18 @@ class Question:
         return "" if value is not None else f"this one wants a number, not {one_line(given)}."
 
     def markdown(self) -> str:
-        """The question as the notebook shows it, with the lesson it comes from."""
-        text = f"**{self.key}** *(lesson {self.lesson})*. {self.prompt}"
+        """The question as the notebook shows it, with the idea it tests and its lesson.
+
+        Examples
+        --------
+        >>> print(QUESTIONS_A.by_key["A4"].markdown().split(").")[0])
+        **A4** · *the variance of q·k*, from lesson 2, [Why divide by √d_k](02-why-scale.ipynb
+        """
+        from attnlab.selftest import COURSE  # the titles and notebooks of the lessons
+
+        lesson = next(entry for entry in COURSE if entry.number == self.lesson)
+        text = (f"**{self.key}** · *{self.topic}*, from lesson {self.lesson}, "
+                f"[{lesson.title}]({lesson.notebook}.ipynb). {self.prompt}")
         for letter, option in self.options:
             text += f"\n  - **({letter})** {option}"
         return text
@@ -348,101 +363,108 @@ def _as_answers(answer, questions: Questions) -> Mapping:
 
 # ---------------------------------------------------------------- part A: lessons 1-3
 def _questions_a() -> tuple[list[Question], dict]:
-    cross = (np.zeros((5, 4)) @ np.zeros((7, 4)).T).shape  # (n_q, n_k) from (5, d_k) (7, d_k)
+    tokens_q, tokens_k, d_model, d_k = 5, 7, 16, 4
+    count = int((np.zeros((tokens_q, d_k)) @ np.zeros((tokens_k, d_k)).T).size)  # n_q · n_k
     dog = dog_bites_man()
     qi, kj = dog.tokens.index("bites"), dog.tokens.index("dog")
     q, k = dog.q[qi], dog.k[kj]  # (d_k,) each
     d = q.size
     raw = float(q @ k)
-    geometry = np.array([[3.0, 0.0], [0.0, 5.0], [-1.0, 0.0], [0.5, 0.5]])  # (4, 2) keys
-    g_scores = geometry @ np.array([1.0, 0.0])  # (4,)
-    d_var, wide = 64, 512
+    geometry = np.array([[0.0, 5.0], [-0.5, 0.1], [0.2, -0.1], [-2.0, 3.0]])  # (4, 2) keys
+    g_scores = geometry @ np.array([1.0, 0.0])  # (4,) against q = [1, 0]
+    d_var = 64
+    d_power, power = 256, 0.25  # dividing by d_k^(1/4) instead of d_k^(1/2)
     collapsed = attnlab.softmax(COLLAPSE_ROW * 100)  # (3,)
     jac = attnlab.softmax_jacobian(collapsed)  # (3, 3)
+    jac_plain = attnlab.softmax_jacobian(attnlab.softmax(COLLAPSE_ROW))  # (3, 3)
     plain = SCORE_ROW / SCORE_ROW.sum()  # (4,) what dividing by the sum gives
     p = attnlab.softmax(SCORE_ROW)  # (4,)
     hot = attnlab.softmax(SCORE_ROW, temperature=5.0)
     limits = {t: math.log(float(np.finfo(t).max)) for t in (np.float16, np.float32, np.float64)}
+    n_equal = 1000  # a row of equal scores whose naive softmax is asked about in float32
     far = np.array([0.0, -800.0])
     with np.errstate(divide="ignore", under="ignore"):
         naive_log = float(np.log(attnlab.softmax(far))[1])  # -inf: the softmax underflowed
     qs = [
         Question(
-            "A1", 1,
-            "Cross-attention: 5 queries of one sentence read 7 keys of another, with "
-            "d_k = 4, so Q has shape (5, 4) and K has shape (7, 4). What is the shape of "
-            "Q Kᵀ?",
-            options=(("a", str(cross)), ("b", str(cross[::-1])), ("c", "(4, 4)"),
-                     ("d", "(5, 4)")),
+            "A1", 1, "the score matrix",
+            f"Queries come from one sentence and keys from another: Q = X W_Q with X of shape "
+            f"({tokens_q}, {d_model}) ({tokens_q} tokens) and W_Q of shape ({d_model}, {d_k}); "
+            f"K = Y W_K with Y of shape ({tokens_k}, {d_model}) and W_K of shape ({d_model}, "
+            f"{d_k}). How many numbers does Q Kᵀ hold?",
+            tolerance=0.5,
         ),
         Question(
-            "A2", 1,
+            "A2", 1, "one scaled score",
             f'In "{" ".join(dog.tokens)}", query "{dog.tokens[qi]}" is q = {_short(q)} and key '
             f'"{dog.tokens[kj]}" is k = {_short(k)} (d_k = {d}). What is their **scaled** '
             "score q·k / √d_k?",
             tolerance=1e-3,
         ),
         Question(
-            "A3", 1,
-            f"A query q = [1, 0] meets four keys: (a) {_short(geometry[0])}, (b) "
-            f"{_short(geometry[1])}, (c) {_short(geometry[2])} and (d) {_short(geometry[3])}. "
-            "Which key gets the **lowest** score?",
-            options=tuple(zip("abcd", (f"key {_short(g)}" for g in geometry), strict=True)),
+            "A3", 1, "length and angle in a score",
+            "A query q = [1, 0] meets four keys. Which key gets the **lowest** score?",
+            options=tuple(zip("abcd", (f"k = {_short(g)}" for g in geometry), strict=True)),
         ),
         Question(
-            "A4", 2,
+            "A4", 2, "the variance of q·k",
             f"q and k each have d_k = {d_var} entries, independent, with mean 0 and variance "
             "1. What is the variance of q·k?",
             tolerance=1e-6,
         ),
         Question(
-            "A5", 2,
-            "Dividing q·k by d_kᵃ leaves it a variance of d_k^(1 − 2a). Which divisor keeps "
-            "the variance of the scaled scores at 1 for every d_k?",
-            options=(("a", "d_k^(1/3)"), ("b", "d_k^(1/2)"), ("c", "d_k^(2/3)"), ("d", "d_k")),
+            "A5", 2, "scaling by the wrong power",
+            f"Same setting with d_k = {d_power}, but the code divides q·k by d_k^(1/4) = "
+            f"{d_power ** power:g} instead of √d_k. What is the variance of the scaled scores?",
+            tolerance=1e-6,
         ),
         Question(
-            "A6", 2,
+            "A6", 2, "a collapsed softmax and its gradient",
             f"p = softmax({_short(COLLAPSE_ROW)} × 100) has largest weight {collapsed.max():.6f}"
             ": it has collapsed. What does its Jacobian diag(p) − p pᵀ look like?",
-            options=(("a", "almost all zeros: almost no gradient reaches the scores"),
-                     ("b", "close to the identity matrix: the gradient passes unchanged"),
-                     ("c", "large on the winning key, small elsewhere"),
-                     ("d", "undefined, because p has a weight of 1")),
+            options=(("a", "close to the identity matrix: the gradient passes unchanged"),
+                     ("b", "large on the winning key, small elsewhere"),
+                     ("c", "almost all zeros: almost no gradient reaches the scores"),
+                     ("d", f"the same as for softmax({_short(COLLAPSE_ROW)}): multiplying "
+                           "every score by the same number changes nothing")),
         ),
         Question(
-            "A7", 3,
+            "A7", 3, "why exponentiate",
             f"Dividing the scores {_short(SCORE_ROW)} by their sum gives {_short(plain)}. "
             "Why doesn't attention make its weights that way?",
-            options=(("a", "it would be slower than exponentiating"),
-                     ("b", "a negative score gives a negative weight, and scores that add "
+            options=(("a", "a negative score gives a negative weight, and scores that add "
                            "up to 0 cannot be divided at all"),
+                     ("b", "it gives the same weights as softmax; exponentiating only guards "
+                           "against overflow"),
                      ("c", "the weights would not add up to 1"),
                      ("d", "it would change which key has the largest score")),
         ),
         Question(
-            "A8", 3,
+            "A8", 3, "softmax by hand",
             f"What is the softmax weight of the **third** key for the scores "
             f"{_short(SCORE_ROW)}? Give 3 decimals.",
             tolerance=2e-3,
         ),
         Question(
-            "A9", 3,
+            "A9", 3, "temperature",
             "Divide those scores by a temperature T = 5 before the softmax. The weights "
             "become",
-            options=(("a", "flatter, with a higher entropy, and the keys keep their order"),
-                     ("b", "sharper, with a lower entropy"),
-                     ("c", "flatter, and the order of the keys can change"),
-                     ("d", "the same: softmax does not change when the scores change "
-                           "together")),
+            options=(("a", "sharper, with a lower entropy"),
+                     ("b", "flatter, and the order of the keys can change"),
+                     ("c", "the same: softmax does not change when the scores change "
+                           "together"),
+                     ("d", "flatter, with a higher entropy, and the keys keep their order")),
         ),
         Question(
-            "A10", 3,
-            "Above which score x does exp(x) overflow to inf in **float16**? Give 2 decimals.",
+            "A10", 3, "where a softmax without the max shift fails",
+            f"In float32, exp(s) overflows to inf once s passes {limits[np.float32]:.2f}. A row "
+            f"holds n = {n_equal} equal scores s, and a softmax **without** the max shift "
+            "computes exp(s) / sum(exp(s)) in float32. Above which s does it stop returning "
+            f"1/{n_equal} for every weight? Give 2 decimals.",
             tolerance=0.01,
         ),
         Question(
-            "A11", 3,
+            "A11", 3, "log-softmax",
             f"For x = {_short(far)} in float64, np.log(softmax(x))[1] is {naive_log:g}. "
             "What is the exact-enough value, log_softmax(x)[1]? Give 2 decimals.",
             tolerance=0.01,
@@ -457,8 +479,8 @@ def _questions_b() -> tuple[list[Question], dict]:
     q, k, v = cat.x @ cat.w_q, cat.x @ cat.w_k, cat.x @ cat.w_v  # (4, 8) each
     _, cat_w = attnlab.scaled_dot_product_attention(q, k, v)  # (4, 4)
     busiest = float(column_mass(cat_w).max())
-    h = normalised_entropy(attnlab.softmax(SCORE_ROW))
-    raw_h = float(attnlab.entropy(attnlab.softmax(SCORE_ROW)))
+    p = attnlab.softmax(SCORE_ROW)  # (4,)
+    raw_h = float(attnlab.entropy(p))  # nats
     link = pattern_example("link")
     shown = "\n".join(f"    {t:>7} {_short(row.round(2))}" for t, row in
                       zip(link.tokens, link.weights, strict=True))
@@ -469,6 +491,14 @@ def _questions_b() -> tuple[list[Question], dict]:
     points = {"a": np.array([2.0, 2.0]), "b": mean.round(2), "c": np.array([-1.5, 0.0]),
               "d": np.array([1.5, 1.5])}
     inside = {key: bool(np.all(barycentric(p, two_d.values) >= 0)) for key, p in points.items()}
+    x_two = np.array([[1.0, 0.0], [1.0, 2.0]])  # (2, 2) two tokens, differing in coordinate 2
+    w_k2 = np.array([[0.0, 0.0], [0.0, 1.0]])  # (2, 2) keys see only coordinate 2
+    w_v2 = np.array([[1.0, 0.0], [0.0, 0.0]])  # (2, 2) values drop coordinate 2
+    q_two = np.array([0.0, 1.0])  # (2,)
+    k_two, v_two = x_two @ w_k2, x_two @ w_v2  # (2, 2) each
+    w_two = attnlab.softmax(k_two @ q_two)  # (2,) no scaling
+    mixes = {"x": w_two @ x_two, "k": w_two @ k_two, "w": w_two, "v": w_two @ v_two}
+    filter_options = dict(zip("abcd", ("x", "k", "w", "v"), strict=True))
     n_mask = 6
     causal = int(attnlab.causal_mask(n_mask).sum())
     with np.errstate(over="ignore"):
@@ -476,35 +506,36 @@ def _questions_b() -> tuple[list[Question], dict]:
     shapes = np.zeros((2, 8, 10, 8)) @ np.zeros((2, 8, 10, 8)).swapaxes(-1, -2)
     qs = [
         Question(
-            "B1", 4,
+            "B1", 4, "what adds up to 1",
             "In a heatmap of self-attention weights, rows are queries and columns are keys. "
             "Which always add up to 1?",
-            options=(("a", "each row"), ("b", "each column"), ("c", "both"),
+            options=(("a", "each column"), ("b", "each row"), ("c", "both"),
                      ("d", "only the whole matrix")),
         ),
         Question(
-            "B2", 4,
-            f"What is the normalised entropy H / log n of softmax({_short(SCORE_ROW)})? Give "
-            "3 decimals.",
+            "B2", 4, "row entropy",
+            f"What is the entropy H = −Σ w ln w of the weights softmax({_short(SCORE_ROW)}), "
+            "in nats (natural log)? Give 3 decimals.",
             tolerance=2e-3,
         ),
         Question(
-            "B3", 4,
+            "B3", 4, "reading a pattern",
             f"Which pattern do these weights show?\n\n```\n{shown}\n```",
-            options=(("a", "diagonal dominance"), ("b", "off-diagonal links"),
-                     ("c", "uniform rows"), ("d", "a hub column")),
+            options=(("a", "diagonal dominance"), ("b", "uniform rows"),
+                     ("c", "off-diagonal links"), ("d", "a hub column")),
         ),
         Question(
-            "B4", 4,
-            "You draw a heatmap of weights with the colour scale stretched from the smallest "
-            "to the largest weight shown, instead of fixed at [0, 1]. What can mislead you?",
-            options=(("a", "almost uniform weights look as contrasted as sharp ones"),
-                     ("b", "nothing: the colours only relabel the same numbers"),
-                     ("c", "the rows no longer add up to 1"),
-                     ("d", "the largest weight may no longer be the brightest cell")),
+            "B4", 4, "the colour scale",
+            "You draw heatmaps of weights with the colour scale stretched from the smallest "
+            "to the largest weight each one shows, instead of fixed at [0, 1]. What can "
+            "mislead you?",
+            options=(("a", "nothing: the colours only relabel the same numbers"),
+                     ("b", "sharp rows look flatter than they are"),
+                     ("c", "small weights vanish into the background, hiding weak links"),
+                     ("d", "almost uniform weights look as contrasted as sharp ones")),
         ),
         Question(
-            "B5", 6,
+            "B5", 6, "weights are not explanations",
             'In a trained model, the largest weight in the row of "cat" is on "sat". Which '
             "claim does that support on its own?",
             options=(("a", 'the value vector of "sat" gets the largest share of the mix '
@@ -514,7 +545,7 @@ def _questions_b() -> tuple[list[Question], dict]:
                      ("d", 'removing "sat" would change the model\'s output the most')),
         ),
         Question(
-            "B6", 5,
+            "B6", 5, "one output by hand",
             f"A 2-D query {_short(two_d.query)} has keys {_short(two_d.keys)} and values "
             f"{_short(two_d.values)}. Without scaling, its weights are softmax(keys @ query) "
             f"= {_short(w2.round(4))}. What is the **first** coordinate of its output? Give 3 "
@@ -522,44 +553,46 @@ def _questions_b() -> tuple[list[Question], dict]:
             tolerance=2e-3,
         ),
         Question(
-            "B7", 6,
+            "B7", 6, "shapes with batches and heads",
             "A batch of 2 sequences of 10 tokens, d_model = 64, 8 heads of size 8. What "
             "shape do the attention weights of all the heads have?",
-            options=(("a", str(shapes.shape)), ("b", "(2, 10, 64)"), ("c", "(2, 8, 10, 8)"),
+            options=(("a", "(2, 10, 64)"), ("b", "(2, 8, 10, 8)"), ("c", str(shapes.shape)),
                      ("d", "(8, 10, 10)")),
         ),
         Question(
-            "B8", 5,
-            "Self-attention computes K = X W_K and V = X W_V from the same tokens. Why two "
-            "matrices?",
-            options=(("a", "W_K decides how a token is found; W_V what it passes on once "
-                           "found"),
-                     ("b", "no reason: they are always equal"),
-                     ("c", "W_V decides the weights, W_K the output"),
-                     ("d", "W_V only changes the shape")),
+            "B8", 5, "what W_K and W_V each decide",
+            f"Two tokens x₁ = {_short(x_two[0])} and x₂ = {_short(x_two[1])} differ only in "
+            f"their second coordinate. W_K = {_short(w_k2)} keeps only that coordinate; "
+            f"W_V = {_short(w_v2)} drops it (k = x W_K, v = x W_V). A query q = "
+            f"{_short(q_two)} reads both, without scaling, so its weights are softmax(K q) = "
+            f"{_short(w_two.round(4))}. What is its output?",
+            options=tuple((letter, _short(mixes[kind].round(4)))
+                          for letter, kind in filter_options.items()),
         ),
         Question(
-            "B9", 5,
+            "B9", 5, "the convex hull of the values",
             f"Three 2-D value vectors: {_short(two_d.values)}. Which point can an attention "
             "output over them be?",
             options=tuple((key, str(_short(p))) for key, p in points.items()),
         ),
         Question(
-            "B10", 5,
-            "Raise the score of one key, A, and leave the others. The output",
-            options=(("a", "moves towards the value vector of A"),
-                     ("b", "moves towards the key vector of A"),
-                     ("c", "moves away from the value vector of A"),
+            "B10", 5, "moving the output",
+            "Three keys have different value vectors. Raise the score of one key, A, and "
+            "leave the others. The output",
+            options=(("a", "moves towards the key vector of A"),
+                     ("b", "moves towards the value vector of A"),
+                     ("c", "moves towards the value vector of A only if A already has the "
+                           "largest weight"),
                      ("d", "stays where it is")),
         ),
         Question(
-            "B11", 6,
+            "B11", 6, "the causal mask",
             f"How many entries of the causal mask of a {n_mask}-token sequence are True "
             "(may attend)?",
             tolerance=0.5,
         ),
         Question(
-            "B12", 6,
+            "B12", 6, "fill values and a fully masked row",
             "A padded batch in float16. One row has every key masked, and the masked scores "
             "are filled with −1e9 (cast to float16). A softmax that subtracts the row max, "
             "with no special case, turns that row into",
@@ -584,8 +617,8 @@ _QUIZ_HINTS = [
     "`attnlab.causal_mask` and `np.finfo` do the work. Write the number itself into the "
     "dict (or the expression that computes it).",
     "Read the reason the check gives for each answer that is not yet right: it says why that "
-    "answer fails without saying which one is right. Then re-read the Key points cell of the "
-    "lesson named in the question's topic.",
+    "answer fails without saying which one is right. Then open the lesson named under the "
+    "question (the link) and re-read the section on the idea it names, and its Key points.",
 ]
 
 quiz_a = Exercise(
@@ -701,9 +734,115 @@ def _run(answer, what, *args, advice=""):
         raise Wrong(f"{what} failed. {exc}{extra}") from None
 
 
-def _compare(got, expected, what, messages, mistakes, tol=None) -> None:
-    """:class:`Wrong` unless ``got`` is ``expected``; the reason names a known mistake."""
-    tol = tol or {"rtol": 1e-6, "atol": 1e-9}
+#: How close a result must be to the float64 reference, by the precision it was computed in:
+#: (rtol, atol). float32 carries about 7 significant digits and float16 about 3, and a few
+#: operations (a matrix product, exp, a sum) lose a little more. float64 answers are held to
+#: float32's tolerance too (see :func:`tolerance`).
+TOLERANCES = {
+    np.dtype(np.float64): (1e-6, 1e-9),
+    np.dtype(np.float32): (1e-4, 1e-5),
+    np.dtype(np.float16): (2e-2, 2e-2),
+}
+
+
+def precision_of(got) -> np.dtype:
+    """The float dtype an answer was computed in: its own dtype, float32 for a list whose every
+    value is a float32 (``array.tolist()`` of a float32 array), else float64.
+
+    Examples
+    --------
+    >>> precision_of(np.ones(2, dtype=np.float32)), precision_of([0.1, 0.2])
+    (dtype('float32'), dtype('float64'))
+    >>> precision_of(np.float32([0.1, 0.2]).tolist())
+    dtype('float32')
+    """
+    if isinstance(got, np.ndarray | np.generic):
+        return got.dtype if got.dtype in TOLERANCES else np.dtype(np.float64)
+    try:
+        values = np.asarray(got, dtype=float)
+    except (TypeError, ValueError):
+        return np.dtype(np.float64)
+    finite = values[np.isfinite(values)]
+    with np.errstate(all="ignore"):
+        narrow = finite.size and np.array_equal(finite.astype(np.float32), finite)
+    exact = finite.size and np.array_equal(finite.astype(np.float16), finite)
+    return np.dtype(np.float32) if narrow and not exact else np.dtype(np.float64)
+
+
+def tolerance(*dtypes) -> tuple[float, float]:
+    """The loosest (rtol, atol) of ``dtypes``: the answer's precision and the inputs' dtype.
+
+    The checks pass ``np.float32`` as well: a float64 result may still have been computed in
+    float32 (numpy 2 turns ``float32_array / np.sqrt(d)`` into float64, since ``np.sqrt``
+    returns a float64 scalar), so its dtype cannot prove float64 precision. float32's
+    tolerance is still a hundred times finer than any known mistake of these exercises.
+    """
+    pairs = [TOLERANCES.get(np.dtype(d), TOLERANCES[np.dtype(np.float64)]) for d in dtypes]
+    return max(r for r, _ in pairs), max(a for _, a in pairs)
+
+
+def _digits(x: float, digits: int) -> str:
+    """``x`` with ``digits`` significant digits, as a learner writes it (no padding)."""
+    x = float(x)
+    if not np.isfinite(x) or x == 0:
+        return "0" if x == 0 else str(x)
+    if not 1e-4 <= abs(x) < 1e6:
+        return np.format_float_scientific(x, precision=digits - 1, trim="-")
+    return np.format_float_positional(x, precision=digits, fractional=False, trim="-")
+
+
+def _shown(array: np.ndarray, digits: int) -> str:
+    if array.ndim == 0:
+        return _digits(array[()], digits)
+    return "[" + ", ".join(_shown(row, digits) for row in array) + "]"
+
+
+def mismatch(what: str, got: np.ndarray, expected: np.ndarray, rtol: float, atol: float) -> str:
+    """"<what> should be …, but yours gave …", with enough digits that the two differ.
+
+    The entry furthest outside the tolerance decides how many significant digits are shown
+    (4 unless it needs more); when it takes more than 4 the sentence also names that entry
+    and the difference, so two numbers that look alike are never called different.
+
+    Examples
+    --------
+    >>> text = mismatch("f(x)", np.array([0.25, 0.7500031]), np.array([0.25, 0.75]), 1e-6, 1e-9)
+    >>> head, tail = text.split(": entry")
+    >>> print(head)
+    f(x) should be [0.25, 0.75], but yours gave [0.25, 0.750003]
+    >>> print(tail[:58])
+     [1] is 0.750003 where it should be 0.75, a difference of
+    >>> print(tail[58:])
+     3.1e-06, more than float64 rounding explains.
+    """
+    with np.errstate(invalid="ignore"):
+        excess = np.abs(got - expected) - (atol + rtol * np.abs(expected))
+    excess = np.where(np.isnan(excess), np.inf, excess)
+    where = np.unravel_index(int(np.argmax(excess)), got.shape) if got.ndim else ()
+    g, e = float(got[where]), float(expected[where])
+    digits = next((p for p in range(4, 18) if _digits(g, p) != _digits(e, p)), 17)
+    shown_got, shown_expected, said = got, expected, what
+    if expected.size > 16:  # a long array: show the row that differs most
+        shown_got, shown_expected = got[where[:1]], expected[where[:1]]
+        said = f"{what}: row {where[0]}"
+    text = (f"{said} should be {_shown(shown_expected, digits)}, but yours gave "
+            f"{_shown(shown_got, digits)}")
+    if digits > 4:
+        index = ", ".join(str(int(i)) for i in where)
+        text += (f": entry [{index}] is {_digits(g, digits)} where it should be "
+                 f"{_digits(e, digits)}, a difference of {abs(g - e):.2g}, more than "
+                 f"{_precision_name(rtol)} rounding explains")
+    return text + "."
+
+
+def _precision_name(rtol: float) -> str:
+    return next((d.name for d, (r, _) in TOLERANCES.items() if r == rtol), "float64")
+
+
+def _compare(got, expected, what, messages, mistakes, inputs=np.float64) -> None:
+    """:class:`Wrong` unless ``got`` is ``expected`` to the precision it was computed in
+    (:func:`precision_of`, or the inputs' dtype if that is coarser); the reason names a known
+    mistake when it recognises one."""
     try:
         values = np.asarray(got, dtype=float)
     except (TypeError, ValueError):
@@ -712,23 +851,17 @@ def _compare(got, expected, what, messages, mistakes, tol=None) -> None:
     if values.shape != expected.shape:
         raise Wrong(f"{what} should have shape {expected.shape}, but yours has shape "
                     f"{values.shape}.")
-    if np.allclose(values, expected, **tol):
+    rtol, atol = tolerance(precision_of(got), inputs, np.float32)
+    if np.allclose(values, expected, rtol=rtol, atol=atol):
         if messages:
             raise Wrong(f"{what} gives the right numbers, but numpy warned: "
                         f"{'; '.join(messages)}. Your function must not warn.")
         return
     cause = next((text for wrong, text in mistakes if wrong.shape == values.shape
-                  and np.allclose(values, wrong, equal_nan=True, **tol)), "")
+                  and np.allclose(values, wrong, rtol=rtol, atol=atol, equal_nan=True)), "")
     if not cause and not np.all(np.isfinite(values)):
         cause = "Yours contains nan or inf."
-    said = (f"{what} should be {_short(expected.round(4))}, but yours gave "
-            f"{_short(values.round(4))}.")
-    if expected.size > 16:  # a long array: show the first row that differs
-        rows = values.reshape(len(values), -1), expected.reshape(len(expected), -1)
-        i = next(i for i, (a, b) in enumerate(zip(*rows, strict=True))
-                 if not np.allclose(a, b, equal_nan=False, **tol))
-        said = (f"{what}: row {i} should be {_short(rows[1][i].round(4))}, but yours gave "
-                f"{_short(rows[0][i].round(4))}.")
+    said = mismatch(what, values, np.asarray(expected, dtype=float), rtol, atol)
     raise Wrong(f"{said} {cause}{warned(messages)}".rstrip())
 
 
@@ -758,16 +891,23 @@ def buggy_causal_attention(q, k, v):
 
 
 def mask_cases() -> list[tuple[str, tuple]]:
-    """(description, (q, k, v)) the checker tries: the running example, "dog bites man" and a
-    batch of 2 random sequences of 5 tokens (d_k = 3, d_v = 2)."""
+    """(description, (q, k, v)) the checker tries: the running example, "dog bites man", a
+    batch of 2 random sequences of 5 tokens (d_k = 3, d_v = 2), and 3 tokens whose scaled
+    scores are q itself (k = √3 · I) with a future key far above the allowed ones in rows 0
+    and 1: there exp of every allowed score, measured against the row's max, underflows to 0.
+    """
     cat, dog = cat_sat_down(), dog_bites_man()
     rng = np.random.default_rng(73)
     batch = rng.normal(size=(2, 5, 3)), rng.normal(size=(2, 5, 3)), rng.normal(size=(2, 5, 2))
+    future = np.array([[0.0, 800.0, 5.0], [1.0, 2.0, 900.0], [3.0, 1.0, 2.0]])  # (3, 3)
+    q, k = _scores_as_queries(future, np.float64)  # (3, 3) each: q kᵀ / √3 is ``future``
     return [
         (f'"{" ".join(cat.tokens)}" (q, k, v of shape (4, 8))',
          (cat.x @ cat.w_q, cat.x @ cat.w_k, cat.x @ cat.w_v)),
         (f'"{" ".join(dog.tokens)}" (q, k, v of shape (3, 4))', (dog.q, dog.k, dog.v)),
         ("a batch of 2 random sequences (q, k of shape (2, 5, 3), v of shape (2, 5, 2))", batch),
+        (f"3 tokens whose scaled scores are {_short(future)} (k = √3 · I, v of shape (3, 2))",
+         (q, k, rng.normal(size=(3, 2)))),
     ]
 
 
@@ -776,14 +916,47 @@ def _mask_reference(q, k, v, allowed):
         return attnlab.scaled_dot_product_attention(q, k, v, mask=allowed)
 
 
+def _renormalised(q, k, eps=0.0):
+    """Softmax over every key, the future zeroed, each row divided by what is left (+ eps)."""
+    with np.errstate(all="ignore"):
+        w = attnlab.softmax(attnlab.attention_scores(q, k)) * attnlab.causal_mask(q.shape[-2])
+        return w / (w.sum(axis=-1, keepdims=True) + eps)  # (..., n, n) 0 / 0 where all gone
+
+
+def renormalise_reason(scores, allowed) -> str:
+    """Why "softmax, zero the masked weights, renormalise" fails on ``scores`` (n_q, n_k).
+
+    The row it names is one where a masked score is so far above every allowed one that the
+    allowed weights underflow to 0 before the masked ones are zeroed.
+    """
+    scores = np.asarray(scores, dtype=float)  # (n_q, n_k)
+    with np.errstate(all="ignore"):
+        gap = (np.where(allowed, -np.inf, scores).max(axis=-1)
+               - np.where(allowed, scores, -np.inf).max(axis=-1))  # (n_q,)
+    i = int(np.argmax(np.where(np.isfinite(gap), gap, -np.inf)))
+    return ("You take the softmax over every key, zero the masked weights and divide by what "
+            "is left. With exact numbers that is the same thing, but in row "
+            f"{i} a masked score is {gap[i]:.4g} above the largest allowed one, so exp of every "
+            "allowed score, measured against the row's max, underflows to exactly 0: the "
+            "row left is all zeros and 0 / 0 is nan. Mask the scores before the softmax, "
+            "with -np.inf, so the masked keys never enter the sum.")
+
+
 def _mask_mistakes(q, k, v) -> list[tuple[np.ndarray, str]]:
     n = q.shape[-2]
     causal = attnlab.causal_mask(n)  # (n, n)
-    plain = attnlab.softmax(attnlab.attention_scores(q, k))  # (..., n, n)
+    scores = attnlab.attention_scores(q, k)  # (..., n, n)
+    plain = attnlab.softmax(scores)  # (..., n, n)
     after = plain * causal
-    zero = attnlab.softmax(np.where(causal, attnlab.attention_scores(q, k), 0.0))
+    zero = attnlab.softmax(np.where(causal, scores, 0.0))
     sums = after.sum(axis=-1).ravel()
+    renormalise = renormalise_reason(scores.reshape(-1, n), np.broadcast_to(
+        causal, scores.shape).reshape(-1, n))
     return [
+        (_renormalised(q, k), renormalise),
+        (_renormalised(q, k, eps=1e-9), renormalise.replace("0 / 0 is nan", "dividing by "
+                                                            "what is left cannot bring it "
+                                                            "back")),
         (after, "You zero the future weights after the softmax, so the weights left in each "
          f"row add up to less than 1 (row sums {_short(sums.round(3))}): the share the future "
          "keys had is lost instead of going to the allowed keys. Mask the scores before the "
@@ -893,6 +1066,10 @@ def _shift_mistakes(q, k, v) -> list[tuple[np.ndarray, str]]:
         (with_shift(scores.max()), "You subtract one max for the whole matrix: a row whose "
          "scores are all far below it underflows to 0 / 0. Subtract each row's own max "
          "(axis=-1, keepdims=True)."),
+        (with_shift(scores.max(axis=0, keepdims=True)), "You subtract each *column's* max "
+         "(axis=0): that is a different number for every key of a row, so it changes the "
+         "weights, and a row far below the others can still underflow. The softmax runs "
+         "along each row (axis=-1): subtract each row's own max, with keepdims=True."),
         (with_shift(scores.min(axis=-1, keepdims=True)), "You subtract the row's smallest "
          "score, which makes every score ≥ 0 and the overflow worse: subtract the largest."),
         (with_shift(scores.mean(axis=-1, keepdims=True)), "Subtracting the row's mean still "
@@ -905,9 +1082,8 @@ def _check_shift(answer) -> None:
         what = f"stable_attention(q, k, v) for {description}"
         got, messages = _run(answer, what, q.copy(), k.copy(), v.copy())
         expected, _ = attnlab.scaled_dot_product_attention(q, k, v)  # (n_q, d_v)
-        loose = q.dtype == np.float16
-        tol = {"rtol": 2e-2, "atol": 2e-2} if loose else {"rtol": 1e-5, "atol": 1e-6}
-        _compare(got, expected.astype(float), what, messages, _shift_mistakes(q, k, v), tol)
+        _compare(got, expected.astype(float), what, messages, _shift_mistakes(q, k, v),
+                 inputs=q.dtype)
 
 
 shift_bug = Exercise(
@@ -921,5 +1097,109 @@ shift_bug = Exercise(
         "can't be 0?",
         "Change the one line that exponentiates: subtract each row's maximum (along `axis=-1`, "
         '`keepdims=True`) from the scores inside `np.exp`.',
+    ],
+)
+
+
+# ================================================================= 7.6 an input that exposes
+def patched_masked_softmax(scores, mask):
+    """Masked softmax along the last axis: True in ``mask`` means the key may be attended to."""
+    weights = attnlab.softmax(scores, axis=-1)  # (n_q, n_k) over every key
+    weights = weights * mask  # (n_q, n_k) the masked keys set to 0
+    return weights / weights.sum(axis=-1, keepdims=True)  # (n_q, n_k) rows sum to 1 again
+
+
+def _masked_softmax(scores, mask) -> np.ndarray:
+    """The correct masked softmax: masked scores are −∞ before the softmax (rows with an
+    allowed key only; the check refuses fully masked rows)."""
+    return attnlab.softmax(np.where(mask, scores, -np.inf), axis=-1)
+
+
+def _as_input(got) -> tuple[np.ndarray, np.ndarray]:
+    """(scores, mask) from what the learner returned; :class:`Wrong` saying what is off."""
+    if not (isinstance(got, tuple | list) and len(got) == 2):
+        raise Wrong("exposing_input() should return two things, scores and mask, like "
+                    f"`return scores, mask`; yours returned {one_line(got)}.")
+    try:
+        scores = np.asarray(got[0])
+        mask = np.asarray(got[1])
+    except ValueError:
+        raise Wrong(f"scores and mask should be arrays (or nested lists) of the same shape; "
+                    f"yours are {one_line(got[0])} and {one_line(got[1])}.") from None
+    if scores.dtype.kind not in "iuf" or scores.ndim == 0 or scores.size == 0:
+        raise Wrong(f"scores should be a non-empty array of numbers, one row per query; yours "
+                    f"is {one_line(got[0])}.")
+    if mask.dtype.kind != "b":
+        if mask.dtype.kind in "iuf" and np.isin(mask, (0, 1)).all():
+            mask = mask.astype(bool)
+        else:
+            raise Wrong(f"mask should hold True (may attend) and False (masked); yours is "
+                        f"{one_line(got[1])}.")
+    if mask.shape != scores.shape:
+        raise Wrong(f"mask should have the shape of scores, {scores.shape}, one entry per "
+                    f"(query, key); yours has shape {mask.shape}.")
+    if not np.all(np.isfinite(scores)):
+        raise Wrong("Every score should be a finite number: the claim under test is about "
+                    "finite scores (an inf or nan score breaks any softmax). Yours are "
+                    f"{one_line(got[0])}.")
+    if scores.dtype.kind in "iu":
+        scores = scores.astype(float)
+    return scores, mask
+
+
+def _check_expose(answer) -> None:
+    scores, mask = _as_input(call(answer))
+    rows = scores.reshape(-1, scores.shape[-1]) if scores.ndim > 1 else scores[None]
+    allowed = mask.reshape(rows.shape)
+    empty = np.flatnonzero(~allowed.any(axis=-1))
+    if empty.size:
+        raise Wrong(f"Row {int(empty[0])} has no allowed key. Any softmax needs a special "
+                    "case there (lesson 6): that row does not tell the patched function from a "
+                    "correct one. Give every row at least one allowed key.")
+    with np.errstate(all="ignore"):
+        buggy = np.asarray(patched_masked_softmax(scores, mask), dtype=float)
+        right = np.asarray(_masked_softmax(scores, mask), dtype=float)
+    rtol, atol = tolerance(scores.dtype)
+    if not np.allclose(buggy, right, rtol=rtol, atol=atol):
+        return
+    gave = (f"On your input the patched function gave {_short(buggy)} and a correct masked "
+            f"softmax gave {_short(right)}: they agree (the largest difference is "
+            f"{float(np.max(np.abs(buggy - right))):.2g}).")
+    with np.errstate(all="ignore"):
+        top_masked = np.where(allowed, -np.inf, rows).max(axis=-1)  # (n_rows,)
+        top_allowed = np.where(allowed, rows, -np.inf).max(axis=-1)  # (n_rows,)
+    if allowed.all():
+        why = ("Nothing is masked, so zeroing masked weights changes nothing. Mask at least "
+               "one key.")
+    elif np.all(top_masked <= top_allowed):
+        why = ("In every row an allowed key has the largest score, so the masked weights are "
+               "small and dividing by what is left restores the right weights. What if a "
+               "masked key scored far above the allowed ones?")
+    else:
+        i = int(np.argmax(top_masked - top_allowed))
+        why = (f"In row {i} a masked score is {top_masked[i] - top_allowed[i]:.4g} above the "
+               "best allowed one, but exp of the allowed scores, measured against the row's "
+               "max, is still above 0, and dividing by their sum restores the right weights. "
+               f"In {scores.dtype}, how far below the max must a score be for its exp to be "
+               "exactly 0?")
+    raise Wrong(f"{gave} {why}")
+
+
+expose_bug = Exercise(
+    "Exercise 7.6 (an input that exposes the bug)",
+    _check_expose,
+    hints=[
+        "With exact numbers the patched function is right: zeroing the masked weights and "
+        "dividing by what is left gives the same weights as masking first. So the bug can "
+        "only show where the computer's numbers are not exact. Which step can turn a weight "
+        "into exactly 0 although its true value is not 0?",
+        "softmax subtracts the row's largest score, masked or not. If a masked key scores far "
+        "above every allowed key, exp of each allowed score (minus that max) underflows. Look "
+        "up where exp underflows to 0 in float64: `np.exp(-700.0)`, `np.exp(-800.0)`. Then "
+        "what is left after zeroing the masked weights, and what is 0 / 0?",
+        "One query and two keys are enough: the first allowed, the second masked, with a "
+        "masked score more than about 750 above the allowed one (float64). Return the scores "
+        "as a (1, 2) array of floats and the mask as a (1, 2) array of booleans. Try it on "
+        "`lesson7.patched_masked_softmax` before you run the check.",
     ],
 )
