@@ -146,7 +146,7 @@ CAUSAL_WRONG = {
     "flat": (lambda n: np.tri(n, dtype=bool).ravel(), "yours has shape (16,)"),
     "strings": (lambda n: [["yes"] * n] * n, "should be a boolean array of shape (4, 4)"),
     "from attnlab": (causal_from_attnlab, "Your causal calls attnlab's causal_mask"),
-    "through the module": (causal_through_the_module, "calls attnlab.attention.causal_mask"),
+    "through the module": (causal_through_the_module, "which this exercise asks you not to use"),
     "one wrong entry": (lambda n: np.tri(n, dtype=bool) ^ (np.arange(n * n).reshape(n, n) == 1),
                         "Entry [0, 1] (query 0, key 1) should be False, since key 1 is after "
                         "query 0"),
@@ -233,10 +233,34 @@ def max_over_everything(scores, mask):
     return e / np.where(t > 0, t, 1)
 
 
+def renormalise(scores, mask):
+    """Softmax over every key, zero the masked weights, divide by what is left (0 for none)."""
+    kept = attnlab.softmax(scores, axis=1) * mask
+    total = kept.sum(axis=1, keepdims=True)
+    return kept / np.where(total > 0, total, 1.0)
+
+
+def renormalise_nan(scores, mask):
+    """The same, with only the fully masked rows guarded: a dominated row becomes 0/0."""
+    kept = attnlab.softmax(scores, axis=1) * mask
+    total = kept.sum(axis=1, keepdims=True)
+    with np.errstate(invalid="ignore"):
+        return np.where(mask.any(axis=1, keepdims=True), kept / np.where(
+            mask.any(axis=1, keepdims=True), total, 1.0), 0.0)
+
+
+def in_float32(scores, mask):
+    """The reference computed in float32 throughout."""
+    return W.solution_masked_softmax(scores.astype(np.float32), mask).astype(np.float32)
+
+
 def masks_in_place(scores, mask):
     scores[~mask] = -np.inf
     return W.solution_masked_softmax(scores, mask)
 
+
+RENORMALISED = ("included the masked score 5000, the same computation as taking the softmax "
+                "over every key, zeroing the masked weights and renormalising")
 
 SOFTMAX_RIGHT = {
     "reference": W.solution_masked_softmax,
@@ -245,6 +269,10 @@ SOFTMAX_RIGHT = {
     "finite fill, full rows zeroed": softmax_finite_fill,
     "max where=mask, np.divide where": softmax_log_sum_exp,
     "errstate, nan_to_num": nan_to_num_after,
+    "in float32": in_float32,
+    "a list of lists": lambda s, m: W.solution_masked_softmax(s, m).tolist(),
+    "batch-ready (axis=-1)": lambda s, m: attnlab.softmax(
+        np.where(m[None], s[None], -np.inf), axis=-1)[0],
 }
 SOFTMAX_WRONG = {
     "masked after the softmax": (lambda s, m: attnlab.softmax(s, axis=1) * m,
@@ -261,7 +289,10 @@ SOFTMAX_WRONG = {
     "no max shift, float32 only": (
         lambda s, m: no_shift(s, m) if s.dtype == np.float32 else W.solution_masked_softmax(
             s, m), "exp of scores as large as 95 overflows float32"),
-    "max over masked scores too": (max_over_everything, "included the masked score 5000"),
+    # one computation, so one reason: the max includes the masked score 5000
+    "max over masked scores too": (max_over_everything, RENORMALISED),
+    "softmax, zero the future, renormalise": (renormalise, RENORMALISED),
+    "renormalise, nan where a masked score dominates": (renormalise_nan, RENORMALISED),
     "warns, then cleans up": (warns_then_cleans, "gives the right weights, but numpy warned: "
                               "invalid value encountered in subtract"),
     "masks in place": (masks_in_place, "changed its input"),
@@ -426,3 +457,22 @@ def test_solutions_show_their_source():
     assert "(batch, n, d_v)" in L.attention_shapes.solution().markdown
     assert "j <= i" in L.causal_mask_from_scratch.solution().markdown
     assert "np.where(mask, scores, -np.inf)" in L.masked_softmax.solution().markdown
+
+
+def test_a_difference_hidden_by_rounding_is_said_to_be_one():
+    def nearly(scores, mask):
+        w = W.solution_masked_softmax(scores, mask)
+        return w + 4e-5 * (w > 0.5)  # below the 4 digits shown, above float32 rounding
+    message = judged(L.masked_softmax, nearly).message
+    assert "agree to the digits shown, but differ by up to" in message, message
+
+
+def test_lesson_6_rejects_what_lesson_7_must_reject():
+    """Softmax, zero the future, renormalise: right on small scores, wrong when a future score
+    dominates; lesson 6 says why (lesson 7's check 7.4 must agree, issue 12)."""
+    small = np.array([[1.0, 2.0], [0.5, 0.1]])
+    causal = attnlab.causal_mask(2)
+    np.testing.assert_allclose(renormalise(small, causal), W.solution_masked_softmax(small, causal))
+    dominated = np.array([[1.0, 2000.0], [0.5, 0.1]])
+    assert np.all(renormalise(dominated, causal)[0] == 0)
+    assert judged(L.masked_softmax, renormalise).outcome.name == "WRONG"

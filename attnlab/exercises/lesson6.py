@@ -391,6 +391,7 @@ def _softmax_mistakes(scores, mask) -> list[tuple[np.ndarray, str]]:
     inverted = _quietly(lambda: _masked_reference(s, ~mask))
     finite_fill = _quietly(lambda: attnlab.softmax(np.where(mask, s, -1e9), axis=1))
     return [
+        (_renormalised(s, mask), _renormalised_reason(s, mask)),
         (after, "You masked after the softmax without renormalising: the weights left in a "
          f"row add up to less than 1 (row sums {_short(np.round(after.sum(axis=1), 4))}). Set "
          "the masked scores to -inf before the softmax, so the allowed keys share all the "
@@ -404,6 +405,46 @@ def _softmax_mistakes(scores, mask) -> list[tuple[np.ndarray, str]]:
          "row is the same, so softmax gives each key the same share. Give a row with no "
          "allowed key zeros."),
     ]
+
+
+def _renormalised(scores, mask, guarded=True) -> np.ndarray:
+    """Softmax over every key, the masked weights zeroed, each row divided by what is left."""
+    with np.errstate(all="ignore"):
+        kept = attnlab.softmax(scores.astype(float), axis=1) * mask  # (n_q, n_k)
+        total = kept.sum(axis=1, keepdims=True)  # (n_q, 1)
+        return np.where(total > 0, kept / np.where(total > 0, total, 1.0), 0.0) if guarded \
+            else kept / total
+
+
+def _renormalised_reason(scores, mask) -> str:
+    """Why the max over every key (or softmax, zero, renormalise) fails: the masked top score."""
+    hidden = np.where(mask, -np.inf, scores.astype(float))  # (n_q, n_k) the masked scores only
+    shown = np.where(mask, scores.astype(float), -np.inf)
+    gap = hidden.max(axis=1) - shown.max(axis=1)  # (n_q,) how far a masked score is above
+    i = int(np.argmax(np.where(np.isfinite(gap), gap, -np.inf)))
+    top = f" {float(hidden[i].max()):.4g}" if np.isfinite(gap[i]) else ""
+    return (
+        f"The max you subtracted included the masked score{top}, the same computation as "
+        "taking the softmax over every key, zeroing the masked weights and renormalising. In "
+        "exact arithmetic that gives the right weights, but not in floating point: when a "
+        "masked score is far above the allowed ones (a future token that dominates), the "
+        "allowed weights underflow to 0 before the renormalising, leaving 0/0 (nan) or a row "
+        "of zeros. Set the masked scores to -inf before the softmax, so that the max and the "
+        "sum are taken over the allowed keys only."
+    )
+
+#: How close right weights must be: weights are at most 1, and float32 keeps about 7 digits,
+#: so an answer computed in float32 passes; every known mistake is off by far more.
+_TOL = {"rtol": 2e-5, "atol": 2e-6}
+
+
+def _looks_equal(got, expected) -> str:
+    """When the numbers as printed agree, the size of the difference they hide ('' if not)."""
+    if _short(got) != _short(expected):
+        return ""
+    gap = float(np.max(np.abs(np.asarray(got, float) - np.asarray(expected, float))))
+    return (f" They agree to the digits shown, but differ by up to {gap:.3g}, more than "
+            "rounding (even in float32) explains.")
 
 
 def _overflow_advice(allowed) -> str:
@@ -420,8 +461,7 @@ def _overflow_advice(allowed) -> str:
 def _check_one_softmax(got, scores, mask, what, messages) -> None:
     expected = _masked_reference(scores, mask)  # (n_q, n_k) float64
     n_q, n_k = scores.shape
-    tol = {"rtol": 1e-4, "atol": 1e-6} if scores.dtype == np.float32 else {"rtol": 1e-6,
-                                                                          "atol": 1e-9}
+    tol = {"rtol": 1e-4, "atol": 1e-6} if scores.dtype == np.float32 else _TOL
     try:
         weights = np.asarray(got, dtype=float)
     except (TypeError, ValueError):
@@ -435,7 +475,9 @@ def _check_one_softmax(got, scores, mask, what, messages) -> None:
     bad = ~np.isfinite(weights)
     if bad.any():
         i = int(np.argwhere(bad)[0][0])
-        if fully[i]:
+        if not fully[i] and np.isnan(_renormalised(scores, mask, guarded=False)[i]).all():
+            cause = _renormalised_reason(scores, mask)
+        elif fully[i]:
             cause = (f"Row {i} is fully masked (no key allowed), and yours is nan there: every "
                      "exp is 0, and 0/0 is nan. Return a row of zeros for a row with no "
                      "allowed key, e.g. divide by the row sum only where it is > 0.")
@@ -485,7 +527,7 @@ def _check_one_softmax(got, scores, mask, what, messages) -> None:
         cause = (f"Row {i} should be {_short(expected[i])}, the softmax of its allowed scores "
                  f"{_short(np.where(mask[i], scores[i].astype(float), np.nan)[mask[i]])}, "
                  f"but yours is {_short(weights[i])}.")
-    raise Wrong(f"{said} {cause}{warned(messages)}")
+    raise Wrong(f"{said}{_looks_equal(weights, expected)} {cause}{warned(messages)}")
 
 
 def _check_masked_softmax(answer) -> None:
