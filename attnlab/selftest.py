@@ -377,6 +377,9 @@ COURSE = (
     Lesson(8, "The cost of attention", 45,
            "time and memory grow like N²; online softmax and tiled attention",
            "08-cost-of-attention"),
+    Lesson(9, "Watch a head learn", 50,
+           "backpropagation through attention; train a head; test the √d_k claim",
+           "09-watch-a-head-learn"),
 )
 
 

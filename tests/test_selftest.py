@@ -131,7 +131,7 @@ def lesson_header(path: Path) -> tuple[str, int]:
 
 def test_course_map_lists_the_lessons_in_order():
     numbers = [lesson.number for lesson in selftest.COURSE]
-    assert numbers == list(range(9))
+    assert numbers == list(range(10))
     ready = [lesson.ready for lesson in selftest.COURSE]
     assert ready == sorted(ready, reverse=True), "ready lessons come first, in order"
 

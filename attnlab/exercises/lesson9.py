@@ -1,0 +1,362 @@
+"""Lesson 9 — watch a head learn: the checked exercises.
+
+* :data:`vjp` (9.1): ``softmax_vjp(w, g)`` takes softmax weights ``w`` (..., n) and the
+  gradient ``g = ∂L/∂w`` of the same shape, and returns ``∂L/∂s`` for the scores ``s`` with
+  ``w = softmax(s)`` along the last axis. The check compares it with **central finite
+  differences** of ``L(s) = Σ g · softmax(s)`` in float64 (masked scores, ``-inf``, are held
+  fixed: their gradient is 0).
+* :data:`backward_step` (9.2): ``attention_grads(q, k, v, g)`` returns ``(dq, dk, dv)``, the
+  gradients of ``L = Σ g · attention(q, k, v)`` for unmasked attention with scale 1/√d_k;
+  the reference is :func:`attnlab.backward.attention_backward`, itself tested against finite
+  differences.
+* :data:`reads` (9.3): ``tokens_read()`` returns, for each query of the probe sequence, the
+  key token its row weights most in the heatmap of the run with d_k = 16 (÷ √d_k, seed 0) at
+  step :data:`READ_STEP`, part-way through training, read off the heatmap.
+
+Known mistakes are named from what the answer returns: the diagonal of the Jacobian only,
+a missing factor ``w``, an unweighted sum, the wrong axis, a missing ``keepdims``, the sign;
+a missing 1/√d_k, the softmax skipped, ``W G`` for ``Wᵀ G``, ``∂S Q`` for ``∂Sᵀ Q``, dq and dk
+swapped; the finished pattern instead of the one at that step, the diagonal, positions
+instead of tokens.
+
+Examples
+--------
+>>> vjp.check(None).outcome.name
+'NOT_ATTEMPTED'
+>>> "diagonal" in vjp.check(lambda w, g: w * (1 - w) * g).message
+True
+>>> backward_step.check(None).outcome.name
+'NOT_ATTEMPTED'
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from types import SimpleNamespace
+
+import numpy as np
+
+import attnlab
+from attnlab.backward import _softmax_vjp, attention_backward
+from attnlab.examples import cat_sat_down, dog_bites_man
+from attnlab.exercises.core import Exercise, Wrong, _short, call_watching, one_line, warned
+from attnlab.training import PROBE, train
+
+__all__ = ["READ_STEP", "attention_cases", "backward_step", "probe_heatmap", "reads",
+           "vjp", "vjp_cases"]
+
+READ_STEP = 80  #: the training step whose heatmap 9.3 asks about
+_LIBRARY = ("attnlab.backward.softmax_vjp", "attnlab.backward.attention_backward",
+            "attnlab.backward.self_attention_backward")
+
+
+# ---------------------------------------------------------------- 9.1 the softmax VJP
+def _fd_scores_gradient(scores: np.ndarray, g: np.ndarray, eps: float = 1e-6) -> np.ndarray:
+    """Central differences of ``Σ g · softmax(scores)`` over the finite scores (float64)."""
+    grad = np.zeros_like(scores)
+    for index in zip(*np.nonzero(np.isfinite(scores)), strict=True):
+        up, down = scores.copy(), scores.copy()
+        up[index] += eps
+        down[index] -= eps
+        grad[index] = (np.sum(g * attnlab.softmax(up)) - np.sum(g * attnlab.softmax(down))) / (
+            2 * eps)
+    return grad
+
+
+def vjp_cases() -> list[SimpleNamespace]:
+    """Scores, their softmax weights and an upstream gradient ``g``, with a description.
+
+    One row (lesson 3's [2, 1, 1]); the scaled scores of "The cat sat down" (4, 4); a causal
+    mask on five seeded tokens (masked scores are -inf, their weights 0); a batch (2, 3, 4).
+    """
+    rng = np.random.default_rng(9)
+    cat = cat_sat_down()
+    cat_scores = attnlab.attention_scores(cat.x @ cat.w_q, cat.x @ cat.w_k)  # (4, 4)
+    causal = np.where(attnlab.causal_mask(5), rng.normal(size=(5, 5)) * 2, -np.inf)  # (5, 5)
+    sets = [
+        ("the row [2, 1, 1] with g = [1, 0, 0]", np.array([2.0, 1.0, 1.0]),
+         np.array([1.0, 0.0, 0.0])),
+        ('the scaled scores of "The cat sat down" (4, 4)', cat_scores, rng.normal(size=(4, 4))),
+        ("five tokens under a causal mask (5, 5)", causal, rng.normal(size=(5, 5))),
+        ("a batch of two 3 × 4 score matrices (2, 3, 4)", rng.normal(size=(2, 3, 4)),
+         rng.normal(size=(2, 3, 4))),
+    ]  # fmt: skip
+    cases = []
+    for text, scores, g in sets:
+        cases.append(SimpleNamespace(description=text, scores=scores, weights=attnlab.softmax(
+            scores), g=g, expected=_fd_scores_gradient(scores, g)))
+    return cases
+
+
+def _vjp_mistakes(w, g) -> list[tuple[np.ndarray, str]]:
+    weighted = np.sum(w * g, axis=-1, keepdims=True)  # (..., 1)
+    right = w * (g - weighted)
+    out = [
+        (w * g, "You kept only w ⊙ g, the first half of J g. Each weight also moves when any "
+                "other score moves (∂w_i/∂s_j = −w_i w_j), so subtract w times (w · g), one "
+                "dot product per row."),
+        (w * (1 - w) * g, "You used only the diagonal of the Jacobian, w_i (1 − w_i): the "
+                          "off-diagonal entries −w_i w_j are missing. Raising one score lowers "
+                          "every other weight."),
+        (g - weighted, "The factor w in front is missing: ∂L/∂s_i = w_i (g_i − w · g). A "
+                       "masked key (w = 0) must get gradient 0."),
+        (w * (g - np.sum(g, axis=-1, keepdims=True)),
+         "The sum you subtract must be weighted by the weights: w · g = Σ_j w_j g_j, not Σ_j g_j."),
+        (w * (g - np.mean(g, axis=-1, keepdims=True)),
+         "The sum you subtract must be weighted by the weights, w · g, not the plain mean of g."),
+        (-right, "The sign is flipped: ∂L/∂s_i = w_i (g_i − w · g), not its negative."),
+    ]
+    if w.ndim >= 2:
+        along_rows = w * (g - np.sum(w * g, axis=-2, keepdims=True))
+        out.append((along_rows, "You summed down the columns (axis 0 or -2). Each row is one "
+                                "softmax, so the dot product w · g runs along the last axis."))
+        if w.shape[-1] == w.shape[-2] or w.shape[-2] == 1:
+            flat = np.sum(w * g, axis=-1)  # (...,) without keepdims
+            out.append((w * (g - flat[..., None, :]) if w.ndim >= 2 else None,
+                        "Without keepdims=True the row sums (w · g) line up with the columns, "
+                        "not the rows: keep the summed axis so each row subtracts its own."))
+    return [(m, text) for m, text in out if m is not None]
+
+
+def _as_array(got, shape, what) -> np.ndarray:
+    try:
+        array = np.asarray(got, dtype=float)
+    except (TypeError, ValueError):
+        raise Wrong(f"{what} should be an array of numbers of shape {shape}; got "
+                    f"{one_line(got)}.") from None
+    if array.shape != shape:
+        raise Wrong(f"{what} should have shape {shape}, one gradient per score, but yours has "
+                    f"shape {array.shape}.")
+    return array
+
+
+def _close(got, expected) -> bool:
+    return bool(np.allclose(got, expected, rtol=1e-4, atol=1e-6))
+
+
+def _check_vjp(answer) -> None:
+    for case in vjp_cases():
+        what = f"For {case.description}, softmax_vjp(w, g)"
+        try:
+            got, messages = call_watching(answer, case.weights.copy(), case.g.copy())
+        except Wrong as exc:
+            raise Wrong(f"{what} failed. {exc}") from None
+        got = _as_array(got, case.weights.shape, what)
+        if _close(got, case.expected):
+            if messages:
+                raise Wrong(f"{what} is right, but numpy warned: {'; '.join(messages)}.")
+            continue
+        said = (f"{what} should match the finite differences "
+                f"{_short(np.round(case.expected, 4))}, but yours gave {_short(np.round(got, 4))}.")
+        if not np.all(np.isfinite(got)):
+            raise Wrong(f"{said} It holds nan or inf: a masked weight is 0, so multiply by w "
+                        f"rather than divide, and never take a log.{warned(messages)}")
+        cause = next((text for wrong, text in _vjp_mistakes(case.weights, case.g)
+                      if wrong.shape == got.shape and _close(got, wrong)), "")  # fmt: skip
+        if not cause:
+            row_sums = got.sum(axis=-1)
+            cause = ("Every row of your gradient should add up to 0 (adding a constant to all "
+                     "scores changes no weight); yours add up to "
+                     f"{_short(np.round(row_sums, 4))}." if not np.allclose(row_sums, 0, atol=1e-6)
+                     else "Compare yours with w ⊙ (g − w · g), row by row.")  # fmt: skip
+        raise Wrong(f"{said} {cause}{warned(messages)}")
+
+
+vjp = Exercise(
+    "Exercise 9.1 (the gradient of softmax)",
+    _check_vjp,
+    hints=[
+        "The Jacobian of one softmax row is J = diag(w) − w wᵀ (lesson 2). You need Jᵀ g, and "
+        "J is symmetric. Multiply it out on paper: what is entry i of diag(w) g, and what is "
+        "entry i of w (wᵀ g)?",
+        "Entry i is w_i g_i − w_i (w · g), where w · g = Σ_j w_j g_j is one number per row. "
+        "Compute that dot product along the last axis, keeping the axis so it broadcasts back "
+        "over the row.",
+        "Work row-wise along the last axis: first the weighted sum of g (weights w), kept as a "
+        "column with keepdims=True; then subtract it from g; then multiply by w elementwise. No "
+        "n × n matrix is needed, and a weight of 0 must give a gradient of 0.",
+    ],
+    forbidden=_LIBRARY,
+)
+
+
+# ---------------------------------------------------------------- 9.2 one backward step
+def attention_cases() -> list[SimpleNamespace]:
+    """q, k, v and the upstream gradient g of three attentions, with a description.
+
+    "The cat sat down" (4 tokens, d_k = d_v = 8); "dog bites man" (3 tokens, d = 4); and
+    seeded random queries against more keys, of other widths (n_q = 2, n_k = 5, d_k = 3,
+    d_v = 2), where a transposed product has the wrong shape.
+    """
+    rng = np.random.default_rng(99)
+    cat, dog = cat_sat_down(), dog_bites_man()
+    sets = [
+        ('"The cat sat down" (n = 4, d_k = d_v = 8)', cat.x @ cat.w_q, cat.x @ cat.w_k,
+         cat.x @ cat.w_v),
+        ('"dog bites man" (n = 3, d_k = d_v = 4)', dog.q, dog.k, dog.v),
+        ("2 queries and 5 keys (d_k = 3, d_v = 2)", rng.normal(size=(2, 3)),
+         rng.normal(size=(5, 3)), rng.normal(size=(5, 2))),
+    ]  # fmt: skip
+    cases = []
+    for text, q, k, v in sets:
+        g = rng.normal(size=(q.shape[0], v.shape[1]))  # (n_q, d_v)
+        cases.append(SimpleNamespace(description=text, q=q, k=k, v=v, g=g,
+                                     expected=attention_backward(q, k, v, g)))
+    return cases
+
+
+def _attention_mistakes(q, k, v, g) -> list[tuple[tuple, str]]:
+    c = 1 / math.sqrt(q.shape[-1])
+    w = attnlab.softmax(q @ k.T * c)  # (n_q, n_k)
+    dw = g @ v.T  # (n_q, n_k)
+    ds = _softmax_vjp(w, dw)  # (n_q, n_k)
+    dv = w.T @ g  # (n_k, d_v)
+    mistakes = [
+        ((ds @ k, ds.T @ q, dv), "dq and dk are missing the factor 1/√d_k: the scores are "
+                                 "Q Kᵀ / √d_k, so the chain rule carries 1/√d_k to both."),
+        ((c * c * ds @ k, c * c * ds.T @ q, dv), "You applied 1/√d_k twice to dq and dk: once "
+                                                 "is enough (it is already inside the weights)."),
+        ((c * dw @ k, c * dw.T @ q, dv), "You skipped the softmax: ∂L/∂S is the softmax VJP of "
+                                         "∂L/∂W = G Vᵀ, not ∂L/∂W itself (exercise 9.1)."),
+        ((c * ds.T @ q, c * ds @ k, dv), "dq and dk are swapped: ∂L/∂Q = (∂L/∂S) K / √d_k "
+                                         "and ∂L/∂K = (∂L/∂S)ᵀ Q / √d_k."),
+    ]
+    if w.shape[0] == w.shape[1]:
+        mistakes += [
+            ((c * ds @ k, c * ds.T @ q, w @ g), "dv should be Wᵀ G: key j collects the gradient "
+                                                "of every query i in proportion to w_ij, a sum "
+                                                "down column j."),
+            ((c * ds @ k, c * ds @ q, dv), "dk should be (∂L/∂S)ᵀ Q / √d_k: key j collects from "
+                                           "every query, a sum down column j of ∂L/∂S."),
+        ]
+    return mistakes
+
+
+def _check_backward(answer) -> None:
+    names = ("dq", "dk", "dv")
+    for case in attention_cases():
+        what = f"For {case.description}, attention_grads(q, k, v, g)"
+        try:
+            got, messages = call_watching(answer, case.q.copy(), case.k.copy(), case.v.copy(),
+                                          case.g.copy())  # fmt: skip
+        except Wrong as exc:
+            raise Wrong(f"{what} failed. {exc}") from None
+        if not isinstance(got, tuple | list) or len(got) != 3:
+            raise Wrong(f"{what} should return the three gradients (dq, dk, dv), e.g. "
+                        f"`return dq, dk, dv`; yours returned {one_line(got)}.")
+        arrays = []
+        for name, value, expected in zip(names, got, case.expected, strict=True):
+            try:
+                array = np.asarray(value, dtype=float)
+            except (TypeError, ValueError):
+                raise Wrong(f"{what}: {name} should be an array of shape {expected.shape}; "
+                            f"got {one_line(value)}.") from None
+            if array.shape != expected.shape:
+                hint = (" (did you use W G instead of Wᵀ G?)" if name == "dv" else
+                        " (did you use ∂L/∂S Q instead of (∂L/∂S)ᵀ Q?)" if name == "dk" else "")
+                raise Wrong(f"{what}: {name} should have shape {expected.shape}, the shape of "
+                            f"{name[1]}, but yours has shape {array.shape}{hint}.")
+            arrays.append(array)
+        if all(_close(a, e) for a, e in zip(arrays, case.expected, strict=True)):
+            if messages:
+                raise Wrong(f"{what} is right, but numpy warned: {'; '.join(messages)}.")
+            continue
+        cause = next((text for wrong, text in _attention_mistakes(case.q, case.k, case.v, case.g)
+                      if all(_close(a, m) for a, m in zip(arrays, wrong, strict=True))), "")
+        bad = [n for n, a, e in zip(names, arrays, case.expected, strict=True) if not _close(a, e)]
+        first = bad[0]
+        index = names.index(first)
+        said = (f"{what}: {', '.join(bad)} {'is' if len(bad) == 1 else 'are'} not right; "
+                f"{first} should be {_short(np.round(case.expected[index], 4))}, but yours gave "
+                f"{_short(np.round(arrays[index], 4))}.")
+        raise Wrong(f"{said} {cause or _generic_backward(first)}{warned(messages)}")
+
+
+def _generic_backward(name: str) -> str:
+    return {
+        "dq": "Follow the chain: G → ∂L/∂W = G Vᵀ → ∂L/∂S by the softmax VJP → ∂L/∂Q = "
+              "(∂L/∂S) K / √d_k.",
+        "dk": "∂L/∂K = (∂L/∂S)ᵀ Q / √d_k, with ∂L/∂S the softmax VJP of G Vᵀ.",
+        "dv": "∂L/∂V = Wᵀ G, with W the attention weights.",
+    }[name]
+
+
+backward_step = Exercise(
+    "Exercise 9.2 (one attention backward step)",
+    _check_backward,
+    hints=[
+        "Go backwards through the forward pass one line at a time: output = W V, "
+        "W = softmax(S), S = Q Kᵀ / √d_k. Each line gives one gradient from the one after it.",
+        "For output = W V: ∂L/∂V = Wᵀ G and ∂L/∂W = G Vᵀ. Through the softmax: your 9.1 "
+        "gives ∂L/∂S from ∂L/∂W. For S = Q Kᵀ / √d_k: ∂L/∂Q uses K and ∂L/∂K uses Q, "
+        "each with a 1/√d_k.",
+        "Recompute the weights first (the stable softmax of the scaled scores). Then find the "
+        "gradient of the weights from g and v, turn it into the gradient of the scores with "
+        "your 9.1 function, and multiply that by k (for dq) or, transposed, by q (for dk), "
+        "not forgetting the scale; dv comes from the transposed weights and g.",
+    ],
+    forbidden=_LIBRARY,
+)
+
+
+# ---------------------------------------------------------------- 9.3 read the heatmap
+@functools.cache
+def probe_heatmap(step: int = READ_STEP) -> np.ndarray:
+    """The probe sequence's weights (n, n) at ``step`` of the run d_k = 16, ÷ √d_k, seed 0."""
+    run = train(16, 0.5, seed=0)
+    index = int(np.flatnonzero(run.eval_steps == step)[0])
+    weights = run.weights[index]
+    weights.flags.writeable = False
+    return weights
+
+
+def _check_reads(answer) -> None:
+    weights = probe_heatmap()
+    n = len(PROBE)
+    expected = [PROBE[j] for j in weights.argmax(axis=1)]
+    try:
+        got, messages = call_watching(answer)
+    except Wrong as exc:
+        raise Wrong(f"tokens_read() failed. {exc}") from None
+    if isinstance(got, str) or not hasattr(got, "__len__"):
+        raise Wrong(f"tokens_read() should return a list of {n} tokens, one per query (row), "
+                    f"e.g. ['A', 'B', ...]; yours returned {one_line(got)}.")
+    got = list(np.asarray(got).tolist()) if isinstance(got, np.ndarray) else list(got)
+    if len(got) != n:
+        raise Wrong(f"tokens_read() should give one token per query, {n} in all (one per row "
+                    f"of the heatmap); yours gave {len(got)}.")
+    if all(isinstance(t, int | np.integer) and not isinstance(t, bool) for t in got):
+        raise Wrong("Those are positions; return the tokens themselves, the labels of the "
+                    "columns (PROBE[j] for position j).")
+    got = [str(t) for t in got]
+    if got == expected:
+        return
+    finished = list(PROBE[::-1])
+    if got == finished:
+        wrong_rows = [i for i in range(n) if expected[i] != finished[i]]
+        raise Wrong(f"That is the reversed sequence, the pattern the head ends up with. At "
+                    f"step {READ_STEP} it is not there yet: look again at the row of query "
+                    f"{wrong_rows[0]} ('{PROBE[wrong_rows[0]]}') and find its brightest cell.")
+    if got == list(PROBE):
+        raise Wrong("That is each query's own token, the diagonal. Follow each row to its "
+                    "brightest cell and read the key label under it.")
+    row = next(i for i in range(n) if got[i] != expected[i])
+    raise Wrong(f"Row {row} (query '{PROBE[row]}'): its brightest cell is not under "
+                f"'{got[row]}'. Read each row across to its largest weight, then down to the "
+                f"key label.")
+
+
+reads = Exercise(
+    "Exercise 9.3 (which token does the head read?)",
+    _check_reads,
+    hints=[
+        "Each row is one query. The token it reads most is the key whose cell is brightest in "
+        "that row (the largest weight), whatever the task says it should read in the end.",
+        f"The heatmap is the one at step {READ_STEP}, part-way through training: most rows "
+        "already follow the anti-diagonal, not necessarily all. Go row by row.",
+        "Write the answer as a list with one string per row, top row first; each string is "
+        "the column label (a token) of that row's largest weight. Tokens repeat in the probe "
+        "sequence, so either copy of a repeated token is the same answer.",
+    ],
+)
