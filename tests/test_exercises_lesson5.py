@@ -65,6 +65,8 @@ MIX_RIGHT = {
     "running total from 0": mix_running_total,
     "np.average": lambda w, values: np.average(values, axis=0, weights=w),
     "attnlab": weighted_values,
+    "in float32": lambda w, values: w.astype(np.float32) @ values.astype(np.float32),
+    "a list": lambda w, values: (w @ values).tolist(),
 }
 MIX_WRONG = {
     # one product written three ways (w @ values.T is values @ w): the same advice
@@ -206,6 +208,9 @@ OUTPUT_RIGHT = {
     "three loops": output_loops,
     "np.dot": lambda weights, values: np.dot(weights, values),
     "attnlab": weighted_values,
+    "in float32": lambda weights, values: weights.astype(np.float32) @ values.astype(np.float32),
+    "a list of lists": lambda weights, values: (weights @ values).tolist(),
+    "batch-ready einsum": lambda weights, values: np.einsum("...qk,...kd->...qd", weights, values),
 }
 OUTPUT_WRONG = {
     "values @ weights": (
@@ -391,6 +396,9 @@ BOX_RIGHT = {
     "percentiles": lambda values: np.percentile(values, [0, 100], axis=0),
     "low plus range": lambda values: (values.min(0), values.min(0) + np.ptp(values, axis=0)),
     "attnlab": coordinate_bounds,
+    "in float32": lambda values: tuple(x.astype(np.float32) for x in (values.min(0),
+                                                                      values.max(0))),
+    "lists": lambda values: [values.min(0).tolist(), values.max(0).tolist()],
 }
 BOX_WRONG = {
     "box through the origin": (
@@ -599,3 +607,12 @@ def test_a_wrong_answer_is_judged_on_the_first_case_it_fails():
 
     description = next(d for d, _, v in L.mix_cases() if v.shape[0] == 4)
     assert description in judged(L.mix_one, wrong_on_cat).message
+
+
+def test_a_difference_hidden_by_rounding_is_said_to_be_one():
+    def nearly(weights, values):
+        out = weights @ values
+        out[0, 1] += 3e-5  # 0.15536 -> 0.15539: both print as 0.1554
+        return out
+    message = judged(L.attention_output, nearly).message
+    assert "agree to the digits shown, but differ by up to" in message, message

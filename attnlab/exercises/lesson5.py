@@ -62,10 +62,25 @@ __all__ = [
 
 
 
+#: How close a right answer must be: float32 keeps about 7 significant digits, so an answer
+#: computed in float32 passes (the values here are of order 1); every known mistake is off by
+#: far more (the tests check each one is still told apart).
+_RTOL, _ATOL = 2e-5, 2e-6
+
+
+def _looks_equal(got, expected) -> str:
+    """When the numbers as printed agree, the size of the difference they hide ('' if not)."""
+    if _short(got) != _short(expected):
+        return ""
+    gap = float(np.max(np.abs(np.asarray(got, float) - np.asarray(expected, float))))
+    return (f" They agree to the digits shown, but differ by up to {gap:.3g}, more than "
+            "rounding (even in float32) explains.")
+
+
 def _same(got: np.ndarray, wrong) -> bool:
     """``got`` has the shape and (to rounding) the values of a known wrong answer."""
     wrong = np.asarray(wrong, dtype=float)
-    return wrong.shape == got.shape and bool(np.allclose(got, wrong, rtol=1e-6, atol=1e-9))
+    return wrong.shape == got.shape and bool(np.allclose(got, wrong, rtol=_RTOL, atol=_ATOL))
 
 
 def _recognised(got: np.ndarray, mistakes) -> str:
@@ -97,7 +112,7 @@ def _implied_weights(got, values):
     if n_k > d_v or np.linalg.matrix_rank(values) < n_k:
         return None
     u = np.linalg.lstsq(values.T, got, rcond=None)[0]  # (n_k,)
-    return u if np.allclose(u @ values, got, rtol=1e-6, atol=1e-9) else None
+    return u if np.allclose(u @ values, got, rtol=_RTOL, atol=_ATOL) else None
 
 
 def _mix_diagnosis(got, w, values, expected, name, each) -> str:
@@ -115,7 +130,7 @@ def _mix_diagnosis(got, w, values, expected, name, each) -> str:
     size = float(expected @ expected)
     if size > 1e-12:
         c = float(got @ expected) / size
-        if np.allclose(got, c * expected, rtol=1e-6, atol=1e-9):
+        if np.allclose(got, c * expected, rtol=_RTOL, atol=_ATOL):
             return (f"Yours is {c:.4g} times the right output — as if the weights added up to "
                     f"{c:.4g} instead of 1. Use the {n_k} weights exactly as given, each "
                     f"{each} times values[j], and add the terms up (a sum, not a mean).")
@@ -323,14 +338,14 @@ def _check_one_mix(answer, got, w, values, what, messages) -> None:
                     .rstrip())
     if not np.all(np.isfinite(got)):
         raise Wrong(f"{said}, but yours contains nan or inf: {_short(got)}.{warned(messages)}")
-    if np.allclose(got, expected, rtol=1e-6, atol=1e-9):
+    if np.allclose(got, expected, rtol=_RTOL, atol=_ATOL):
         return
     m = _first_terms(got, w, values)
     cause = (_recognised(got, _mix_mistakes(w, values))
              or (_first_terms_reason(answer, m, n_k, d_v) if m else "")
              or _mix_diagnosis(got, w, values, expected, "w", "w[j]"))
-    raise Wrong(f"{said}, but yours gave {_short(got)}. {_one_hot_note(w, values, 'w')}{cause}"
-                f"{warned(messages)}")
+    raise Wrong(f"{said}, but yours gave {_short(got)}.{_looks_equal(got, expected)} "
+                f"{_one_hot_note(w, values, 'w')}{cause}{warned(messages)}")
 
 
 def _check_mix_one(answer) -> None:
@@ -506,18 +521,19 @@ def _check_one_output(got, weights, values, what, messages) -> None:
     said = f"{what} should be {_short(expected)}"
     if not np.all(np.isfinite(got)):
         raise Wrong(f"{said}, but yours contains nan or inf: {_short(got)}.{warned(messages)}")
-    if np.allclose(got, expected, rtol=1e-6, atol=1e-9):
+    if np.allclose(got, expected, rtol=_RTOL, atol=_ATOL):
         return
     cause = _recognised(got, _output_mistakes(weights, values))
     if not cause:
         i = next(i for i in range(n_q)
-                 if not np.allclose(got[i], expected[i], rtol=1e-6, atol=1e-9))
+                 if not np.allclose(got[i], expected[i], rtol=_RTOL, atol=_ATOL))
         name = f"weights[{i}]"
         diagnosis = _mix_diagnosis(got[i], weights[i], values, expected[i], name,
                                    f"weights[{i}, j]")
         cause = (f"Row {i} (query {i}'s output) should be {_short(expected[i])}, but yours is "
                  f"{_short(got[i])}. {_one_hot_note(weights[i], values, name)}{diagnosis}")
-    raise Wrong(f"{said}, but yours gave {_short(got)}. {cause}{warned(messages)}")
+    raise Wrong(f"{said}, but yours gave {_short(got)}.{_looks_equal(got, expected)} "
+                f"{cause}{warned(messages)}")
 
 
 def _check_attention_output(answer) -> None:
@@ -609,7 +625,7 @@ def _box_mistakes(values) -> list[tuple[object, object, str]]:
 def _matches(got: np.ndarray, wrong, d_v: int) -> bool:
     wrong = np.asarray(wrong, dtype=float)
     if wrong.ndim == 0 and got.shape == (d_v,):  # a number filled into every coordinate
-        return bool(np.allclose(got, wrong, rtol=1e-6, atol=1e-9))
+        return bool(np.allclose(got, wrong, rtol=_RTOL, atol=_ATOL))
     return _same(got, wrong)
 
 
@@ -656,7 +672,7 @@ def _box_diagnosis(low, high, values, expected_low, expected_high) -> str:
     """Why a box of the right shape is not the tightest box around the outputs."""
     for got, expected, side, extreme in ((low, expected_low, "low", np.argmin),
                                          (high, expected_high, "high", np.argmax)):
-        wrong = np.flatnonzero(~np.isclose(got, expected, rtol=1e-6, atol=1e-9))
+        wrong = np.flatnonzero(~np.isclose(got, expected, rtol=_RTOL, atol=_ATOL))
         if not wrong.size:
             continue
         c = int(wrong[0])
