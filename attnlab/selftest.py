@@ -358,15 +358,15 @@ class Lesson:
 #: The whole course, in order. ``tests/test_selftest.py`` checks that every lesson notebook
 #: in ``notebooks/`` is listed here as ready, with the time its own header states.
 COURSE = (
-    Lesson(0, "Start here", 15, "how cells, sliders, checks and hints work",
+    Lesson(0, "Start here", 20, "how cells, sliders, checks and hints work",
            "00-start-here"),
-    Lesson(1, "Dot-product scores", 35, "queries, keys, the score matrix Q Kᵀ and its geometry",
+    Lesson(1, "Dot-product scores", 40, "queries, keys, the score matrix Q Kᵀ and its geometry",
            "01-dot-product-scores"),
-    Lesson(2, "Why divide by √d_k", 35, "the variance of q·k, softmax collapse, lost gradients",
+    Lesson(2, "Why divide by √d_k", 50, "the variance of q·k, softmax collapse, lost gradients",
            "02-why-scale"),
-    Lesson(3, "Softmax", 45, "scores to weights, temperature, overflow and the stable form",
+    Lesson(3, "Softmax", 60, "scores to weights, temperature, overflow and the stable form",
            "03-softmax"),
-    Lesson(4, "Reading attention heatmaps", 30, "the patterns a heatmap of weights can show",
+    Lesson(4, "Reading attention heatmaps", 40, "the patterns a heatmap of weights can show",
            "04-reading-heatmaps"),
     Lesson(5, "Weighted values", 30, "each output as a weighted mixture of value vectors",
            "05-weighted-values"),
