@@ -1,0 +1,530 @@
+"""A clever student against out-of-kernel grading: attacks written in the answer cells only.
+
+Everything else a student writes is thrown away by :mod:`attnlab.grading`, so every attack here
+lives in a solution cell. Each row of :data:`ATTACKS` is one answer cell that tries to earn
+points without doing the work (read the quiz key or the instructor's source notebook, call a
+function the exercise forbids without the tripwire noticing, return an object that lies about
+itself, forge the grading worker's report, rewrite the answer key the grading process runs),
+or to raise the grade of another exercise.
+
+The attacks are graded through the real pipeline, :func:`attnlab.grading.grade.grade_notebook`,
+on a copy of the course (``source/`` and ``answer_keys/``) in a temporary folder, with the
+grading process running in that folder as ``nbgrader autograde`` does. Attacks on different
+exercises of one lesson share a submission (one grading kernel each); the rest of the
+submission is the worked solutions, so every submission also shows that an honest answer next
+to the attack still earns full points. Each attack must earn 0 for the exercise it touches.
+
+Attacks that currently succeed are marked ``xfail(strict=True, reason="hole: ...")``: when the
+grading is fixed they pass, the strict xfail turns red, and the mark comes off.
+
+Safety: the attacks that write files find the course through ``/proc/<grading process>/cwd``;
+the fixture makes that the temporary copy, and the attack code refuses to write anywhere under
+this repository.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from attnlab.exercises.solutions import BEGIN, END, checked_call, defined_names
+
+ROOT = Path(__file__).resolve().parents[1]
+pytestmark = pytest.mark.skipif(not Path("/proc/self/status").exists(),
+                                reason="the attacks find the course folder through /proc")
+
+# ------------------------------------------------------------------ pieces the attacks share
+#: The kernel's builtins module, reached by attribute names held in strings:
+#: ``operator.attrgetter`` is getattr, and the lint only reads names written in the code.
+BUILTINS = """
+import operator
+get = operator.attrgetter
+def anchor():
+    pass
+space = get('_' + '_globals' + '_' + '_')(anchor)
+bi = space['_' + '_builtins' + '_' + '_']
+load = get('_' + '_import' + '_' + '_')(bi)
+"""
+
+#: The course folder: the grading kernel is a child of the grading process, which nbgrader
+#: runs in the course folder. Refuses to point into this repository (the tests' safety net).
+COURSE = f"""
+status = get('open')(bi)('/proc/self/status').read().splitlines()
+ppid = next(line.split()[1] for line in status if line.startswith('PPid'))
+course = f'/proc/{{ppid}}/cwd/'
+if load('os').path.realpath(course).startswith({str(ROOT)!r}):
+    raise SystemExit('not in the repository')
+"""
+
+NB7 = "course + 'source/07-test-your-understanding/07-test-your-understanding.ipynb'"
+
+
+def _no_indent(code: str) -> str:
+    return code.strip("\n") + "\n"
+
+
+# What the answer key file becomes in the key-overwrite attack: run by the grading process.
+KEY_PAYLOAD = """
+import attnlab.exercises.core as core
+import attnlab.exercises.lesson7 as l7
+def always(self, answer):
+    return core.Feedback(self.title, core.Outcome.CORRECT, 'Well done.', 1.0)
+core.Exercise.grade = always
+l7.Question.judge = lambda self, given, key: (True, '')
+class AnyKey(dict):
+    def __missing__(self, name):
+        return None
+def key_a(scope):
+    return AnyKey()
+key_b = key_a
+"""
+
+FORGE = """
+import json, os
+result = json.dumps({'list': [{'float': repr(float(v))} for v in w]})
+body = json.dumps({'status': 'ok', 'result': result, 'forbidden': None, 'mutated': False,
+                   'warnings': []})
+for n in range(1, 100):  # the kernel's home is a folder inside the grading folder
+    with open(os.path.join('..', f'response-{n}.json'), 'w') as file:
+        file.write(body)
+"""
+
+
+@dataclass(frozen=True)
+class Attack:
+    """One answer cell.
+
+    name : str
+        Shown in the test id.
+    lesson : str
+        The source folder, e.g. ``"03-softmax"``.
+    cell : str
+        grade_id of the solution cell the code goes into.
+    code : str
+        The whole answer cell.
+    targets : tuple of str
+        Solution cells whose exercises must earn 0 (default: ``cell``).
+    blank : tuple of str
+        Solution cells left as the stub in this submission (must earn 0 too).
+    hole : str
+        Why the attack currently succeeds (empty when grading already stops it).
+    alone : bool
+        Grade it in a submission of its own (it changes more than its own exercise).
+    """
+
+    name: str
+    lesson: str
+    cell: str
+    code: str
+    targets: tuple = ()
+    blank: tuple = ()
+    hole: str = ""
+    alone: bool = False
+    group: str = field(default="", compare=False)
+
+
+ATTACKS = [
+    # ------------------------------------------------- lesson 3: the forbidden softmax (3.1)
+    Attack("call-attnlab-softmax", "03-softmax", "softmax-row", """
+def softmax_row(x):
+    return attnlab.softmax(x)
+"""),
+    Attack("attrgetter-softmax", "03-softmax", "softmax-row", """
+import operator
+def softmax_row(x):
+    return operator.attrgetter('soft' + 'max')(attnlab)(x)
+"""),
+    Attack("notebook-softmax-steps-via-globals", "03-softmax", "softmax-row", """
+import operator
+def helper(x):
+    return x
+def softmax_row(x):
+    notebook = operator.attrgetter('_' + '_globals' + '_' + '_')(helper)
+    return notebook['softmax' + '_steps'](x)
+"""),
+    Attack("attnlab-naive-softmax", "03-softmax", "softmax-row", """
+def softmax_row(x):
+    return attnlab.naive_softmax(x)
+""", hole="3.1 forbids attnlab.softmax but not attnlab.naive_softmax, which is exactly "
+          "exp(x) / sum(exp(x))"),
+    Attack("clone-forbidden-code", "03-softmax", "softmax-row", """
+import operator
+get = operator.attrgetter
+def helper(x):
+    return x
+original = get('soft' + 'max')(attnlab)
+code = get('_' + '_code' + '_' + '_')(original).replace(co_firstlineno=1)
+clone = type(helper)(code, get('_' + '_globals' + '_' + '_')(original), 'x',
+                     get('_' + '_defaults' + '_' + '_')(original))
+def softmax_row(x):
+    return clone(x)
+""", hole="the tripwire matches code objects by equality; a copy made with code.replace() is "
+          "another code object (attrgetter with dunder strings gets __code__)"),
+    Attack("forbidden-call-in-a-thread", "03-softmax", "softmax-row", """
+import operator
+def softmax_row(x):
+    out = []
+    np.testing.run_threaded(
+        lambda: out.append(operator.attrgetter('soft' + 'max')(attnlab)(x)), max_workers=1)
+    return out[0]
+""", hole="sys.setprofile watches one thread; numpy.testing.run_threaded calls the forbidden "
+          "function in another"),
+    Attack("frames-through-attrgetter", "03-softmax", "softmax-row", """
+import operator
+get = operator.attrgetter
+box = []
+def peek():
+    yield get('gi_' + 'frame.f_' + 'back')(box[0])
+def softmax_row(x):
+    box[:] = [peek()]
+    frame = next(box[0])
+    while frame is not None:
+        for value in list(get('f_' + 'locals')(frame).values()):
+            if hasattr(value, 'codes') and hasattr(value, 'hit'):
+                value.codes = {}
+        frame = get('f_' + 'back')(frame)
+    return get('soft' + 'max')(attnlab)(x)
+""", hole="operator.attrgetter('gi_frame.f_back') walks to the worker's frame and empties "
+          "its tripwire; the lint refuses frame attributes only when written as names"),
+    Attack("frames-plain", "03-softmax", "softmax-row", """
+import operator
+box = []
+def peek():
+    yield box[0].gi_frame.f_back
+def softmax_row(x):
+    box[:] = [peek()]
+    mine = next(box[0])
+    mine.f_back.f_globals['sys'].setprofile(None)
+    return operator.attrgetter('soft' + 'max')(attnlab)(x)
+"""),
+    Attack("setprofile-none-via-builtins", "03-softmax", "softmax-row", BUILTINS + """
+def softmax_row(x):
+    load('sy' + 's').setprofile(None)
+    return get('soft' + 'max')(attnlab)(x)
+""", hole="the builtins module through attrgetter('__globals__') gives __import__; "
+          "sys.setprofile(None) switches the tripwire off"),
+    Attack("forged-worker-report", "03-softmax", "softmax-row", """
+import operator
+def softmax_row(x):
+    w = operator.attrgetter('soft' + 'max')(attnlab)(x)
+    np.testing.runstring(FORGE, {'w': w})
+    deep = []
+    for _ in range(100000):
+        deep = [deep]
+    return deep  # wire.encode hits the recursion limit: the worker writes no report
+""".replace("FORGE", repr(FORGE)), hole="numpy.testing.runstring is exec; the answer writes "
+          "response-N.json itself and makes the worker fail before it writes its own, so the "
+          "forged report (no forbidden call) is read"),
+    Attack("another-cell-redefines-3.1", "03-softmax", "stable-softmax", """
+def stable_softmax(scores):
+    m = scores.max(axis=-1, keepdims=True)
+    e = np.exp(scores - m)
+    return e / e.sum(axis=-1, keepdims=True)
+def softmax_row(x):
+    return attnlab.softmax(x)
+""", targets=("softmax-row", "-stable-softmax")),
+    # ------------------------------------------- lesson 3: values that lie about themselves
+    Attack("ndarray-subclass-that-lies", "03-softmax", "stable-softmax", """
+def stable_softmax(scores):
+    liar = type('Liar', (np.ndarray,), {
+        '_' + '_eq_' + '_': lambda self, other: True,
+        '_' + '_array_' + '_': lambda self, *args, **kwargs: np.ones(1)})
+    return np.zeros(scores.shape).view(liar)
+"""),
+    Attack("object-that-equals-anything", "03-softmax", "stable-softmax", """
+def stable_softmax(scores):
+    liar = type('Liar', (), {'_' + '_eq_' + '_': lambda self, other: True,
+                             '_' + '_array_' + '_': lambda self, *a, **k: np.ones(1)})
+    return liar()
+"""),
+    Attack("float-subclass-that-lies", "03-softmax", "softmax-temperature", """
+def softmax_with_temperature(x, T):
+    liar = type('Liar', (float,), {'_' + '_eq_' + '_': lambda self, other: True})
+    return [liar(0.0)] * np.shape(x)[-1]
+"""),
+    Attack("huge-output", "03-softmax", "softmax-temperature", """
+def softmax_with_temperature(x, T):
+    return np.zeros(10**8)
+"""),
+    Attack("changes-its-input", "03-softmax", "softmax-temperature", """
+def softmax_with_temperature(x, T):
+    x /= T
+    x -= x.max(axis=-1, keepdims=True)
+    np.exp(x, out=x)
+    x /= x.sum(axis=-1, keepdims=True)
+    return x
+"""),
+    Attack("patch-numpy-in-the-kernel", "03-softmax", "stable-softmax", """
+np.allclose = lambda *args, **kwargs: True
+np.isclose = lambda *args, **kwargs: True
+def stable_softmax(scores):
+    return scores
+"""),
+    # ---------------------------------------------- lesson 6: the forbidden causal mask (6.2)
+    Attack("causal-mask-in-a-thread", "06-full-formula", "causal", """
+import operator
+def causal(n):
+    out = []
+    np.testing.run_threaded(
+        lambda: out.append(operator.attrgetter('causal' + '_mask')(attnlab)(n)),
+        max_workers=1)
+    return out[0]
+""", hole="sys.setprofile watches one thread; numpy.testing.run_threaded calls "
+          "attnlab.causal_mask in another"),
+    # ------------------------------------- lesson 4: the forbidden entropy and column sums
+    Attack("tripwire-off-by-numpy-testing-measure", "04-reading-heatmaps", "row-entropy", """
+import operator
+def row_entropy(weights):
+    np.testing.measure("import sys; sys.setprofile(None)")
+    return operator.attrgetter('entro' + 'py')(attnlab)(weights, axis=-1)
+""", hole="numpy.testing.measure compiles and runs a string in the caller's frame: "
+          "`import sys; sys.setprofile(None)` switches the tripwire off"),
+    Attack("forbidden-column-mass-called-plainly", "04-reading-heatmaps", "hub-key", """
+import operator
+def hub_key(weights, tokens):
+    mass = operator.attrgetter('patterns.column' + '_mass')(attnlab)(weights)
+    return tokens[int(np.argmax(mass))]
+"""),
+    # ---------------------------------------- lesson 7: the quiz key and the worked answers
+    Attack("quiz-regex-over-source-notebook", "07-test-your-understanding", "quiz-a",
+           BUILTINS + COURSE + """
+def quiz_a():
+    found = np.fromregex(""" + NB7 + r""", r'\\\"(A\d+)\\\": \\\"([a-d])\\\"',
+                         [('k', 'U4'), ('v', 'U1')])
+    answers = {f'A{i}': 0.0 for i in range(1, 12)}
+    answers.update({str(k): str(v) for k, v in found})
+    return answers
+"""),
+    Attack("quiz-key-run-by-numpy-testing", "07-test-your-understanding", "quiz-b",
+           BUILTINS + COURSE + """
+def quiz_b():
+    keys = {'course': course}
+    np.testing.runstring(
+        "exec(open(course + 'answer_keys/lesson7.py').read())\\n"
+        "import attnlab.exercises.lesson7 as l7\\n"
+        "answers = {k: v.answer for k, v in key_b(l7.QUESTIONS_B.scope).items()}", keys)
+    return keys['answers']
+""", hole="numpy.testing.runstring is exec, /proc/<ppid>/cwd is the course folder: the "
+          "answer runs answer_keys/lesson7.py in the kernel and returns its answers"),
+    Attack("worked-solution-via-attrgetter-builtins", "07-test-your-understanding",
+           "multi-head-attention", BUILTINS + COURSE + """
+nb = load('json').loads(get('open')(bi)(""" + NB7 + """).read())
+code = next(''.join(c['source']) for c in nb['cells']
+            if c['metadata'].get('nbgrader', {}).get('grade_id') == 'multi-head-attention')
+get('exec')(bi)(code.replace('def multi_head_attention', 'def worked'), space)
+def multi_head_attention(x, w_q, w_k, w_v, n_heads):
+    return space['worked'](x, w_q, w_k, w_v, n_heads)
+""", hole="attrgetter('__globals__') then ['__builtins__'] gives open and exec: the answer "
+          "runs the instructor's worked solution from the source notebook"),
+    Attack("quiz-key-via-typing-annotations", "07-test-your-understanding", "quiz-a", """
+import typing
+def tools(run: 'exec', read: 'open', load: '__import__', ns: 'globals'):
+    pass
+def quiz_a():
+    t = typing.get_type_hints(tools)
+    status = t['read']('/proc/self/status').read().splitlines()
+    ppid = next(line.split()[1] for line in status if line.startswith('PPid'))
+    course = f'/proc/{ppid}/cwd/'
+    keys = {}
+    t['run'](t['read'](course + 'answer_keys/lesson7.py').read(), keys)
+    questions = t['ns']()['lesson' + '7'].QUESTIONS_A
+    return {k: v.answer for k, v in keys['key_a'](questions.scope).items()}
+""", hole="typing.get_type_hints evaluates string annotations in the notebook's globals: "
+          "'exec', 'open', 'globals' come back as the builtins themselves"),
+    Attack("answer-key-overwritten", "07-test-your-understanding", "quiz-a",
+           BUILTINS + COURSE + f"""
+get('open')(bi)(course + 'answer_keys/lesson7.py', 'w').write({KEY_PAYLOAD!r})
+def quiz_a():
+    return {{f'A{{i}}': 'a' for i in range(1, 12)}}
+""", blank=("quiz-b", "multi-head-attention"), alone=True,
+           hole="the kernel can write the course folder; the grading process imports "
+                "answer_keys/lesson7.py on every quiz check, so code the student wrote runs in "
+                "the grading process (here: every exercise correct)"),
+]
+
+
+# ----------------------------------------------------------------------- the submissions
+def _meta(cell) -> dict:
+    return cell.get("metadata", {}).get("nbgrader", {}) or {}
+
+
+def _code(cell) -> str:
+    source = cell.get("source", "")
+    return source if isinstance(source, str) else "".join(source)
+
+
+def grade_cells(source_nb) -> dict[str, str]:
+    """solution grade_id -> grade cell grade_id."""
+    solution_of = {}
+    for cell in source_nb["cells"]:
+        if cell["cell_type"] == "code" and _meta(cell).get("solution"):
+            for name in defined_names(_code(cell)):
+                solution_of[name] = _meta(cell)["grade_id"]
+    found = {}
+    for cell in source_nb["cells"]:
+        called = checked_call(_code(cell)) if cell["cell_type"] == "code" else None
+        if called and _meta(cell).get("grade") and called[1] in solution_of:
+            found[solution_of[called[1]]] = _meta(cell)["grade_id"]
+    return found
+
+
+def _stub(code: str) -> str:
+    """The release's stub of a solution cell: its code before BEGIN SOLUTION, then raise."""
+    head = code.split(BEGIN)[0].rstrip()
+    return f"{head}\n    raise NotImplementedError()\n"
+
+
+def _solution_cells(lesson: str) -> list[str]:
+    path = ROOT / "source" / lesson / f"{lesson}.ipynb"
+    return list(grade_cells(json.loads(path.read_text(encoding="utf-8"))))
+
+
+def _submissions() -> dict[str, list[Attack]]:
+    """Submission name -> its attacks: one per solution cell, at least one cell left honest,
+    alone ones by themselves."""
+    groups: dict[str, list[list[Attack]]] = {}
+    out = {}
+    for attack in ATTACKS:
+        if attack.alone:
+            out[f"{attack.lesson}/{attack.name}"] = [attack]
+            continue
+        batches = groups.setdefault(attack.lesson, [])
+        for batch in batches:
+            used = {a.cell for a in batch} | {t.lstrip("-") for a in batch for t in a.targets}
+            mine = {attack.cell} | {t.lstrip("-") for t in attack.targets}
+            room = len(used | mine) < len(_solution_cells(attack.lesson))
+            if not used & mine and room:
+                batch.append(attack)
+                break
+        else:
+            batches.append([attack])
+    for lesson, batches in groups.items():
+        for number, batch in enumerate(batches, 1):
+            out[f"{lesson}/{number}"] = batch
+    return out
+
+
+SUBMISSIONS = _submissions()
+SUBMISSION_OF = {attack.name: name for name, batch in SUBMISSIONS.items() for attack in batch}
+
+
+def _targets(attack: Attack) -> list[str]:
+    return [t for t in (attack.targets or (attack.cell,)) if not t.startswith("-")]
+
+
+@pytest.fixture(scope="module")
+def course(tmp_path_factory):
+    """A copy of the course; the grading process runs in it, as nbgrader's does."""
+    folder = tmp_path_factory.mktemp("attacked-course")
+    for name in ("source", "answer_keys"):
+        shutil.copytree(ROOT / name, folder / name,
+                        ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__"))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("ATTNLAB_ANSWER_KEYS", str(folder / "answer_keys"))
+        patch.setenv("ATTNLAB_SOURCE", str(folder / "source"))
+        patch.chdir(folder)
+        yield folder
+
+
+def _restoring(classes):
+    """Snapshots of the classes an attack on the grading process patches, to put back."""
+    return [(cls, dict(vars(cls))) for cls in classes]
+
+
+def _restore(snapshots) -> None:
+    for cls, attrs in snapshots:
+        for name in list(vars(cls)):
+            if name not in attrs:
+                delattr(cls, name)
+        for name, value in attrs.items():
+            if name not in ("__dict__", "__weakref__") and vars(cls).get(name) is not value:
+                setattr(cls, name, value)
+
+
+@pytest.fixture(scope="module")
+def graded(course):
+    """Submission name -> {solution grade_id: (points, max_points, feedback)}, graded lazily."""
+    from attnlab.exercises import core, lesson7
+    from attnlab.grading.grade import grade_notebook
+
+    cache: dict[str, dict] = {}
+
+    def grade(name: str) -> dict:
+        if name in cache:
+            return cache[name]
+        attacks = SUBMISSIONS[name]
+        lesson = attacks[0].lesson
+        path = course / "source" / lesson / f"{lesson}.ipynb"
+        source_nb = json.loads(path.read_text(encoding="utf-8"))
+        answers = {}
+        for cell in source_nb["cells"]:
+            if cell["cell_type"] == "code" and _meta(cell).get("solution"):
+                code = _code(cell)
+                answers[_meta(cell)["grade_id"]] = "\n".join(
+                    line for line in code.splitlines() if line.strip() not in (BEGIN, END))
+                if any(_meta(cell)["grade_id"] in a.blank for a in attacks):
+                    answers[_meta(cell)["grade_id"]] = _stub(code)
+        for attack in attacks:
+            answers[attack.cell] = _no_indent(attack.code)
+        student_nb = json.loads(json.dumps(source_nb))
+        for cell in student_nb["cells"]:
+            if _meta(cell).get("grade_id") in answers and _meta(cell).get("solution"):
+                cell["source"] = answers[_meta(cell)["grade_id"]]
+        assert Path.cwd().resolve() == course.resolve()  # the attacks' /proc lookups land here
+        snapshots = _restoring([core.Exercise, lesson7.Question, lesson7.Questions])
+        try:
+            results = grade_notebook(source_nb, student_nb, path.parent)
+        finally:
+            _restore(snapshots)
+            shutil.copy(ROOT / "answer_keys" / "lesson7.py",
+                        course / "answer_keys" / "lesson7.py")
+        cells = grade_cells(source_nb)
+        by_grade_cell = {r.grade_id: r for r in results}
+        cache[name] = {solution: (by_grade_cell[g].points, by_grade_cell[g].max_points,
+                                  str(by_grade_cell[g].feedback))
+                       for solution, g in cells.items()}
+        return cache[name]
+
+    return grade
+
+
+def _param(attack: Attack):
+    marks = [pytest.mark.xfail(strict=True, reason=f"hole: {attack.hole}")] if attack.hole else []
+    return pytest.param(attack, id=f"{attack.lesson[:2]}-{attack.name}", marks=marks)
+
+
+@pytest.mark.parametrize("attack", [_param(a) for a in ATTACKS])
+def test_an_attack_earns_nothing_for_the_exercises_it_touches(attack, graded):
+    scores = graded(SUBMISSION_OF[attack.name])
+    for cell in [*_targets(attack), *attack.blank]:
+        points, max_points, feedback = scores[cell]
+        assert max_points > 0
+        assert points == 0, f"{attack.name}: {cell} earned {points} of {max_points}: {feedback}"
+
+
+@pytest.mark.parametrize("name", [pytest.param(n, id=n.replace("/", "-")) for n in SUBMISSIONS])
+def test_honest_answers_next_to_the_attacks_earn_full_points(name, graded):
+    """The rest of each submission is the worked solutions: full points, so a test above that
+    sees 0 is seeing the attack fail, not a grading pipeline that gives 0 to everything."""
+    scores = graded(name)
+    attacks = SUBMISSIONS[name]
+    touched = ({a.cell for a in attacks} | {t.lstrip("-") for a in attacks for t in a.targets}
+               | {b for a in attacks for b in a.blank})
+    honest = {c: s for c, s in scores.items() if c not in touched}
+    honest.update({t[1:]: scores[t[1:]] for a in attacks for t in a.targets
+                   if t.startswith("-")})
+    assert honest, name
+    for cell, (points, max_points, feedback) in honest.items():
+        assert points == max_points, f"{name}: honest {cell} earned {points}: {feedback}"
+
+
+def test_the_submissions_are_grouped():
+    """One grading kernel per submission; attacks on different exercises share one."""
+    assert len(SUBMISSIONS) < len(ATTACKS)
+    for batch in SUBMISSIONS.values():
+        cells = [a.cell for a in batch]
+        assert len(cells) == len(set(cells)) and len({a.lesson for a in batch}) == 1
