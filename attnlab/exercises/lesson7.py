@@ -18,6 +18,15 @@ r"""Lesson 7 — test your understanding: a checked quiz in two parts and three 
   - :data:`shift_bug` (7.5): ``stable_attention(q, k, v)`` exponentiates the scores without
     subtracting each row's max, and overflows to NaN in float16 and float32.
 
+* :data:`expose_bug` (7.6) turns the roles round: the learner writes ``exposing_input()``,
+  returning scores and a mask on which :func:`patched_masked_softmax` (softmax, zero the
+  masked weights, renormalise: right with exact numbers) and a correct masked softmax differ.
+  The check runs both on that input and says what each gave.
+
+Results are compared with a float64 reference to the precision they were computed in
+(:data:`TOLERANCES`), and a reason shows as many digits as it takes for the two numbers to
+differ (:func:`mismatch`).
+
 References come from :func:`attnlab.scaled_dot_product_attention`; known mistakes are
 recognised by recomputing them on the same input.
 
@@ -31,6 +40,8 @@ Examples
 >>> "√d_model" in scale_bug.check(buggy_multi_head_attention).message
 True
 >>> bool(shift_bug.check(buggy_stable_attention))
+False
+>>> bool(expose_bug.check(lambda: ([[0.0, 1.0]], [[True, False]])))  # they agree there
 False
 """
 
