@@ -14,8 +14,12 @@ the old sum is rescaled to the new max:
 
 After the last block ``m`` is the row max, ``l`` the usual denominator and
 ``m + log(l)`` the log-sum-exp; ``exp(x - m) / l`` is the softmax. Nothing
-overflows, because every exponent is ``<= 0``. This is the step that lets
-:func:`attnlab.tiling.tiled_attention` work without the N × N matrix.
+overflows, because every exponent is ``<= 0``. Writing the weights still reads
+the row a second time (``exp(x - m) / l`` needs the final ``m`` and ``l``), so
+a softmax whose weights are stored takes two passes instead of three; the
+single pass pays off with the values: :func:`attnlab.tiling.tiled_attention`
+accumulates ``exp(s - m) · v`` in the same pass and never writes the weights,
+which is what lets it work without the N × N matrix.
 
 Conventions (shared with :mod:`attnlab.softmax_family`): float16 is computed in
 float32; ``-inf`` (a masked score) counts as weight 0 and a slice that is all
@@ -218,7 +222,8 @@ def online_softmax(x, axis=-1, block_size=64):
     r"""Softmax along ``axis`` from the online normaliser: ``exp(x - m) / l``.
 
     Equal (to rounding) to :func:`attnlab.softmax`, but its max and sum come
-    from one blockwise pass (:func:`online_normaliser`) instead of two.
+    from one blockwise pass (:func:`online_normaliser`) instead of two; writing
+    the weights is a second pass over ``x``.
 
     Parameters
     ----------
