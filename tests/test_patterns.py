@@ -16,6 +16,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
+import attnlab
+from attnlab import patterns
 from attnlab.examples import WIDE_D_K, cat_sat_down, cat_sat_down_wide
 from attnlab.patterns import (
     PATTERNS,
@@ -594,3 +596,23 @@ def test_inputs_never_mutated(wa, w_sq):
     with pytest.raises(ValueError):
         strongest_links(w_sq, count=0)
     np.testing.assert_array_equal(w_sq, before_sq)
+
+
+@pytest.mark.parametrize("n", [1, 2, 4, 16, 1000])
+def test_effective_keys_counts_the_keys_a_row_shares_evenly(n):
+    """e^H = m for a row spread evenly over m of its n keys, whatever n: rows of any length
+    compare, which H / log n does not (it falls as n grows for the same m)."""
+    for m in sorted({1, min(2, n), n}):
+        row = np.zeros(n)
+        row[:m] = 1 / m
+        assert patterns.effective_keys(row) == pytest.approx(m, rel=1e-12)
+    rng = np.random.default_rng(n)
+    w = attnlab.softmax(rng.normal(size=(5, n)) * 3)  # (5, n)
+    e = patterns.effective_keys(w)
+    assert e.shape == (5,) and np.all((e >= 1 - 1e-12) & (e <= n + 1e-9))
+    np.testing.assert_allclose(np.log(e), attnlab.entropy(w), rtol=1e-12, atol=1e-15)
+
+
+def test_effective_keys_refuses_scores():
+    with pytest.raises(ValueError, match="weights"):
+        patterns.effective_keys([2.0, -1.0])
