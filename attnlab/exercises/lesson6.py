@@ -15,7 +15,10 @@
 Reference answers come from :func:`attnlab.causal_mask` (6.2) and :func:`attnlab.softmax` of
 the scores with the masked ones set to −inf (6.3); 6.1 is read off the matrix products.
 Known mistakes are named from what the answer returned (the upper triangle, a strict
-triangle, 0/1 numbers, masking after the softmax, a fill of 0 or −1e9, …).
+triangle, 0/1 numbers, masking after the softmax, a fill of 0 or −1e9, the max taken over the
+masked scores too, which is the same computation as "softmax, zero the masked weights,
+renormalise" and fails when a masked score dominates, …). Weights computed in float32 are
+accepted to float32 precision.
 
 Examples
 --------

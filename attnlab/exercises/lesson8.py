@@ -12,14 +12,27 @@
   tiled attention: it also keeps ``acc`` ``(n_q, d_v)``, the running sum of ``exp(s - m) · v``;
   after the last key block ``acc / l`` must be the output of
   :func:`attnlab.scaled_dot_product_attention`.
+* :data:`tiled_loop` (8.4): ``tiled(q, k, v, block, causal)`` is the whole loop around that
+  step: query blocks and key blocks of ``block`` rows (the last one shorter when ``block``
+  does not divide ``n``), the tiles wholly above the diagonal skipped when ``causal``, and
+  the later keys masked inside the tiles that cross it. It returns ``(output, tiles)``; the
+  output is compared with the plain masked attention, ``tiles`` with the count a skipping loop
+  computes, and on 1000 tokens the memory it allocates (``tracemalloc``) must stay far below
+  the ``n × n`` score matrix.
 
 In 8.2 and 8.3 the check hands the learner's function the *correct* running state at every
 step, so a mistake is reported at the first block where it shows, with the block, the state
 that went in and what should have come out. Known mistakes are named: the old sum (or
 accumulator) not rescaled by ``exp(m_old − m_new)``, the factor upside down, a max taken over
 the block only, no max shift (overflow), ``-inf − (−inf)`` on a masked block, a per-block
-softmax, an accumulator divided too early; in 8.1 ``n`` for ``n²``, bits for bytes, a missing
-batch or head factor, 4 bytes for every dtype, MiB for bytes.
+softmax, an accumulator divided too early, a shift by the old max; in 8.1 ``n`` for ``n²``,
+bits for bytes, a missing batch or head factor, 4 bytes for every dtype, MiB for bytes, the
+scores and the weights both counted; in 8.4 the last short block dropped, no tile skipping,
+no mask (or a tile-local one) inside the diagonal tiles, the diagonal tiles skipped, no final
+division, the whole matrix built.
+
+Answers computed in float32 are accepted to float32 precision (relative 2e-5); when a wrong
+answer prints like the right one, the feedback says how far apart they are.
 
 Examples
 --------
