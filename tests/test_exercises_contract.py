@@ -8,7 +8,11 @@ without editing this file):
 * an answer that crashes or returns junk is *wrong*, never an exception;
 * the worked solution in the lesson's source notebook is *correct*;
 * there are 2 or 3 hints and a solution to show; no hint holds a line of any worked solution;
-* when grading (``ATTNLAB_REQUIRE_CORRECT=1``) anything but a correct answer raises.
+* when grading (``ATTNLAB_REQUIRE_CORRECT=1``) anything but a correct answer raises;
+* the worked solution is still accepted in every other form its task allows: computed in
+  float32 (judged to float32 precision), returning Python lists, and row by row where the task
+  hands over a batch of rows, whose check must then pass such a batch. Where a form does not
+  apply, ``NOT_APPLICABLE`` names the exercise and says why (and a test fails if that is stale).
 
 The lesson test files hold what is specific to each check: the correct answers it accepts
 and the wrong ones it rejects, with the reason it must give.
