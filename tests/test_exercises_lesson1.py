@@ -26,6 +26,7 @@ DOT_RIGHT = {
     "python sum over zip": lambda q, k: sum(a * b for a, b in zip(q, k, strict=True)),
     "np.dot": lambda q, k: np.dot(q, k),
     "einsum": lambda q, k: np.einsum("d,d->", q, k),
+    "in float32": lambda q, k: np.dot(q.astype(np.float32), k.astype(np.float32)),
 }
 
 DOT_WRONG = {
@@ -72,6 +73,7 @@ SCORES_RIGHT = {
         [[sum(Q[i] * K[j]) for j in range(len(K))] for i in range(len(Q))]
     ),
     "(K Q^T)^T": lambda Q, K: (K @ Q.T).T,
+    "in float32": lambda q, k: q.astype(np.float32) @ k.astype(np.float32).T,
 }
 
 SCORES_WRONG = {

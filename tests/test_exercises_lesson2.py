@@ -27,6 +27,7 @@ VARIANCE_RIGHT = {
     "sample variance ddof=1": lambda q, k: np.var((q * k).sum(1), ddof=1),
     "pure python": variance_loop,
     "diagonal of q @ k.T": lambda q, k: float(np.diag(q @ k.T).var()),
+    "in float32": lambda q, k: np.var(np.sum(q.astype(np.float32) * k.astype(np.float32), 1)),
 }
 
 VARIANCE_WRONG = {
@@ -37,6 +38,11 @@ VARIANCE_WRONG = {
     "mean": (lambda q, k: np.mean(np.sum(q * k, axis=1)), "mean of the dot products"),
     "scaled": (lambda q, k: np.var(np.sum(q * k, axis=1) / math.sqrt(q.shape[1])), "√d_k"),
     "mean of squares": (lambda q, k: np.mean(np.sum(q * k, axis=1) ** 2), "subtract the mean"),
+    # float32 answers get a looser tolerance; this mistake must still stand out.
+    "mean of squares in float32": (
+        lambda q, k: np.mean(np.sum(q.astype(np.float32) * k.astype(np.float32), 1) ** 2),
+        "subtract the mean",
+    ),
     "returns d_k": (lambda q, k: q.shape[1], "d_k itself"),
     "theory from measured variances": (
         lambda q, k: q.var() * k.var() * q.shape[1],

@@ -60,6 +60,21 @@ def _as_number(value) -> float | None:
     return number if math.isfinite(number) else None
 
 
+def _float_atol(got, q, k) -> float:
+    """The absolute tolerance for dot products: 1e-9, or what float32 (float16) rounding allows.
+
+    A dot product computed in a dtype with machine epsilon ``eps`` is off by at most about
+    ``d · eps · Σ_d |q_d k_d|``; a float32 answer is judged to that precision, a float64 (or
+    list) answer to 1e-9.
+    """
+    dtype = getattr(got, "dtype", None)
+    if dtype is None or dtype.kind != "f" or dtype.itemsize >= 8:
+        return 1e-9
+    q, k = np.asarray(q, dtype=float), np.asarray(k, dtype=float)
+    magnitude = float(np.max(np.abs(q) @ np.abs(k).T))  # largest Σ_d |q_d k_d|
+    return max(1e-9, 4 * q.shape[-1] * float(np.finfo(dtype).eps) * magnitude)
+
+
 # --------------------------------------------------------------------------- 1.1 dot
 def dot_check_pairs() -> list[tuple[np.ndarray, np.ndarray]]:
     """The (q, k) pairs the checker tries: small integers, a negative score, the cat example."""
@@ -78,7 +93,7 @@ def check_dot(answer) -> None:
         got = call(answer, q.copy(), k.copy())
         expected = float(raw_scores(q[None, :], k[None, :])[0, 0])
         _diagnose_dot(got, q, k, expected, what)
-        expect_close(got, expected, what)
+        expect_close(got, expected, what, atol=_float_atol(got, q[None, :], k[None, :]))
 
 
 def _diagnose_dot(got, q, k, expected, what) -> None:
@@ -151,7 +166,7 @@ def check_score_matrix(answer) -> None:
                 ) from wrong
             raise
         _diagnose_score_matrix(got, q, k, expected, what)
-        expect_close(got, expected, what)
+        expect_close(got, expected, what, atol=_float_atol(got, q, k))
 
 
 def _shape_advice(q, k) -> str:
