@@ -1,0 +1,3 @@
+# Appended by repo2docker (--appendix) after it has built binder/ and run binder/postBuild:
+# the hub extras, into the environment that runs the Jupyter server.
+RUN ${NB_PYTHON_PREFIX}/bin/python -m pip install --no-cache-dir -r ${REPO_DIR}/deploy/hub-requirements.txt

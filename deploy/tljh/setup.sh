@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# attnlab on The Littlest JupyterHub (one VM, up to a few dozen students).
+# Run as root on the VM AFTER installing TLJH (its bootstrap script), from a clone of this
+# repository pinned for the term:
+#   sudo git clone --branch <term tag> https://github.com/attnlab/attnlab /srv/attnlab
+#   sudo /srv/attnlab/deploy/tljh/setup.sh
+# docs/jupyterhub.md explains each step and the sizing numbers.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+REPO="$PWD"
+PIP=(/opt/tljh/user/bin/python -m pip install --no-cache-dir)
+
+# 1. The learner environment: binder/ is the one source of truth (the same pins as Binder,
+#    the Zero to JupyterHub image and ./run.sh lab), then attnlab itself, then the hub extras.
+"${PIP[@]}" -r binder/requirements.txt
+"${PIP[@]}" --no-deps .
+"${PIP[@]}" -r deploy/hub-requirements.txt
+
+# 2. nbgrader: the per-role configs the hub hands out, and the shared exchange folder.
+install -d /etc/attnlab
+cp -r deploy/nbgrader /etc/attnlab/
+install -d -m 0777 /srv/nbgrader/exchange
+
+# 3. The hub: the course's fragment (instructor role, per-role nbgrader config).
+install -m 0644 deploy/hub/attnlab_hub.py /opt/tljh/config/jupyterhub_config.d/attnlab_hub.py
+
+# 3b. Who teaches: ATTNLAB_INSTRUCTORS="alice bob" (hub user names) form the hub group
+#     "instructors"; everyone else is a student. Rerun the script to change it.
+instructors=""
+for name in ${ATTNLAB_INSTRUCTORS:-}; do instructors+="\"$name\", "; done
+cat > /opt/tljh/config/jupyterhub_config.d/attnlab_groups.py <<PY
+c.JupyterHub.load_groups = {"instructors": {"users": [${instructors}]}}
+PY
+
+# 4. JupyterLab by default, per-student limits (docs/jupyterhub.md, "How big a hub"), culling.
+tljh-config set user_environment.default_app jupyterlab
+tljh-config set limits.memory "${ATTNLAB_MEMORY_LIMIT:-2G}"
+tljh-config set limits.cpu "${ATTNLAB_CPU_LIMIT:-1}"
+tljh-config set services.cull.enabled true
+tljh-config set services.cull.timeout 3600
+tljh-config set services.cull.every 300
+tljh-config reload
+echo "attnlab installed from $REPO; instructors: ${ATTNLAB_INSTRUCTORS:-none (set ATTNLAB_INSTRUCTORS)}"
