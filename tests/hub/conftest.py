@@ -1,0 +1,33 @@
+"""Hub tests: find the helpers, and decide whether a hub can run here.
+
+The hub needs node and npm (configurable-http-proxy comes from npm). Where they are missing the
+hub tests are skipped with the reason, except in CI (``CI=true``), where that is a failure.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/graded_course.py
+
+import hubrun  # noqa: E402
+
+
+def in_ci() -> bool:
+    return os.environ.get("CI", "").strip().lower() in {"true", "1"}
+
+
+@pytest.fixture(scope="session")
+def proxy():
+    """configurable-http-proxy (installed into our cache folder on first use)."""
+    try:
+        return hubrun.proxy_command()
+    except FileNotFoundError as error:
+        if in_ci():
+            pytest.fail(f"{error}: CI must install nodejs and npm")
+        pytest.skip(f"{error} (apt-get install nodejs npm)")
