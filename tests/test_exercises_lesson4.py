@@ -64,6 +64,11 @@ def safe_log(weights):
     return np.log(np.where(weights > 0, weights, 1.0))
 
 
+def entropy_float32(weights):
+    w = weights.astype(np.float32)  # the whole computation in float32
+    return -np.sum(w * np.log(np.where(w > 0, w, np.float32(1.0))), axis=1)
+
+
 ENTROPY_CORRECT = [
     W.solution_row_entropy,
     entropy_loop,
@@ -71,6 +76,7 @@ ENTROPY_CORRECT = [
     entropy_masked,
     entropy_clipped,
     entropy_silenced,
+    entropy_float32,
 ]
 ENTROPY_WRONG = {
     "calls attnlab.entropy": (attnlab.entropy, "asks you not to use"),
