@@ -371,10 +371,10 @@ class Kernel:
     def receive(self, timeout: float) -> dict:
         self.ws.settimeout(timeout)
         frame = self.ws.recv()
-        if isinstance(frame, bytes):  # binary frame (buffers): JSON part after the offsets
-            count = int.from_bytes(frame[:4], "little")
-            offsets = [int.from_bytes(frame[4 + 4 * i: 8 + 4 * i], "little")
-                       for i in range(count)]
+        if isinstance(frame, bytes):  # n, n offsets (big-endian), then the JSON and buffers
+            count = int.from_bytes(frame[:4], "big")
+            offsets = [int.from_bytes(frame[4 + 4 * i: 8 + 4 * i], "big")
+                       for i in range(count)] + [len(frame)]
             message = json.loads(frame[offsets[0]:offsets[1]])
         else:
             message = json.loads(frame)
