@@ -16,6 +16,7 @@ from attnlab.attention import (
     padding_mask,
     scaled_dot_product_attention,
 )
+from attnlab.backward import attention_backward, softmax_vjp
 from attnlab.online import online_normaliser, online_softmax, online_softmax_update
 from attnlab.softmax_family import (
     entropy,
@@ -30,6 +31,7 @@ from attnlab.tiling import tiled_attention
 __version__ = "0.1.0"
 
 __all__ = [
+    "attention_backward",
     "attention_scores",
     "causal_mask",
     "entropy",
@@ -43,5 +45,6 @@ __all__ = [
     "scaled_dot_product_attention",
     "softmax",
     "softmax_jacobian",
+    "softmax_vjp",
     "tiled_attention",
 ]

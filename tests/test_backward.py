@@ -262,3 +262,23 @@ def test_training_gradients_match_finite_differences_of_the_loss(d_k, exponent):
 
         np.testing.assert_allclose(getattr(grads, name), numeric_grad(f, w), atol=1e-7,
                                    err_msg=name)
+
+
+# ---------------------------------------------------------------- numpy only
+def test_lesson_9_numerics_import_without_plotting_or_widgets():
+    from test_numerics_import import heavy_modules_after
+
+    statement = ("import attnlab.backward, attnlab.training, attnlab.sqrt_dk; "
+                 "attnlab.training.train(4, steps=2); attnlab.sqrt_dk.load_shipped()")
+    assert heavy_modules_after(statement) == []
+
+
+def test_public_functions_are_documented_with_shapes_and_examples():
+    import attnlab.backward as B
+
+    for name in ("attention_backward", "softmax_vjp", "self_attention", "self_attention_backward",
+                 "finite_difference_gradient"):
+        doc = getattr(B, name).__doc__
+        for section in ("Parameters", "Returns", "Raises", "Examples"):
+            assert section in doc, f"{name} lacks {section}"
+    assert attnlab.softmax_vjp is softmax_vjp and attnlab.attention_backward is attention_backward

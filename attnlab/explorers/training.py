@@ -1,7 +1,7 @@
 r"""Lesson 9 explorer: watch one attention head learn to reverse a sequence.
 
-The runs are trained once, when the explorer is first built (:func:`training_runs`, about two
-seconds, then cached): the reversal task of :mod:`attnlab.training` at each head width in
+The runs are trained once, when the explorer is first built (:func:`training_runs`, a few
+seconds of CPU, then cached): the reversal task of :mod:`attnlab.training` at each head width in
 :data:`D_K_VALUES`, with the scores divided by √d_k or not scaled at all. Every
 :data:`attnlab.training.EVAL_EVERY` steps a run kept a snapshot: the heatmap of the probe
 sequence, its row entropies and the accuracy. A slider step only picks a snapshot.
