@@ -276,6 +276,21 @@ def causal(n):
     return out[0]
 """, hole="sys.setprofile watches one thread; numpy.testing.run_threaded calls "
           "attnlab.causal_mask in another"),
+    Attack("replace-the-grading-worker", "06-full-formula", "causal", BUILTINS + """
+worker = space['_' + '_attnlab_worker' + '_' + '_']
+real_serve = worker.serve
+pick = load('pick' + 'le')
+def serve(name, request, response):
+    with get('open')(bi)(request, 'rb') as file:
+        args, kwargs, errstate, forbidden = get('lo' + 'ad')(pick)(file)
+    with get('open')(bi)(request, 'wb') as file:
+        get('du' + 'mp')(pick)((args, kwargs, errstate, ()), file)
+    real_serve(name, request, response)
+worker.serve = serve
+def causal(n):
+    return get('causal' + '_mask')(attnlab)(n)
+""", hole="the worker is a module in the kernel's namespace: the answer wraps its serve() to "
+          "drop the forbidden list from every request before the real worker reads it"),
     # ------------------------------------- lesson 4: the forbidden entropy and column sums
     Attack("tripwire-off-by-numpy-testing-measure", "04-reading-heatmaps", "row-entropy", """
 import operator
@@ -565,3 +580,26 @@ def test_one_submission_cannot_change_the_next_students_grade(course):
         blank = _grade(course, lesson, _student_notebook(_source(course, lesson), [], True))
     earned = {cell: points for cell, (points, _, _) in blank.items() if points}
     assert not earned, f"a blank notebook earned {earned}"
+
+
+@pytest.mark.slow
+@pytest.mark.xfail(strict=True, reason=f"hole: {OVERWRITE.hole}")
+def test_the_key_overwrite_through_nbgrader_autograde(tmp_path):
+    """The same attack through stock ``nbgrader autograde`` in a course built by the test:
+    the attacker (answer cell only) and a blank notebook graded after it must both score 0."""
+    import graded_course as gc
+
+    course = gc.make_course(tmp_path)
+    lesson = OVERWRITE.lesson
+    gc.nbgrader(course, "generate_assignment", lesson, "--force")
+    release_nb = gc.read(course / "release" / lesson / f"{lesson}.ipynb")
+    attacked = json.loads(json.dumps(release_nb))
+    for cell in attacked["cells"]:
+        if _meta(cell).get("grade_id") == OVERWRITE.cell:
+            cell["source"] = _no_indent(OVERWRITE.code)
+    gc.write_submission(course, "a-attacker", lesson, attacked)
+    gc.write_submission(course, "b-blank", lesson, release_nb)
+    gc.nbgrader(course, "autograde", lesson, "--create")
+    scores = gc.scores(course, lesson)
+    print("\nnbgrader autograde, key overwrite:", scores)
+    assert scores["a-attacker"][0] == 0 and scores["b-blank"][0] == 0, scores
