@@ -12,7 +12,7 @@
   tiled attention: it also keeps ``acc`` ``(n_q, d_v)``, the running sum of ``exp(s - m) · v``;
   after the last key block ``acc / l`` must be the output of
   :func:`attnlab.scaled_dot_product_attention`.
-* :data:`tiled_loop` (8.4): ``tiled(q, k, v, block, causal)`` is the whole loop around that
+* :data:`tiled_loop` (8.4): ``tiled_loop(q, k, v, block, causal)`` is the whole loop around that
   step: query blocks and key blocks of ``block`` rows (the last one shorter when ``block``
   does not divide ``n``), the tiles wholly above the diagonal skipped when ``causal``, and
   the later keys masked inside the tiles that cross it. It returns ``(output, tiles)``; the
@@ -762,7 +762,8 @@ def _as_loop_result(got, what, shape) -> tuple[np.ndarray, object]:
 def _check_loop(answer) -> None:
     for case in loop_cases():
         n, d_v = len(case.q), case.v.shape[1]
-        what = f"tiled(q, k, v, block={case.block}, causal={case.causal}) for {case.description}"
+        what = (f"tiled_loop(q, k, v, block={case.block}, causal={case.causal}) for "
+                f"{case.description}")
         try:
             got, messages, peak = _peak_of(answer, case.q.copy(), case.k.copy(), case.v.copy(),
                                            case.block, case.causal)
