@@ -38,9 +38,16 @@ def attnlab_role(spawner) -> str:
 def attnlab_pre_spawn(spawner) -> None:
     """Give the server its role's nbgrader config and the class's exchange folder."""
     role = attnlab_role(spawner)
-    spawner.environment["ATTNLAB_ROLE"] = role
-    spawner.environment["JUPYTER_CONFIG_PATH"] = os.path.join(ATTNLAB_NBGRADER_CONFIG, role)
-    spawner.environment["ATTNLAB_EXCHANGE"] = ATTNLAB_EXCHANGE
+    config_path = [os.path.join(ATTNLAB_NBGRADER_CONFIG, role)]
+    if spawner.environment.get("JUPYTER_CONFIG_PATH"):  # keep what the admin set
+        config_path.append(spawner.environment["JUPYTER_CONFIG_PATH"])
+    # a new dict: the configured one may be shared by every user's spawner
+    spawner.environment = {
+        **spawner.environment,
+        "ATTNLAB_ROLE": role,
+        "JUPYTER_CONFIG_PATH": os.pathsep.join(config_path),
+        "ATTNLAB_EXCHANGE": ATTNLAB_EXCHANGE,
+    }
 
 
 c.Spawner.pre_spawn_hook = attnlab_pre_spawn

@@ -120,6 +120,9 @@ c.Spawner.args = {args!r}
 c.Spawner.start_timeout = {server_start}
 c.Spawner.http_timeout = {server_start}
 c.Spawner.default_url = "/lab"
+# The course's server settings (kernel websockets without Nagle's delay), which a regular
+# pip install puts into the environment's etc/jupyter; the editable install here does not.
+c.Spawner.environment = {{"JUPYTER_CONFIG_PATH": {jupyter_config!r}}}
 c.JupyterHub.services = [{{"name": "tester", "api_token": {token!r}}}]
 c.JupyterHub.load_roles = [{{
     "name": "tester",
@@ -195,7 +198,7 @@ class Hub:
             port=self.port, hub_port=free_port(), proxy_api_port=free_port(),
             proxy=str(proxy_command()), work=self.workdir, singleuser=str(
                 bin_dir / "jupyterhub-singleuser"), args=args, server_start=SERVER_START_S,
-            token=self.token, groups=groups, fragment=str(DEPLOY / "hub" / "attnlab_hub.py"))
+            token=self.token, groups=groups, jupyter_config=str(ROOT / "jupyter-config"), fragment=str(DEPLOY / "hub" / "attnlab_hub.py"))
 
     def _environment(self) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items()
