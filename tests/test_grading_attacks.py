@@ -228,6 +228,21 @@ def stable_softmax(scores):
 def softmax_row(x):
     return attnlab.softmax(x)
 """, targets=("softmax-row", "-stable-softmax")),
+    # ---------------- exercise design: the whole answer is one call into attnlab, not forbidden
+    Attack("3.2-is-attnlab-softmax", "03-softmax", "stable-softmax", """
+def stable_softmax(scores):
+    return attnlab.softmax(scores, axis=-1)
+""", hole="design: 3.2 (write a stable softmax) forbids nothing, and attnlab.softmax is one"),
+    Attack("3.3-is-attnlab-softmax-with-temperature", "03-softmax", "softmax-temperature", """
+def softmax_with_temperature(x, T):
+    return attnlab.softmax(x, temperature=T)
+""", hole="design: 3.3 forbids nothing, and attnlab.softmax takes a temperature"),
+    Attack("7.4-is-attnlab-attention", "07-test-your-understanding", "causal-attention", """
+def causal_attention(q, k, v):
+    n = q.shape[-2]
+    return attnlab.scaled_dot_product_attention(q, k, v, mask=attnlab.causal_mask(n))
+""", hole="design: 7.4 (fix the masking bug) forbids nothing; scaled_dot_product_attention "
+          "with causal_mask is the whole answer"),
     # ------------------------------------------- lesson 3: values that lie about themselves
     Attack("ndarray-subclass-that-lies", "03-softmax", "stable-softmax", """
 def stable_softmax(scores):
@@ -603,3 +618,32 @@ def test_the_key_overwrite_through_nbgrader_autograde(tmp_path):
     scores = gc.scores(course, lesson)
     print("\nnbgrader autograde, key overwrite:", scores)
     assert scores["a-attacker"][0] == 0 and scores["b-blank"][0] == 0, scores
+
+
+def test_no_lesson_cell_rebinds_an_answer_after_its_solution_cell():
+    """Grading runs every lesson cell before any check, so a later lesson cell that assigns an
+    answer's name (lesson 8 had ``tiled = attnlab.tiled_attention(...)`` after Exercise 8.4)
+    gives every student 0 for that exercise."""
+    import ast
+
+    found = []
+    for path in sorted((ROOT / "source").glob("*/*.ipynb")):
+        answers: dict[str, int] = {}
+        for index, cell in enumerate(json.loads(path.read_text("utf-8"))["cells"]):
+            if cell["cell_type"] != "code" or _meta(cell).get("grade"):
+                continue
+            code = _code(cell)
+            if _meta(cell).get("solution"):
+                answers.update(dict.fromkeys(defined_names(code), index))
+                continue
+            try:
+                tree = ast.parse(code)
+            except SyntaxError:  # IPython magics: nothing assigned there
+                continue
+            bound = {n.id for n in ast.walk(tree)
+                     if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del))}
+            bound |= {n.name for n in ast.walk(tree)
+                      if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
+            found += [f"{path.name} cell {index}: {name}"
+                      for name in sorted(bound & answers.keys())]
+    assert found == []
