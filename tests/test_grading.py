@@ -4,6 +4,7 @@ the grading kernel, and how a student's function behaves when a check calls it t
 from __future__ import annotations
 
 import json
+import os
 
 import numpy as np
 import pytest
@@ -15,7 +16,7 @@ from source_answers import answer_name
 from attnlab.exercises import Outcome, lesson3
 from attnlab.exercises.core import Wrong, call
 from attnlab.exercises.solutions import _index, source_folder
-from attnlab.grading import remote
+from attnlab.grading import remote, sandbox
 from attnlab.grading.lint import problems
 from attnlab.grading.remote import CleanKernel, RemoteFunction
 from attnlab.grading.wire import Opaque, decode, encode
@@ -122,7 +123,9 @@ def kernel(tmp_path_factory):
             "def mine(x):\n    raise Mine('mine')\n"
             "def noisy(x):\n    return np.log(x)\n"
             "def library(x):\n    return attnlab.softmax(x)\n"
-            "def slow(x):\n    while True:\n        pass\n")
+            "def slow(x):\n    while True:\n        pass\n"
+            "def stubborn(x):\n    while True:\n        try:\n            pass\n"
+            "        except BaseException:\n            pass\n", remember=True)
         assert status == "ok", error
         yield k
 
@@ -164,3 +167,36 @@ def test_a_function_that_never_returns_is_stopped(kernel, monkeypatch):
     with pytest.raises(TimeoutError):
         RemoteFunction(kernel, "slow")(1)
     assert RemoteFunction(kernel, "double")(2) == 4  # the kernel is usable afterwards
+    with pytest.raises(TimeoutError):  # swallowing the interrupt does not help
+        RemoteFunction(kernel, "stubborn")(1)
+    assert RemoteFunction(kernel, "double")(3) == 6
+
+
+def test_ci_grades_in_the_sandbox():
+    """CI installs bubblewrap (.ci/run): there, grading must never fall back to a plain kernel."""
+    if os.environ.get("CI") != "true":
+        pytest.skip("only CI promises bubblewrap")
+    assert sandbox.unavailable() is None
+
+
+def test_the_kernel_sees_no_course_and_writes_nowhere(kernel, tmp_path_factory):
+    """In the sandbox the course folder is empty, the disk read-only, the network absent."""
+    if not kernel.sandboxed:
+        pytest.skip(f"no sandbox here: {sandbox.unavailable()}")
+    course = kernel.cwd.resolve().parent.parent
+    probe = (
+        "import os, socket\n"
+        f"seen = os.listdir({str(course)!r}) if os.path.isdir({str(course)!r}) else []\n"
+        "import numpy\n"
+        "try:\n"
+        "    open(os.path.join(os.path.dirname(numpy.__file__), 'x.txt'), 'w')\n"
+        "    wrote = True\n"
+        "except OSError:\n"
+        "    wrote = False\n"
+        "try:\n"
+        "    socket.create_connection(('127.0.0.1', 22), timeout=1)\n"
+        "    net = True\n"
+        "except OSError:\n"
+        "    net = False\n"
+        "assert seen == [] and not wrote and not net, (seen, wrote, net)\n")
+    assert kernel.run(probe) == ("ok", "")

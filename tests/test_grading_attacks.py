@@ -33,10 +33,17 @@ from pathlib import Path
 import pytest
 
 from attnlab.exercises.solutions import BEGIN, END, checked_call, defined_names
+from attnlab.grading import sandbox
 
 ROOT = Path(__file__).resolve().parents[1]
-pytestmark = pytest.mark.skipif(not Path("/proc/self/status").exists(),
-                                reason="the attacks find the course folder through /proc")
+pytestmark = [
+    pytest.mark.skipif(not Path("/proc/self/status").exists(),
+                       reason="the attacks find the course folder through /proc"),
+    # Without the sandbox (attnlab/grading/sandbox.py) code in the grading kernel can reach
+    # the disk; CI installs bubblewrap, and test_grading.py fails there if it is missing.
+    pytest.mark.skipif(sandbox.unavailable() is not None,
+                       reason=f"no grading sandbox here: {sandbox.unavailable()}"),
+]
 
 # ------------------------------------------------------------------ pieces the attacks share
 #: The kernel's builtins module, reached by attribute names held in strings:
@@ -150,8 +157,7 @@ def softmax_row(x):
     Attack("attnlab-naive-softmax", "03-softmax", "softmax-row", """
 def softmax_row(x):
     return attnlab.naive_softmax(x)
-""", hole="3.1 forbids attnlab.softmax but not attnlab.naive_softmax, which is exactly "
-          "exp(x) / sum(exp(x))"),
+"""),
     Attack("clone-forbidden-code", "03-softmax", "softmax-row", """
 import operator
 get = operator.attrgetter
@@ -163,8 +169,7 @@ clone = type(helper)(code, get('_' + '_globals' + '_' + '_')(original), 'x',
                      get('_' + '_defaults' + '_' + '_')(original))
 def softmax_row(x):
     return clone(x)
-""", hole="the tripwire matches code objects by equality; a copy made with code.replace() is "
-          "another code object (attrgetter with dunder strings gets __code__)"),
+"""),
     Attack("forbidden-call-in-a-thread", "03-softmax", "softmax-row", """
 import operator
 def softmax_row(x):
@@ -172,8 +177,7 @@ def softmax_row(x):
     np.testing.run_threaded(
         lambda: out.append(operator.attrgetter('soft' + 'max')(attnlab)(x)), max_workers=1)
     return out[0]
-""", hole="sys.setprofile watches one thread; numpy.testing.run_threaded calls the forbidden "
-          "function in another"),
+"""),
     Attack("frames-through-attrgetter", "03-softmax", "softmax-row", """
 import operator
 get = operator.attrgetter
@@ -189,8 +193,7 @@ def softmax_row(x):
                 value.codes = {}
         frame = get('f_' + 'back')(frame)
     return get('soft' + 'max')(attnlab)(x)
-""", hole="operator.attrgetter('gi_frame.f_back') walks to the worker's frame and empties "
-          "its tripwire; the lint refuses frame attributes only when written as names"),
+"""),
     Attack("frames-plain", "03-softmax", "softmax-row", """
 import operator
 box = []
@@ -206,8 +209,7 @@ def softmax_row(x):
 def softmax_row(x):
     load('sy' + 's').setprofile(None)
     return get('soft' + 'max')(attnlab)(x)
-""", hole="the builtins module through attrgetter('__globals__') gives __import__; "
-          "sys.setprofile(None) switches the tripwire off"),
+"""),
     Attack("forged-worker-report", "03-softmax", "softmax-row", """
 import operator
 def softmax_row(x):
@@ -217,9 +219,7 @@ def softmax_row(x):
     for _ in range(100000):
         deep = [deep]
     return deep  # wire.encode hits the recursion limit: the worker writes no report
-""".replace("FORGE", repr(FORGE)), hole="numpy.testing.runstring is exec; the answer writes "
-          "response-N.json itself and makes the worker fail before it writes its own, so the "
-          "forged report (no forbidden call) is read"),
+""".replace("FORGE", repr(FORGE))),
     Attack("another-cell-redefines-3.1", "03-softmax", "stable-softmax", """
 def stable_softmax(scores):
     m = scores.max(axis=-1, keepdims=True)
@@ -227,22 +227,20 @@ def stable_softmax(scores):
     return e / e.sum(axis=-1, keepdims=True)
 def softmax_row(x):
     return attnlab.softmax(x)
-""", targets=("softmax-row", "-stable-softmax")),
+""", targets=("softmax-row", "stable-softmax"), blank=("softmax-row",)),
+    # (a cell that breaks the rules is not run at all, so the honest stable_softmax beside
+    # the forbidden call earns nothing either: the whole cell is refused, with the reason)
     # ---------------- exercise design: the whole answer is one call into attnlab, not forbidden
     Attack("3.2-is-attnlab-softmax", "03-softmax", "stable-softmax", """
 def stable_softmax(scores):
     return attnlab.softmax(scores, axis=-1)
-""", hole="design: 3.2 (write a stable softmax) forbids nothing, and attnlab.softmax is one"),
+"""),
     Attack("3.3-is-attnlab-softmax-with-temperature", "03-softmax", "softmax-temperature", """
 def softmax_with_temperature(x, T):
     return attnlab.softmax(x, temperature=T)
-""", hole="design: 3.3 forbids nothing, and attnlab.softmax takes a temperature"),
-    Attack("7.4-is-attnlab-attention", "07-test-your-understanding", "causal-attention", """
-def causal_attention(q, k, v):
-    n = q.shape[-2]
-    return attnlab.scaled_dot_product_attention(q, k, v, mask=attnlab.causal_mask(n))
-""", hole="design: 7.4 (fix the masking bug) forbids nothing; scaled_dot_product_attention "
-          "with causal_mask is the whole answer"),
+"""),
+    # 7.4 (mend the masking bug) rightly accepts scaled_dot_product_attention(q, k, v,
+    # mask=causal_mask(n)): replacing buggy code with the library's correct call is a fix.
     # ------------------------------------------- lesson 3: values that lie about themselves
     Attack("ndarray-subclass-that-lies", "03-softmax", "stable-softmax", """
 def stable_softmax(scores):
@@ -289,8 +287,7 @@ def causal(n):
         lambda: out.append(operator.attrgetter('causal' + '_mask')(attnlab)(n)),
         max_workers=1)
     return out[0]
-""", hole="sys.setprofile watches one thread; numpy.testing.run_threaded calls "
-          "attnlab.causal_mask in another"),
+"""),
     Attack("replace-the-grading-worker", "06-full-formula", "causal", BUILTINS + """
 worker = space['_' + '_attnlab_worker' + '_' + '_']
 real_serve = worker.serve
@@ -304,16 +301,14 @@ def serve(name, request, response):
 worker.serve = serve
 def causal(n):
     return get('causal' + '_mask')(attnlab)(n)
-""", hole="the worker is a module in the kernel's namespace: the answer wraps its serve() to "
-          "drop the forbidden list from every request before the real worker reads it"),
+"""),
     # ------------------------------------- lesson 4: the forbidden entropy and column sums
     Attack("tripwire-off-by-numpy-testing-measure", "04-reading-heatmaps", "row-entropy", """
 import operator
 def row_entropy(weights):
     np.testing.measure("import sys; sys.setprofile(None)")
     return operator.attrgetter('entro' + 'py')(attnlab)(weights, axis=-1)
-""", hole="numpy.testing.measure compiles and runs a string in the caller's frame: "
-          "`import sys; sys.setprofile(None)` switches the tripwire off"),
+"""),
     Attack("forbidden-column-mass-called-plainly", "04-reading-heatmaps", "hub-key", """
 import operator
 def hub_key(weights, tokens):
@@ -339,8 +334,7 @@ def quiz_b():
         "import attnlab.exercises.lesson7 as l7\\n"
         "answers = {k: v.answer for k, v in key_b(l7.QUESTIONS_B.scope).items()}", keys)
     return keys['answers']
-""", hole="numpy.testing.runstring is exec, /proc/<ppid>/cwd is the course folder: the "
-          "answer runs answer_keys/lesson7.py in the kernel and returns its answers"),
+"""),
     Attack("worked-solution-via-attrgetter-builtins", "07-test-your-understanding",
            "multi-head-attention", BUILTINS + COURSE + """
 nb = load('json').loads(get('open')(bi)(""" + NB7 + """).read())
@@ -349,8 +343,7 @@ code = next(''.join(c['source']) for c in nb['cells']
 get('exec')(bi)(code.replace('def multi_head_attention', 'def worked'), space)
 def multi_head_attention(x, w_q, w_k, w_v, n_heads):
     return space['worked'](x, w_q, w_k, w_v, n_heads)
-""", hole="attrgetter('__globals__') then ['__builtins__'] gives open and exec: the answer "
-          "runs the instructor's worked solution from the source notebook"),
+"""),
     Attack("quiz-key-via-typing-annotations", "07-test-your-understanding", "quiz-a", """
 import typing
 def tools(run: 'exec', read: 'open', load: '__import__', ns: 'globals'):
@@ -364,17 +357,13 @@ def quiz_a():
     t['run'](t['read'](course + 'answer_keys/lesson7.py').read(), keys)
     questions = t['ns']()['lesson' + '7'].QUESTIONS_A
     return {k: v.answer for k, v in keys['key_a'](questions.scope).items()}
-""", hole="typing.get_type_hints evaluates string annotations in the notebook's globals: "
-          "'exec', 'open', 'globals' come back as the builtins themselves"),
+"""),
     Attack("answer-key-overwritten", "07-test-your-understanding", "quiz-a",
            BUILTINS + COURSE + f"""
 get('open')(bi)(course + 'answer_keys/lesson7.py', 'w').write({KEY_PAYLOAD!r})
 def quiz_a():
     return {{f'A{{i}}': 'a' for i in range(1, 12)}}
-""", blank=("quiz-b", "multi-head-attention"), alone=True,
-           hole="the kernel can write the course folder; the grading process imports "
-                "answer_keys/lesson7.py on every quiz check, so code the student wrote runs in "
-                "the grading process (here: every exercise correct)"),
+""", blank=("quiz-b", "multi-head-attention"), alone=True),
 ]
 
 
@@ -585,8 +574,6 @@ def test_the_submissions_are_grouped():
 OVERWRITE = next(a for a in ATTACKS if a.name == "answer-key-overwritten")
 
 
-@pytest.mark.xfail(strict=True, reason=f"hole: {OVERWRITE.hole}; it stays on disk and in the "
-                   "grading process, so the next student is graded by it too")
 def test_one_submission_cannot_change_the_next_students_grade(course):
     """A blank lesson 7 graded after the key-overwriting submission still earns nothing."""
     lesson = OVERWRITE.lesson
@@ -598,7 +585,6 @@ def test_one_submission_cannot_change_the_next_students_grade(course):
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason=f"hole: {OVERWRITE.hole}")
 def test_the_key_overwrite_through_nbgrader_autograde(tmp_path):
     """The same attack through stock ``nbgrader autograde`` in a course built by the test:
     the attacker (answer cell only) and a blank notebook graded after it must both score 0."""

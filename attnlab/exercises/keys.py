@@ -10,6 +10,7 @@ graded run points ``ATTNLAB_ANSWER_KEYS`` at a copy of the folder.
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import os
 from pathlib import Path
@@ -25,6 +26,10 @@ def key_folder() -> Path | None:
 def load_key(lesson: str):
     """The key module ``answer_keys/<lesson>.py``, imported, or None when it is not here.
 
+    A key is read once per process and then kept: the grading process reads every key before
+    any student's code runs (:func:`attnlab.grading.grade.grade_notebook`), so a file changed
+    on disk afterwards is never run.
+
     Examples
     --------
     >>> load_key("no-such-lesson") is None
@@ -34,6 +39,11 @@ def load_key(lesson: str):
     path = folder / f"{lesson}.py" if folder else None
     if path is None or not path.is_file():
         return None
+    return _import_key(str(path.resolve()), lesson)
+
+
+@functools.cache
+def _import_key(path: str, lesson: str):
     spec = importlib.util.spec_from_file_location(f"attnlab_answer_keys_{lesson}", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

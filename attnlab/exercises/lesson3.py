@@ -388,6 +388,14 @@ def _check_softmax_row(answer):
         )
 
 
+#: Every library function that computes a softmax, whole modules included (naive, stable,
+#: online, tiled, inside attention), and the lesson's own worked example: the exercises of
+#: this lesson are to write it.
+SOFTMAX_LIBRARY = ("attnlab.softmax", "attnlab.log_softmax", "attnlab.softmax_family",
+                   "attnlab.online", "attnlab.tiling", "attnlab.scaled_dot_product_attention",
+                   "attnlab.attention.scaled_dot_product_attention", "scipy.special.softmax",
+                   "scipy.special.log_softmax", "softmax_steps")
+
 softmax_row = Exercise(
     "Exercise 3.1 (softmax of one row)",
     _check_softmax_row,
@@ -398,7 +406,7 @@ softmax_row = Exercise(
         'Name the exponentials (`e = ...`), then return them divided by their total. Two lines; '
         'nothing else is needed for these scores.',
     ],
-    forbidden=("attnlab.softmax", "attnlab.log_softmax", "scipy.special.softmax", "softmax_steps"),
+    forbidden=SOFTMAX_LIBRARY,
 )
 
 
@@ -439,6 +447,7 @@ stable_softmax = Exercise(
         'Three steps, each along `axis=-1` with `keepdims=True`: the row maximum; the '
         'exponentials of the scores minus it; those exponentials divided by their row sum.',
     ],
+    forbidden=SOFTMAX_LIBRARY,
 )
 
 
@@ -501,4 +510,5 @@ temperature = Exercise(
         'Reuse exercise 3.2: compute `z = x / T` first, then run the stable softmax of 3.2 on '
         '`z` (row maximum subtracted before `np.exp`, divided by the row sum).',
     ],
+    forbidden=SOFTMAX_LIBRARY,
 )

@@ -11,8 +11,9 @@ import importlib
 from dataclasses import dataclass
 
 from attnlab.exercises.core import Feedback, Outcome
+from attnlab.exercises.keys import load_key
 from attnlab.exercises.solutions import checked_call, defined_names
-from attnlab.grading.lint import problems
+from attnlab.grading.lint import imported_names, problems
 from attnlab.grading.remote import CleanKernel, RemoteFunction
 
 
@@ -66,12 +67,22 @@ def _forbidden_of(source_nb) -> dict[str, tuple]:
     return found
 
 
+def _checked_exercises(source_nb) -> list[str]:
+    """``["lesson7.quiz_a", ...]``: the exercises the grade cells check."""
+    return [called[0] for cell in source_nb["cells"]
+            if cell["cell_type"] == "code" and _nbgrader(cell).get("grade")
+            and (called := checked_call(_code(cell)))]
+
+
 def answer_cells(source_nb, student_nb) -> dict[str, tuple[str, list[str]]]:
     """grade_id -> (the student's code, why it cannot be graded) for every solution cell.
 
     A solution cell the student deleted counts as left blank (the stub from the release).
     """
     forbidden = _forbidden_of(source_nb)
+    lesson_imports = set().union(*[
+        imported_names(_code(c)) for c in source_nb["cells"]
+        if c["cell_type"] == "code" and not _nbgrader(c).get("solution")])
     submitted = {_nbgrader(c).get("grade_id"): _code(c) for c in student_nb["cells"]
                  if c["cell_type"] == "code" and _nbgrader(c).get("solution")}
     cells = {}
@@ -82,7 +93,8 @@ def answer_cells(source_nb, student_nb) -> dict[str, tuple[str, list[str]]]:
         code = submitted.get(meta["grade_id"], "raise NotImplementedError()")
         names = defined_names(_code(cell))
         banned = [name for answer in names for name in forbidden.get(answer, ())]
-        cells[meta["grade_id"]] = (code, problems(code, forbidden=banned))
+        cells[meta["grade_id"]] = (code, problems(code, forbidden=banned,
+                                                  refused=lesson_imports))
     return cells
 
 
@@ -114,6 +126,8 @@ def grade_notebook(source_nb, student_nb, cwd) -> list[Result]:
     answers = answer_cells(source_nb, student_nb)
     refused_names: dict[str, list[str]] = {}
     results = []
+    for key in {name.partition(".")[0] for name in _checked_exercises(source_nb)}:
+        load_key(key)  # read now, before any student code runs anywhere
     with CleanKernel(cwd) as kernel:
         for cell in source_nb["cells"]:
             meta = _nbgrader(cell)
@@ -122,13 +136,16 @@ def grade_notebook(source_nb, student_nb, cwd) -> list[Result]:
             code = _code(cell)
             if meta.get("solution"):
                 student_code, reasons = answers[meta["grade_id"]]
+                if not reasons:
+                    status, error = kernel.run(student_code, remember=True)
+                    if error.startswith("TimeoutError"):
+                        reasons = ["it was still running after the time limit, so it was "
+                                   "stopped"]
                 if reasons:
                     for name in defined_names(code):
                         refused_names[name] = reasons
-                    continue
-                kernel.run(student_code)
             elif not _skipped(code):
-                kernel.run(code)
+                kernel.run(code, remember=True)
         for cell in source_nb["cells"]:
             meta = _nbgrader(cell)
             if cell["cell_type"] != "code" or not meta.get("grade"):

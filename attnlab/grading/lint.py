@@ -28,11 +28,13 @@ from __future__ import annotations
 import ast
 
 #: Modules (and their submodules) an answer may import.
-ALLOWED_MODULES = ("numpy", "math", "cmath", "scipy", "itertools", "functools", "operator",
-                   "collections", "fractions", "statistics", "typing", "warnings", "attnlab")
+ALLOWED_MODULES = ("numpy", "math", "cmath", "scipy", "itertools", "collections", "fractions",
+                   "statistics", "warnings", "attnlab")
 #: Submodules of those that an answer may not import.
-REFUSED_MODULES = ("attnlab.grading", "attnlab.exercises", "attnlab.selftest",
-                   "numpy.f2py", "numpy.ctypeslib", "numpy.distutils", "scipy.weave")
+REFUSED_MODULES = ("attnlab.grading", "attnlab.exercises", "attnlab.selftest", "attnlab.live",
+                   "attnlab.figure_canvas", "attnlab.kernel_websocket", "attnlab.explorers",
+                   "attnlab.plots", "numpy.f2py", "numpy.ctypeslib", "numpy.distutils",
+                   "numpy.testing", "scipy.weave", "scipy.io", "scipy.datasets")
 #: Builtins and notebook names that reach into the interpreter, the kernel or the disk.
 REFUSED_NAMES = frozenset({
     "exec", "eval", "compile", "__import__", "globals", "locals", "vars", "getattr",
@@ -59,8 +61,13 @@ REFUSED_ATTRIBUTES = frozenset({
     "gi_frame", "gi_code", "gi_yieldfrom", "cr_frame", "cr_code", "cr_await", "ag_frame",
     "ag_code", "f_back", "f_globals", "f_locals", "f_builtins", "f_code", "f_trace", "tb_frame",
     "tb_next", "co_code", "co_consts", "co_names", "func_globals",
-    # the course's own checking and answers
-    "exercises", "grading", "selftest",
+    # code in strings, attribute names in strings, other threads, paths
+    "testing", "runstring", "measure", "run_threaded", "attrgetter", "methodcaller",
+    "get_type_hints", "update_wrapper", "Path", "PurePath", "PosixPath", "read_text",
+    "read_bytes", "write_text", "write_bytes", "open",
+    # the course's own checking, answers and display
+    "exercises", "grading", "selftest", "live", "figure_canvas", "kernel_websocket",
+    "explorers", "plots",
 })
 
 
@@ -73,7 +80,7 @@ def _module_ok(module: str) -> bool:
     return allowed and not refused
 
 
-def problems(source: str, forbidden=()) -> list[str]:
+def problems(source: str, forbidden=(), refused=()) -> list[str]:
     """Why ``source`` (one answer cell) may not be graded; empty when it may.
 
     Parameters
@@ -86,6 +93,9 @@ def problems(source: str, forbidden=()) -> list[str]:
         (``attnlab.softmax``, ``from attnlab import softmax``); a bare one wherever the name
         appears. (A learner's own helper called ``softmax`` is fine: calls into a forbidden
         function are caught when the answer runs.)
+    refused : sequence of str
+        More names the answer may not use: the modules the lesson's own cells imported that
+        an answer could not import itself (``plt``, ``widgets`` …).
 
     Returns
     -------
@@ -94,6 +104,7 @@ def problems(source: str, forbidden=()) -> list[str]:
     """
     banned = {name.rpartition(".")[2]: name for name in forbidden}  # attributes and imports
     bare = {name: name for name in forbidden if "." not in name}  # the notebook's own names
+    refused = frozenset(refused)
     lines = source.splitlines()
     for number, line in enumerate(lines, 1):
         if line.lstrip().startswith(("%", "!")):
@@ -131,13 +142,16 @@ def problems(source: str, forbidden=()) -> list[str]:
         elif isinstance(node, ast.Name):
             if node.id in bare:
                 refuse(node, node.id, f"this exercise asks you not to use {bare[node.id]}")
-            elif node.id in REFUSED_NAMES or node.id.startswith("__"):
+            elif node.id in REFUSED_NAMES or node.id in refused or node.id.startswith("__"):
                 refuse(node, node.id, "graded answers cannot use it")
         elif isinstance(node, ast.Attribute):
             if node.attr in banned:
                 refuse(node, node.attr, f"this exercise asks you not to use {banned[node.attr]}")
             elif node.attr.startswith("_") or node.attr in REFUSED_ATTRIBUTES:
                 refuse(node, f".{node.attr}", "graded answers cannot use it")
+        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+              and node.func.id == "type" and len(node.args) + len(node.keywords) > 1):
+            refuse(node, "type(...)", "graded answers cannot make classes or functions this way")
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             if node.name.startswith("__"):
                 refuse(node, node.name, "graded answers cannot define special methods")
@@ -148,3 +162,24 @@ def problems(source: str, forbidden=()) -> list[str]:
             if names:
                 refuse(node, names[0], "graded answers cannot use it")
     return [text for _, text in sorted(found)]
+
+
+def imported_names(source: str) -> set[str]:
+    """The names a cell binds by importing a module an answer could not import itself.
+
+    >>> sorted(imported_names("import numpy as np\\nimport matplotlib.pyplot as plt\\n"
+    ...                       "from IPython.display import display"))
+    ['display', 'plt']
+    """
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return set()
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update((a.asname or a.name.partition(".")[0]) for a in node.names
+                         if not _module_ok(a.name))
+        elif isinstance(node, ast.ImportFrom) and not _module_ok(node.module or ""):
+            names.update((a.asname or a.name) for a in node.names)
+    return names

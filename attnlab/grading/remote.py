@@ -11,21 +11,29 @@ to its inputs, so every check works on it unchanged.
 from __future__ import annotations
 
 import builtins
+import json
 import os
 import pickle
+import secrets
+import subprocess
 import tempfile
+import time
 import warnings
 from pathlib import Path
 
 import numpy as np
 
 from attnlab.exercises.core import Forbidden, forbidden_now
+from attnlab.grading import sandbox
 from attnlab.grading.wire import decode
 
 #: Longest a single call of a student's function may take (seconds).
 CALL_TIMEOUT = 20.0
 #: Longest one cell may take while the kernel is set up (seconds).
 CELL_TIMEOUT = 120.0
+#: Longest the whole grading of one notebook may take (seconds): an answer that loops and
+#: swallows every interrupt costs at most this, and earns nothing.
+NOTEBOOK_BUDGET = 900.0
 
 
 class RemoteError(Exception):
@@ -90,6 +98,20 @@ def _matplotlib_cache(home: Path) -> str:
         return str(home / ".matplotlib")
 
 
+class _SandboxedKernelManager:
+    """Builds a jupyter_client KernelManager whose kernel command runs inside ``bwrap``."""
+
+    @staticmethod
+    def make(prefix: list[str], **kwargs):
+        from jupyter_client.manager import KernelManager
+
+        class Manager(KernelManager):
+            def format_kernel_cmd(self, extra_arguments=None):
+                return [*prefix, *super().format_kernel_cmd(extra_arguments)]
+
+        return Manager(**kwargs)
+
+
 class CleanKernel:
     """A kernel started for grading one notebook; use as a context manager.
 
@@ -98,61 +120,164 @@ class CleanKernel:
     cwd : path
         The assignment's folder in the instructor's course. The kernel does not run there: it
         runs in an empty folder of its own, with an environment that names no course path
-        (:func:`kernel_environment`), so an answer has nothing near it to read.
+        (:func:`kernel_environment`), inside the sandbox of :mod:`attnlab.grading.sandbox`
+        where the course folder, the user's home and ``/tmp`` are hidden and nothing but its
+        own scratch folder is writable.
+    hidden : list of path, optional
+        Folders the kernel must not see; by default the course folder (two levels above
+        ``cwd``), the grading process's working folder and the user's home.
+    sandbox : bool or None
+        True: the sandbox or an error; False: a plain kernel; None (default): the sandbox
+        where it can be made, else a plain kernel and a warning (unless
+        ``ATTNLAB_REQUIRE_SANDBOX=1``).
+
+    Attributes
+    ----------
+    sandboxed : bool
+        Whether the kernel runs in the sandbox.
     """
 
-    def __init__(self, cwd):
+    def __init__(self, cwd, hidden=None, sandbox=None):
         self.cwd = Path(cwd)
+        self.hidden = [Path(h) for h in hidden] if hidden is not None else [
+            self.cwd.resolve().parent.parent, Path.cwd(), Path.home()]
+        self.sandbox = sandbox
+        self.sandboxed = False
         self._folder = tempfile.TemporaryDirectory(prefix="attnlab-grading-")
         self._calls = 0
 
-    def __enter__(self) -> CleanKernel:
-        from jupyter_client.manager import start_new_kernel
+    def _want_sandbox(self) -> bool:
+        why = sandbox.unavailable()
+        if self.sandbox is False:
+            return False
+        if why is None:
+            return True
+        if self.sandbox or sandbox.required():
+            raise RuntimeError(f"the grading sandbox is required but {why}")
+        warnings.warn(f"grading without the sandbox: {why}", RuntimeWarning, stacklevel=3)
+        return False
 
-        home = Path(self._folder.name) / "home"
-        home.mkdir()
-        self.manager, self.client = start_new_kernel(
-            kernel_name="python3", cwd=str(home), env=kernel_environment(home))
-        status, error = self.run("import attnlab.grading.worker as __attnlab_worker__")
-        if status != "ok":
-            self.__exit__(None, None, None)
-            raise RuntimeError(f"the grading kernel could not import its worker: {error}")
+    def __enter__(self) -> CleanKernel:
+        self._start_time = time.monotonic()
+        self._setup: list[str] = []  # the cells that ran, replayed after a restart
+        self.sandboxed = self._want_sandbox()
+        try:
+            self._launch()
+        except BaseException:
+            self._folder.cleanup()
+            raise
         return self
 
-    def __exit__(self, *exc) -> None:
+    def _launch(self) -> None:
+        """Start the kernel and import the worker (the kernel's first and only own code)."""
+        from jupyter_client.manager import KernelManager
+
+        scratch = Path(self._folder.name)
+        home = scratch / "home"
+        for folder in (home, scratch / "calls"):
+            folder.mkdir(exist_ok=True)
+        options = dict(kernel_name="python3", transport="ipc", ip=str(scratch / "kernel"),
+                       connection_file=str(scratch / "kernel.json"))
+        if self.sandboxed:
+            prefix = sandbox.bwrap_command(scratch, [h for h in self.hidden if h != Path("/")])
+            self.manager = _SandboxedKernelManager.make(prefix, **options)
+        else:
+            self.manager = KernelManager(**options)
+        self._log = open(scratch / "kernel.log", "wb")  # noqa: SIM115 - closed in _stop
+        self.manager.start_kernel(cwd=str(home), env=kernel_environment(home),
+                                  stdout=self._log, stderr=subprocess.STDOUT)
+        self.client = self.manager.client()
+        self.client.start_channels()
+        try:
+            self.client.wait_for_ready(timeout=CELL_TIMEOUT)
+            status, error = self._execute(
+                "import attnlab.grading.worker as __attnlab_worker__", CELL_TIMEOUT)
+            if status != "ok":
+                raise RuntimeError(f"it could not import its worker: {error}")
+        except (RuntimeError, TimeoutError) as problem:
+            log = (scratch / "kernel.log").read_text(errors="replace")[-2000:]
+            self._stop()
+            raise RuntimeError(f"the grading kernel did not start: {problem}\n{log}") from None
+
+    def _stop(self) -> None:
         try:
             self.client.stop_channels()
             self.manager.shutdown_kernel(now=True)
         finally:
+            self._log.close()
+
+    def _restart(self) -> bool:
+        """A fresh kernel with the cells that had run replayed; False if that fails too."""
+        self._stop()
+        try:
+            self._launch()
+        except RuntimeError:
+            self.broken = "the grading kernel could not be restarted"
+            return False
+        for code in self._setup:
+            status, error = self._execute(code, self._left(CELL_TIMEOUT))
+            if error.startswith("TimeoutError"):
+                self.broken = "a cell that had run before got stuck when it ran again"
+                return False
+        return True
+
+    def __exit__(self, *exc) -> None:
+        try:
+            self._stop()
+        finally:
             self._folder.cleanup()
 
-    def run(self, code: str, timeout: float = CELL_TIMEOUT) -> tuple[str, str]:
-        """Run ``code``; return ``("ok", "")`` or ``("error", "Type: message")``.
+    #: Set to the reason once the kernel cannot be used any more; every later run fails.
+    broken: str | None = None
 
-        Output is discarded; a cell that runs past ``timeout`` is interrupted.
-        """
+    def _left(self, timeout: float) -> float:
+        """``timeout``, cut to what is left of the whole notebook's :data:`NOTEBOOK_BUDGET`."""
+        return min(timeout, NOTEBOOK_BUDGET - (time.monotonic() - self._start_time))
+
+    def _execute(self, code: str, timeout: float) -> tuple[str, str]:
+        if timeout <= 0:
+            return "error", "TimeoutError: the notebook's grading time is used up"
         try:
             reply = self.client.execute_interactive(
                 code, timeout=timeout, store_history=False, allow_stdin=False,
                 output_hook=lambda message: None)
         except TimeoutError:
-            self.manager.interrupt_kernel()
-            try:  # collect the interrupted reply so the next request starts clean
-                self.client.get_shell_msg(timeout=10)
-            except Exception:  # noqa: BLE001 - nothing to collect
-                pass
             return "error", f"TimeoutError: still running after {timeout:.0f} s"
         content = reply["content"]
         if content["status"] == "ok":
             return "ok", ""
         return "error", f"{content.get('ename', 'Error')}: {content.get('evalue', '')}"
 
+    def run(self, code: str, timeout: float = CELL_TIMEOUT, remember: bool = False
+            ) -> tuple[str, str]:
+        """Run ``code``; return ``("ok", "")`` or ``("error", "Type: message")``.
+
+        Output is discarded. Code still running after ``timeout`` (or past the notebook's
+        :data:`NOTEBOOK_BUDGET`) is stopped by restarting the kernel — an interrupt can be
+        caught, a restart cannot — and the cells run so far are replayed. ``remember``: this
+        is a setup cell, to replay after a restart if it ran.
+        """
+        if self.broken:
+            return "error", f"RuntimeError: {self.broken}"
+        status, error = self._execute(code, self._left(timeout))
+        if error.startswith("TimeoutError"):
+            self._restart()
+        elif remember:
+            self._setup.append(code)
+        return status, error
+
+
     def call(self, name: str, args: tuple, kwargs: dict, forbidden=()) -> dict:
-        """Call the kernel's ``name(*args, **kwargs)``; the worker's report, as a dict."""
+        """Call the kernel's ``name(*args, **kwargs)``; the worker's report, as a dict.
+
+        The request and the response travel as files with names drawn afresh for each call,
+        so an answer cannot write a report ahead of the call it would stand for.
+        """
         self._calls += 1
-        folder = Path(self._folder.name)
-        request = folder / f"request-{self._calls}.pickle"
-        response = folder / f"response-{self._calls}.json"
+        folder = Path(self._folder.name) / "calls"
+        nonce = secrets.token_hex(16)
+        request = folder / f"request-{nonce}.pickle"
+        response = folder / f"response-{nonce}.json"
         with open(request, "wb") as file:
             pickle.dump((args, kwargs, np.geterr(), tuple(forbidden)), file)
         status, error = self.run(
@@ -162,13 +287,12 @@ class CleanKernel:
             return {"status": "raised", "type": "TimeoutError",
                     "message": f"it was still running after {CALL_TIMEOUT:.0f} s",
                     "not_implemented": False}
-        if not response.exists():
+        try:
+            return json.loads(response.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
             return {"status": "raised", "type": "RuntimeError",
                     "message": f"the call could not be made ({error or 'no report'})",
                     "not_implemented": False}
-        import json
-
-        return json.loads(response.read_text(encoding="utf-8"))
 
 
 class RemoteFunction:

@@ -81,10 +81,18 @@ def serve(name: str, request: str, response: str) -> None:
                 out["result"] = encode(result)
             except ValueError as exc:
                 out = {"status": "raised", "type": "ValueError", "message": str(exc)}
+            except BaseException as exc:  # noqa: BLE001 - RecursionError, MemoryError …
+                out = {"status": "raised", "type": "ValueError",
+                       "message": f"the value could not be read back ({type(exc).__name__})"}
         out["forbidden"] = tripwire.hit
-        out["mutated"] = not _same((args, kwargs), before)
-        if out["mutated"]:
-            out["args"] = encode((list(args), kwargs))
+        try:
+            out["mutated"] = not _same((args, kwargs), before)
+            if out["mutated"]:
+                out["args"] = encode((list(args), kwargs))
+        except BaseException as exc:  # noqa: BLE001 - inputs turned into something unreadable
+            out = {"status": "raised", "type": "ValueError", "not_implemented": False,
+                   "message": f"it changed its inputs into something that cannot be read back "
+                              f"({type(exc).__name__})", "mutated": False}
         out["warnings"] = [[w.category.__name__, str(w.message)[:500]] for w in caught]
     with open(response, "w", encoding="utf-8") as file:
         json.dump(out, file)
