@@ -24,6 +24,11 @@ c.CourseDirectory.feedback_directory = "feedback"
 # JupyterHub with a shared folder this is the usual place; change it per deployment.
 c.Exchange.root = os.environ.get("ATTNLAB_EXCHANGE", "/srv/nbgrader/exchange")
 
+# Student code runs only inside the grading sandbox (bubblewrap; see attnlab/grading/sandbox.py):
+# without it, grading stops with an error that says so. Set ATTNLAB_REQUIRE_SANDBOX=0 to grade
+# without it anyway (docs/instructors.md says what that gives up).
+os.environ.setdefault("ATTNLAB_REQUIRE_SANDBOX", "1")
+
 # The course's answer keys (the lesson 7 quiz) live outside the package; grading reads them here.
 os.environ.setdefault("ATTNLAB_ANSWER_KEYS", str(HERE / "answer_keys"))
 os.environ.setdefault("ATTNLAB_SOURCE", str(HERE / "source"))

@@ -35,13 +35,24 @@ def make_course(folder: Path) -> Path:
     return folder
 
 
+def nbgrader_env(**extra: str) -> dict[str, str]:
+    """The environment an instructor's shell has: none of the course's own variables, except
+    that grading without the sandbox is allowed where bubblewrap cannot run (CI has it, and
+    tests/test_grading.py fails there without it)."""
+    from attnlab.grading import sandbox
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ATTNLAB_", "NBGRADER_"))}
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"  # alembic
+    if sandbox.unavailable() is not None:
+        env["ATTNLAB_REQUIRE_SANDBOX"] = "0"
+    env.update(extra)
+    return env
+
+
 def nbgrader(course: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess:
     """Run a stock nbgrader command in ``course``."""
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("ATTNLAB_ANSWER_KEYS", "ATTNLAB_SOURCE", "NBGRADER_EXECUTION")}
-    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"  # alembic
-    result = subprocess.run([*NBGRADER, *args], cwd=course, env=env, capture_output=True,
-                            text=True, timeout=1800)
+    result = subprocess.run([*NBGRADER, *args], cwd=course, env=nbgrader_env(),
+                            capture_output=True, text=True, timeout=1800)
     if check and result.returncode != 0:
         raise AssertionError(f"nbgrader {' '.join(args)} failed:\n{result.stderr[-4000:]}")
     return result

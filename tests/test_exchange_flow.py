@@ -11,7 +11,6 @@ from __future__ import annotations
 import csv
 import getpass
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -24,9 +23,7 @@ LESSON = "01-dot-product-scores"
 
 
 def run(cwd: Path, exchange: Path, *args: str) -> str:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("ATTNLAB_", "NBGRADER_"))}
-    env["ATTNLAB_EXCHANGE"] = str(exchange)
-    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
+    env = gc.nbgrader_env(ATTNLAB_EXCHANGE=str(exchange))
     result = subprocess.run([sys.executable, "-m", "nbgrader", *args], cwd=cwd, env=env,
                             capture_output=True, text=True, timeout=900)
     assert result.returncode == 0, f"nbgrader {' '.join(args)}:\n{result.stderr[-3000:]}"
