@@ -124,6 +124,7 @@ def kernel(tmp_path_factory):
             "def noisy(x):\n    return np.log(x)\n"
             "def library(x):\n    return attnlab.softmax(x)\n"
             "def slow(x):\n    while True:\n        pass\n"
+            "def big(n):\n    return float(np.ones((n, n)).sum())\n"
             "def stubborn(x):\n    while True:\n        try:\n            pass\n"
             "        except BaseException:\n            pass\n", remember=True)
         assert status == "ok", error
@@ -170,6 +171,14 @@ def test_a_function_that_never_returns_is_stopped(kernel, monkeypatch):
     with pytest.raises(TimeoutError):  # swallowing the interrupt does not help
         RemoteFunction(kernel, "stubborn")(1)
     assert RemoteFunction(kernel, "double")(3) == 6
+
+
+def test_memory_is_measured_where_the_answer_runs(kernel):
+    big = RemoteFunction(kernel, "big")
+    assert big(10) == 100 and big.last_peak is None  # not asked
+    big.measure = True
+    assert big(1000) == 1e6
+    assert 8e6 <= big.last_peak < 9e6, big.last_peak  # one float64 (1000, 1000) array
 
 
 def test_ci_grades_in_the_sandbox():

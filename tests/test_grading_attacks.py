@@ -239,6 +239,19 @@ def stable_softmax(scores):
 def softmax_with_temperature(x, T):
     return attnlab.softmax(x, temperature=T)
 """),
+    # ---------------------- lesson 8: the whole matrix, counted as tiles (memory is measured
+    # where the answer runs, not in the grading process)
+    Attack("8.4-whole-matrix-counted-as-tiles", "08-cost-of-attention", "tiled-loop", """
+def tiled_loop(q, k, v, block, causal):
+    n = q.shape[0]
+    s = q @ k.T / np.sqrt(q.shape[1])
+    if causal:
+        s = np.where(np.tri(n, dtype=bool), s, -np.inf)
+    w = np.exp(s - s.max(axis=1, keepdims=True))
+    blocks = -(-n // block)
+    tiles = blocks * (blocks + 1) // 2 if causal else blocks * blocks
+    return w @ v / w.sum(axis=1, keepdims=True), tiles
+"""),
     # 7.4 (mend the masking bug) rightly accepts scaled_dot_product_attention(q, k, v,
     # mask=causal_mask(n)): replacing buggy code with the library's correct call is a fix.
     # ------------------------------------------- lesson 3: values that lie about themselves

@@ -727,7 +727,20 @@ def _loop_mistakes(case) -> list[tuple[np.ndarray, str]]:
 
 
 def _peak_of(answer, *args):
-    """Call ``answer`` (as :func:`call_watching` does) and measure the bytes it allocated."""
+    """Call ``answer`` (as :func:`call_watching` does) and measure the bytes it allocated.
+
+    An answer that runs elsewhere (the grader's :class:`~attnlab.grading.remote.RemoteFunction`)
+    is measured where it runs and reports ``last_peak``.
+    """
+    if hasattr(answer, "last_peak") and hasattr(answer, "measure"):
+        answer.measure = True
+        try:
+            got, messages = call_watching(answer, *args)
+        finally:
+            answer.measure = False
+        if answer.last_peak is None:
+            raise Wrong("The memory your function used could not be measured.")
+        return got, messages, answer.last_peak
     call_watching(lambda *_: 0, *args)  # the first call imports what the checking needs
     tracing = tracemalloc.is_tracing()
     if not tracing:

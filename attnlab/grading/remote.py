@@ -267,7 +267,7 @@ class CleanKernel:
         return status, error
 
 
-    def call(self, name: str, args: tuple, kwargs: dict, forbidden=()) -> dict:
+    def call(self, name: str, args: tuple, kwargs: dict, forbidden=(), measure=False) -> dict:
         """Call the kernel's ``name(*args, **kwargs)``; the worker's report, as a dict.
 
         The request and the response travel as files with names drawn afresh for each call,
@@ -279,7 +279,7 @@ class CleanKernel:
         request = folder / f"request-{nonce}.pickle"
         response = folder / f"response-{nonce}.json"
         with open(request, "wb") as file:
-            pickle.dump((args, kwargs, np.geterr(), tuple(forbidden)), file)
+            pickle.dump((args, kwargs, np.geterr(), tuple(forbidden), bool(measure)), file)
         status, error = self.run(
             f"__attnlab_worker__.serve({name!r}, {str(request)!r}, {str(response)!r})",
             timeout=CALL_TIMEOUT)
@@ -309,6 +309,11 @@ class RemoteFunction:
         exercise being checked when the call is made.
     """
 
+    #: Set to True to have the kernel count the bytes each call allocates (``last_peak``).
+    measure = False
+    #: The bytes the last call allocated, when :attr:`measure` was on; else None.
+    last_peak: int | None = None
+
     def __init__(self, kernel: CleanKernel, name: str, forbidden=None):
         self.kernel = kernel
         self.__name__ = name
@@ -319,7 +324,8 @@ class RemoteFunction:
 
     def __call__(self, *args, **kwargs):
         forbidden = forbidden_now() if self.forbidden is None else self.forbidden
-        report = self.kernel.call(self.__name__, args, kwargs, forbidden)
+        report = self.kernel.call(self.__name__, args, kwargs, forbidden, self.measure)
+        self.last_peak = report.get("peak")
         if report["status"] == "missing":
             raise NameError(f"name {self.__name__!r} is not defined (its cell did not run)")
         for category, message in report.get("warnings", []):

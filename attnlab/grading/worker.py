@@ -5,8 +5,9 @@ before any student code runs there, then, for every call a check makes, runs
 ``serve(name, request, response)``: the arguments are read from ``request`` (a pickle the
 grading process wrote), the function named ``name`` in the kernel's namespace is called, and
 the outcome is written to ``response`` as JSON (:mod:`attnlab.grading.wire`): the value, or
-the exception's type and message, whether the inputs were changed, the warnings raised, and
-whether a function the exercise forbids was called on the way.
+the exception's type and message, whether the inputs were changed, the warnings raised,
+whether a function the exercise forbids was called on the way and, when asked, the bytes the
+call allocated (``tracemalloc``).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import copy
 import json
 import pickle
 import sys
+import tracemalloc
 import warnings
 
 import numpy as np
@@ -55,7 +57,7 @@ def _same(a, b) -> bool:
 def serve(name: str, request: str, response: str) -> None:
     """Call ``name(*args, **kwargs)`` with the arguments in ``request``; write ``response``."""
     with open(request, "rb") as file:
-        args, kwargs, errstate, forbidden = pickle.load(file)
+        args, kwargs, errstate, forbidden, measure = pickle.load(file)
     namespace = _namespace()
     function = namespace.get(name)
     out: dict = {"status": "ok"}
@@ -69,6 +71,10 @@ def serve(name: str, request: str, response: str) -> None:
             warnings.simplefilter("always")
             previous = sys.getprofile()
             sys.setprofile(tripwire if codes else previous)
+            if measure:  # the bytes the call allocates, as tracemalloc counts them
+                tracemalloc.start()
+                tracemalloc.reset_peak()
+                start = tracemalloc.get_traced_memory()[0]
             try:
                 result = function(*args, **kwargs)
             except BaseException as exc:  # noqa: BLE001 - reported, never re-raised here
@@ -76,6 +82,9 @@ def serve(name: str, request: str, response: str) -> None:
                        "not_implemented": isinstance(exc, NotImplementedError)}
             finally:
                 sys.setprofile(previous)
+                if measure:
+                    peak = tracemalloc.get_traced_memory()[1] - start
+                    tracemalloc.stop()
         if out["status"] == "ok":
             try:
                 out["result"] = encode(result)
@@ -93,6 +102,8 @@ def serve(name: str, request: str, response: str) -> None:
             out = {"status": "raised", "type": "ValueError", "not_implemented": False,
                    "message": f"it changed its inputs into something that cannot be read back "
                               f"({type(exc).__name__})", "mutated": False}
+        if measure:
+            out["peak"] = peak
         out["warnings"] = [[w.category.__name__, str(w.message)[:500]] for w in caught]
     with open(response, "w", encoding="utf-8") as file:
         json.dump(out, file)
