@@ -64,11 +64,11 @@ MIX_RIGHT = {
     "python lists": mix_python_lists,
     "running total from 0": mix_running_total,
     "np.average": lambda w, values: np.average(values, axis=0, weights=w),
-    "attnlab": weighted_values,
     "in float32": lambda w, values: w.astype(np.float32) @ values.astype(np.float32),
     "a list": lambda w, values: (w @ values).tolist(),
 }
 MIX_WRONG = {
+    "attnlab's own": (weighted_values, "asks you not to use"),
     # one product written three ways (w @ values.T is values @ w): the same advice
     "values @ w": (lambda w, values: values @ w, "values @ w and w @ values.T put the"),
     "w @ values.T": (lambda w, values: w @ values.T, "values @ w and w @ values.T put the"),
@@ -207,12 +207,12 @@ OUTPUT_RIGHT = {
     ),
     "three loops": output_loops,
     "np.dot": lambda weights, values: np.dot(weights, values),
-    "attnlab": weighted_values,
     "in float32": lambda weights, values: weights.astype(np.float32) @ values.astype(np.float32),
     "a list of lists": lambda weights, values: (weights @ values).tolist(),
     "batch-ready einsum": lambda weights, values: np.einsum("...qk,...kd->...qd", weights, values),
 }
 OUTPUT_WRONG = {
+    "attnlab's own": (weighted_values, "asks you not to use"),
     "values @ weights": (
         lambda weights, values: values @ weights,
         "put 4 (the coordinates) on the left against 2 (the queries) on the right",
@@ -395,12 +395,12 @@ BOX_RIGHT = {
     "sorted columns": lambda values: np.sort(values, axis=0)[[0, -1]],
     "percentiles": lambda values: np.percentile(values, [0, 100], axis=0),
     "low plus range": lambda values: (values.min(0), values.min(0) + np.ptp(values, axis=0)),
-    "attnlab": coordinate_bounds,
     "in float32": lambda values: tuple(x.astype(np.float32) for x in (values.min(0),
                                                                       values.max(0))),
     "lists": lambda values: [values.min(0).tolist(), values.max(0).tolist()],
 }
 BOX_WRONG = {
+    "attnlab's own": (coordinate_bounds, "asks you not to use"),
     "box through the origin": (
         lambda v: (np.minimum(v.min(axis=0), 0), np.maximum(v.max(axis=0), 0)),
         "The origin is not special",

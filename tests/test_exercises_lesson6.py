@@ -145,8 +145,9 @@ CAUSAL_WRONG = {
     "too wide": (lambda n: np.tri(n, n + 1, dtype=bool), "yours has shape (4, 5)"),
     "flat": (lambda n: np.tri(n, dtype=bool).ravel(), "yours has shape (16,)"),
     "strings": (lambda n: [["yes"] * n] * n, "should be a boolean array of shape (4, 4)"),
-    "from attnlab": (causal_from_attnlab, "Your causal calls attnlab's causal_mask"),
-    "through the module": (causal_through_the_module, "which this exercise asks you not to use"),
+    "from attnlab": (causal_from_attnlab, "asks you not to use"),
+    "bound as a default": (lambda n, _f=causal_mask: _f(n), "asks you not to use"),
+    "through the module": (causal_through_the_module, "asks you not to use"),
     "one wrong entry": (lambda n: np.tri(n, dtype=bool) ^ (np.arange(n * n).reshape(n, n) == 1),
                         "Entry [0, 1] (query 0, key 1) should be False, since key 1 is after "
                         "query 0"),
@@ -193,7 +194,7 @@ def softmax_rows(scores, mask):
 
 def softmax_finite_fill(scores, mask):
     """-1e9 for the masked scores, and fully masked rows zeroed afterwards."""
-    w = attnlab.softmax(np.where(mask, scores, -1e9), axis=-1)
+    w = library_like_softmax(np.where(mask, scores, -1e9), axis=-1)
     return w * mask.any(axis=1, keepdims=True)
 
 
@@ -235,14 +236,14 @@ def max_over_everything(scores, mask):
 
 def renormalise(scores, mask):
     """Softmax over every key, zero the masked weights, divide by what is left (0 for none)."""
-    kept = attnlab.softmax(scores, axis=1) * mask
+    kept = library_like_softmax(scores, axis=1) * mask
     total = kept.sum(axis=1, keepdims=True)
     return kept / np.where(total > 0, total, 1.0)
 
 
 def renormalise_nan(scores, mask):
     """The same, with only the fully masked rows guarded: a dominated row becomes 0/0."""
-    kept = attnlab.softmax(scores, axis=1) * mask
+    kept = library_like_softmax(scores, axis=1) * mask
     total = kept.sum(axis=1, keepdims=True)
     with np.errstate(invalid="ignore"):
         return np.where(mask.any(axis=1, keepdims=True), kept / np.where(
@@ -262,26 +263,36 @@ def masks_in_place(scores, mask):
 RENORMALISED = ("included the masked score 5000, the same computation as taking the softmax "
                 "over every key, zeroing the masked weights and renormalising")
 
+def library_like_softmax(x, axis=-1):
+    """attnlab.softmax written out in numpy (a fully -inf row gives zeros), to build answers
+    with: 6.3 forbids the library's own."""
+    m = np.max(x, axis=axis, keepdims=True)
+    e = np.exp(x - np.where(np.isfinite(m), m, 0))
+    total = e.sum(axis=axis, keepdims=True)
+    return e / np.where(total > 0, total, 1)
+
+
 SOFTMAX_RIGHT = {
     "reference": W.solution_masked_softmax,
-    "attnlab.softmax of -inf": lambda s, m: attnlab.softmax(np.where(m, s, -np.inf), axis=-1),
     "row by row": softmax_rows,
     "finite fill, full rows zeroed": softmax_finite_fill,
     "max where=mask, np.divide where": softmax_log_sum_exp,
     "errstate, nan_to_num": nan_to_num_after,
     "in float32": in_float32,
     "a list of lists": lambda s, m: W.solution_masked_softmax(s, m).tolist(),
-    "batch-ready (axis=-1)": lambda s, m: attnlab.softmax(
+    "batch-ready (axis=-1)": lambda s, m: library_like_softmax(
         np.where(m[None], s[None], -np.inf), axis=-1)[0],
 }
 SOFTMAX_WRONG = {
-    "masked after the softmax": (lambda s, m: attnlab.softmax(s, axis=1) * m,
+    "attnlab.softmax of -inf": (lambda s, m: attnlab.softmax(np.where(m, s, -np.inf), axis=-1),
+                                "asks you not to use"),
+    "masked after the softmax": (lambda s, m: library_like_softmax(s, axis=1) * m,
                                  "masked after the softmax without renormalising"),
-    "fill 0": (lambda s, m: attnlab.softmax(np.where(m, s, 0.0), axis=1),
+    "fill 0": (lambda s, m: library_like_softmax(np.where(m, s, 0.0), axis=1),
                "a score of 0 is not 'never'"),
-    "inverted": (lambda s, m: attnlab.softmax(np.where(~m, s, -np.inf), axis=1),
+    "inverted": (lambda s, m: library_like_softmax(np.where(~m, s, -np.inf), axis=1),
                  "the mask is inverted"),
-    "fill -1e9": (lambda s, m: attnlab.softmax(np.where(m, s, -1e9), axis=1),
+    "fill -1e9": (lambda s, m: library_like_softmax(np.where(m, s, -1e9), axis=1),
                   "yours spreads the weight evenly"),
     "nan on the full row": (nan_on_full_row, "Row 1 is fully masked (no key allowed), and "
                             "yours is nan there"),
@@ -296,7 +307,7 @@ SOFTMAX_WRONG = {
     "warns, then cleans up": (warns_then_cleans, "gives the right weights, but numpy warned: "
                               "invalid value encountered in subtract"),
     "masks in place": (masks_in_place, "changed its input"),
-    "plain softmax": (lambda s, m: attnlab.softmax(s, axis=1),
+    "plain softmax": (lambda s, m: library_like_softmax(s, axis=1),
                       "weights[0, 1] = 0.4146, but key 1 is masked for query 0"),
     "half the weights": (lambda s, m: W.solution_masked_softmax(s, m) / 2,
                          "Row 0 of yours adds up to 0.5"),
@@ -402,7 +413,7 @@ def test_messages_show_numbers_computed_from_the_inputs(monkeypatch):
         return W.solution_masked_softmax(scores, mask)
 
     def fill_zero(s, m):
-        return attnlab.softmax(np.where(m, s, 0.0), axis=1)
+        return library_like_softmax(np.where(m, s, 0.0), axis=1)
 
     before = judged(L.masked_softmax, fill_zero).message
     assert _short(expected()) in before

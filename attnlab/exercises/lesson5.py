@@ -373,6 +373,7 @@ mix_one = Exercise(
         'None]`), then add the rows up along `axis=0`. A single matrix product of the right '
         'shapes does the same.',
     ],
+    forbidden=("attnlab.mixing",),
 )
 
 
@@ -560,6 +561,7 @@ attention_output = Exercise(
         'One matrix product: weights (n_q, n_k) times values (n_k, d_v). Which order, and does '
         'anything need a transpose?',
     ],
+    forbidden=("attnlab.mixing",),
 )
 
 
@@ -734,4 +736,5 @@ output_box = Exercise(
         'Return two arrays: the smallest entry of each column of `values` and the largest entry '
         'of each column (`axis=0` runs down the columns).',
     ],
+    forbidden=("attnlab.mixing",),
 )
