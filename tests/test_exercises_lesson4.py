@@ -278,6 +278,7 @@ def square_loops(weights, tokens):
 
 HUB_CORRECT = [W.solution_hub_key, hub_loop, hub_by_mean, hub_sorted, hub_numpy_str]
 HUB_WRONG = {
+    "a ragged pair": (lambda w, tokens: (w.sum(axis=0), tokens), "should be one token"),
     "row sums": (lambda w, t: t[int(np.argmax(w.sum(axis=1)))], "added up the rows"),
     "row sums, loop": (lambda w, t: t[int(np.argmax([sum(r) for r in w]))], "added up the rows"),
     "first row": (lambda w, t: t[int(np.argmax(w[0]))], "first query"),

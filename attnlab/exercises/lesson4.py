@@ -542,7 +542,10 @@ def _as_token(got, tokens, what) -> str | int:
         return got
     if isinstance(got, numbers.Integral) and not isinstance(got, bool):
         return int(got)
-    array = np.asarray(got) if isinstance(got, (list, tuple, np.ndarray)) else None
+    try:
+        array = np.asarray(got) if isinstance(got, (list, tuple, np.ndarray)) else None
+    except ValueError:  # a ragged list or tuple
+        array = None
     if array is not None and array.shape == (len(tokens),) and array.dtype.kind in "fiu":
         raise Wrong(f"{what} should be one token (a str from tokens), but yours gave one "
                     f"number per key, {_short(array)}. Those totals are the right start: now "
