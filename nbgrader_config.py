@@ -32,6 +32,15 @@ os.environ.setdefault("ATTNLAB_REQUIRE_SANDBOX", "1")
 # The course's answer keys (the lesson 7 quiz) live outside the package; grading reads them here.
 os.environ.setdefault("ATTNLAB_ANSWER_KEYS", str(HERE / "answer_keys"))
 os.environ.setdefault("ATTNLAB_SOURCE", str(HERE / "source"))
+# Read the keys now, before any submission runs anywhere (attnlab.exercises.keys keeps them).
+from attnlab.exercises.keys import load_key  # noqa: E402
+
+load_key("lesson7")
+
+# Every kernel that runs a student's code runs in the sandbox, nbgrader's own included: the
+# Execute step below runs everything the submission holds (the grades are decided apart, but
+# that code must not reach the course folder either).
+c.Execute.kernel_manager_class = "attnlab.grading.sandbox.SandboxedKernelManager"
 
 # Grades are decided outside the student's kernel (attnlab/grading): nbgrader still executes
 # the submission for the student's own outputs, then GradeOutsideKernel re-grades every grade

@@ -38,7 +38,8 @@ def _grade_lesson(folder: Path, lesson: str) -> dict:
     for kind, nb, points in gc.submissions(lesson, source_nb, release_nb, cheats=True):
         gc.write_submission(course, kind, lesson, nb)
         expected[kind] = points
-    gc.nbgrader(course, "autograde", lesson, "--create")
+    log = gc.nbgrader(course, "autograde", lesson, "--create")
+    (course / "autograde.log").write_text(log.stdout + log.stderr, encoding="utf-8")
     got = gc.scores(course, lesson)
     return {kind: (*got[kind], expected[kind]) for kind in expected}
 
@@ -111,6 +112,15 @@ def test_grade_cells_are_silent_on_success(courses, graded):
         if cell.get("metadata", {}).get("nbgrader", {}).get("grade"):
             kinds = {(o["output_type"], o.get("name")) for o in cell["outputs"]}
             assert kinds <= {("display_data", None)}, kinds
+
+
+def test_nbgrader_never_coerces_a_grade(courses, graded):
+    """A passing grade cell leaves nbgrader nothing to convert ('cannot be converted to a
+    float' is nbgrader's deprecated fallback for a cell that printed a result)."""
+    logs = {lesson: (folder / "autograde.log").read_text(encoding="utf-8")
+            for lesson, folder in courses.items()}
+    assert all(" of " in log and " points" in log for log in logs.values())  # ours ran
+    assert [lesson for lesson, log in logs.items() if "converted to a float" in log] == []
 
 
 def test_feedback_shows_the_reason(courses, graded):

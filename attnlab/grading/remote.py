@@ -98,20 +98,6 @@ def _matplotlib_cache(home: Path) -> str:
         return str(home / ".matplotlib")
 
 
-class _SandboxedKernelManager:
-    """Builds a jupyter_client KernelManager whose kernel command runs inside ``bwrap``."""
-
-    @staticmethod
-    def make(prefix: list[str], **kwargs):
-        from jupyter_client.manager import KernelManager
-
-        class Manager(KernelManager):
-            def format_kernel_cmd(self, extra_arguments=None):
-                return [*prefix, *super().format_kernel_cmd(extra_arguments)]
-
-        return Manager(**kwargs)
-
-
 class CleanKernel:
     """A kernel started for grading one notebook; use as a context manager.
 
@@ -172,18 +158,19 @@ class CleanKernel:
         """Start the kernel and import the worker (the kernel's first and only own code)."""
         from jupyter_client.manager import KernelManager
 
-        scratch = Path(self._folder.name)
-        home = scratch / "home"
-        for folder in (home, scratch / "calls"):
-            folder.mkdir(exist_ok=True)
-        options = dict(kernel_name="python3", transport="ipc", ip=str(scratch / "kernel"),
-                       connection_file=str(scratch / "kernel.json"))
         if self.sandboxed:
-            prefix = sandbox.bwrap_command(scratch, [h for h in self.hidden if h != Path("/")])
-            self.manager = _SandboxedKernelManager.make(prefix, **options)
+            self.manager = sandbox.SandboxedKernelManager(kernel_name="python3")
+            self.manager.extra_hidden = [h for h in self.hidden if h != Path("/")]
+            scratch = self.manager.scratch
         else:
-            self.manager = KernelManager(**options)
-        self._log = open(scratch / "kernel.log", "wb")  # noqa: SIM115 - closed in _stop
+            scratch = Path(self._folder.name)
+            self.manager = KernelManager(
+                kernel_name="python3", transport="ipc", ip=str(scratch / "kernel"),
+                connection_file=str(scratch / "kernel.json"))
+        home, self._calls_dir = scratch / "home", scratch / "calls"
+        for folder in (home, self._calls_dir):
+            folder.mkdir(exist_ok=True)
+        self._log = open(Path(self._folder.name) / "kernel.log", "wb")  # noqa: SIM115 - _stop
         self.manager.start_kernel(cwd=str(home), env=kernel_environment(home),
                                   stdout=self._log, stderr=subprocess.STDOUT)
         self.client = self.manager.client()
@@ -195,7 +182,7 @@ class CleanKernel:
             if status != "ok":
                 raise RuntimeError(f"it could not import its worker: {error}")
         except (RuntimeError, TimeoutError) as problem:
-            log = (scratch / "kernel.log").read_text(errors="replace")[-2000:]
+            log = (Path(self._folder.name) / "kernel.log").read_text(errors="replace")[-2000:]
             self._stop()
             raise RuntimeError(f"the grading kernel did not start: {problem}\n{log}") from None
 
@@ -274,7 +261,7 @@ class CleanKernel:
         so an answer cannot write a report ahead of the call it would stand for.
         """
         self._calls += 1
-        folder = Path(self._folder.name) / "calls"
+        folder = self._calls_dir
         nonce = secrets.token_hex(16)
         request = folder / f"request-{nonce}.pickle"
         response = folder / f"response-{nonce}.json"

@@ -27,6 +27,8 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
+import warnings
 from pathlib import Path
 
 #: Folders beside the installed package that hold what students must not read.
@@ -125,3 +127,80 @@ def unavailable() -> str | None:
 def required() -> bool:
     """``ATTNLAB_REQUIRE_SANDBOX=1``: refuse to grade without the sandbox."""
     return os.environ.get("ATTNLAB_REQUIRE_SANDBOX") == "1"
+
+
+def _matplotlib_cache() -> Path | None:
+    """The grading user's matplotlib cache folder (its font list), if there is one."""
+    try:
+        import matplotlib
+
+        folder = Path(matplotlib.get_cachedir())
+    except Exception:  # noqa: BLE001 - no matplotlib, no cache: the kernel builds its own
+        return None
+    return folder if folder.is_dir() else None
+
+
+try:
+    from jupyter_client.manager import KernelManager as _KernelManager
+except ImportError:  # pragma: no cover - grading needs jupyter_client; the numerics do not
+    _KernelManager = object
+
+
+class SandboxedKernelManager(_KernelManager):
+    """A jupyter_client kernel manager whose kernel runs in the sandbox.
+
+    Used for every kernel that runs a student's code while grading: the course's clean
+    grading kernel (:class:`attnlab.grading.remote.CleanKernel`) and the kernel nbgrader's own
+    ``Execute`` step runs the submission in (``c.Execute.kernel_manager_class`` in the
+    course's ``nbgrader_config.py``) — that one runs *everything* the student wrote.
+
+    Each kernel gets a scratch folder of its own (its home, its sockets, a copy of
+    matplotlib's font list so no font cache is rebuilt), removed when the kernel is shut down.
+    The folders it must not see are the grading process's working folder (nbgrader runs in
+    the course folder), the user's home and :attr:`extra_hidden`. Where the sandbox cannot be
+    made, the kernel runs plainly with a warning, or not at all when
+    ``ATTNLAB_REQUIRE_SANDBOX=1``.
+    """
+
+    def __init__(self, **kwargs):
+        self.scratch = Path(tempfile.mkdtemp(prefix="attnlab-kernel-"))
+        self.extra_hidden: list[Path] = []
+        kwargs.setdefault("transport", "ipc")  # no network in the sandbox: Unix sockets
+        kwargs.setdefault("ip", str(self.scratch / "kernel"))
+        kwargs.setdefault("connection_file", str(self.scratch / "kernel.json"))
+        super().__init__(**kwargs)
+
+    @property
+    def sandboxed(self) -> bool:
+        """Whether the kernel runs in the sandbox (decided once per process)."""
+        why = unavailable()
+        if why is None:
+            return True
+        if required():
+            raise RuntimeError(f"the grading sandbox is required but {why} "
+                               "(ATTNLAB_REQUIRE_SANDBOX=0 grades without it)")
+        warnings.warn(f"grading without the sandbox: {why}", RuntimeWarning, stacklevel=2)
+        return False
+
+    def format_kernel_cmd(self, extra_arguments=None):
+        cmd = super().format_kernel_cmd(extra_arguments)
+        if not self.sandboxed:
+            return cmd
+        home, fonts = self.scratch / "home", self.scratch / "matplotlib"
+        home.mkdir(exist_ok=True)
+        cache = _matplotlib_cache()
+        if cache is not None and not fonts.exists():
+            shutil.copytree(cache, fonts, ignore=shutil.ignore_patterns("*.lock"))
+        fonts.mkdir(exist_ok=True)
+        hidden = [Path.cwd(), Path.home(), *self.extra_hidden]
+        prefix = bwrap_command(self.scratch, [h for h in hidden if h != Path("/")])
+        env = ["--setenv", "HOME", str(home), "--setenv", "MPLCONFIGDIR", str(fonts),
+               "--setenv", "MPLBACKEND", "agg"]
+        for name in ("ATTNLAB_ANSWER_KEYS", "ATTNLAB_SOURCE", "ATTNLAB_EXCHANGE"):
+            env += ["--unsetenv", name]
+        return [*prefix[:-1], *env, "--", *cmd]
+
+    def cleanup_resources(self, restart=False):
+        super().cleanup_resources(restart=restart)
+        if not restart:
+            shutil.rmtree(self.scratch, ignore_errors=True)
