@@ -445,6 +445,25 @@ def one_line(value) -> str:
     return text if len(text) <= 300 else f"{text[:300]}…"
 
 
+def hidden_difference(got, expected) -> str:
+    """When ``got`` and ``expected`` print alike, a sentence giving the difference the digits
+    hide (so a message never calls equal-looking numbers wrong without saying why); else ''.
+
+    Examples
+    --------
+    >>> hidden_difference([1.0, 2.0], [1.0, 2.00004])
+    ' They agree to the digits shown, but differ by up to 4e-05, more than rounding (even in \
+float32) explains.'
+    >>> hidden_difference([1.0], [1.5])
+    ''
+    """
+    if _short(got) != _short(expected):
+        return ""
+    gap = float(np.max(np.abs(np.asarray(got, float) - np.asarray(expected, float))))
+    return (f" They agree to the digits shown, but differ by up to {gap:.3g}, more than "
+            "rounding (even in float32) explains.")
+
+
 def expect_close(got, expected, what, rtol=1e-6, atol=1e-9) -> np.ndarray:
     """Raise :class:`Wrong` unless ``got`` has the shape and (nearly) the values of ``expected``."""
     expected = np.asarray(expected)

@@ -40,6 +40,7 @@ from attnlab.exercises.core import (
     Wrong,
     _short,
     call_watching,
+    hidden_difference,
     one_line,
     warned,
 )
@@ -68,13 +69,6 @@ __all__ = [
 _RTOL, _ATOL = 2e-5, 2e-6
 
 
-def _looks_equal(got, expected) -> str:
-    """When the numbers as printed agree, the size of the difference they hide ('' if not)."""
-    if _short(got) != _short(expected):
-        return ""
-    gap = float(np.max(np.abs(np.asarray(got, float) - np.asarray(expected, float))))
-    return (f" They agree to the digits shown, but differ by up to {gap:.3g}, more than "
-            "rounding (even in float32) explains.")
 
 
 def _same(got: np.ndarray, wrong) -> bool:
@@ -344,7 +338,7 @@ def _check_one_mix(answer, got, w, values, what, messages) -> None:
     cause = (_recognised(got, _mix_mistakes(w, values))
              or (_first_terms_reason(answer, m, n_k, d_v) if m else "")
              or _mix_diagnosis(got, w, values, expected, "w", "w[j]"))
-    raise Wrong(f"{said}, but yours gave {_short(got)}.{_looks_equal(got, expected)} "
+    raise Wrong(f"{said}, but yours gave {_short(got)}.{hidden_difference(got, expected)} "
                 f"{_one_hot_note(w, values, 'w')}{cause}{warned(messages)}")
 
 
@@ -533,7 +527,7 @@ def _check_one_output(got, weights, values, what, messages) -> None:
                                    f"weights[{i}, j]")
         cause = (f"Row {i} (query {i}'s output) should be {_short(expected[i])}, but yours is "
                  f"{_short(got[i])}. {_one_hot_note(weights[i], values, name)}{diagnosis}")
-    raise Wrong(f"{said}, but yours gave {_short(got)}.{_looks_equal(got, expected)} "
+    raise Wrong(f"{said}, but yours gave {_short(got)}.{hidden_difference(got, expected)} "
                 f"{cause}{warned(messages)}")
 
 

@@ -43,7 +43,15 @@ import numpy as np
 import attnlab
 import attnlab.attention
 from attnlab.examples import cat_sat_down, dog_bites_man
-from attnlab.exercises.core import Exercise, Wrong, _short, call_watching, one_line, warned
+from attnlab.exercises.core import (
+    Exercise,
+    Wrong,
+    _short,
+    call_watching,
+    hidden_difference,
+    one_line,
+    warned,
+)
 
 __all__ = [
     "attention_shapes",
@@ -405,13 +413,6 @@ def _renormalised_reason(scores, mask) -> str:
 _TOL = {"rtol": 2e-5, "atol": 2e-6}
 
 
-def _looks_equal(got, expected) -> str:
-    """When the numbers as printed agree, the size of the difference they hide ('' if not)."""
-    if _short(got) != _short(expected):
-        return ""
-    gap = float(np.max(np.abs(np.asarray(got, float) - np.asarray(expected, float))))
-    return (f" They agree to the digits shown, but differ by up to {gap:.3g}, more than "
-            "rounding (even in float32) explains.")
 
 
 def _overflow_advice(allowed) -> str:
@@ -494,7 +495,7 @@ def _check_one_softmax(got, scores, mask, what, messages) -> None:
         cause = (f"Row {i} should be {_short(expected[i])}, the softmax of its allowed scores "
                  f"{_short(np.where(mask[i], scores[i].astype(float), np.nan)[mask[i]])}, "
                  f"but yours is {_short(weights[i])}.")
-    raise Wrong(f"{said}{_looks_equal(weights, expected)} {cause}{warned(messages)}")
+    raise Wrong(f"{said}{hidden_difference(weights, expected)} {cause}{warned(messages)}")
 
 
 def _check_masked_softmax(answer) -> None:
