@@ -11,7 +11,8 @@ same explorer with the method and code of benchmarks/latency.py (key press in th
 next painted frame after the canvas got the pixels).
 
 Printed per N: the real learner's median and p90 latency, the simulated learners' own
-round-trip median (their step → the pixels message), memory per student server (RSS of the
+round-trip median (their step → the pixels message; "lost": steps with no pixels within 30 s,
+"dead": simulated students whose stepping failed), memory per student server (RSS of the
 server process and all its children, the kernel included, mean over the simulated students),
 kernel CPU per slider step (CPU seconds of the simulated students' kernels over the window,
 divided by the steps they completed), the 1-minute load average and the cores. Then the first
@@ -61,6 +62,7 @@ class Simulated:
     latencies: list[float] = field(default_factory=list)
     steps: int = 0
     misses: int = 0
+    failed: str = ""  # why its stepping stopped, if it did
 
 
 class Class:
@@ -90,7 +92,11 @@ class Class:
         rng = random.Random(seed)
         slider = 0
         while not self.stopping.is_set():
-            took = student.run.move(slider, timeout=30)
+            try:
+                took = student.run.move(slider, timeout=30)
+            except Exception as error:  # reported in the table, never hidden
+                student.failed = f"{type(error).__name__}: {error}"
+                return
             student.steps += 1
             if took is None:
                 student.misses += 1
@@ -102,17 +108,30 @@ class Class:
     def start(self) -> None:
         self.stopping.clear()
         for s in self.students:
+            # A fresh websocket per round: the server drops connections that sat idle
+            # (unanswered pings) while the class grew, and a step sent into a dropped
+            # connection would count as lost.
+            s.run.kernel.ws.close()
+            s.run.kernel.connect()
             s.latencies.clear()
-            s.steps = s.misses = 0
+            s.steps = s.misses = s.run.kernel.reconnects = 0
+            s.failed = ""
         self.threads = [threading.Thread(target=self._loop, args=(s, i), daemon=True)
                         for i, s in enumerate(self.students)]
         for t in self.threads:
             t.start()
 
     def stop(self) -> None:
+        """Stop stepping; a thread still waiting after 40 s has its websocket closed."""
         self.stopping.set()
+        deadline = time.monotonic() + 40
         for t in self.threads:
-            t.join(timeout=60)
+            t.join(timeout=max(0.1, deadline - time.monotonic()))
+        for s, t in zip(self.students, self.threads, strict=True):
+            if t.is_alive():
+                s.failed = s.failed or "stuck: websocket closed by the benchmark"
+                s.run.kernel.ws.close()
+                t.join(timeout=5)
 
     def kernel_cpu(self) -> float:
         """CPU seconds used so far by the simulated students' kernels."""
@@ -210,12 +229,17 @@ def row(n: int, learner: list[float], klass: Class, cpu: float, load: float) -> 
     sims = [t * 1000 for s in klass.students for t in s.latencies]
     steps = sum(s.steps - s.misses for s in klass.students)
     misses = sum(s.misses for s in klass.students)
+    for s in klass.students:
+        if s.failed:
+            print(f"  {s.run.user} stopped stepping: {s.failed}", flush=True)
     return {
         "n": n,
         "median": statistics.median(learner) if learner else float("nan"),
         "p90": latency.percentile(learner, 90) if learner else float("nan"),
         "sim_median": statistics.median(sims) if sims else float("nan"),
         "sim_steps": steps, "misses": misses,
+        "reconnects": sum(s.run.kernel.reconnects for s in klass.students),
+        "failed": sum(bool(s.failed) for s in klass.students),
         "mem": klass.memory_per_server(),
         "cpu_ms": 1000 * cpu / steps if steps else float("nan"),
         "load": load,
@@ -224,11 +248,13 @@ def row(n: int, learner: list[float], klass: Class, cpu: float, load: float) -> 
 
 def print_table(rows: list[dict], learner_mem: float | None) -> None:
     print(f"\n{'N':>4} {'median':>8} {'p90':>8} {'sim med':>8} {'sim steps':>9} {'lost':>5} "
-          f"{'MiB/server':>10} {'kernel CPU/step':>15} {'load1':>6}   (ms unless stated)")
+          f"{'dead':>4} {'MiB/server':>10} {'kernel CPU/step':>15} {'load1':>6}"
+          "   (ms unless stated)")
     for r in rows:
         mem = f"{r['mem']:10.0f}" if r["mem"] is not None else f"{'-':>10}"
         print(f"{r['n']:>4} {r['median']:8.1f} {r['p90']:8.1f} {r['sim_median']:8.1f} "
-              f"{r['sim_steps']:>9} {r['misses']:>5} {mem} {r['cpu_ms']:13.1f}ms "
+              f"{r['sim_steps']:>9} {r['misses']:>5} {r['failed']:>4} {mem} "
+              f"{r['cpu_ms']:13.1f}ms "
               f"{r['load']:6.2f}")
     if learner_mem is not None:
         print(f"real learner's server (JupyterLab session, lesson kernel): {learner_mem:.0f} MiB")
@@ -277,7 +303,8 @@ def main(argv: list[str] | None = None) -> int:
                 rows.append(row(n, learner, klass, cpu, load))
                 r = rows[-1]
                 print(f"  N = {n}: median {r['median']:.1f} ms, p90 {r['p90']:.1f} ms, "
-                      f"load {load:.2f}", flush=True)
+                      f"MiB/server {r['mem'] or 0:.0f}, kernel CPU/step {r['cpu_ms']:.1f} ms, "
+                      f"lost {r['misses']}, dead {r['failed']}, load {load:.2f}", flush=True)
                 if r["p90"] > BAR_MS:
                     break
         finally:

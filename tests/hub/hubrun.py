@@ -198,7 +198,8 @@ class Hub:
             port=self.port, hub_port=free_port(), proxy_api_port=free_port(),
             proxy=str(proxy_command()), work=self.workdir, singleuser=str(
                 bin_dir / "jupyterhub-singleuser"), args=args, server_start=SERVER_START_S,
-            token=self.token, groups=groups, jupyter_config=str(ROOT / "jupyter-config"), fragment=str(DEPLOY / "hub" / "attnlab_hub.py"))
+            token=self.token, groups=groups, jupyter_config=str(ROOT / "jupyter-config"),
+            fragment=str(DEPLOY / "hub" / "attnlab_hub.py"))
 
     def _environment(self) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items()
@@ -338,16 +339,21 @@ class Kernel:
     """A kernel of one user's server, driven over its websocket channels like a front end."""
 
     def __init__(self, hub: Hub, user: str, kernel_id: str, session_id: str) -> None:
+        self.hub, self.user, self.id, self.session_id = hub, user, kernel_id, session_id
+        self.comms: dict[str, dict] = {}  # comm id -> state of the widget model it opened
+        self.reconnects = 0
+        self.connect()
+
+    def connect(self) -> None:
+        """(Re)open the channels websocket, as JupyterLab does when a connection drops
+        (an idle client that answers no pings is disconnected by the server)."""
         import websocket  # websocket-client, a dependency of jupyter_server
 
-        self.hub, self.user, self.id, self.session_id = hub, user, kernel_id, session_id
         self.session = uuid.uuid4().hex
-        url = (f"ws://127.0.0.1:{hub.port}/user/{user}/api/kernels/{kernel_id}/channels"
+        url = (f"ws://127.0.0.1:{self.hub.port}/user/{self.user}/api/kernels/{self.id}/channels"
                f"?session_id={self.session}")
         self.ws = websocket.create_connection(
-            url, header=[f"Authorization: token {hub.token}"], timeout=120)
-        self.comms: dict[str, dict] = {}  # comm id -> state of the widget model it opened
-        self.pending: list[dict] = []
+            url, header=[f"Authorization: token {self.hub.token}"], timeout=120)
 
     def close(self) -> None:
         try:
@@ -374,6 +380,8 @@ class Kernel:
     def receive(self, timeout: float) -> dict:
         self.ws.settimeout(timeout)
         frame = self.ws.recv()
+        if not frame:  # websocket-client returns an empty frame once the server closed it
+            raise ConnectionError(f"{self.user}: the kernel websocket was closed")
         if isinstance(frame, bytes):  # n, n offsets (big-endian), then the JSON and buffers
             count = int.from_bytes(frame[:4], "big")
             offsets = [int.from_bytes(frame[4 + 4 * i: 8 + 4 * i], "big")

@@ -76,7 +76,20 @@ class LessonRun:
 
     def move(self, index: int = 0, timeout: float = 30) -> float | None:
         """Move slider ``index`` one step; returns the seconds until new pixels came back,
-        or None if nothing came back within ``timeout`` (a dead or restarted kernel)."""
+        or None if nothing came back within ``timeout`` (a dead or restarted kernel).
+
+        A dropped websocket is reopened once, as JupyterLab does (counted in
+        ``kernel.reconnects``)."""
+        import websocket
+
+        try:
+            return self._move(index, timeout)
+        except (ConnectionError, websocket.WebSocketConnectionClosedException):
+            self.kernel.reconnects += 1
+            self.kernel.connect()
+            return self._move(index, timeout)
+
+    def _move(self, index: int, timeout: float) -> float | None:
         slider = self.sliders[index % len(self.sliders)]
         value = self.next_value(slider)
         start = time.perf_counter()
@@ -90,10 +103,13 @@ class LessonRun:
         except TimeoutError:
             return None
         self.value_of[slider["comm"]] = value
-        # let the kernel finish the step (idle) before the next one
-        self.kernel.wait_for(msg_id, lambda m: m["msg_type"] == "status"
-                             and m["content"]["execution_state"] == "idle", timeout)
-        return time.perf_counter() - start
+        took = time.perf_counter() - start
+        try:  # let the kernel finish the step (idle) before the next one
+            self.kernel.wait_for(msg_id, lambda m: m["msg_type"] == "status"
+                                 and m["content"]["execution_state"] == "idle", timeout)
+        except TimeoutError:
+            pass  # the pixels came; a lost status message changes nothing for the learner
+        return took
 
     def pid(self) -> int:
         return int(self.kernel.execute("import os; print(os.getpid())").stdout)
