@@ -16,6 +16,9 @@ PIP=(/opt/tljh/user/bin/python -m pip install --no-cache-dir)
 "${PIP[@]}" --no-deps .
 "${PIP[@]}" -r deploy/hub-requirements.txt
 
+# 1b. The sandbox the course grades students' code in (docs/instructors.md).
+apt-get install -y -qq bubblewrap >/dev/null
+
 # 2. nbgrader: the per-role configs the hub hands out, and the shared exchange folder.
 install -d /etc/attnlab
 cp -r deploy/nbgrader /etc/attnlab/
