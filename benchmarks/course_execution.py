@@ -23,6 +23,7 @@ Usage: ``python benchmarks/course_execution.py [--repeat N] [--timeout SECONDS]`
 from __future__ import annotations
 
 import argparse
+import ast
 import os
 import re
 import shutil
@@ -73,18 +74,28 @@ def imports_notebook(lesson: nbformat.NotebookNode) -> nbformat.NotebookNode:
 
     >>> nb = nbformat.v4.new_notebook()
     >>> nb.cells = [nbformat.v4.new_code_cell("import numpy as np\\nx = 1\\n  import os"),
-    ...             nbformat.v4.new_code_cell("from math import pi\\nimport numpy as np")]
+    ...             nbformat.v4.new_code_cell("from math import pi\\nimport numpy as np"),
+    ...             nbformat.v4.new_code_cell("from math import (\\n    e,\\n    tau,\\n)")]
     >>> print(imports_notebook(nb).cells[0].source)
     import numpy as np
     from math import pi
+    from math import (
+        e,
+        tau,
+    )
     """
     lines = []
     for cell in lesson.cells:
         if cell.cell_type != "code":
             continue
-        for line in cell.source.splitlines():
-            if IMPORT_LINE.match(line) and line not in lines:
-                lines.append(line)
+        try:
+            tree = ast.parse(cell.source)
+        except SyntaxError:  # IPython syntax: read it line by line
+            statements = [line for line in cell.source.splitlines() if IMPORT_LINE.match(line)]
+        else:  # whole statements, so an import written over several lines stays whole
+            statements = [ast.get_source_segment(cell.source, node) for node in tree.body
+                          if isinstance(node, (ast.Import, ast.ImportFrom))]
+        lines += [s for s in statements if s not in lines]
     notebook = empty_notebook()
     notebook.cells[0].source = "\n".join(lines)
     return notebook
