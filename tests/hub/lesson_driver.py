@@ -111,8 +111,9 @@ class LessonRun:
             pass  # the pixels came; a lost status message changes nothing for the learner
         return took
 
-    def pid(self) -> int:
-        return int(self.kernel.execute("import os; print(os.getpid())").stdout)
+    def pid(self, timeout: float = 300) -> int:
+        """The kernel's process id; TimeoutError if no reply within ``timeout``."""
+        return int(self.kernel.execute("import os; print(os.getpid())", timeout).stdout)
 
     def close(self) -> None:
         self.kernel.close()

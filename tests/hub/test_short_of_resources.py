@@ -61,9 +61,9 @@ def test_a_kernel_lost_mid_lesson_freezes_the_explorer_until_the_notebook_is_rer
         else:
             run.kernel.restart()
         deadline = time.monotonic() + 60
-        while True:  # the new kernel answers
-            try:
-                new_pid = run.pid()
+        while True:  # the new kernel answers (a request sent while it was starting can be
+            try:         # lost, so ask again rather than wait on it)
+                new_pid = run.pid(timeout=5)
                 break
             except (TimeoutError, ValueError):
                 assert time.monotonic() < deadline, "no kernel after the restart"
