@@ -132,21 +132,10 @@ class CleanKernel:
         self._folder = tempfile.TemporaryDirectory(prefix="attnlab-grading-")
         self._calls = 0
 
-    def _want_sandbox(self) -> bool:
-        why = sandbox.unavailable()
-        if self.sandbox is False:
-            return False
-        if why is None:
-            return True
-        if self.sandbox or sandbox.required():
-            raise RuntimeError(f"the grading sandbox is required but {why}")
-        warnings.warn(f"grading without the sandbox: {why}", RuntimeWarning, stacklevel=3)
-        return False
-
     def __enter__(self) -> CleanKernel:
         self._start_time = time.monotonic()
         self._setup: list[str] = []  # the cells that ran, replayed after a restart
-        self.sandboxed = self._want_sandbox()
+        self.sandboxed = sandbox.use(self.sandbox)
         try:
             self._launch()
         except BaseException:

@@ -129,6 +129,25 @@ def required() -> bool:
     return os.environ.get("ATTNLAB_REQUIRE_SANDBOX") == "1"
 
 
+def use(wanted: bool | None = None) -> bool:
+    """Whether a grading kernel runs in the sandbox.
+
+    ``wanted``: True, the sandbox or a RuntimeError; False, a plain kernel; None, the sandbox
+    where it can be made, else a plain kernel and a warning, or a RuntimeError when
+    :func:`required`.
+    """
+    if wanted is False:
+        return False
+    why = unavailable()
+    if why is None:
+        return True
+    if wanted or required():
+        raise RuntimeError(f"the grading sandbox is required but {why} "
+                           "(ATTNLAB_REQUIRE_SANDBOX=0 grades without it)")
+    warnings.warn(f"grading without the sandbox: {why}", RuntimeWarning, stacklevel=3)
+    return False
+
+
 def _matplotlib_cache() -> Path | None:
     """The grading user's matplotlib cache folder (its font list), if there is one."""
     try:
@@ -172,15 +191,8 @@ class SandboxedKernelManager(_KernelManager):
 
     @property
     def sandboxed(self) -> bool:
-        """Whether the kernel runs in the sandbox (decided once per process)."""
-        why = unavailable()
-        if why is None:
-            return True
-        if required():
-            raise RuntimeError(f"the grading sandbox is required but {why} "
-                               "(ATTNLAB_REQUIRE_SANDBOX=0 grades without it)")
-        warnings.warn(f"grading without the sandbox: {why}", RuntimeWarning, stacklevel=2)
-        return False
+        """Whether the kernel runs in the sandbox (see :func:`use`)."""
+        return use()
 
     def format_kernel_cmd(self, extra_arguments=None):
         cmd = super().format_kernel_cmd(extra_arguments)
