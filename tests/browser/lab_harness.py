@@ -52,6 +52,7 @@ EXPLORER = ".attnlab-explorer"
 WIDGET_ERROR_TEXT = "Error displaying widget"
 WIDGET_LOADING_TEXT = "Loading widget..."
 VIEWPORT = {"width": 1400, "height": 1000}
+LAPTOP_VIEWPORT = {"width": 1366, "height": 768}  # the laptop screen issue 16 was tried on
 
 SERVER_START_S = 90
 KERNEL_READY_S = 90
@@ -331,10 +332,12 @@ class RunResult:
 class LessonPage:
     """One notebook opened in JupyterLab in its own browser context."""
 
-    def __init__(self, browser: Browser, server: LabServer, name: str) -> None:
+    def __init__(
+        self, browser: Browser, server: LabServer, name: str, viewport: dict | None = None
+    ) -> None:
         self.server = server
         self.name = name
-        self.context = browser.new_context(viewport=VIEWPORT)
+        self.context = browser.new_context(viewport=viewport or VIEWPORT)
         self.context.add_init_script(path=str(HOOKS_JS))
         self.page: Page = self.context.new_page()
         self.page_errors: list[str] = []
