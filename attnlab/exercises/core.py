@@ -11,6 +11,10 @@ is one of:
   what came back;
 * **correct**.
 
+In a learner's notebook (IPython) a check also says when the answer cell's latest run stopped
+before defining the function (**answer cell did not run**, see :mod:`attnlab.exercises.cells`),
+and an interrupted check ends with one sentence (:class:`CheckInterrupted`), not a traceback.
+
 Under nbgrader's autograder or validator (``NBGRADER_EXECUTION`` is set) and when
 ``ATTNLAB_REQUIRE_CORRECT=1``, anything but *correct* raises ``AssertionError`` so
 the grade cell fails as nbgrader expects.
@@ -26,7 +30,9 @@ import html
 import importlib
 import inspect
 import os
+import re
 import sys
+import time
 import types
 import warnings
 from dataclasses import dataclass
@@ -39,6 +45,7 @@ class Outcome(enum.Enum):
     WRONG = "not yet right"
     CORRECT = "correct"
     RECORDED = "recorded"  #: a graded quiz without its key at hand: marked after submission
+    NOT_RUN = "answer cell did not run"  #: its latest run stopped before defining the answer
 
 
 class Wrong(Exception):
@@ -66,11 +73,22 @@ class NotAttempted(Exception):
     """Raised by a checker: the answer is still the stub."""
 
 
+class CheckInterrupted(KeyboardInterrupt):
+    """A check stopped by the learner (Kernel › Interrupt): IPython shows the message alone.
+
+    It is a ``KeyboardInterrupt``, so the cell still fails and a "Run All" stops there.
+    """
+
+    def _render_traceback_(self) -> list[str]:
+        return [str(self)]
+
+
 _STYLE = {
     Outcome.NOT_ATTEMPTED: ("#555", "#f3f3f3", "○"),
     Outcome.WRONG: ("#8a1c00", "#fff0eb", "✗"),
     Outcome.CORRECT: ("#135e1e", "#ecf8ee", "✓"),
     Outcome.RECORDED: ("#1c4f8a", "#eef4fb", "✎"),
+    Outcome.NOT_RUN: ("#7a4b00", "#fff7e0", "!"),
 }
 
 
@@ -94,7 +112,7 @@ class Feedback:
 
     def _repr_html_(self) -> str:
         colour, background, mark = _STYLE[self.outcome]
-        body = html.escape(self.message).replace("\n", "<br>")
+        body = code_spans_html(self.message).replace("\n", "<br>")
         return (
             f'<div class="attnlab-feedback attnlab-{self.outcome.name.lower()}" '
             f'style="color:{colour};background:{background};padding:6px 10px;'
@@ -166,8 +184,27 @@ class Exercise:
         self._hints_shown = 0
 
     def check(self, answer) -> Feedback:
-        """Check ``answer`` and say how it went; see the module docstring for the outcomes."""
-        feedback = self.grade(answer)
+        """Check ``answer`` and say how it went; see the module docstring for the outcomes.
+
+        Raises
+        ------
+        CheckInterrupted
+            The learner interrupted the check (its message says after how long).
+        AssertionError
+            Under grading (:func:`must_pass`), when the answer is not correct.
+        """
+        from attnlab.exercises.cells import stale_message
+
+        stale = stale_message(answer)
+        if stale is not None:
+            feedback = Feedback(self.title, Outcome.NOT_RUN, stale)
+        else:
+            start = time.monotonic()
+            try:
+                feedback = self.grade(answer)
+            except KeyboardInterrupt as exc:
+                raise CheckInterrupted(interrupted_sentence(
+                    time.monotonic() - start, getattr(exc, "in_answer", False))) from None
         if must_pass() and not feedback:
             raise AssertionError(str(feedback))
         return feedback
@@ -184,14 +221,19 @@ class Exercise:
         except Recorded as exc:
             return Feedback(self.title, Outcome.RECORDED, str(exc))
         except Wrong as exc:
-            tip = "" if self._hints_shown else " Stuck? Ask for a hint with `.hint()`."
-            return Feedback(self.title, Outcome.WRONG, f"{exc}{tip}", exc.score)
+            tip = "" if self._hints_shown else "Stuck? Ask for a hint with `.hint()`."
+            return Feedback(self.title, Outcome.WRONG, joined(str(exc), tip), exc.score)
         finally:
             _FORBIDDEN.reset(token)
         return Feedback(self.title, Outcome.CORRECT, "Well done.", 1.0)
 
     def hint(self, level=None) -> Text:
         """The next hint (or hint number ``level``); each call goes one tier further."""
+        return self._hint(level, _CALLED)
+
+    def _hint(self, level, asked) -> Text:
+        """Hint ``level`` (the next one if None), ending with what to do next in ``asked``
+        (:data:`_CALLED` or :data:`_PANEL`: the words of ``.hint()`` or of the buttons)."""
         if not self.hints:
             return Text("There are no hints for this one.")
         if level is None:
@@ -199,11 +241,7 @@ class Exercise:
         if not 1 <= level <= len(self.hints):
             raise ValueError(f"level must be between 1 and {len(self.hints)}; got {level}")
         self._hints_shown = max(self._hints_shown, level)
-        more = (
-            " Call `.hint()` again for a stronger one."
-            if level < len(self.hints)
-            else " That was the last hint; `.solution()` shows a worked answer."
-        )
+        more = asked["more"] if level < len(self.hints) else asked["last"]
         return Text(f"**Hint {level} of {len(self.hints)}.** {self.hints[level - 1]}\n\n*{more}*")
 
     def help_panel(self):
@@ -215,18 +253,24 @@ class Exercise:
         from IPython.display import display
 
         shown = widgets.Output()
-        hint = widgets.Button(description="Next hint", icon="lightbulb-o")
+        hint = widgets.Button(description="Next hint", icon="lightbulb-o",
+                              disabled=not self.hints)
         solution = widgets.Button(description="Show a solution", icon="eye")
+        given = [0]  # hints this panel has shown
 
-        def show(text_of):
-            def on_click(_button):
-                with shown:
-                    display(text_of())
+        def next_hint(_button):
+            given[0] += 1
+            with shown:
+                display(self._hint(given[0], _PANEL))
+            if given[0] >= len(self.hints):  # the last one: say so once, then no more clicks
+                hint.disabled, hint.description = True, "No more hints"
 
-            return on_click
+        def show_solution(_button):
+            with shown:
+                display(self.solution())
 
-        hint.on_click(show(self.hint))
-        solution.on_click(show(self.solution))
+        hint.on_click(next_hint)
+        solution.on_click(show_solution)
         panel = widgets.VBox([widgets.HBox([hint, solution]), shown])
         return panel.add_class("attnlab-help")
 
@@ -258,6 +302,62 @@ class Exercise:
                                          and value.checker is self.checker):
                         return f"{module_name.rpartition('.')[2]}.{attr}"
         return None
+
+
+def interrupted_sentence(seconds: float, in_answer: bool) -> str:
+    """What an interrupted check says, in place of a traceback.
+
+    Examples
+    --------
+    >>> interrupted_sentence(12.3, in_answer=True)[:60]
+    'Check interrupted: your function was still running after 12 '
+    """
+    after = f"{max(1, round(seconds))} s"
+    if in_answer:
+        return (f"Check interrupted: your function was still running after {after}. If it "
+                "loops forever, look at what should end each loop (a `while` condition that "
+                "never turns false, a counter that is never updated), then run your cell and "
+                "this check again.")
+    return (f"Check interrupted after {after}, before it had judged your answer; run the "
+            "check again to see the result.")
+
+
+def joined(message: str, tip: str) -> str:
+    """``message`` and ``tip`` as two sentences: a full stop is added only where one is missing.
+
+    Examples
+    --------
+    >>> joined("raised NameError: name 'x' is not defined", "Stuck?")
+    "raised NameError: name 'x' is not defined. Stuck?"
+    >>> joined("Expected 3.", "Stuck?")
+    'Expected 3. Stuck?'
+    """
+    message = message.rstrip()
+    if not tip:
+        return message
+    if message and message[-1] not in ".!?…":
+        message += "."
+    return f"{message} {tip}" if message else tip
+
+
+def code_spans_html(text: str) -> str:
+    """``text`` escaped for HTML, its Markdown code spans (`` `x` ``) shown as ``<code>``.
+
+    Examples
+    --------
+    >>> code_spans_html("Did you forget `return`? a < b")
+    'Did you forget <code>return</code>? a &lt; b'
+    """
+    parts = re.split(r"`([^`\n]+)`", text)
+    return "".join(f"<code>{html.escape(part)}</code>" if i % 2 else html.escape(part)
+                   for i, part in enumerate(parts))
+
+
+#: The end of a hint, in the words of where it was asked for: a call or the help panel.
+_CALLED = {"more": "Call `.hint()` again for a stronger one.",
+           "last": "That was the last hint; `.solution()` shows a worked answer."}
+_PANEL = {"more": "Press Next hint for a stronger one.",
+          "last": "That was the last hint; press Show a solution for a worked answer."}
 
 
 _NOT_ATTEMPTED_TEXT = (
@@ -392,6 +492,9 @@ def call(function, *args, **kwargs):
             result = function(*args, **kwargs)
     except NotImplementedError as exc:
         raise NotAttempted(_NOT_ATTEMPTED_TEXT) from exc
+    except KeyboardInterrupt as exc:
+        exc.in_answer = True  # the learner's function was running: the check's message says so
+        raise
     except Forbidden as exc:
         raise Wrong(
             f"Your function calls {exc}, which this exercise asks you not to use: the point is "
