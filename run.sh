@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # One entry point for learners and maintainers. Creates .venv on first use.
 #   ./run.sh lab     set up and open the course in JupyterLab at lesson 0
+#                    (options go to JupyterLab: ./run.sh lab --no-browser --port 8890)
 #   ./run.sh test    set up and run every test (lint, unit, doctest, property, notebooks, browser)
 #   ./run.sh bench   print the explorer, latency and course-execution benchmarks
 #   ./run.sh build   regenerate notebooks/ from source/ (nbgrader's preprocessors)
@@ -25,18 +26,18 @@ ensure_env() {  # $@: requirement files
     echo "$want" >> "$stamp"
 }
 
-lab_options=(--LabApp.news_url=None --LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate)
-
 case "${1:-}" in
     lab)
         ensure_env requirements.txt
-        # The course's server settings (attnlab/kernel_websocket.py); an editable install
+        # The course's Jupyter settings (jupyter-config/: kernel websockets without Nagle's
+        # delay, lesson 0 as the start page, widget state saved, no news); an editable install
         # does not copy them into the environment, so point Jupyter at them here.
         export JUPYTER_CONFIG_PATH="$PWD/jupyter-config${JUPYTER_CONFIG_PATH:+:$JUPYTER_CONFIG_PATH}"
         shift
         if [[ "$(id -u)" == 0 ]]; then set -- --allow-root "$@"; fi  # e.g. inside a container
-        # The file to open is given relative to this folder (it must lie inside root_dir).
-        exec "$VENV/bin/jupyter" lab --ServerApp.root_dir=notebooks "${lab_options[@]}" "$@" \
+        # Extra options (--no-browser, --port 8890, --ip ...) come before the file to open,
+        # which is given relative to this folder (it must lie inside root_dir).
+        exec "$VENV/bin/jupyter" lab --ServerApp.root_dir=notebooks "$@" \
             notebooks/00-start-here.ipynb
         ;;
     test)

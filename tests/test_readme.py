@@ -34,3 +34,26 @@ def test_readme_links_point_at_notebooks_that_exist():
     assert rows, "README.md has no lesson table rows"
     for _, _, notebook, _ in rows:
         assert (ROOT / "notebooks" / f"{notebook}.ipynb").is_file(), notebook
+
+
+def quick_start() -> str:
+    """The README's Quick start section."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    return text.split("## Quick start", 1)[1].split("\n## ", 1)[0]
+
+
+def test_readme_says_how_to_run_headless_and_tunnel_the_same_port():
+    text = quick_start()
+    lab = re.search(r"^\./run\.sh lab --no-browser --port (\d+)", text, re.M)
+    tunnel = re.search(r"^ssh -N -L (\d+):127\.0\.0\.1:(\d+) ", text, re.M)
+    assert lab and tunnel, "Quick start lacks the headless command or the ssh tunnel line"
+    assert lab[1] == tunnel[1] == tunnel[2], (lab[0], tunnel[0])
+
+
+def test_readme_own_environment_command_says_what_root_needs():
+    text = quick_start()
+    command = re.search(r"^JUPYTER_CONFIG_PATH=jupyter-config jupyter lab (\S+)$", text, re.M)
+    assert command, "Quick start lacks the own-environment command"
+    assert (ROOT / command[1]).is_file(), command[0]
+    assert "--allow-root" in text, "running as root (containers) needs --allow-root: say so"
+    assert "--allow-root" in (ROOT / "run.sh").read_text(), "run.sh must add --allow-root as root"

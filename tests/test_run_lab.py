@@ -1,19 +1,24 @@
 """The README's first command, ``./run.sh lab``, starts JupyterLab on the course at lesson 0.
 
-The server is started the way a learner starts it (only ``--no-browser`` and a port/token are
-added), with private Jupyter and home directories, and stopped by its process group. It must
-answer on its REST API, serve notebooks/, point the browser at lesson 0, and load the course's
-server extension.
+The server is started the way the README tells a learner to start it on a remote or headless
+machine (``./run.sh lab --no-browser --ip 127.0.0.1 --port P``), with private Jupyter and home
+directories, and stopped by its process group. It must print a URL that opens lesson 0 (not the
+Launcher), answer on that URL with the token it printed, serve notebooks/, load the course's
+server extension, and give JupyterLab the course's settings defaults: widget state saved with
+the notebook and no "Jupyter news?" pop-up.
 """
 
 from __future__ import annotations
 
+import json
 import os
-import secrets
+import re
 import signal
 import socket
 import subprocess
+import sys
 import time
+import urllib.parse
 import urllib.request
 from pathlib import Path
 
@@ -23,6 +28,7 @@ ROOT = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.skipif(
     not (ROOT / ".venv" / "bin" / "jupyter").exists(), reason="needs the .venv that run.sh makes"
 )
+PRINTED_URL = re.compile(r"http://127\.0\.0\.1:\d+/\S*")
 
 
 def free_port() -> int:
@@ -31,36 +37,63 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def test_run_sh_lab_opens_lesson_0(tmp_path):
-    port, token = free_port(), secrets.token_hex(8)
+def get(url: str) -> tuple[int, str]:
+    with urllib.request.urlopen(url, timeout=10) as response:
+        return response.status, response.read().decode("utf-8", errors="replace")
+
+
+def wait_for_printed_url(server: subprocess.Popen, log: Path) -> str:
+    """The first URL with a token the server prints (as a learner would copy it)."""
+    for _ in range(240):
+        urls = [u for u in PRINTED_URL.findall(log.read_text()) if "token=" in u]
+        if urls:
+            return urls[0]
+        assert server.poll() is None, log.read_text()[-2000:]
+        time.sleep(0.5)
+    raise AssertionError(f"no URL printed within 120 s:\n{log.read_text()[-2000:]}")
+
+
+def test_run_sh_lab_headless_prints_a_url_that_opens_lesson_0(tmp_path):
+    port = free_port()
     env = {**os.environ, "HOME": str(tmp_path)}
     for var in ("JUPYTER_CONFIG_DIR", "JUPYTER_DATA_DIR", "JUPYTER_RUNTIME_DIR"):
         env[var] = str(tmp_path / var.lower())
     env.pop("JUPYTER_CONFIG_PATH", None)
-    command = ["bash", str(ROOT / "run.sh"), "lab", "--no-browser", "--ServerApp.ip=127.0.0.1",
-               f"--ServerApp.port={port}", "--ServerApp.port_retries=0",
-               f"--IdentityProvider.token={token}"]  # fmt: skip
+    command = ["bash", str(ROOT / "run.sh"), "lab", "--no-browser", "--ip", "127.0.0.1",
+               "--port", str(port), "--ServerApp.port_retries=0"]  # fmt: skip
     log = tmp_path / "lab.log"
     with open(log, "w") as out:
         server = subprocess.Popen(command, env=env, stdout=out, stderr=subprocess.STDOUT,
                                   start_new_session=True, cwd=tmp_path)  # fmt: skip
     try:
-        status = None
-        for _ in range(120):
-            try:
-                url = f"http://127.0.0.1:{port}/api/status?token={token}"
-                with urllib.request.urlopen(url, timeout=2) as response:
-                    status = response.status
-                break
-            except OSError:
-                assert server.poll() is None, log.read_text()[-2000:]
-                time.sleep(0.5)
+        url = wait_for_printed_url(server, log)
+        parts = urllib.parse.urlsplit(url)
+        assert parts.port == port, url
+        assert parts.path == "/lab/tree/00-start-here.ipynb", url
+        token = urllib.parse.parse_qs(parts.query)["token"][0]
+        status, page = get(url)
+        assert status == 200 and "JupyterLab" in page, page[:500]
+        assert get(f"http://127.0.0.1:{port}/api/status?token={token}")[0] == 200
+
         text = log.read_text()
-        assert status == 200, text[-2000:]
         assert f"Serving notebooks from local directory: {ROOT / 'notebooks'}" in text
         assert "attnlab: kernel websockets send without Nagle's delay" in text
+        assert "Editable installation" not in text
         opens = list((tmp_path / "jupyter_runtime_dir").glob("jpserver-file-to-run-*-open.html"))
         assert opens and "tree/00-start-here.ipynb" in opens[0].read_text(), opens
+
+        def setting(plugin: str) -> dict:
+            """What JupyterLab will use: the schema's defaults (with overrides), then the user's."""
+            body = get(f"http://127.0.0.1:{port}/lab/api/settings/{plugin}?token={token}")[1]
+            reply = json.loads(body)
+            defaults = {k: v.get("default") for k, v in reply["schema"]["properties"].items()}
+            return {**defaults, **reply["settings"]}
+
+        widgets = setting("@jupyter-widgets/jupyterlab-manager:plugin")
+        assert widgets["saveState"] is True, widgets
+        notification = setting("@jupyterlab/apputils-extension:notification")
+        assert notification["fetchNews"] == "false", notification
+        assert notification["checkForUpdates"] is False, notification
     finally:
         os.killpg(server.pid, signal.SIGTERM)
         try:
@@ -68,3 +101,19 @@ def test_run_sh_lab_opens_lesson_0(tmp_path):
         except subprocess.TimeoutExpired:
             os.killpg(server.pid, signal.SIGKILL)
             server.wait()
+
+
+def test_editable_install_prints_no_setuptools_warning(tmp_path):
+    """``pip install -e .`` (requirements.txt) is quiet: a .pth file, no meta path finder."""
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    result = subprocess.run(
+        [sys.executable, "-m", "pip", "--python", str(venv / "bin" / "python"), "install",
+         "--quiet", "--no-deps", "-e", str(ROOT)],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr[-3000:]
+    output = result.stdout + result.stderr
+    assert "Editable installation" not in output and "Warning" not in output, output
+    pth = list((venv / "lib").glob("python3*/site-packages/__editable__.attnlab-*.pth"))
+    assert pth and pth[0].read_text().split() == [str(ROOT)], pth

@@ -1,0 +1,22 @@
+"""JupyterLab as the course starts it: ``./run.sh lab`` and the browser tests read this file.
+
+They put this folder on ``JUPYTER_CONFIG_PATH``. A learner's own settings (Settings menu)
+still win over everything here.
+
+* ``default_url``: the printed URL, and ``/``, open lesson 0 rather than the Launcher.
+* ``app_settings_dir``: ``lab/settings/overrides.d/attnlab.json`` beside this file gives
+  JupyterLab's settings new defaults: widget state is saved with the notebook (a reopened
+  lesson shows each explorer's last picture and says to re-run its cell, instead of
+  "Error displaying widget: model not found"), and no "Jupyter news?" pop-up. A
+  ``pip install .`` (Binder, the hub images) copies that file into the environment's own
+  settings folder instead (pyproject.toml, data-files).
+* no news feed and no update checks: nothing is fetched from the network.
+"""
+
+from pathlib import Path
+
+c = get_config()  # noqa: F821 (provided by traitlets when it runs this file)
+c.LabApp.default_url = "/lab/tree/00-start-here.ipynb"
+c.LabApp.app_settings_dir = str(Path(__file__).resolve().with_name("lab") / "settings")
+c.LabApp.news_url = None
+c.LabApp.check_for_updates_class = "jupyterlab.NeverCheckForUpdate"
