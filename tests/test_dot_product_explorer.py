@@ -161,6 +161,17 @@ def test_readout_shows_sum_of_products_and_angles(explorer):
     assert "zero vector" in explorer.readout.value
 
 
+def test_readout_writes_negative_factors_in_parentheses_with_true_minus(explorer):
+    """Issue 16: "0.87·-1.00" read as a typo; the figure's ticks use −, so the readout does."""
+    explorer.set(angle=150, length=1.0)  # q = (−0.87, 0.50); key C = (−1.00, 0.20)
+    text = readout_text(explorer)
+    assert "(−0.87)·(−1.00) + 0.50·0.20" in text
+    assert "1.00 × 1.00 × (−0.87) = −0.87" in text  # key A, θ = 150°
+    assert "-" not in text  # no hyphen-minus anywhere, only the true minus sign
+    tick_texts = [t.get_text() for t in explorer.figure.axes[1].get_yticklabels()]
+    assert any(t.startswith("−") for t in tick_texts), tick_texts  # the figure writes − too
+
+
 def test_bar_limits_hold_every_possible_score(explorer):
     low, high = explorer.figure.axes[1].get_ylim()
     largest = explorer.max_length * np.linalg.norm(KEYS, axis=1).max()

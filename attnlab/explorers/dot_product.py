@@ -26,6 +26,7 @@ from matplotlib.collections import LineCollection
 import attnlab
 from attnlab.examples import query_and_keys_2d
 from attnlab.explorers.base import Explorer
+from attnlab.explorers.numbers import factor, num
 from attnlab.plots.vectors import OKABE_ITO, QUERY_COLOUR, label_position, plane, plot_vectors
 
 ALIGNED_DEG = 5.0  # within this many degrees of 0° (180°) a pair reads as aligned (opposite)
@@ -153,9 +154,8 @@ def reach_segments(extents, cap=0.12):
 
 
 def _num(x: float) -> str:
-    """Two decimals, and never ``-0.00``."""
-    text = f"{x:.2f}"
-    return "0.00" if text == "-0.00" else text
+    """Two decimals, the true minus sign ``−`` (as the figure's ticks), never ``−0.00``."""
+    return num(x, 2)
 
 
 class DotProductExplorer(Explorer):
@@ -300,14 +300,15 @@ class DotProductExplorer(Explorer):
             theta = f"{state.angles_deg[j]:.0f}°" if defined else "—"
             cosine = _num(state.cosines[j]) if defined else "—"
             polar = (
-                f"{_num(state.length)} × {_num(state.key_lengths[j])} × {cosine} = "
+                f"{_num(state.length)} × {_num(state.key_lengths[j])} × "
+                f"{factor(state.cosines[j])} = "
                 f"{_num(state.length * state.key_lengths[j] * state.cosines[j])}"
                 if defined else "— (a zero vector has no angle; its dot products are 0)"
             )
             rows.append(
                 f"<tr><td style='color:{self.colours[j]}'><b>{html.escape(label)}</b></td>"
                 f"<td>({_num(k1)}, {_num(k2)})</td>"
-                f"<td>{_num(q1)}·{_num(k1)} + {_num(q2)}·{_num(k2)} = "
+                f"<td>{factor(q1)}·{factor(k1)} + {factor(q2)}·{factor(k2)} = "
                 f"<b>{_num(state.scores[j])}</b></td>"
                 f"<td>{theta}</td><td>{cosine}</td>"
                 f"<td>{polar}</td><td>{geometry_word(state.angles_deg[j], defined)}</td></tr>"
