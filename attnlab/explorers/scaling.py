@@ -445,7 +445,7 @@ def _readout(state) -> str:
     return (
         f"<div><b>d_k = {state.d_k}</b> · {scaling}</div>"
         '<table style="font-family:monospace;border-collapse:collapse">'
-        f"<tr><th></th><th {cell}>measured variance</th><th {cell}>theory</th></tr>"
+        f"<tr><td></td><th {cell}>measured variance</th><th {cell}>theory</th></tr>"
         f"<tr><td>raw q·k</td><td {cell}><b>{state.raw_variance:.3g}</b></td>"
         f"<td {cell}>d_k = {state.raw_theory:.4g}</td></tr>"
         f"<tr><td>scores fed to softmax</td><td {cell}><b>{state.score_variance:.3g}</b></td>"

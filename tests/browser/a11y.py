@@ -1,0 +1,431 @@
+"""Accessibility and keyboard helpers for the browser suite (axe-core and key presses).
+
+* :func:`axe_violations` runs axe-core (the copy bundled by the ``axe-playwright-python``
+  wheel, so nothing downloads while tests run) on the explorers and help panels of a page and
+  returns its serious and critical findings; :func:`format_axe_table` prints them per lesson.
+* :func:`controls` lists every keyboard-operable control inside an explorer (native inputs,
+  selects, buttons, ARIA sliders, anything with a tabindex), whatever widget library drew it;
+  :func:`press_control` focuses one, presses the key a learner would and reports what changed:
+  the control's own state, the figure, the kernel traffic and the notebook's active cell.
+
+Works in JupyterLab and Notebook 7 alike (both use ``.jp-Notebook`` / ``.jp-Cell``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import lab_harness as lab
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Browser
+
+LAPTOP = {"width": 1366, "height": 768}
+BLOCKING = ("serious", "critical")
+ALL_IMPACTS = ("minor", "moderate", "serious", "critical")
+EXPLORER = lab.EXPLORER
+HELP_PANEL = ".attnlab-help"
+CONTROL_ATTR = "data-attnlab-a11y-control"
+KEY_SETTLE_MS = 2500
+
+
+def axe_script_path() -> Path:
+    """Path of ``axe.min.js`` as shipped inside the ``axe-playwright-python`` wheel.
+
+    Raises
+    ------
+    RuntimeError
+        If the package is missing (it is pinned in requirements-dev.txt).
+    """
+    try:
+        from axe_playwright_python.base import AXE_FILE_PATH
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        raise RuntimeError(
+            "axe-core is needed for the accessibility tests: pip install -r requirements-dev.txt "
+            "(it comes bundled in the pinned axe-playwright-python wheel)"
+        ) from exc
+    return Path(AXE_FILE_PATH)
+
+
+# --------------------------------------------------------------------------- opening a lesson
+
+
+@contextmanager
+def opened_lesson(
+    browser: Browser, server: lab.LabServer, name: str, artifacts_dir: Path
+) -> Iterator[lab.LessonPage]:
+    """A lesson opened at laptop size (1366 x 768) with all cells run; closed afterwards.
+
+    ``server`` may be a JupyterLab or a Notebook 7 server (anything with ``notebook_url``).
+    Fails (with a screenshot) if Run All leaves an error, as a learner would see it.
+    """
+    page = lab.LessonPage(browser, server, name)
+    try:
+        page.page.set_viewport_size(LAPTOP)
+        page.open()
+        run = page.run_all()
+        problems = run.problems() + page.widget_render_errors()
+        if problems:
+            raise AssertionError(f"{name}: Run All failed: " + "; ".join(problems))
+    except BaseException:
+        stem = Path(name).stem
+        page.screenshot(artifacts_dir / f"{stem}--{type(server).__name__}--FAILED-run-all.png")
+        page.close()
+        raise
+    try:
+        yield page
+    finally:
+        page.close()
+
+
+# --------------------------------------------------------------------------- axe-core
+
+
+@dataclass
+class Violation:
+    """One axe rule failed on some nodes."""
+
+    rule: str
+    impact: str
+    help: str
+    targets: list[str] = field(default_factory=list)
+    html: list[str] = field(default_factory=list)
+
+    def describe(self) -> str:
+        """``rule (impact, N nodes): help; first offending HTML``."""
+        first = self.html[0][:160] if self.html else ""
+        return f"{self.rule} ({self.impact}, {len(self.targets)} nodes): {self.help}; e.g. {first}"
+
+
+def inject_axe(page: lab.LessonPage) -> None:
+    """Load axe-core into the page once (from the local wheel, never from the network)."""
+    if not page.js("() => typeof window.axe === 'object'"):
+        page.page.add_script_tag(path=str(axe_script_path()))
+
+
+def axe_violations(
+    page: lab.LessonPage,
+    selectors: Iterable[str] = (EXPLORER, HELP_PANEL),
+    impacts: Iterable[str] = ALL_IMPACTS,
+) -> list[Violation]:
+    """axe-core's violations of the given ``impacts`` inside every element matching ``selectors``.
+
+    Every rule axe runs by default (WCAG 2.x A/AA and best practices) is checked. Returns []
+    when no element matches (a lesson without explorers or help panels).
+    """
+    include = [[s] for s in selectors if page.page.locator(s).count()]
+    if not include:
+        return []
+    inject_axe(page)
+    raw = page.js(
+        """include => window.axe.run({include}, {resultTypes: ['violations']})
+            .then(r => r.violations.map(v => ({
+                rule: v.id, impact: v.impact, help: v.help,
+                targets: v.nodes.map(n => n.target.join(' ')),
+                html: v.nodes.map(n => n.html)})))""",
+        include,
+    )
+    wanted = set(impacts)
+    return [Violation(**v) for v in raw if v["impact"] in wanted]
+
+
+def summarise(violations: list[Violation]) -> dict[str, int]:
+    """``{"rule (impact)": node count}``, sorted by rule."""
+    counts: dict[str, int] = {}
+    for v in sorted(violations, key=lambda v: v.rule):
+        key = f"{v.rule} ({v.impact})"
+        counts[key] = counts.get(key, 0) + len(v.targets)
+    return counts
+
+
+def format_axe_table(rows: dict[str, tuple[int, int, list[Violation]]]) -> str:
+    """A plain-text table per lesson: explorers, help panels, serious + critical nodes by rule,
+    and the moderate and minor findings by rule (reported, not failed on).
+
+    ``rows`` maps a lesson name to (explorers, help panels, violations of any impact).
+
+    >>> v = Violation("label", "critical", "needs a label", ["#a", "#b"])
+    >>> w = Violation("empty-table-header", "minor", "th needs text", ["th"])
+    >>> print(format_axe_table({"00-x": (1, 0, [v, w])}))
+    lesson  explorers  help  serious+critical  by rule              moderate/minor
+    00-x            1     0                 2  label (critical): 2  empty-table-header (minor): 1
+    """
+    header = ("lesson", "explorers", "help", "serious+critical", "by rule", "moderate/minor")
+    lines = []
+    for lesson, (n_explorers, n_help, violations) in rows.items():
+        blocking = [v for v in violations if v.impact in BLOCKING]
+        others = [v for v in violations if v.impact not in BLOCKING]
+        nodes = sum(len(v.targets) for v in blocking)
+        lines.append((lesson, str(n_explorers), str(n_help), str(nodes),
+                      _by_rule(blocking), _by_rule(others)))
+    width = [max(len(r[i]) for r in [header, *lines]) for i in range(5)]
+    out = []
+    for row in [header, *lines]:
+        cells = [row[0].ljust(width[0])] + [row[i].rjust(width[i]) for i in (1, 2, 3)]
+        out.append("  ".join([*cells, row[4].ljust(width[4]), row[5]]).rstrip())
+    return "\n".join(out)
+
+
+def _by_rule(violations: list[Violation]) -> str:
+    """``rule (impact): nodes, ...`` or ``-``."""
+    return ", ".join(f"{k}: {n}" for k, n in summarise(violations).items()) or "-"
+
+
+# --------------------------------------------------------------------------- keyboard
+
+# Every element a keyboard user can reach or operate inside an explorer, in document order.
+_LIST_CONTROLS = """([root, attr]) => {
+  const focusable = 'input, select, button, textarea, [role=slider], [role=radio], '
+    + '[role=checkbox], [role=switch], [role=button], [tabindex]';
+  const shown = el => el.getClientRects().length > 0
+    && getComputedStyle(el).visibility !== 'hidden';
+  const label = el => {
+    const own = el.getAttribute('aria-label') || (el.labels && el.labels[0]
+      && el.labels[0].textContent) || el.getAttribute('title') || el.textContent;
+    const box = el.closest('.widget-inline-hbox, .widget-box, label, fieldset, [role=group]');
+    const boxLabel = box && box.querySelector('.widget-label, legend, label');
+    const text = (own || '').trim() || (boxLabel ? boxLabel.textContent.trim() : '');
+    return text.replace(/\\s+/g, ' ').slice(0, 60);
+  };
+  const kind = el => {
+    const role = el.getAttribute('role');
+    const type = (el.getAttribute('type') || '').toLowerCase();
+    if (el.isContentEditable || el.tagName === 'TEXTAREA'
+        || (el.tagName === 'INPUT' && !['range', 'checkbox', 'radio', 'button', 'submit']
+            .includes(type))) return 'text';
+    if (role === 'slider' || type === 'range') return 'slider';
+    if (el.tagName === 'SELECT' || role === 'listbox' || role === 'combobox') return 'select';
+    if (type === 'checkbox' || role === 'checkbox' || role === 'switch') return 'checkbox';
+    if (type === 'radio' || role === 'radio') return 'radio';
+    if (el.tagName === 'BUTTON' || role === 'button' || type === 'button') return 'button';
+    return 'other';
+  };
+  const rootEl = document.querySelectorAll('.attnlab-explorer')[root];
+  const found = [...rootEl.querySelectorAll(focusable)]
+    .filter(el => el !== rootEl && !el.disabled && shown(el)
+      && !(el.getAttribute('tabindex') === '-1' && !el.getAttribute('role')));
+  return found.map((el, i) => {
+    el.setAttribute(attr, `${root}-${i}`);
+    return { id: `${root}-${i}`, kind: kind(el), label: label(el), tag: el.tagName.toLowerCase(),
+             tabIndex: el.tabIndex };
+  });
+}"""
+
+# What a control shows as its value, read the same way for native and ARIA controls.
+_CONTROL_STATE = """id => {
+  const el = document.querySelector(`[data-attnlab-a11y-control="${id}"]`);
+  if (!el) return null;
+  const options = el.tagName === 'SELECT' ? el.options.length : null;
+  const num = a => el.getAttribute(a) === null ? null : parseFloat(el.getAttribute(a));
+  const type = (el.getAttribute('type') || '').toLowerCase();
+  const range = type === 'range';
+  return {
+    value: 'value' in el && el.tagName !== 'BUTTON' ? String(el.value) : null,
+    checked: 'checked' in el && ['checkbox', 'radio'].includes(type) ? el.checked : null,
+    selectedIndex: el.tagName === 'SELECT' ? el.selectedIndex : null,
+    options,
+    now: range ? parseFloat(el.value) : num('aria-valuenow'),
+    min: range ? parseFloat(el.min || '0') : num('aria-valuemin'),
+    max: range ? parseFloat(el.max || '100') : num('aria-valuemax'),
+    pressed: el.getAttribute('aria-pressed'),
+    ariaChecked: el.getAttribute('aria-checked'),
+    ariaSelected: el.getAttribute('aria-selected'),
+    active: el.classList.contains('mod-active'),
+    focused: document.activeElement === el,
+  };
+}"""
+
+# Index of the notebook's active cell (JupyterLab and Notebook 7) and the notebook's mode.
+_ACTIVE_CELL = """() => {
+  const nb = [...document.querySelectorAll('.jp-Notebook')]
+    .find(n => n.getClientRects().length > 0);
+  if (!nb) return null;
+  const cells = [...nb.querySelectorAll('.jp-Cell')].filter(c => c.closest('.jp-Notebook') === nb);
+  return { index: cells.findIndex(c => c.classList.contains('jp-mod-active')),
+           mode: nb.classList.contains('jp-mod-editMode') ? 'edit' : 'command' };
+}"""
+
+
+def controls(page: lab.LessonPage, explorer: int) -> list[dict]:
+    """Every visible focusable element of explorer ``explorer``: id, kind, label, tag, tabIndex.
+
+    ``kind`` is slider, select, checkbox, radio, button, text (readouts one can type into) or
+    other. Each element is tagged with ``data-attnlab-a11y-control=id`` to find it again.
+    """
+    return page.js(_LIST_CONTROLS, [explorer, CONTROL_ATTR])
+
+
+def control_state(page: lab.LessonPage, control_id: str) -> dict | None:
+    """The control's value as the page shows it (value, checked, aria-*, mod-active, focus)."""
+    return page.js(_CONTROL_STATE, control_id)
+
+
+def active_cell(page: lab.LessonPage) -> dict | None:
+    """``{"index": i, "mode": "command"|"edit"}`` of the notebook's active cell."""
+    return page.js(_ACTIVE_CELL)
+
+
+def is_selected(kind: str, state: dict) -> bool:
+    """Whether a radio or toggle-button option is the one currently chosen."""
+    if kind == "radio" and (state["checked"] or state["ariaChecked"] == "true"):
+        return True
+    return bool(state["active"] or state["pressed"] == "true" or state["ariaSelected"] == "true")
+
+
+def key_for(kind: str, state: dict, press_number: int) -> str | None:
+    """The key a learner presses to operate a control, or None when it cannot change.
+
+    Sliders step towards their free side; selects go down (up from the last option);
+    checkboxes take Space; radios and toggle buttons that are already chosen are left alone;
+    other buttons alternate Space and Enter.
+
+    >>> key_for("slider", {"now": 1, "min": 0, "max": 1}, 0)
+    'ArrowLeft'
+    >>> key_for("select", {"selectedIndex": 0, "options": 3}, 0)
+    'ArrowDown'
+    """
+    if kind == "slider":
+        return lab.key_towards_free_side(state)
+    if kind == "select":
+        return "ArrowUp" if state["selectedIndex"] == state["options"] - 1 else "ArrowDown"
+    if kind == "checkbox":
+        return "Space"
+    if kind in ("radio", "button"):
+        if is_selected(kind, state):
+            return None
+        return "Space" if kind == "radio" or press_number % 2 == 0 else "Enter"
+    return None
+
+
+@dataclass
+class KeyResult:
+    """What one key press on one control did."""
+
+    control: dict
+    key: str
+    value_changed: bool
+    figure_changed: bool
+    reached_kernel: bool
+    cell_before: dict | None
+    cell_after: dict | None
+    focused: bool
+    state_before: dict
+    state_after: dict | None
+
+    def problems(self) -> list[str]:
+        """Plain sentences for everything a learner would find wrong."""
+        name = f"{self.control['kind']} {self.control['label']!r} ({self.control['tag']})"
+        found = []
+        if not self.focused:
+            found.append(f"{name}: could not be focused")
+        if self.cell_before and self.cell_after and (
+            self.cell_after["index"] != self.cell_before["index"]
+        ):
+            found.append(
+                f"{name}: {self.key} moved the notebook's active cell from "
+                f"{self.cell_before['index']} to {self.cell_after['index']}"
+            )
+        if self.control["kind"] == "button" and not self.value_changed:
+            if not self.reached_kernel:
+                found.append(f"{name}: {self.key} did not press the button (nothing reached the "
+                             "kernel)")
+            return found
+        if not self.value_changed:
+            found.append(f"{name}: {self.key} did not change its value")
+        elif not self.figure_changed:
+            found.append(f"{name}: {self.key} changed its value but not the figure")
+        return found
+
+
+def press_control(page: lab.LessonPage, explorer: int, control: dict, key: str) -> KeyResult:
+    """Focus ``control`` (as Tab would), press ``key``, wait for the explorer to settle."""
+    target = page.page.locator(f"[{CONTROL_ATTR}='{control['id']}']")
+    target.scroll_into_view_if_needed()
+    page.wait_quiet(explorer)
+    frame_before = page.snapshot(explorer)["frame"]
+    digest_before = page.image_digest(explorer)
+    target.focus()
+    state_before = control_state(page, control["id"])
+    cell_before = active_cell(page)
+    t0 = page.js("() => performance.now()")
+    page.page.keyboard.press(key)
+    page.page.wait_for_timeout(150)
+    page.wait_quiet(explorer, quiet_ms=400, timeout_ms=KEY_SETTLE_MS * 4)
+    state_after = control_state(page, control["id"])
+    sent = page.js(
+        "t => window.__attnlab.messages.filter(m => m.t >= t && m.dir === 'out'"
+        " && m.type === 'comm_msg').length",
+        t0,
+    )
+    frame_after = page.snapshot(explorer)["frame"]
+    figure_changed = frame_after != frame_before and page.image_digest(explorer) != digest_before
+    return KeyResult(
+        control=control,
+        key=key,
+        value_changed=_value_of(state_after) != _value_of(state_before),
+        figure_changed=figure_changed,
+        reached_kernel=sent > 0,
+        cell_before=cell_before,
+        cell_after=active_cell(page),
+        focused=bool(state_before and state_before["focused"]),
+        state_before=state_before,
+        state_after=state_after,
+    )
+
+
+def _value_of(state: dict | None) -> Any:
+    """The parts of a control state that are its value (not focus)."""
+    if state is None:
+        return None
+    return {k: v for k, v in state.items() if k not in ("focused", "min", "max", "options")}
+
+
+def press_every_control(page: lab.LessonPage, explorer: int) -> list[KeyResult]:
+    """Press the learner's key on every operable control of one explorer, in document order.
+
+    Controls that are already in the chosen state (the selected toggle button) are skipped:
+    the key cannot change them. Readouts one can type into (kind "text") are not pressed.
+    """
+    results = []
+    for number, control in enumerate(c for c in controls(page, explorer) if c["kind"] != "text"):
+        state = control_state(page, control["id"])
+        if state is None:
+            continue
+        key = key_for(control["kind"], state, number)
+        if key is None:
+            continue
+        results.append(press_control(page, explorer, control, key))
+        page.page.wait_for_timeout(50)
+    return results
+
+
+def tab_order_problems(page: lab.LessonPage, explorer: int) -> list[str]:
+    """Whether Tab walks through the explorer's controls in document order, reaching each.
+
+    Focus the first control and press Tab: focus must move to the next tabbable control of
+    the explorer each time (and never leave the explorer before the last one).
+    """
+    tabbable = [c for c in controls(page, explorer) if c["tabIndex"] >= 0]
+    problems = [
+        f"{c['kind']} {c['label']!r} cannot be reached with Tab (tabindex -1)"
+        for c in controls(page, explorer)
+        if c["tabIndex"] < 0 and c["kind"] != "text"
+    ]
+    if len(tabbable) < 2:
+        return problems
+    page.page.locator(f"[{CONTROL_ATTR}='{tabbable[0]['id']}']").focus()
+    for previous, expected in zip(tabbable, tabbable[1:], strict=False):
+        page.page.keyboard.press("Tab")
+        focused = page.js(f"() => document.activeElement.getAttribute('{CONTROL_ATTR}')")
+        if focused != expected["id"]:
+            where = page.js("() => document.activeElement.outerHTML.slice(0, 120)")
+            problems.append(
+                f"Tab from {previous['kind']} {previous['label']!r} went to {where} instead of "
+                f"{expected['kind']} {expected['label']!r}"
+            )
+            break
+    return problems
