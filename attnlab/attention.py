@@ -24,7 +24,7 @@ import math
 import numpy as np
 
 from ._validate import as_bool_mask, as_float_array, positive_finite, positive_int, work_dtype
-from .softmax_family import softmax
+from .softmax_family import _softmax_in_place
 
 __all__ = ["scaled_dot_product_attention", "attention_scores", "causal_mask"]
 
@@ -79,10 +79,22 @@ def _scale(scale, d_k: int) -> float:
 
 
 def _scores(q: np.ndarray, k: np.ndarray, scale: float) -> np.ndarray:
-    """``q @ kᵀ * scale`` in the work dtype (float32 for float16); refuse overflowed scores."""
+    """``q @ kᵀ * scale`` as a new array in the work dtype (float32 for float16).
+
+    Refuses scores that overflow, with a message that says whether ``q·k`` itself or
+    only its product with ``scale`` is too large.  When Cauchy–Schwarz already bounds
+    every ``|q·k| * scale`` well below the largest float (``max ‖q_i‖ · max ‖k_j‖ · scale``,
+    an O(N d) computation), the O(N²) finiteness checks are skipped: they cannot fail.
+    """
     work = work_dtype(np.result_type(q, k))
+    q, k = q.astype(work, copy=False), k.astype(work, copy=False)
+    kt = np.swapaxes(k, -1, -2)  # (..., d_k, n_k)
+    if _cannot_overflow(q, k, scale, work):
+        scores = q @ kt  # (..., n_q, n_k), a new array
+        scores *= scale
+        return scores
     with np.errstate(over="ignore", invalid="ignore"):
-        raw = q.astype(work) @ np.swapaxes(k.astype(work), -1, -2)  # (..., n_q, n_k)
+        raw = q @ kt  # (..., n_q, n_k)
         scores = raw * scale  # (..., n_q, n_k)
     if not np.all(np.isfinite(raw)):
         raise ValueError(
@@ -96,6 +108,26 @@ def _scores(q: np.ndarray, k: np.ndarray, scale: float) -> np.ndarray:
             f"itself fits (max |q·k| = {float(np.max(np.abs(raw)))}); {_shapes(q=q, k=k)}"
         )
     return scores
+
+
+def _cannot_overflow(q: np.ndarray, k: np.ndarray, scale: float, work) -> bool:
+    """True when no ``|q_i · k_j|`` nor its product with ``scale`` can reach ``work``'s max.
+
+    By Cauchy–Schwarz ``|q_i · k_j| <= ‖q_i‖ ‖k_j‖``; a factor 4 of headroom covers the
+    rounding of the products and sums.  A norm that itself overflows is ``inf``, which
+    answers False (the caller then checks every score).
+
+    >>> q = np.ones((3, 2), dtype=np.float32)
+    >>> _cannot_overflow(q, q, 0.5, np.float32)
+    True
+    >>> _cannot_overflow(q * 1e19, q * 1e19, 1.0, np.float32)
+    False
+    """
+    biggest = float(np.finfo(work).max) / 4
+    with np.errstate(over="ignore"):
+        q_norm = float(np.max(np.linalg.norm(q, axis=-1), initial=0.0))
+        k_norm = float(np.max(np.linalg.norm(k, axis=-1), initial=0.0))
+    return q_norm * k_norm * max(scale, 1.0) < biggest
 
 
 def attention_scores(q, k, scale=None):
@@ -240,11 +272,14 @@ def scaled_dot_product_attention(q, k, v, mask=None, scale=None):
     q, k, v, batch = _check_qkv(q, k, v)  # batch: the common "..." of every result
     dtype = np.result_type(q, k, v)
     scores = _scores(q, k, _scale(scale, q.shape[-1]))  # (q/k batch, n_q, n_k), work dtype
-    scores = np.broadcast_to(scores, batch + scores.shape[-2:])  # (..., n_q, n_k)
+    shape = batch + scores.shape[-2:]  # (..., n_q, n_k)
     if mask is not None:
-        scores = np.where(_check_mask(mask, scores.shape, q, k, v), scores, -np.inf)
-    weights = softmax(scores, axis=-1)  # (..., n_q, n_k); all -inf row -> zeros
-    output = weights @ v.astype(weights.dtype) + 0.0  # (..., n_q, d_v); + 0.0 avoids -0.0
+        scores = np.where(_check_mask(mask, shape, q, k, v), scores, -np.inf)  # a new array
+    if scores.shape != shape:  # batch dims that only v (or the mask) has: a copy for each
+        scores = np.broadcast_to(scores, shape).copy()
+    weights = _softmax_in_place(scores, axis=-1)  # (..., n_q, n_k); all -inf row -> zeros
+    output = weights @ v.astype(weights.dtype, copy=False)  # (..., n_q, d_v)
+    output += 0.0  # turns -0.0 into 0.0
     return output.astype(dtype, copy=False), weights.astype(dtype, copy=False)
 
 

@@ -64,19 +64,54 @@ def _posinf_as_winners(x, axis):
     return np.where(has_posinf, winners, x).astype(x.dtype, copy=False)
 
 
-def _shifted(x, axis, temperature):
+def _shifted(x, axis, temperature, out=None):
     """``(x - max) / T``, all ``<= 0``; an all ``-inf`` slice stays all ``-inf``.
 
     ``+inf`` is first handled by :func:`_posinf_as_winners`, so the slice max is
     finite or ``-inf`` (then taken as 0 to avoid ``-inf - -inf = nan``).  An
     overflow can only push a very negative entry to ``-inf``, whose ``exp`` is
-    the correct 0, so overflow warnings are silenced here.
+    the correct 0, so overflow warnings are silenced here.  The result is a new
+    array, or ``out`` (which may be ``x`` itself, shifted in place).
     """
     x = _posinf_as_winners(x, axis)
     m = np.max(x, axis=axis, keepdims=True)  # (..., 1, ...)
-    m = np.where(np.isfinite(m), m, 0)
+    m[~np.isfinite(m)] = 0
     with np.errstate(over="ignore"):
-        return (x - m) / temperature  # same shape as x
+        s = np.subtract(x, m, out=out)  # same shape as x
+        if temperature != 1:
+            s /= temperature
+    return s
+
+
+def _normalised_exp(s, axis):
+    """``exp(s) / Σ exp(s)`` along ``axis``, computed in place in ``s`` and returned.
+
+    ``s`` is max-shifted (entries ``<= 0``, or a slice all ``-inf``); an all ``-inf``
+    slice gives all zeros.  Working in place keeps attention on long sequences to one
+    N × N buffer instead of one per step (``benchmarks/numerics.py``).
+    """
+    np.exp(s, out=s)  # entries in [0, 1]
+    total = np.sum(s, axis=axis, keepdims=True)  # (..., 1, ...), >= 1 unless all -inf
+    total[total == 0] = 1  # an all -inf slice: its zeros stay zeros
+    s /= total
+    return s
+
+
+def _softmax_in_place(s, axis=-1):
+    """Softmax of ``s`` along ``axis``, written into ``s`` itself and returned.
+
+    For callers that own a fresh float array with no NaN and no ``+inf`` (``-inf``
+    entries, i.e. masked ones, get 0), such as the scores inside
+    :func:`attnlab.scaled_dot_product_attention`: no validation pass, no new N × N array.
+
+    >>> s = np.array([[0.0, np.log(3.0)], [-np.inf, -np.inf]])
+    >>> _softmax_in_place(s) is s, np.round(s, 3).tolist()
+    (True, [[0.25, 0.75], [0.0, 0.0]])
+    """
+    m = np.max(s, axis=axis, keepdims=True)  # (..., 1, ...)
+    m[np.isneginf(m)] = 0  # an all -inf slice stays all -inf
+    s -= m  # entries <= 0
+    return _normalised_exp(s, axis)
 
 
 def softmax(x, axis=-1, temperature=1.0):
@@ -151,9 +186,7 @@ def softmax(x, axis=-1, temperature=1.0):
     (dtype('float16'), [0.5, 0.5, 0.5, 0.5])
     """
     x, ax, t, dtype = _prepare(x, axis, temperature)
-    e = np.exp(_shifted(x, ax, t))  # same shape as x, entries in [0, 1]
-    total = np.sum(e, axis=ax, keepdims=True)  # (..., 1, ...), >= 1 unless all -inf
-    p = np.divide(e, total, out=np.zeros_like(e), where=total > 0)
+    p = _normalised_exp(_shifted(x, ax, t), ax)  # a new array, same shape as x
     return p.astype(dtype, copy=False)
 
 

@@ -25,7 +25,7 @@ import operator
 import numpy as np
 
 from ._validate import positive_int, work_dtype
-from .attention import _check_mask, _check_qkv, _scale, _scores
+from .attention import _cannot_overflow, _check_mask, _check_qkv, _scale, _scores
 from .online import _fold
 
 __all__ = ["tiled_attention"]
@@ -143,6 +143,9 @@ def tiled_attention(q, k, v, mask=None, *, causal=False, scale=None, block_size=
     dtype = np.result_type(q, k, v)
     work = work_dtype(dtype)
     offset = n_k - n_q  # causal: query i sees key j iff j <= i + offset
+    q, k, v = (a.astype(work, copy=False) for a in (q, k, v))  # converted once, not per tile
+    checked = not _cannot_overflow(q, k, s, work)  # else no tile's scores can overflow
+    kt = np.swapaxes(k, -1, -2)  # (..., d_k, n_k)
 
     output = np.empty(batch + (n_q, d_v), dtype=work)  # (..., n_q, d_v)
     for i0 in range(0, n_q, block_q):
@@ -155,7 +158,11 @@ def tiled_attention(q, k, v, mask=None, *, causal=False, scale=None, block_size=
         stop = min(n_k, max(0, i1 + offset)) if causal else n_k
         for j0 in range(0, stop, block_k):
             j1 = min(j0 + block_k, n_k)
-            scores = _tile_scores(q[..., i0:i1, :], k[..., j0:j1, :], s, (i0, i1, j0, j1))
+            if checked:
+                scores = _tile_scores(q[..., i0:i1, :], k[..., j0:j1, :], s, (i0, i1, j0, j1))
+            else:
+                scores = q[..., i0:i1, :] @ kt[..., j0:j1]  # (..., bq, bk), a new array
+                scores *= s
             allowed = None if mask is None else mask[..., i0:i1, j0:j1]  # (..., bq, bk) view
             if causal and j1 - 1 > i0 + offset:  # the tile crosses the diagonal
                 below = np.arange(j0, j1)[None, :] <= rows + offset  # (bq, bk)
@@ -163,7 +170,7 @@ def tiled_attention(q, k, v, mask=None, *, causal=False, scale=None, block_size=
             if allowed is not None:
                 scores = np.where(allowed, scores, -np.inf)  # (..., bq, bk)
             m, l, rescale, e = _fold(m, l, scores)  # e: (..., bq, bk) = exp(scores - m)
-            acc = acc * rescale[..., None] + e @ v[..., j0:j1, :].astype(work)  # (..., bq, d_v)
+            acc = acc * rescale[..., None] + e @ v[..., j0:j1, :]  # (..., bq, d_v)
         l = l[..., None]  # (..., bq, 1); 0 for a query with no key left
         output[..., i0:i1, :] = np.divide(acc, l, out=np.zeros_like(acc), where=l > 0)
     np.add(output, 0.0, out=output)  # turns -0.0 into 0.0, in place
