@@ -259,6 +259,8 @@ class Exercise:
         given = [0]  # hints this panel has shown
 
         def next_hint(_button):
+            if given[0] >= len(self.hints):
+                return
             given[0] += 1
             with shown:
                 display(self._hint(given[0], _PANEL))
@@ -332,12 +334,25 @@ def joined(message: str, tip: str) -> str:
     >>> joined("Expected 3.", "Stuck?")
     'Expected 3. Stuck?'
     """
-    message = message.rstrip()
+    message = finished(message)
     if not tip:
         return message
-    if message and message[-1] not in ".!?…":
-        message += "."
     return f"{message} {tip}" if message else tip
+
+
+def finished(sentence: str) -> str:
+    """``sentence`` ending in a full stop, unless it already ends in one (or in ``?``, ``!``,
+    ``…``, also before a closing bracket or quote).
+
+    Examples
+    --------
+    >>> finished("raised KeyError: 'oops'"), finished("(as above.)"), finished("")
+    ("raised KeyError: 'oops'.", '(as above.)', '')
+    """
+    sentence = sentence.rstrip()
+    if sentence and sentence.rstrip(")]'\"”’»`")[-1:] not in (".", "!", "?", "…"):
+        sentence += "."
+    return sentence
 
 
 def code_spans_html(text: str) -> str:
@@ -501,9 +516,10 @@ def call(function, *args, **kwargs):
             "to write that step yourself with numpy."
         ) from None
     except Exception as exc:
-        raise Wrong(
-            f"Calling your function with ({shown}) raised {type(exc).__name__}: {exc}"
-        ) from exc
+        said = f": {exc}" if str(exc) else ""
+        raise Wrong(finished(
+            f"Calling your function with ({shown}) raised {type(exc).__name__}{said}"
+        )) from exc
     if result is None:
         raise Wrong(f"Your function returned None for ({shown}). Did you forget `return`?")
     if not _same((args, kwargs), before):
