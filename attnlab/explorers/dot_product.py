@@ -26,7 +26,7 @@ from matplotlib.collections import LineCollection
 import attnlab
 from attnlab.examples import query_and_keys_2d
 from attnlab.explorers.base import Explorer
-from attnlab.explorers.numbers import factor, num
+from attnlab.explorers.number_text import factor, num
 from attnlab.plots.vectors import OKABE_ITO, QUERY_COLOUR, label_position, plane, plot_vectors
 
 ALIGNED_DEG = 5.0  # within this many degrees of 0° (180°) a pair reads as aligned (opposite)

@@ -83,7 +83,7 @@ PLANE_LIMITS = tuple((float(c - _SIDE / 2), float(c + _SIDE / 2)) for c in (_LOW
 del _LOW, _HIGH, _SIDE
 ARROW_WIDTH, HEAD_WIDTH, HEAD_LENGTH = 0.045, 0.14, 0.17  # contribution arrows, in data units
 PULL_WIDTH = (0.6, 5.0)  # line width of a pull line: base + slope * weight, in points
-WEIGHT_SIZE = 8.0  # font size of the numbers above the bars, in points
+WEIGHT_SIZE = 9.0  # font size of the numbers above the bars, in points
 WEIGHT_TOP, T_LABEL_Y = 1.22, 1.16  # the weight axis ends above the numbers and the T label
 
 
@@ -191,7 +191,7 @@ class MixtureExplorer(Explorer):
         values, labels = EXAMPLE.values, EXAMPLE.labels
         plane(plane_ax, unit_circle=False)
         plane_ax.set(xlim=PLANE_LIMITS[0], ylim=PLANE_LIMITS[1])
-        mix = " + ".join(f"w_{label}·{label}" for label in labels)
+        mix = " + ".join(rf"$w_\mathrm{{{label}}}$·{label}" for label in labels)
         plane_ax.set_title(f"output = {mix}", fontsize=10)
         plane_ax.add_patch(Polygon(values, closed=True, facecolor="0.5", alpha=0.12,
                                    edgecolor="none", zorder=0.5))  # fmt: skip
@@ -218,12 +218,12 @@ class MixtureExplorer(Explorer):
             handles=[
                 Line2D([], [], linestyle="none", marker="o", markersize=7,
                        markerfacecolor="white", markeredgecolor=OUTPUT_COLOUR,
-                       markeredgewidth=1.8, label="output Σ w_j v_j"),
-                Line2D([], [], color="0.3", linewidth=3, label="w_j v_j, tip to tail"),
+                       markeredgewidth=1.8, label=r"output $\Sigma_j\, w_j v_j$"),
+                Line2D([], [], color="0.3", linewidth=3, label=r"$w_j v_j$, tip to tail"),
                 Line2D([], [], color="0.3", alpha=0.45, linewidth=2,
-                       label="to v_j, as thick as w_j"),
+                       label=r"to $v_j$, as thick as $w_j$"),
             ],
-            loc="lower right", fontsize=7, frameon=True, framealpha=0.9, handlelength=1.6,
+            loc="lower right", fontsize=9, frameon=True, framealpha=0.9, handlelength=1.6,
         )  # fmt: skip
 
         keys = np.arange(N_VALUES)  # (n_k,)
@@ -268,7 +268,7 @@ class MixtureExplorer(Explorer):
         for bar, w in zip(artists["bars"], state.weights, strict=True):
             bar.set_height(w)
         keys = np.arange(N_VALUES)  # (n_k,)
-        artists["numbers"].set_offsets(np.column_stack([keys, state.weights + 0.05]))  # (n_k, 2)
+        artists["numbers"].set_offsets(np.column_stack([keys, number_heights(state.weights)]))
         artists["numbers"].set_texts([f"{w:.2f}" for w in state.weights], ["black"] * N_VALUES)
         artists["temperature"].set_texts([f"T = {state.temperature:g}"], ["black"])
 
@@ -279,6 +279,36 @@ class MixtureExplorer(Explorer):
         scores = widgets.VBox([self.controls[f"score_{j + 1}"] for j in range(N_VALUES)])
         top = widgets.HBox([scores, self.controls["temperature"]])
         return widgets.VBox([top, self.view.widget, self.readout, self.error])
+
+
+def number_heights(weights, gap=0.05, clear=0.045):
+    """Where the weight above each bar goes: ``gap`` above the bar, but off the dashed 1/n line.
+
+    A number centred within ``clear`` of the line 1/n (equal weights) would be crossed
+    by it, so it moves up to ``clear`` above the line.
+
+    Parameters
+    ----------
+    weights : array_like, shape (n_k,)
+        Bar heights, in [0, 1].
+    gap, clear : float
+        In weight units: the number's centre above the bar top, and its half-height
+        plus a margin.
+
+    Returns
+    -------
+    ndarray, shape (n_k,)
+
+    Examples
+    --------
+    >>> number_heights([0.6, 0.3, 0.1]).round(3).tolist()   # 0.35 would sit on 1/3
+    [0.65, 0.378, 0.15]
+    """
+    weights = np.asarray(weights, dtype=float)  # (n_k,)
+    line = 1 / weights.size
+    heights = weights + gap  # (n_k,)
+    on_line = np.abs(heights - line) < clear  # (n_k,)
+    return np.where(on_line, line + clear, heights)  # (n_k,)
 
 
 def _num(x: float, digits: int = 2) -> str:

@@ -27,6 +27,7 @@ from matplotlib.patches import Patch
 import attnlab
 from attnlab.examples import COLLAPSE_ROW, SCORE_ROW
 from attnlab.explorers.base import Explorer
+from attnlab.explorers.number_text import general
 from attnlab.plots.weights import PALETTE
 
 GROUP_WIDTH = 0.8  # of the unit space between two keys
@@ -297,10 +298,11 @@ class OverflowExplorer(Explorer):
         drawn["nan"].set_verts(bar_rectangles(np.ones_like(weights))[is_nan])
 
     def describe(self, state) -> str:
-        scores = ", ".join(f"{v:g}" for v in state.scores)
+        scores = ", ".join(general(v, 6) for v in state.scores)
+        n = state.scores.size
         rows = "".join(
             f"<tr><td>{name}</td><td>{limit:.2f}</td>"
-            f"<td>{_verdict(broken)}</td><td>{_weights(naive)}</td><td>{_weights(stable)}</td></tr>"
+            f"<td>{_verdict(broken)}</td>{_weights(naive)}{_weights(stable)}</tr>"
             for name, limit, broken, naive, stable in zip(
                 state.dtypes,
                 state.limits,
@@ -312,10 +314,10 @@ class OverflowExplorer(Explorer):
         )
         return (
             f"<div>s = {state.scale:g}: scores s · x = [{scores}]; the largest, "
-            f"<b>{state.largest:g}</b>, is what the naive formula exponentiates.</div>"
+            f"<b>{general(state.largest, 6)}</b>, is what the naive formula exponentiates.</div>"
             '<table style="font-family:monospace;text-align:right;border-spacing:10px 0">'
-            "<tr><th>dtype</th><th>ln(max)</th><th>naive</th><th>naive weights</th>"
-            "<th>stable weights</th></tr>"
+            "<tr><th>dtype</th><th>ln(max)</th><th>naive</th>"
+            f'<th colspan="{n}">naive weights</th><th colspan="{n}">stable weights</th></tr>'
             f"{rows}</table>"
         )
 
@@ -327,8 +329,12 @@ def _verdict(broken) -> str:
 
 
 def _weights(row) -> str:
-    """Weights to 3 decimals; a NaN entry is written as the word "overflow" in red."""
+    """One table cell per weight, to 3 decimals; a NaN is the word "overflow" in red.
+
+    A cell each keeps the columns aligned from row to row when "overflow" (8 letters)
+    replaces a number (5).
+    """
     cells = [
         f'<b style="color:{NAN_COLOUR}">overflow</b>' if np.isnan(w) else f"{w:.3f}" for w in row
     ]
-    return " ".join(cells)
+    return "".join(f"<td>{cell}</td>" for cell in cells)

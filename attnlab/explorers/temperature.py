@@ -25,6 +25,7 @@ import numpy as np
 import attnlab
 from attnlab.examples import SCORE_ROW
 from attnlab.explorers.base import Explorer, score_slider
+from attnlab.explorers.number_text import plus_minus
 from attnlab.plots.weights import PALETTE
 
 SCORE_RANGE = (-5.0, 5.0)
@@ -200,7 +201,7 @@ class TemperatureExplorer(Explorer):
 
     def describe(self, state) -> str:
         rows = "".join(
-            f"<tr><td>key {j + 1}</td><td>{x:+.2f}</td><td>{xs:+.1f}</td>"
+            f"<tr><td>key {j + 1}</td><td>{plus_minus(x, 2)}</td><td>{plus_minus(xs, 1)}</td>"
             f"<td><b>{_weight(w)}</b></td></tr>"
             for j, (x, xs, w) in enumerate(
                 zip(state.scores, state.scaled, state.weights, strict=True)
