@@ -150,7 +150,7 @@ def test_a_check_before_the_lesson_import_says_to_run_the_first_cell(kernel):
 def test_the_learners_own_name_errors_keep_their_traceback(kernel):
     status, text = kernel.run("def f():\n    return not_a_name\n\nf()")
     assert status == "error"
-    assert "Traceback" in text or "----" in text, text
+    assert "Traceback (most recent call last)" in text, text  # the usual traceback
     assert "NameError: name 'not_a_name' is not defined" in text
     status, text = kernel.run("total = missing_value + 1")
     assert status == "error" and "NameError" in text and "not defined yet" not in text
@@ -174,8 +174,23 @@ def test_nothing_changes_under_nbgrader(tmp_path):
         status, text = graded.run(CHECK)
         assert status == "error" and "AssertionError" in text and "not attempted yet" in text
         status, text = graded.run("lesson3.stable_softmax.check(stable_softmax)")
-        assert status == "error" and "Traceback" in text or "----" in text, text
+        assert status == "error" and "Traceback (most recent call last)" in text, text
         assert "NameError" in text and "not defined yet" not in text
         assert graded.run("print(get_ipython().custom_exceptions)")[1] == "()"
     finally:
         graded.close()
+
+
+def test_nothing_is_registered_in_a_grading_kernel(tmp_path):
+    """The grading kernel imports its worker first (attnlab.grading.remote.CleanKernel)."""
+    grading = Kernel(tmp_path)
+    try:
+        assert grading.run("import attnlab.grading.worker as __attnlab_worker__")[0] == "ok"
+        assert grading.run("from attnlab.exercises import lesson3")[0] == "ok"
+        status, text = grading.run(
+            "from attnlab.exercises import cells\n"
+            "print(get_ipython().custom_exceptions, cells.watch(),\n"
+            "      getattr(get_ipython(), '_attnlab_watching', False))")
+        assert (status, text) == ("ok", "() False False")
+    finally:
+        grading.close()
