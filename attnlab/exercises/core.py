@@ -247,7 +247,8 @@ class Exercise:
     def help_panel(self):
         """Buttons for the next hint and the solution, for learners who prefer clicking.
 
-        Returns an ``ipywidgets.VBox``; the hints appear below the buttons.
+        Returns an ``ipywidgets.VBox``; the hints appear below the buttons, in their own words
+        ("Press Next hint"), one tier per click; after the last one the button is switched off.
         """
         import ipywidgets as widgets
         from IPython.display import display
