@@ -213,7 +213,7 @@ class TemperatureExplorer(Explorer):
             f"of at most {state.max_entropy:.3f} · spread over about "
             f"<b>{state.effective:.2f}</b> of {state.scores.size} keys</div>"
             '<table style="font-family:monospace;text-align:right;border-spacing:12px 0">'
-            "<tr><th></th><th>x</th><th>x / T</th><th>weight</th></tr>"
+            "<tr><th>key</th><th>x</th><th>x / T</th><th>weight</th></tr>"
             f"{rows}</table>"
         )
 
