@@ -180,7 +180,7 @@ def _by_rule(violations: list[Violation]) -> str:
 # Every element a keyboard user can reach or operate inside an explorer, in document order.
 _LIST_CONTROLS = """([root, attr]) => {
   const focusable = 'input, select, button, textarea, [role=slider], [role=radio], '
-    + '[role=checkbox], [role=switch], [role=button], [tabindex]';
+    + '[role=checkbox], [role=switch], [role=button], [tabindex], [contenteditable=true]';
   const shown = el => el.getClientRects().length > 0
     && getComputedStyle(el).visibility !== 'hidden';
   const label = el => {
@@ -210,8 +210,9 @@ _LIST_CONTROLS = """([root, attr]) => {
       && !(el.getAttribute('tabindex') === '-1' && !el.getAttribute('role')));
   return found.map((el, i) => {
     el.setAttribute(attr, `${root}-${i}`);
+    const radio = (el.getAttribute('type') || '').toLowerCase() === 'radio';
     return { id: `${root}-${i}`, kind: kind(el), label: label(el), tag: el.tagName.toLowerCase(),
-             tabIndex: el.tabIndex };
+             tabIndex: el.tabIndex, group: radio ? el.name : null, checked: radio && el.checked };
   });
 }"""
 
@@ -251,7 +252,8 @@ _ACTIVE_CELL = """() => {
 
 
 def controls(page: lab.LessonPage, explorer: int) -> list[dict]:
-    """Every visible focusable element of explorer ``explorer``: id, kind, label, tag, tabIndex.
+    """Every visible focusable element of explorer ``explorer``: id, kind, label, tag, tabIndex,
+    and for a native radio its group name and whether it is checked.
 
     ``kind`` is slider, select, checkbox, radio, button, text (readouts one can type into) or
     other. Each element is tagged with ``data-attnlab-a11y-control=id`` to find it again.
@@ -403,13 +405,33 @@ def press_every_control(page: lab.LessonPage, explorer: int) -> list[KeyResult]:
     return results
 
 
+def _tab_stops(found: list[dict]) -> list[dict]:
+    """The controls Tab stops at: a native radio group is one stop, its checked radio.
+
+    >>> radios = [{"group": "g", "checked": c} for c in (False, True)]
+    >>> _tab_stops([{"group": None}, *radios])
+    [{'group': None}, {'group': 'g', 'checked': True}]
+    """
+    stops, groups = [], {}
+    for control in found:
+        group = control.get("group")
+        if not group:
+            stops.append(control)
+        elif group not in groups:
+            groups[group] = len(stops)
+            stops.append(control)
+        elif control["checked"]:
+            stops[groups[group]] = control
+    return stops
+
+
 def tab_order_problems(page: lab.LessonPage, explorer: int) -> list[str]:
     """Whether Tab walks through the explorer's controls in document order, reaching each.
 
     Focus the first control and press Tab: focus must move to the next tabbable control of
     the explorer each time (and never leave the explorer before the last one).
     """
-    tabbable = [c for c in controls(page, explorer) if c["tabIndex"] >= 0]
+    tabbable = _tab_stops([c for c in controls(page, explorer) if c["tabIndex"] >= 0])
     problems = [
         f"{c['kind']} {c['label']!r} cannot be reached with Tab (tabindex -1)"
         for c in controls(page, explorer)

@@ -89,3 +89,12 @@ def lab_server() -> Iterator[lab.LabServer]:
     """A private JupyterLab serving a temp copy of the lessons; stopped by PID afterwards."""
     with lab.LabServer(lab.notebook_dir()) as server:
         yield server
+
+
+@pytest.fixture(scope="session")
+def nb7_server() -> Iterator[lab.LabServer]:
+    """A private Jupyter Notebook 7 serving a temp copy of the lessons; stopped by PID after."""
+    from nb7_harness import NotebookServer
+
+    with NotebookServer(lab.notebook_dir()) as server:
+        yield server
