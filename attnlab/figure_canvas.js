@@ -4,20 +4,65 @@
 //
 // Messages from the kernel: {kind: "tiles", width, height, rects: [[x, y, w, h], ...]} with
 // one buffer holding the tiles' RGBA rows back to back, in the order of `rects`.
-// Message to the kernel: {kind: "frame-please"}, asking for the whole current frame (sent
-// by every new view, so a view never shows a stale picture).
+// Messages to the kernel: {kind: "frame-please"}, asking for the whole current frame (sent
+// by every new view, so a view never shows a stale picture); {kind: "theme", dark} with the
+// page's JupyterLab theme, when the view appears and whenever the theme changes.
+//
+// When the kernel behind the figure is gone (restarted, stopped, or the notebook was
+// reopened from a file with saved widget state) the figure can no longer change: the view
+// dims it and lays a banner over it saying to run the cell again, and marks the explorer
+// around it with the class "attnlab-disconnected".
+
+const BANNER_TEXT =
+  "This explorer lost its kernel (restarted or stopped). " +
+  "Run this cell again (Shift+Enter) to bring it back.";
+const DISCONNECTED = "jupyter-widgets-disconnected"; // set by ipywidgets when comm_live is false
+const DEAD_STATUSES = new Set(["restarting", "autorestarting", "dead", "terminating"]);
+const KEEP_PICTURE_MS = 1500; // quiet time before the picture is kept for a saved notebook
 
 function bytesOf(buffer) {
   if (buffer instanceof ArrayBuffer) return new Uint8ClampedArray(buffer);
   return new Uint8ClampedArray(buffer.buffer, buffer.byteOffset, buffer.byteLength);
 }
 
+function pageIsDark() {
+  return document.body.dataset.jpThemeLight === "false";
+}
+
+function makeBanner() {
+  const banner = document.createElement("div");
+  banner.className = "attnlab-kernel-lost";
+  banner.setAttribute("role", "alert");
+  banner.textContent = BANNER_TEXT;
+  Object.assign(banner.style, {
+    position: "absolute",
+    left: "0",
+    right: "0",
+    top: "0",
+    padding: "8px 12px",
+    background: "#fff4ce",
+    color: "#3d2e00",
+    borderBottom: "3px solid #c99400",
+    font: "600 14px/1.4 var(--jp-ui-font-family, sans-serif)",
+    display: "none",
+  });
+  return banner;
+}
+
 function render({ model, el }) {
+  const frame = document.createElement("div");
+  frame.className = "attnlab-figure-frame";
+  Object.assign(frame.style, { position: "relative", display: "inline-block", maxWidth: "100%" });
   const canvas = document.createElement("canvas");
   canvas.className = "attnlab-figure";
   canvas.setAttribute("role", "img");
+  canvas.style.display = "block";
+  const banner = makeBanner();
+  frame.append(canvas, banner);
   const ctx = canvas.getContext("2d");
   let painted = false;
+  let lost = false;
+  let keepTimer = null;
 
   function resize(width, height) {
     if (canvas.width === width && canvas.height === height) return;
@@ -31,6 +76,18 @@ function render({ model, el }) {
     canvas.setAttribute("aria-label", model.get("alt") || "figure");
   }
 
+  // The picture as it is now goes into this view's copy of the widget state (never sent to
+  // the kernel), so a notebook saved with widget state reopens showing it.
+  function keepPictureSoon() {
+    clearTimeout(keepTimer);
+    keepTimer = setTimeout(() => {
+      canvas.toBlob(async (blob) => {
+        if (!blob || lost) return;
+        model.set("initial_png", new DataView(await blob.arrayBuffer()));
+      }, "image/png");
+    }, KEEP_PICTURE_MS);
+  }
+
   function paintTiles(msg, buffers) {
     if (!msg || msg.kind !== "tiles" || !buffers || !buffers.length) return;
     resize(msg.width, msg.height);
@@ -42,6 +99,7 @@ function render({ model, el }) {
       offset += n;
     }
     painted = true;
+    keepPictureSoon();
   }
 
   // The frame as it was when the widget was displayed, so the figure appears at once even
@@ -57,16 +115,70 @@ function render({ model, el }) {
     bitmap.close();
   }
 
+  // ---- the kernel is gone: say so where the explorer is
+  function showLost() {
+    if (lost) return;
+    lost = true;
+    clearTimeout(keepTimer);
+    banner.style.display = "block";
+    canvas.style.opacity = "0.45";
+    el.classList.add("attnlab-disconnected");
+    el.closest(".attnlab-explorer")?.classList.add("attnlab-disconnected");
+  }
+
+  function checkLive() {
+    if (el.classList.contains(DISCONNECTED)) showLost();
+  }
+
+  // ipywidgets sets DISCONNECTED on this view's node when the model's comm goes dead (kernel
+  // restart) and from the start for models restored from a saved notebook; anywidget's
+  // model proxy does not expose comm_live itself, so the class is the signal.
+  const classWatch = new MutationObserver(checkLive);
+  classWatch.observe(el, { attributes: true, attributeFilter: ["class"] });
+  model.on("comm_live_update", checkLive);
+
+  // A kernel shut down or dead (not only restarted) never closes the comms: watch it too.
+  const kernel = model.widget_manager?.kernel;
+  function onStatus(_, status) {
+    if (DEAD_STATUSES.has(status)) showLost();
+  }
+  function onDisposed() {
+    showLost();
+  }
+  kernel?.statusChanged?.connect(onStatus);
+  kernel?.disposed?.connect(onDisposed);
+
+  // ---- the page's theme, for the kernel to restyle the figure
+  let sentDark = null;
+  function sendTheme() {
+    const dark = pageIsDark();
+    if (dark === sentDark || lost) return;
+    sentDark = dark;
+    model.send({ kind: "theme", dark });
+  }
+  const themeWatch = new MutationObserver(sendTheme);
+  themeWatch.observe(document.body, { attributes: true, attributeFilter: ["data-jp-theme-light"] });
+
   resize(model.get("width"), model.get("height"));
   describe();
-  el.appendChild(canvas);
+  el.appendChild(frame);
   model.on("msg:custom", paintTiles);
   model.on("change:alt", describe);
   paintInitial().catch((err) => console.error("attnlab: initial frame", err));
-  model.send({ kind: "frame-please" });
+  checkLive();
+  if (!lost) {
+    sendTheme();
+    model.send({ kind: "frame-please" });
+  }
   return () => {
+    clearTimeout(keepTimer);
+    classWatch.disconnect();
+    themeWatch.disconnect();
+    kernel?.statusChanged?.disconnect(onStatus);
+    kernel?.disposed?.disconnect(onDisposed);
     model.off("msg:custom", paintTiles);
     model.off("change:alt", describe);
+    model.off("comm_live_update", checkLive);
   };
 }
 

@@ -112,6 +112,9 @@ class FigureCanvas(anywidget.AnyWidget):
     height = traitlets.Int(0).tag(sync=True)
     alt = traitlets.Unicode("").tag(sync=True)
     initial_png = traitlets.Bytes(b"").tag(sync=True)
+    #: Whether the page shows a dark theme, as the last view reported it (kernel-side only;
+    #: :class:`attnlab.live.LiveFigure` restyles its figure when it changes).
+    dark = traitlets.Bool(False)
 
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
@@ -168,5 +171,8 @@ class FigureCanvas(anywidget.AnyWidget):
         self.messages_sent += 1
 
     def _on_view_message(self, widget, content, buffers) -> None:
-        if content.get("kind") == "frame-please" and self._pixels is not None:
+        kind = content.get("kind")
+        if kind == "theme":
+            self.dark = bool(content.get("dark"))
+        elif kind == "frame-please" and self._pixels is not None:
             self._send_tiles([(0, 0, self._pixels.shape[1], self._pixels.shape[0])])

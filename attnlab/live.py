@@ -24,7 +24,12 @@ from collections.abc import Iterable
 import numpy as np
 from matplotlib.artist import Artist
 from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.collections import Collection
+from matplotlib.colors import to_rgba
 from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+from matplotlib.patches import Patch
+from matplotlib.text import Text
 
 from attnlab.figure_canvas import FigureCanvas
 
@@ -50,6 +55,259 @@ def flatten_artists(obj) -> list[Artist]:
     if isinstance(obj, Iterable) and not isinstance(obj, str):
         return [artist for item in obj for artist in flatten_artists(item)]
     raise TypeError(f"expected matplotlib artists, got {type(obj).__name__}")
+
+
+DARK_FACE = 0.067  # grey level of JupyterLab's dark page (#111111), where white was
+DARK_INK = 0.9  # grey level of text and lines that were black (#e6e6e6)
+NEUTRAL_SPREAD = 0.12  # a colour whose channels differ by less is a grey: it follows the theme
+DIM_LUMINANCE = 0.3  # a data colour darker than this is lightened on a dark page
+
+
+def themed_colour(rgba, dark: bool) -> tuple:
+    """The colour to draw ``rgba`` with on a dark (or light) page; light colours are the originals.
+
+    Greys (white backgrounds, black text, grey grid lines) swap ends of the grey scale: white
+    becomes the dark page's grey, black a light ink. Saturated colours (data) keep their hue;
+    dark ones are lightened so they stay readable on the dark page. Alpha is kept.
+
+    Parameters
+    ----------
+    rgba : colour
+        Anything :func:`matplotlib.colors.to_rgba` accepts.
+    dark : bool
+        False returns the colour unchanged (as an RGBA tuple).
+
+    Returns
+    -------
+    tuple of 4 float
+
+    Examples
+    --------
+    >>> [round(c, 3) for c in themed_colour("white", dark=True)]
+    [0.067, 0.067, 0.067, 1.0]
+    >>> [round(c, 3) for c in themed_colour("black", dark=True)]
+    [0.9, 0.9, 0.9, 1.0]
+    >>> themed_colour("#0072b2", dark=True) == to_rgba("#0072b2")  # a data colour stays
+    True
+    >>> themed_colour("white", dark=False)
+    (1.0, 1.0, 1.0, 1.0)
+    """
+    r, g, b, a = to_rgba(rgba)
+    if not dark:
+        return (r, g, b, a)
+    if max(r, g, b) - min(r, g, b) < NEUTRAL_SPREAD:
+        grey = DARK_INK - (max(r, g, b) + min(r, g, b)) / 2 * (DARK_INK - DARK_FACE)
+        return (grey, grey, grey, a)
+    if 0.2126 * r + 0.7152 * g + 0.0722 * b < DIM_LUMINANCE:
+        return (r + (1 - r) * 0.45, g + (1 - g) * 0.45, b + (1 - b) * 0.45, a)
+    return (r, g, b, a)
+
+
+def _themed_array(colours: np.ndarray, dark: bool) -> np.ndarray:
+    """:func:`themed_colour` for each row of an (n, 4) colour array."""
+    return np.array([themed_colour(c, dark) for c in colours]).reshape(-1, 4)  # (n, 4)
+
+
+# (artist type, colour property) pairs the theme changes; each has get_<p> and set_<p>
+_PROPERTIES = [
+    (Text, ("color",)),
+    (Line2D, ("color", "markerfacecolor", "markeredgecolor")),
+    (Patch, ("facecolor", "edgecolor")),
+    (Collection, ("facecolor", "edgecolor")),
+]
+
+
+class FigureTheme:
+    """Restyles a figure for a light or dark page, and back, without touching rcParams.
+
+    Every colour is computed from the colour the artist had before the first restyle
+    (kept here), so restyling twice changes nothing and going back to light restores
+    exactly what was drawn. Colour-mapped content (images, meshes, and everything drawn
+    over them, such as cell values on a heatmap) is left as it is; the axes around it
+    follow the theme.
+
+    Parameters
+    ----------
+    figure : matplotlib.figure.Figure
+
+    Examples
+    --------
+    >>> from matplotlib.figure import Figure
+    >>> figure = Figure()
+    >>> ax = figure.subplots()
+    >>> line, = ax.plot([0, 1], color="black")
+    >>> theme = FigureTheme(figure)
+    >>> theme.apply(dark=True)
+    >>> [round(c, 2) for c in figure.patch.get_facecolor()], line.get_color() != "black"
+    ([0.07, 0.07, 0.07, 1.0], True)
+    >>> theme.apply(dark=False)
+    >>> line.get_color(), figure.patch.get_facecolor()
+    ('black', (1.0, 1.0, 1.0, 1.0))
+    """
+
+    def __init__(self, figure: Figure):
+        self.figure = figure
+        self.dark = False
+        self._originals: dict[tuple[int, str], tuple[Artist, object]] = {}
+        self._applied: dict[tuple[int, str], object] = {}
+        self._modes: dict[tuple[int, str], bool] = {}  # whether dark colours are applied
+        self._themed: set[int] = set()  # ids of the artists the last apply() restyled
+
+    def apply(self, dark: bool) -> None:
+        """Restyle every themed artist of the figure for a dark (or light) page."""
+        self.dark = bool(dark)
+        for axes in self.figure.get_axes():
+            self._restyle_ticks(axes)
+        artists = self._artists()
+        self._themed = {id(artist) for artist in artists}
+        for artist in artists:
+            self.restyle(artist)
+
+    def follow(self, artists: list[Artist]) -> None:
+        """Restyle those of ``artists`` the theme covers, if their colours changed since.
+
+        For the moving artists, whose colours an explorer's ``draw`` may set on any frame.
+        """
+        if self.dark:
+            for artist in artists:
+                if id(artist) in self._themed:
+                    self.restyle(artist)
+
+    def restyle(self, artist: Artist) -> None:
+        """Give one artist the colours of the current theme (from its original colours).
+
+        A colour changed by someone else since the last restyle (an explorer's ``draw``)
+        becomes that artist's new original.
+        """
+        for kind, properties in _PROPERTIES:
+            if isinstance(artist, kind):
+                for name in properties:
+                    self._restyle_property(artist, name)
+        if isinstance(artist, Text) and artist.get_bbox_patch() is not None:
+            self.restyle(artist.get_bbox_patch())
+
+    def _restyle_property(self, artist: Artist, name: str) -> None:
+        key = (id(artist), name)
+        current = _raw_colour(artist, name)
+        known = key in self._originals
+        if known and _same(current, self._applied[key]):
+            if self._modes[key] == self.dark:
+                return  # nothing changed since the last restyle
+        elif known or self.dark:  # new, or changed by someone else: a new original
+            self._originals[key] = (artist, _copy(current), _copy(_shown_colour(artist, name)))
+            self._applied[key], self._modes[key] = _copy(current), False
+            if not self.dark:
+                return
+        else:
+            return  # never restyled and the page is light: nothing to do
+        _, raw, shown = self._originals[key]
+        getattr(artist, f"set_{name}")(_themed(shown, True) if self.dark else raw)
+        self._applied[key], self._modes[key] = _copy(_raw_colour(artist, name)), self.dark
+
+    def _restyle_ticks(self, axes) -> None:
+        """Ticks made later (new tick positions) take the theme's colours too.
+
+        Only the axis' defaults for new ticks change here; the ticks that exist are restyled
+        one by one with the other artists, so colours an explorer gave single tick labels stay.
+        """
+        for axis in (axes.xaxis, axes.yaxis):
+            ticks = axis.get_major_ticks() + axis.get_minor_ticks()
+            for major, defaults in ((True, axis._major_tick_kw), (False, axis._minor_tick_kw)):
+                key = (id(axis), f"new ticks {major}")
+                if key not in self._originals:
+                    if not self.dark or not ticks:
+                        continue
+                    first = ticks[0]
+                    shown = {"color": first.tick1line.get_color(),
+                             "labelcolor": first.label1.get_color(),
+                             "grid_color": first.gridline.get_color()}  # fmt: skip
+                    raw = {name: defaults.get(name) for name in shown}
+                    self._originals[key] = (axis, raw, shown)
+                _, raw, shown = self._originals[key]
+                for name in raw:
+                    colour = _themed(shown[name], True) if self.dark else raw[name]
+                    if colour is None:
+                        defaults.pop(name, None)
+                    else:
+                        defaults[name] = colour
+
+    def _artists(self) -> list[Artist]:
+        """Every artist the theme restyles, figure and axes chrome first."""
+        figure = self.figure
+        found: list[Artist] = [figure.patch, *figure.texts]
+        for legend in figure.legends:
+            found += _legend_artists(legend)
+        for axes in figure.get_axes():
+            found += [axes.patch, *axes.spines.values(), axes.title, axes._left_title,
+                      axes._right_title, axes.xaxis.label, axes.yaxis.label,
+                      axes.xaxis.get_offset_text(), axes.yaxis.get_offset_text()]  # fmt: skip
+            for axis in (axes.xaxis, axes.yaxis):
+                for tick in axis.get_major_ticks() + axis.get_minor_ticks():
+                    found += [tick.tick1line, tick.tick2line, tick.label1, tick.label2,
+                              tick.gridline]  # fmt: skip
+            if axes.get_legend() is not None:
+                found += _legend_artists(axes.get_legend())
+            if not _colour_mapped(axes):
+                found += [*axes.lines, *axes.patches, *axes.collections, *axes.texts]
+            else:  # only texts placed outside the data (titles in axes coordinates)
+                found += [t for t in axes.texts if t.get_transform() is not axes.transData]
+                for table in axes.tables:
+                    for cell in table.get_celld().values():
+                        found += [cell, cell.get_text()]
+        return found
+
+
+def _legend_artists(legend) -> list[Artist]:
+    return [legend.get_frame(), legend.get_title(), *legend.get_texts(),
+            *legend.legend_handles]  # fmt: skip
+
+
+def _colour_mapped(axes) -> bool:
+    """Whether the axes show an image or colour-mapped collection (their data keeps colours)."""
+    return bool(axes.images) or any(c.get_array() is not None for c in axes.collections)
+
+
+def _themed(colour, dark: bool):
+    """:func:`themed_colour` for a colour as an artist returns it: one colour or an array.
+
+    Fully transparent colours ("none") stay transparent.
+    """
+    if not dark:
+        return colour
+    if isinstance(colour, np.ndarray) and colour.ndim == 2:
+        return _themed_array(colour, dark)
+    if isinstance(colour, str) and colour.lower() == "none" or to_rgba(colour)[3] == 0:
+        return "none"
+    return themed_colour(colour, dark)
+
+
+def _raw_colour(artist: Artist, name: str):
+    """The colour as last given to the artist's setter (so setting it back restores exactly)."""
+    if isinstance(artist, Patch) and name in ("facecolor", "edgecolor"):
+        return getattr(artist, f"_original_{name}")  # get_* would include the patch's alpha
+    return getattr(artist, f"get_{name}")()
+
+
+def _shown_colour(artist: Artist, name: str):
+    """The colour the artist is drawn with (defaults resolved), to compute the themed one from."""
+    if isinstance(artist, Patch) and name in ("facecolor", "edgecolor"):
+        raw = getattr(artist, f"_original_{name}")
+        if raw is None or isinstance(raw, str) and raw.lower() == "none":
+            return getattr(artist, f"get_{name}")() if raw is None else "none"
+        return raw
+    return getattr(artist, f"get_{name}")()
+
+
+def _copy(colour):
+    return colour.copy() if isinstance(colour, np.ndarray) else colour
+
+
+def _same(a, b) -> bool:
+    if isinstance(a, np.ndarray) and isinstance(b, np.ndarray):
+        return a.shape == b.shape and np.array_equal(a, b)
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return False
+    return type(a) is type(b) and a == b
 
 
 class LiveFigure:
@@ -92,8 +350,10 @@ class LiveFigure:
         FigureCanvasAgg(self.figure)
         width, height = self.figure.canvas.get_width_height()
         self.widget = FigureCanvas(width=width, height=height)
+        self.theme = FigureTheme(self.figure)
         self._moving: list[Artist] = []
         self._background = None
+        self.widget.observe(self._on_theme, names="dark")
 
     def set_moving(self, artists) -> None:
         """Declare the artists that change between frames; they are left out of the background."""
@@ -114,9 +374,24 @@ class LiveFigure:
             self._background = canvas.copy_from_bbox(self.figure.bbox)
         else:
             canvas.restore_region(self._background)
+        self.theme.follow(self._moving)
         for artist in self._moving:
             self.figure.draw_artist(artist)
         return np.asarray(canvas.buffer_rgba())  # (height, width, 4)
+
+    def set_dark(self, dark: bool) -> None:
+        """Restyle the figure for a dark (or light) page and send the new frame.
+
+        The canvas view calls this (through ``widget.dark``) with the JupyterLab theme.
+        """
+        if bool(dark) == self.theme.dark:
+            return
+        self.theme.apply(dark)
+        self.invalidate()
+        self.render()
+
+    def _on_theme(self, change) -> None:
+        self.set_dark(change["new"])
 
     def render(self) -> None:
         """Draw the current state and send it to the browser."""
