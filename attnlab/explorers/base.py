@@ -15,6 +15,7 @@ kept in ``last_error``; it is never swallowed.
 
 from __future__ import annotations
 
+import base64
 import html
 import io
 import traceback
@@ -28,9 +29,9 @@ from matplotlib.figure import Figure
 from attnlab.live import LiveFigure
 
 FALLBACK_TEXT = (
-    "This is an interactive explorer, but its widgets are not live here.\n"
-    "Open the course in JupyterLab (run `./run.sh lab` in the attnlab folder), "
-    "then Kernel > Restart Kernel and Run All Cells.\n"
+    "Here was the {name} explorer: sliders and a live figure. Its widgets are not live here.\n"
+    "To bring it back, run this cell again (Shift+Enter) with the course open in JupyterLab "
+    "(`./run.sh lab` in the attnlab folder), or Kernel > Restart Kernel and Run All Cells.\n"
     "Lesson 0 has a widget self-test that says what to fix."
 )
 
@@ -177,9 +178,17 @@ class Explorer:
             self.update()
 
     def _repr_mimebundle_(self, **kwargs):
+        """The widget view, with the figure as PNG and a note for where widgets are not live.
+
+        JupyterLab shows the widget; a saved notebook keeps the PNG too, so GitHub and
+        nbviewer show the figure as it was, and plain text says to re-run the cell.
+        """
         self.view.widget.prepare_display()
         bundle = self.widget._repr_mimebundle_(**kwargs)
-        bundle["text/plain"] = FALLBACK_TEXT
+        png = self.view.widget.initial_png
+        if png:
+            bundle["image/png"] = base64.b64encode(png).decode("ascii")
+        bundle["text/plain"] = FALLBACK_TEXT.format(name=self.name)
         return bundle
 
 
