@@ -170,7 +170,7 @@ def test_controls(explorer):
     assert c["temperature"].description == "temperature T"
     assert c["scaled"].description == "divide by √d_k"
     for name in ("d_k", "temperature"):
-        assert c[name].continuous_update and c[name].style.description_width == "initial"
+        assert c[name].label_width == ""  # the label is as wide as its text: never cut
 
 
 def test_starts_at_the_running_example(explorer):

@@ -2,7 +2,8 @@
 
 An explorer is three things:
 
-* ``controls`` — ipywidgets (sliders, toggles) keyed by name;
+* ``controls`` — accessible sliders, dropdowns and toggles (:mod:`attnlab.controls`)
+  keyed by name;
 * ``compute(**values)`` — a pure function of the control values that returns
   everything the view shows (no drawing, so it is easy to test);
 * a view — ``build(figure)`` makes the artists once, and ``draw(artists, state)``
@@ -26,6 +27,7 @@ import ipywidgets as widgets
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
+from attnlab.controls import Readout, Slider
 from attnlab.live import LiveFigure
 
 FALLBACK_TEXT = (
@@ -45,11 +47,13 @@ class Explorer:
 
     Attributes
     ----------
-    controls : dict of str to ipywidgets.Widget
+    controls : dict of str to attnlab.controls.Control
+        Sliders, dropdowns, toggles (see :mod:`attnlab.controls`), each with ``value``.
     view : LiveFigure
         The figure; ``view.widget`` is the canvas widget that shows it.
-    readout : ipywidgets.HTML
-        Numbers that go with the figure (class ``attnlab-readout``).
+    readout : attnlab.controls.Readout
+        Numbers that go with the figure (class ``attnlab-readout``), announced by screen
+        readers when they change (a polite live region).
     error : ipywidgets.HTML
         Empty, unless an update raised (class ``attnlab-error``).
     last_error : Exception or None
@@ -69,7 +73,7 @@ class Explorer:
         self.artists = self.build(self.view.figure)
         self.view.set_moving(self.artists)
         self.view.widget.alt = f"figure of the {self.name} explorer"
-        self.readout = widgets.HTML().add_class("attnlab-readout")
+        self.readout = Readout().add_class("attnlab-readout")  # a polite live region
         self.error = widgets.HTML().add_class("attnlab-error")
         self.last_error = None
         self.state = None
@@ -192,25 +196,22 @@ class Explorer:
         return bundle
 
 
-def score_slider(key: int, value: float, limits=(-5.0, 5.0)) -> widgets.FloatSlider:
+def score_slider(key: int, value: float, limits=(-5.0, 5.0)) -> Slider:
     """The slider for one key's score, "score of key <key + 1>", in steps of 0.1.
 
     Examples
     --------
     >>> slider = score_slider(0, 1.0)
-    >>> slider.description, slider.min, slider.max, slider.step
-    ('score of key 1', -5.0, 5.0, 0.1)
+    >>> slider.description, slider.min, slider.max, slider.step, slider.text
+    ('score of key 1', -5.0, 5.0, 0.1, '1.0')
     """
     low, high = limits
-    return widgets.FloatSlider(
+    return Slider(
         value=value,
         min=low,
         max=high,
         step=0.1,
         description=f"score of key {key + 1}",
-        readout_format=".1f",
-        continuous_update=True,
-        style={"description_width": "initial"},
         layout=widgets.Layout(width="330px"),
     )
 

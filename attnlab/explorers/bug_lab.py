@@ -51,6 +51,7 @@ from matplotlib.collections import PolyCollection
 from matplotlib.patches import PathPatch, Rectangle
 
 import attnlab
+from attnlab.controls import Dropdown, SelectionSlider, ToggleButtons
 from attnlab.examples import cat_sat_down_wide
 from attnlab.explorers.base import Explorer
 from attnlab.explorers.masking import cell_squares
@@ -200,21 +201,16 @@ class BugLabExplorer(Explorer):
     figsize = (9.6, 3.5)
 
     def make_controls(self) -> dict:
-        style = {"description_width": "initial"}
-        slider = {"continuous_update": True, "style": style,
-                  "layout": widgets.Layout(width="330px")}
+        slider = {"layout": widgets.Layout(width="330px")}
         return {
-            "bug": widgets.Dropdown(options=list(BUGS), value=SCALE_BUG, description="bug",
-                                    style=style),
-            "heads": widgets.SelectionSlider(options=[(str(h), h) for h in HEADS], value=4,
-                                             description=f"heads (d_model = {D_MODEL})",
-                                             **slider),
-            "scale": widgets.SelectionSlider(options=[(f"{s:g}", s) for s in SCALES],
-                                             value=1.0, description="input scale", **slider),
-            "query": widgets.SelectionSlider(options=list(TOKENS), value="cat",
-                                             description="query row", **slider),
-            "dtype": widgets.ToggleButtons(options=list(DTYPES), value="float32",
-                                           description="dtype", style=style),
+            "bug": Dropdown(options=list(BUGS), value=SCALE_BUG, description="bug"),
+            "heads": SelectionSlider(options=[(str(h), h) for h in HEADS], value=4,
+                                     description=f"heads (d_model = {D_MODEL})", **slider),
+            "scale": SelectionSlider(options=[(f"{s:g}", s) for s in SCALES], value=1.0,
+                                     description="input scale", **slider),
+            "query": SelectionSlider(options=list(TOKENS), value="cat",
+                                     description="query row", **slider),
+            "dtype": ToggleButtons(options=list(DTYPES), value="float32", description="dtype"),
         }  # fmt: skip
 
     def compute(self, bug, heads, scale, query, dtype) -> SimpleNamespace:

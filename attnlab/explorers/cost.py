@@ -36,6 +36,7 @@ import numpy as np
 from matplotlib.collections import LineCollection
 from matplotlib.patches import Rectangle
 
+from attnlab.controls import SelectionSlider
 from attnlab.explorers.base import Explorer
 from attnlab.plots.outline_labels import OutlineLabels
 from attnlab.plots.weights import PALETTE
@@ -176,16 +177,13 @@ class CostExplorer(Explorer):
     figsize = (8.6, 3.9)
 
     def make_controls(self) -> dict:
-        style = {"description_width": "130px"}  # the same for both: the tracks line up
-        layout = widgets.Layout(width="470px")
+        same = {"label_width": "130px",  # the same for both: the tracks line up
+                "layout": widgets.Layout(width="470px")}
         return {
-            "n": widgets.SelectionSlider(options=[(f"{n:,}", n) for n in LENGTHS], value=1024,
-                                         description="sequence length N", style=style,
-                                         continuous_update=True, layout=layout),
-            "block_size": widgets.SelectionSlider(options=[(f"{b:,}", b) for b in BLOCKS],
-                                                  value=64, description="block size B",
-                                                  style=style, continuous_update=True,
-                                                  layout=layout),
+            "n": SelectionSlider(options=[(f"{n:,}", n) for n in LENGTHS], value=1024,
+                                 description="sequence length N", **same),
+            "block_size": SelectionSlider(options=[(f"{b:,}", b) for b in BLOCKS], value=64,
+                                          description="block size B", **same),
         }  # fmt: skip
 
     def compute(self, n, block_size) -> SimpleNamespace:

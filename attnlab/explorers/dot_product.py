@@ -24,6 +24,7 @@ import numpy as np
 from matplotlib.collections import LineCollection
 
 import attnlab
+from attnlab.controls import Slider, ToggleButtons
 from attnlab.examples import query_and_keys_2d
 from attnlab.explorers.base import Explorer
 from attnlab.explorers.number_text import factor, num
@@ -197,22 +198,19 @@ class DotProductExplorer(Explorer):
 
     # ------------------------------------------------------------------ controls
     def make_controls(self) -> dict:
-        style = {"description_width": "initial"}
         wide = widgets.Layout(width="420px")
         return {
-            "angle": widgets.FloatSlider(
-                value=30.0, min=0.0, max=359.0, step=1.0, readout_format=".0f",
-                description="query angle (degrees)", continuous_update=True,
-                style=style, layout=wide,
+            "angle": Slider(
+                value=30.0, min=0.0, max=359.0, step=1.0,
+                description="query angle (degrees)", layout=wide,
             ),
-            "length": widgets.FloatSlider(
-                value=1.0, min=0.0, max=self.max_length, step=0.05, readout_format=".2f",
-                description="query length |q|", continuous_update=True,
-                style=style, layout=wide,
+            "length": Slider(
+                value=1.0, min=0.0, max=self.max_length, step=0.05,
+                description="query length |q|", layout=wide,
             ),
-            "projection": widgets.ToggleButtons(
+            "projection": ToggleButtons(
                 options=[*((label, j) for j, label in enumerate(self.labels)), ("none", -1)],
-                value=0, description="show the shadow of q on key", style=style,
+                value=0, description="show the shadow of q on key",
             ),
         }
 

@@ -41,6 +41,7 @@ from matplotlib.patches import Rectangle
 
 import attnlab
 from attnlab._validate import positive_finite, positive_int
+from attnlab.controls import Checkbox, SelectionSlider
 from attnlab.examples import cat_sat_down_wide
 from attnlab.explorers.base import Explorer
 from attnlab.explorers.temperature import temperature_slider
@@ -159,15 +160,13 @@ class HeatmapExplorer(Explorer):
     n_tokens = len(EXAMPLE.tokens)
 
     def make_controls(self) -> dict:
-        style = {"description_width": "initial"}
         return {
-            "d_k": widgets.SelectionSlider(
+            "d_k": SelectionSlider(
                 options=[(str(d), d) for d in D_K_VALUES], value=EXAMPLE.d_k,
-                description="head size d_k", continuous_update=True, style=style,
-                layout=widgets.Layout(width="330px"),
+                description="head size d_k", layout=widgets.Layout(width="330px"),
             ),
             "temperature": temperature_slider(),
-            "scaled": widgets.Checkbox(value=True, description="divide by √d_k", indent=False),
+            "scaled": Checkbox(value=True, description="divide by √d_k"),
         }  # fmt: skip
 
     def compute(self, d_k, temperature, scaled) -> SimpleNamespace:

@@ -66,6 +66,7 @@ from matplotlib.path import Path
 import attnlab
 from attnlab._validate import work_dtype
 from attnlab.attention import causal_mask, padding_mask
+from attnlab.controls import Dropdown, IntSlider, ToggleButtons
 from attnlab.examples import cat_sat_down
 from attnlab.explorers.base import Explorer
 from attnlab.plots.heatmap import cell_labels, plot_heatmap
@@ -281,18 +282,13 @@ class MaskExplorer(Explorer):
     figsize = (8.0, 4.2)
 
     def make_controls(self) -> dict:
-        style = {"description_width": "initial"}
         return {
-            "mask": widgets.ToggleButtons(options=list(MASKS), value=BOTH, description="mask",
-                                          style=style),
-            "length": widgets.IntSlider(
-                value=N_REAL, min=0, max=N, step=1, description="real length",
-                continuous_update=True, style=style, layout=widgets.Layout(width="330px"),
-            ),
-            "fill": widgets.Dropdown(options=list(FILLS), value=CORRECT,
-                                     description="masked scores set to", style=style),
-            "dtype": widgets.Dropdown(options=list(DTYPES), value="float64",
-                                      description="dtype", style=style),
+            "mask": ToggleButtons(options=list(MASKS), value=BOTH, description="mask"),
+            "length": IntSlider(value=N_REAL, min=0, max=N, step=1, description="real length",
+                                layout=widgets.Layout(width="330px")),
+            "fill": Dropdown(options=list(FILLS), value=CORRECT,
+                             description="masked scores set to"),
+            "dtype": Dropdown(options=list(DTYPES), value="float64", description="dtype"),
         }  # fmt: skip
 
     def compute(self, mask, length, fill, dtype) -> SimpleNamespace:

@@ -25,6 +25,7 @@ from matplotlib.collections import PolyCollection
 from matplotlib.patches import Patch
 
 import attnlab
+from attnlab.controls import Dropdown, SelectionSlider
 from attnlab.examples import COLLAPSE_ROW, SCORE_ROW
 from attnlab.explorers.base import Explorer
 from attnlab.explorers.number_text import general
@@ -188,19 +189,14 @@ class OverflowExplorer(Explorer):
     figsize = (7.0, 4.4)
 
     def make_controls(self) -> dict:
-        style = {"description_width": "initial"}
         return {
-            "scale": widgets.SelectionSlider(
+            "scale": SelectionSlider(
                 options=[(f"{s:g}", s) for s in SCALES],
                 value=1.0,
                 description="scale s (scores = s · x)",
-                continuous_update=True,
-                style=style,
                 layout=widgets.Layout(width="480px"),
             ),
-            "row": widgets.Dropdown(
-                options=list(ROWS), value=next(iter(ROWS)), description="score row x", style=style
-            ),
+            "row": Dropdown(options=list(ROWS), value=next(iter(ROWS)), description="score row x"),
         }
 
     def compute(self, scale, row) -> SimpleNamespace:

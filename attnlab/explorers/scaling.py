@@ -34,6 +34,7 @@ import ipywidgets as widgets
 import numpy as np
 
 import attnlab
+from attnlab.controls import SelectionSlider, ToggleButtons
 from attnlab.explorers.base import Explorer
 from attnlab.plots.distributions import EXPONENT_COLOURS
 from attnlab.plots.weights import PALETTE
@@ -315,21 +316,18 @@ class ScalingExplorer(Explorer):
     def make_controls(self) -> dict:
         # "scaled" last: with scaling off the exponent does nothing, so code that sweeps the
         # controls in order (tests, benchmarks) should reach the exponent first.
-        style = {"description_width": "initial"}
         return {
-            "d_k": widgets.SelectionSlider(
+            "d_k": SelectionSlider(
                 options=[(str(d), d) for d in D_K_VALUES], value=64,
-                description="head size d_k", continuous_update=True, style=style,
-                layout=widgets.Layout(width="420px"),
+                description="head size d_k", layout=widgets.Layout(width="420px"),
             ),
-            "exponent": widgets.SelectionSlider(
+            "exponent": SelectionSlider(
                 options=[(EXPONENT_LABELS[a], a) for a in EXPONENTS], value=0.5,
-                description="exponent a", continuous_update=True, style=style,
-                layout=widgets.Layout(width="260px"),
+                description="exponent a", layout=widgets.Layout(width="260px"),
             ),
-            "scaled": widgets.ToggleButtons(
+            "scaled": ToggleButtons(
                 options=[("divide by d_k^a", True), ("raw q·k (no scaling)", False)],
-                value=True, description="scores fed to softmax", style=style,
+                value=True, description="scores fed to softmax",
             ),
         }
 

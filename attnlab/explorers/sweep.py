@@ -6,34 +6,20 @@ Used by the tests (every value of every control, no error, no warning) and by
 
 from __future__ import annotations
 
-import numpy as np
-from ipywidgets import widgets
+from attnlab.controls import Checkbox, Choice, Slider
 
 
 def control_values(control, max_steps: int = 200) -> list:
-    """The values a learner can give ``control``, in order (sliders subsampled to ``max_steps``)."""
-    if isinstance(control, widgets.widget_selection._Selection):
-        return [value for _, value in _labelled(control.options)]
-    if isinstance(control, widgets.widget_bool._Bool):
-        return [not control.value, control.value]
-    if isinstance(control, (widgets.widget_float._Float, widgets.widget_int._Int)):
-        step = control.step or (control.max - control.min) / max_steps
-        count = int(round((control.max - control.min) / step)) + 1
-        values = control.min + step * np.arange(count)
-        if count > max_steps:
-            values = values[np.linspace(0, count - 1, max_steps).round().astype(int)]
-        values = np.clip(values, control.min, control.max)
-        kind = int if isinstance(control, widgets.widget_int._Int) else float
-        return [kind(v) for v in values]
+    """The values a learner can give ``control``, in order (sliders subsampled to ``max_steps``).
+
+    Examples
+    --------
+    >>> control_values(Slider(value=0, min=0, max=1, step=0.5, description="p"))
+    [0.0, 0.5, 1.0]
+    """
+    if isinstance(control, (Slider, Choice, Checkbox)):
+        return control.grid(max_steps)
     raise TypeError(f"don't know how to sweep a {type(control).__name__}")
-
-
-def _labelled(options):
-    for option in options:
-        if isinstance(option, tuple) and len(option) == 2:
-            yield option
-        else:
-            yield str(option), option
 
 
 def sweep(explorer, name: str, max_steps: int = 200):

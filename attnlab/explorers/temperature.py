@@ -23,6 +23,7 @@ import ipywidgets as widgets
 import numpy as np
 
 import attnlab
+from attnlab.controls import Button, SelectionSlider
 from attnlab.examples import SCORE_ROW
 from attnlab.explorers.base import Explorer, score_slider
 from attnlab.explorers.number_text import plus_minus
@@ -105,7 +106,7 @@ def temperature_weights(scores, temperature) -> SimpleNamespace:
     )
 
 
-def temperature_slider() -> widgets.SelectionSlider:
+def temperature_slider() -> SelectionSlider:
     """The "temperature T" slider over :data:`TEMPERATURES`, starting at 1.
 
     Examples
@@ -114,12 +115,10 @@ def temperature_slider() -> widgets.SelectionSlider:
     >>> slider.description, slider.value, slider.options[0]
     ('temperature T', 1.0, ('0.05', 0.05))
     """
-    return widgets.SelectionSlider(
+    return SelectionSlider(
         options=[(f"{t:g}", t) for t in TEMPERATURES],
         value=1.0,
         description="temperature T",
-        continuous_update=True,
-        style={"description_width": "initial"},
         layout=widgets.Layout(width="330px"),
     )
 
@@ -220,7 +219,7 @@ class TemperatureExplorer(Explorer):
     def layout(self) -> widgets.Box:
         buttons = []
         for label, values in PRESETS.items():
-            button = widgets.Button(description=label, layout=widgets.Layout(width="auto"))
+            button = Button(description=label)
             button.on_click(lambda _button, values=values: self.set(**values))
             buttons.append(button)
         scores = widgets.VBox([self.controls[f"score_{j + 1}"] for j in range(self.n_keys)])

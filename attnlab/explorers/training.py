@@ -36,6 +36,7 @@ import numpy as np
 from matplotlib.collections import PolyCollection
 from matplotlib.patches import Rectangle
 
+from attnlab.controls import SelectionSlider, ToggleButtons
 from attnlab.explorers.base import Explorer
 from attnlab.plots.heatmap import cell_labels, plot_heatmap
 from attnlab.plots.outline_labels import OutlineLabels
@@ -137,20 +138,16 @@ class TrainingExplorer(Explorer):
 
     def make_controls(self) -> dict:
         steps = training_runs()[(D_K_VALUES[0], 0.5)].eval_steps
-        style = {"description_width": "initial"}
         return {
-            "step": widgets.SelectionSlider(
+            "step": SelectionSlider(
                 options=[(str(s), int(s)) for s in steps], value=0,
-                description="training step", continuous_update=True, style=style,
-                layout=widgets.Layout(width="420px"),
+                description="training step", layout=widgets.Layout(width="420px"),
             ),
-            "d_k": widgets.SelectionSlider(
+            "d_k": SelectionSlider(
                 options=[(str(d), d) for d in D_K_VALUES], value=16,
-                description="head size d_k", continuous_update=True, style=style,
-                layout=widgets.Layout(width="300px"),
+                description="head size d_k", layout=widgets.Layout(width="300px"),
             ),
-            "exponent": widgets.ToggleButtons(options=list(SCALINGS), value=0.5,
-                                              description="scores", style=style),
+            "exponent": ToggleButtons(options=list(SCALINGS), value=0.5, description="scores"),
         }  # fmt: skip
 
     def compute(self, step, d_k, exponent) -> SimpleNamespace:
