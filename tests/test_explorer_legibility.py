@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 from explorer_checks import readout_text
 
+from attnlab.explorers import all_explorers
 from attnlab.explorers.mixture import MixtureExplorer, number_heights
 from attnlab.explorers.overflow import OverflowExplorer
 from attnlab.explorers.temperature import TemperatureExplorer
@@ -77,3 +78,100 @@ def test_mixture_numbers_stay_off_the_one_third_line():
 def test_mixture_numbers_sit_just_above_bars_away_from_the_line(w):
     (height,) = number_heights([w, 0.5, 0.5])[:1]
     assert height == pytest.approx(w + 0.05)
+
+
+# ----------------------------------------------------------------------- every explorer
+MIN_FONT_PT = 9.0  # 12.5 px at the explorers' 100 dpi: no label smaller on screen
+NOTEBOOK_WIDTH_PX = 934  # JupyterLab's output area at 1366 × 768 with the file browser open
+
+
+def figure_font_sizes(figure):
+    """(size in points, what) of every visible non-blank text drawn on ``figure``."""
+    from matplotlib.text import Text
+
+    from attnlab.plots.outline_labels import OutlineLabels
+
+    figure.canvas.draw()  # lays out tick labels and legends
+    found = []
+    for artist in figure.findobj(lambda a: isinstance(a, Text | OutlineLabels)):
+        if not artist.get_visible():
+            continue
+        if isinstance(artist, OutlineLabels):
+            if any(t.strip() for t in artist.texts):
+                found.append((artist.size, f"labels {artist.texts[:3]}"))
+        elif artist.get_text().strip() and _on_figure(artist):
+            found.append((artist.get_fontsize(), repr(artist.get_text())))
+    return found
+
+
+def _on_figure(text) -> bool:
+    """Whether a Text lies (at least partly) inside the figure: tick labels off the axes don't."""
+    box = text.get_window_extent()
+    width, height = text.figure.canvas.get_width_height()
+    return box.x1 > 0 and box.y1 > 0 and box.x0 < width and box.y0 < height
+
+
+@pytest.fixture(scope="module", params=all_explorers(), ids=lambda cls: cls.__name__)
+def any_explorer(request):
+    return quiet(request.param)
+
+
+def test_no_text_below_the_minimum_size(any_explorer):
+    small = [(size, what) for size, what in figure_font_sizes(any_explorer.figure)
+             if size < MIN_FONT_PT]  # fmt: skip
+    assert not small, f"texts under {MIN_FONT_PT} pt: {small}"
+
+
+def test_figure_fits_the_notebook_width_unsqueezed(any_explorer):
+    width, _ = any_explorer.figure.canvas.get_width_height()
+    assert width <= NOTEBOOK_WIDTH_PX
+
+
+# ----------------------------------------------------------------------- legends clear
+def legend_box(ax):
+    """The drawn legend's box in display pixels."""
+    ax.figure.canvas.draw()
+    return ax.get_legend().get_window_extent()
+
+
+def crosses(artist, box) -> bool:
+    """Whether ``artist`` (a patch or line) is drawn through ``box`` (display pixels)."""
+    path = artist.get_transform().transform_path(artist.get_path())
+    return path.intersects_bbox(box, filled=not hasattr(artist, "get_xydata"))
+
+
+def test_scaling_plots_never_run_through_their_legends():
+    """Issue 16: at extreme settings the histogram ran through the legend."""
+    from attnlab.explorers.scaling import ScalingExplorer
+
+    explorer = quiet(ScalingExplorer)
+    a = explorer.artists
+    moving = {"raw_hist": a["raw_hist"], "score_hist": a["score_hist"], "row": a["row"],
+              "jacobian_curve": a["jacobian_curve"]}  # fmt: skip
+    boxes = {name: legend_box(artist.axes) for name, artist in moving.items()}
+    crossed = []
+    for d_k in [1, 2, 4, 16, 64, 256, 1024]:
+        for scaled, exponent in [(False, 0.5), (True, 1 / 3), (True, 0.5), (True, 2 / 3)]:
+            explorer.set(d_k=d_k, scaled=scaled, exponent=exponent)
+            crossed += [(name, d_k, scaled, exponent) for name, artist in moving.items()
+                        if crosses(artist, boxes[name])]  # fmt: skip
+    assert not crossed
+
+
+def test_bug_lab_bars_stay_below_the_legend_and_zero_cells_say_0():
+    """Issue 16: bars covered the legend; a cell whose weight is exactly 0 was blank."""
+    from attnlab.explorers.bug_lab import BugLabExplorer
+
+    explorer = quiet(BugLabExplorer)
+    box = legend_box(explorer.artists["right_bars"][0].axes)
+    for query in ["The", "cat", "sat", "down"]:
+        explorer.set(query=query)
+        bars = explorer.artists["right_bars"] + explorer.artists["wrong_bars"]
+        assert not any(bar.get_window_extent().overlaps(box) for bar in bars), query
+    explorer.set(query="The")
+    for side in ("right", "wrong"):
+        weights = getattr(explorer.state, side)  # (n, n): the causal future is exactly 0
+        texts = np.array(explorer.artists[f"{side}_cells"].texts).reshape(weights.shape)
+        assert (weights == 0).any()
+        assert set(texts[weights == 0]) == {"0"}
+        assert "" not in set(texts.ravel())

@@ -80,7 +80,8 @@ D_MODEL = EXAMPLE.x.shape[1]
 CAUSAL = attnlab.causal_mask(N)  # (n, n) True where query i may see key j
 WEIGHT_CMAP = "viridis"
 CELL_FORMAT = "{:.2f}"
-CELL_SIZE, CAPTION_SIZE = 9.0, 8.5  # font sizes in points
+CELL_SIZE, CAPTION_SIZE = 9.0, 9.0  # font sizes in points
+BAR_TOP = 1.25  # the weight axis: bars up to 1, the legend above them
 RIGHT_COLOUR, BUG_COLOUR = PALETTE["blue"], PALETTE["vermillion"]
 CAPTION_GAP = 0.3  # captions sit this far above the top row, in cells
 BAR_WIDTH = 0.38
@@ -198,7 +199,7 @@ class BugLabExplorer(Explorer):
     """
 
     name = "bug_lab"
-    figsize = (9.6, 3.5)
+    figsize = (9.2, 3.5)
 
     def make_controls(self) -> dict:
         slider = {"layout": widgets.Layout(width="330px")}
@@ -253,16 +254,19 @@ class BugLabExplorer(Explorer):
         wrong_bars = bar_ax.bar(keys + BAR_WIDTH / 2, np.zeros(N), BAR_WIDTH,
                                 color=BUG_COLOUR, label="with the bug")
         nan_marks = OutlineLabels(bar_ax, np.column_stack([keys + BAR_WIDTH / 2,
-                                                           np.full(N, 0.06)]), 7.0)
-        bar_caption = OutlineLabels(bar_ax, [((N - 1) / 2, 1.13)], CAPTION_SIZE)
+                                                           np.full(N, 0.06)]), 9.0)
+        bar_caption = OutlineLabels(bar_ax, [((N - 1) / 2, BAR_TOP + 0.06)], CAPTION_SIZE)
         bar_caption.set_clip_on(False)
         bar_ax.set_title(" ", fontsize=3 * CAPTION_SIZE)
-        bar_ax.set(xlim=(-0.6, N - 0.4), ylim=(0.0, 1.08), xlabel="key")
+        # The legend has its own band above weight 1, where no bar reaches.
+        bar_ax.set(xlim=(-0.6, N - 0.4), ylim=(0.0, BAR_TOP), xlabel="key")
+        bar_ax.set_yticks([0.0, 0.25, 0.5, 0.75, 1.0], ["0", "0.25", "0.5", "0.75", "1"])
         bar_ax.set_xticks(keys, TOKENS)
-        bar_ax.legend(loc="upper left", fontsize=7, frameon=False, ncols=2,
-                      bbox_to_anchor=(0.0, 1.0))
+        bar_ax.legend(loc="upper center", fontsize=9, frameon=False, ncols=2,
+                      bbox_to_anchor=(0.5, 1.0), handlelength=1.0, columnspacing=1.0)
         for spine in ("top", "right"):
             bar_ax.spines[spine].set_visible(False)
+        bar_ax.spines["left"].set_bounds(0.0, 1.0)
         return drawn | {"right_bars": list(right_bars), "wrong_bars": list(wrong_bars),
                         "nan_marks": nan_marks, "bar_caption": bar_caption}
 
@@ -273,7 +277,7 @@ class BugLabExplorer(Explorer):
             artists[f"{side}_squares"].set_array(np.ma.masked_invalid(weights).ravel())
             texts, colours = cell_labels(artists[f"{side}_image"],
                                          np.where(is_nan, 0.0, weights), CELL_FORMAT)
-            texts[weights == 0] = ""  # the hatched future cells stay quiet
+            texts[weights == 0] = "0"  # exactly zero (the hatched future), not a blank
             texts[is_nan], colours[is_nan] = "nan", "black"
             artists[f"{side}_cells"].set_texts(texts.ravel(), colours.ravel())
             artists[f"{side}_row"].set_y(state.query - 0.5)

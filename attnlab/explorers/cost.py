@@ -49,7 +49,7 @@ D = 64  # head size d_k = d_v
 ITEMSIZE = np.dtype(np.float32).itemsize
 MAX_GRID = 64  # tile boundaries are drawn up to this many tiles per side
 MATRIX_COLOUR, TILE_COLOUR = PALETTE["vermillion"], PALETTE["blue"]
-LABEL_SIZE = 8.5  # points
+LABEL_SIZE = 9.0  # points
 MIN_DRAWN = 0.012  # a tile or stripe thinner than this (about 3 pixels) is drawn this thick
 
 
@@ -227,7 +227,7 @@ class CostExplorer(Explorer):
         memory_ax.set_xticks([16, 128, 1024, 16384], ["16", "128", "1,024", "16,384"])
         memory_ax.minorticks_off()
         memory_ax.grid(True, which="major", alpha=0.3)
-        memory_ax.legend(loc="upper left", fontsize=8, frameon=False)
+        memory_ax.legend(loc="upper left", fontsize=9, frameon=False)
         for side in ("top", "right"):
             memory_ax.spines[side].set_visible(False)
         return {

@@ -251,7 +251,7 @@ class DotProductExplorer(Explorer):
         reach = LineCollection([], colors="0.35", linewidths=1.2, zorder=0.5,
                                label="possible range  ±|q| |k|")
         ax_bars.add_collection(reach, autolim=False)
-        ax_bars.legend(handles=[reach], loc="upper right", fontsize=8, frameon=False)
+        ax_bars.legend(handles=[reach], loc="upper right", fontsize=9, frameon=False)
         ax_bars.set_xticks(range(n_k), [f"q · {label}" for label in self.labels])
         ax_bars.set_xlim(-0.6, n_k - 0.4)
         ax_bars.set_ylim(-self.score_limit, self.score_limit)

@@ -192,7 +192,7 @@ class HeatmapExplorer(Explorer):
         values = OutlineLabels(spread_ax, np.column_stack([np.zeros(n), rows]), VALUE_SIZE)
         spread_ax.axvline(float(n), color="black", linestyle=":", linewidth=1.2)
         spread_ax.text(float(n), 1.01, "uniform", transform=spread_ax.get_xaxis_transform(),
-                       ha="center", va="bottom", fontsize=8)
+                       ha="center", va="bottom", fontsize=9)
         spread_ax.set(xlim=(0.0, float(n)), ylim=(n - 0.5, -0.5),
                       xlabel="effective number of keys e^H")
         spread_ax.set_yticks(rows, tokens)

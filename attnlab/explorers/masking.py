@@ -116,7 +116,7 @@ N = len(TOKENS)
 N_REAL = N - N_PAD
 WEIGHT_CMAP = "viridis"
 CELL_FORMAT = "{:.2f}"
-CELL_SIZE, VALUE_SIZE = 9.0, 8.0  # font sizes in points
+CELL_SIZE, VALUE_SIZE = 9.0, 9.0  # font sizes in points
 OK_COLOUR, BAD_COLOUR = PALETTE["blue"], PALETTE["vermillion"]
 MASK_HATCH = "//"  # sparse: Agg draws hatch lines one by one
 SUM_LIMIT = 1.3  # the row-sum axis runs 0 … 1.3, room for a label beyond a bar of 1
@@ -323,7 +323,7 @@ class MaskExplorer(Explorer):
         labels = OutlineLabels(sum_ax, np.column_stack([np.zeros(N), rows]), VALUE_SIZE)
         sum_ax.axvline(1.0, color="black", linestyle=":", linewidth=1.2)
         sum_ax.set(xlim=(0.0, SUM_LIMIT), ylim=(N - 0.5, -0.5), xlabel="row sum")
-        sum_ax.set_title("should be 1\n(0 if nothing to see)", fontsize=8)
+        sum_ax.set_title("should be 1\n(0 if nothing to see)", fontsize=9)
         sum_ax.set_yticks(rows, TOKENS)
         sum_ax.set_xticks([0.0, 0.5, 1.0], ["0", "0.5", "1"])
         sum_ax.tick_params(axis="y", length=0)

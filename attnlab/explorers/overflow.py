@@ -217,7 +217,7 @@ class OverflowExplorer(Explorer):
         handles.append(Patch(facecolor=NAN_FILL, edgecolor=NAN_COLOUR, hatch=NAN_HATCH))
         labels = [*(np.dtype(d).name for d in DTYPES), "NaN (overflow)"]
         figure.legend(
-            handles, labels, loc="outside lower center", ncols=4, fontsize=8, frameon=False
+            handles, labels, loc="outside lower center", ncols=4, fontsize=9, frameon=False
         )
         return {"marker": marker, "naive": naive, "stable": stable}
 
@@ -239,13 +239,13 @@ class OverflowExplorer(Explorer):
                 hatch="////",
                 linewidth=0,
             )
-            ax.text(limit / 1.12, i, f"ln(max) = {limit:.1f}", ha="right", va="center", fontsize=7)
+            ax.text(limit / 1.12, i, f"ln(max) = {limit:.1f}", ha="right", va="center", fontsize=9)
         ax.set_xscale("log")
         ax.set_xlim(*RULER_RANGE)
         ax.set_ylim(-0.5, len(DTYPES) - 0.5)
-        ax.set_yticks(range(len(DTYPES)), [np.dtype(d).name for d in DTYPES], fontsize=8)
-        ax.tick_params(axis="x", labelsize=8)
-        ax.set_xlabel("largest score max(s · x)  (naive softmax computes exp of it)", fontsize=8)
+        ax.set_yticks(range(len(DTYPES)), [np.dtype(d).name for d in DTYPES], fontsize=9)
+        ax.tick_params(axis="x", labelsize=9)
+        ax.set_xlabel("largest score max(s · x)  (naive softmax computes exp of it)", fontsize=9)
         (marker,) = ax.plot([1, 1], [-0.5, len(DTYPES) - 0.5], color="black", linewidth=2)
         return marker
 
@@ -261,7 +261,7 @@ class OverflowExplorer(Explorer):
         )
         ax.add_collection(values)
         ax.add_collection(nan)
-        ax.set_xticks(np.arange(n), [f"key {j + 1}" for j in range(n)], fontsize=8)
+        ax.set_xticks(np.arange(n), [f"key {j + 1}" for j in range(n)], fontsize=9)
         ax.set_xlim(-0.5, n - 0.5)
         ax.set_ylim(0, 1.05)
         ax.set_title(title, fontsize=9)
@@ -280,7 +280,7 @@ class OverflowExplorer(Explorer):
         if axes[0].get_xlim() == (-0.5, n - 0.5):
             return
         for ax in axes:
-            ax.set_xticks(np.arange(n), [f"key {j + 1}" for j in range(n)], fontsize=8)
+            ax.set_xticks(np.arange(n), [f"key {j + 1}" for j in range(n)], fontsize=9)
             ax.set_xlim(-0.5, n - 0.5)
         self.view.invalidate()
 

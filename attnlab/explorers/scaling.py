@@ -52,7 +52,7 @@ ROW_EDGES = np.column_stack([np.arange(1, N_KEYS + 2) - 0.35,
                              np.arange(1, N_KEYS + 2) + 0.35]).ravel()[:-1]  # (2 n_keys + 1,)
 RAW_YMAX = 0.22  # densities; the tallest raw bin (d_k = 1) is about 0.19
 SCORE_YMAX = 1.25  # the tallest score bin (d_k = 1024 divided by d_k^⅔) is about 1.15
-JACOBIAN_YMAX = 0.4
+JACOBIAN_YMAX = 0.45  # room above the curves (all below 0.35) for the legend
 SETTING_COLOURS = EXPONENT_COLOURS  # unscaled (a = 0) and ⅓ warm, ½ blue, ⅔ green
 
 __all__ = ["dot_products", "scaling_lab_state", "jacobian_curve", "ScalingExplorer",
@@ -348,7 +348,7 @@ class ScalingExplorer(Explorer):
         """A filled histogram (StepPatch) and a ±1 std bar, both moving; fixed limits."""
         hist = ax.stairs(np.zeros(edges.size - 1), edges, fill=True, color=colour, alpha=0.85)
         (spread,) = ax.plot([0, 0], [0.93 * ymax] * 2, color="black", linewidth=1.5,
-                            marker="|", markersize=9, label="±1 std (measured)")
+                            marker="|", markersize=9, label="±1 std")
         ax.set(xlim=edges[[0, -1]], ylim=(0, ymax), xlabel=xlabel, ylabel="density",
                title=title)
         return hist, spread
@@ -356,7 +356,7 @@ class ScalingExplorer(Explorer):
     def _build_raw(self, ax):
         hist, spread = self._build_histogram(ax, RAW_EDGES, RAW_YMAX, PALETTE["grey"],
                                              "q·k", "raw dot products")
-        ax.legend(loc="upper right", bbox_to_anchor=(1, 0.86), fontsize=8, frameon=False)
+        ax.legend(loc="upper left", bbox_to_anchor=(0, 0.86), fontsize=9, frameon=False)
         return {"raw_hist": hist, "raw_spread": spread}
 
     def _build_scores(self, ax):
@@ -364,8 +364,8 @@ class ScalingExplorer(Explorer):
                                              "score", "scores fed to softmax")
         x = np.linspace(*SCORE_EDGES[[0, -1]], 400)  # (400,)
         ax.plot(x, np.exp(-x**2 / 2) / np.sqrt(2 * np.pi), color="black", linestyle="--",
-                linewidth=1, label="variance 1 (target)")
-        ax.legend(loc="upper right", bbox_to_anchor=(1, 0.86), fontsize=8, frameon=False)
+                linewidth=1, label="variance 1")
+        ax.legend(loc="upper left", bbox_to_anchor=(0, 0.86), fontsize=9, frameon=False)
         return {"score_hist": hist, "score_spread": spread}
 
     @staticmethod
@@ -376,12 +376,12 @@ class ScalingExplorer(Explorer):
         ax.set(xlim=(0.4, N_KEYS + 0.6), ylim=(0, 1), xlabel="key, sorted by weight",
                ylabel="softmax weight", title=f"one query, {N_KEYS} keys")
         ax.set_xticks([1, 4, 8, 12, 16])
-        ax.legend(loc="upper right", fontsize=8, frameon=False)
+        ax.legend(loc="upper right", fontsize=9, frameon=False)
         return {"row": hist}
 
     @staticmethod
     def _build_jacobian(ax):
-        for a, label in ((0.0, "raw (a = 0)"), (1 / 3, "a = ⅓"), (1 / 2, "a = ½"),
+        for a, label in ((0.0, "raw"), (1 / 3, "a = ⅓"), (1 / 2, "a = ½"),
                          (2 / 3, "a = ⅔")):
             curve = jacobian_curve(a, scaled=a > 0)  # (11,)
             ax.plot(D_K_VALUES, curve, color=SETTING_COLOURS[a], linewidth=1.2, alpha=0.5,
@@ -394,7 +394,8 @@ class ScalingExplorer(Explorer):
         ax.set_xticks([1, 4, 16, 64, 256, 1024], ["1", "4", "16", "64", "256", "1024"])
         ax.set(xlim=(0.8, 1300), ylim=(0, JACOBIAN_YMAX), xlabel="head size d_k",
                ylabel="mean ‖J‖ (Frobenius)", title="softmax Jacobian J = diag(p) − ppᵀ")
-        ax.legend(loc="lower left", fontsize=8, frameon=False, ncols=2)
+        ax.legend(loc="upper center", fontsize=9, frameon=False, ncols=4, handlelength=1.0,
+                  columnspacing=0.8, handletextpad=0.4, borderaxespad=0.2)
         return {"jacobian_curve": current, "jacobian_marker": marker}
 
     def draw(self, artists, state) -> None:

@@ -50,7 +50,7 @@ SCALINGS = (("÷ √d_k", 0.5), ("no scaling", 0.0))
 N = len(PROBE)
 WEIGHT_CMAP = "viridis"
 CELL_FORMAT = "{:.2f}"
-CELL_SIZE = 8.0
+CELL_SIZE = 9.0
 MARK_COLOUR = PALETTE["vermillion"]
 BAR_COLOUR = PALETTE["blue"]
 LOSS_LIMITS = (5e-4, 10.0)
@@ -134,7 +134,7 @@ class TrainingExplorer(Explorer):
     """
 
     name = "training"
-    figsize = (9.6, 3.4)
+    figsize = (9.2, 3.4)
 
     def make_controls(self) -> dict:
         steps = training_runs()[(D_K_VALUES[0], 0.5)].eval_steps

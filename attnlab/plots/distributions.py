@@ -121,7 +121,7 @@ def dot_product_histograms(samples, ax=None, *, edges=None, xlabel="q·k", title
     ax.set(xlabel=xlabel, ylabel="density")
     if title:
         ax.set_title(title)
-    ax.legend(fontsize=8, frameon=False)
+    ax.legend(fontsize=9, frameon=False)
     return drawn
 
 
@@ -177,7 +177,7 @@ def variance_by_exponent(d_ks, measured, ax=None, *, title=None):
     _plain_numbers(ax.yaxis)
     ax.set(xlabel="head size d_k", ylabel="variance of q·k / d_k^a")
     ax.set_title(title or "dots: measured · dashed: theory d_k^(1 − 2a)")
-    ax.legend(fontsize=8, frameon=False)
+    ax.legend(fontsize=9, frameon=False)
     return drawn
 
 
@@ -232,7 +232,7 @@ def softmax_rows(rows, ax=None, *, labels=None, title="softmax weights"):
     names = [f"key {j + 1}" for j in range(n)] if labels is None else list(labels)
     ax.set_xticks(np.arange(n), names)
     ax.set(ylim=(0, 1.05), ylabel="weight", title=title)
-    ax.legend(fontsize=8, frameon=False, loc="upper right")
+    ax.legend(fontsize=9, frameon=False, loc="upper right")
     return groups
 
 
@@ -283,5 +283,5 @@ def saturation_curves(
     _plain_numbers(ax.xaxis)
     ax.set_ylim(0, max(1.0, max(float(np.max(line.get_ydata())) for line in lines)) * 1.05)
     ax.set(xlabel=xlabel, title=title)
-    ax.legend(fontsize=8, frameon=False)
+    ax.legend(fontsize=9, frameon=False)
     return lines

@@ -117,7 +117,7 @@ def weight_bars(
         line = ax.axhline(
             1 / n, color=PALETTE["grey"], linestyle="--", linewidth=1, label=f"uniform 1/{n}"
         )
-        ax.legend(handles=[line], loc="upper left", fontsize=8, frameon=False)
+        ax.legend(handles=[line], loc="upper left", fontsize=9, frameon=False)
     ax.set_xticks(positions, _labels(labels, n))
     ax.set_ylim(0, 1.1)  # room for the label of a weight of 1
     ax.set_ylabel("weight")
@@ -273,5 +273,5 @@ def weights_by_temperature(scores, temperatures, labels=None, ax=None):
     ax.set_ylim(0, 1.05)
     ax.set_ylabel("weight")
     ax.set_title("softmax(x / T): small T sharpens, large T flattens")
-    ax.legend(fontsize=8, ncols=min(m, 3), loc="upper left")
+    ax.legend(fontsize=9, ncols=min(m, 3), loc="upper left")
     return groups
