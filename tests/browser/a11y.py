@@ -212,7 +212,8 @@ _LIST_CONTROLS = """([root, attr]) => {
     el.setAttribute(attr, `${root}-${i}`);
     const radio = (el.getAttribute('type') || '').toLowerCase() === 'radio';
     return { id: `${root}-${i}`, kind: kind(el), label: label(el), tag: el.tagName.toLowerCase(),
-             tabIndex: el.tabIndex, group: radio ? el.name : null, checked: radio && el.checked };
+             tabIndex: el.isContentEditable && !el.hasAttribute('tabindex') ? 0 : el.tabIndex,
+             group: radio ? el.name : null, checked: radio && el.checked };
   });
 }"""
 
