@@ -123,7 +123,15 @@ function render({ model, el }) {
     banner.style.display = "block";
     canvas.style.opacity = "0.45";
     el.classList.add("attnlab-disconnected");
-    el.closest(".attnlab-explorer")?.classList.add("attnlab-disconnected");
+    markExplorer(50);
+  }
+
+  // The explorer around this view (for its controls); a view restored from a saved notebook
+  // is rendered before its parent puts it in place, so look again for a while.
+  function markExplorer(tries) {
+    const root = el.closest(".attnlab-explorer");
+    if (root) root.classList.add("attnlab-disconnected");
+    else if (tries > 0) setTimeout(() => markExplorer(tries - 1), 200);
   }
 
   function checkLive() {

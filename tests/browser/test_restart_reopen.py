@@ -1,0 +1,123 @@
+"""An explorer says so, where it is, when its kernel is gone, and a saved lesson reopens cleanly.
+
+For each lesson with explorers: Run All, save (JupyterLab saves widget state: the course's
+settings, jupyter-config/lab/settings), restart the kernel from the Kernel menu and check that
+every explorer shows the "lost its kernel" banner; then close the page, reopen the saved
+notebook and check that no output says "Error displaying widget" and that every explorer shows
+its last picture under the same banner. Screenshots go to artifacts/browser/.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import lab_harness as lab
+import pytest
+
+pytestmark = pytest.mark.browser
+
+BANNER = ".attnlab-kernel-lost"
+BANNER_TEXT = "This explorer lost its kernel"
+LESSONS = [path for path in lab.discover_lessons() if "attnlab.explorers" in path.read_text()
+           or "Explorer(" in path.read_text()]  # fmt: skip
+LESSON_PARAMS = [pytest.param(path.name, id=path.stem) for path in LESSONS] or [
+    pytest.param(None, id="no-lessons", marks=pytest.mark.skip(reason="no lesson has explorers"))
+]
+BANNER_S = 30
+
+PAINTED_JS = """() => [...document.querySelectorAll('canvas.attnlab-figure')].map(c => {
+    const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+    let opaque = 0;
+    for (let i = 3; i < d.length; i += 4 * 97) opaque += d[i] > 0;
+    return c.width > 0 && opaque > 0;
+})"""
+
+
+def menu(page: lab.LessonPage, top: str, command: str) -> None:
+    """Click a JupyterLab main-menu entry by its command id."""
+    page.page.locator(f"li.lm-MenuBar-item:has-text('{top}')").click()
+    page.page.locator(f"li.lm-Menu-item[data-command='{command}']").click()
+
+
+def banners_shown(page: lab.LessonPage) -> list[bool]:
+    """For each explorer root: is a visible banner with the text inside it?"""
+    return page.js(
+        """([root, banner, text]) => [...document.querySelectorAll(root)].map(el => {
+            const b = el.querySelector(banner);
+            return !!b && b.offsetParent !== null && b.textContent.includes(text)
+                && el.classList.contains('attnlab-disconnected');
+        })""",
+        [lab.EXPLORER, BANNER, BANNER_TEXT],
+    )
+
+
+def wait_for_banners(page: lab.LessonPage, count: int) -> list[bool]:
+    shown = banners_shown(page)
+    for _ in range(BANNER_S * 4):
+        if len(shown) == count and all(shown):
+            break
+        page.page.wait_for_timeout(250)
+        shown = banners_shown(page)
+    return shown
+
+
+def screenshot_figure(page: lab.LessonPage, path: Path) -> None:
+    """The first explorer's figure with whatever lies over it."""
+    figure = page.explorer(0).locator(".attnlab-figure-frame").first
+    figure.scroll_into_view_if_needed()
+    page.page.wait_for_timeout(300)
+    figure.screenshot(path=str(path))
+
+
+def saved_notebook(server: lab.LabServer, name: str) -> dict:
+    return json.loads((server.root_dir / name).read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("name", LESSON_PARAMS)
+def test_restart_shows_banner_and_reopened_lesson_shows_pictures(
+    name, chromium, lab_server, artifacts_dir: Path
+) -> None:
+    stem = Path(name).stem
+    page = lab.LessonPage(chromium, lab_server, name)
+    try:
+        page.open()
+        run = page.run_all()
+        assert not run.errors, run.errors
+        count = page.page.locator(lab.EXPLORER).count()
+        assert count > 0, f"{name}: no explorer rendered"
+        assert not any(banners_shown(page)), "a banner shows while the kernel is alive"
+
+        menu(page, "File", "docmanager:save")
+        page.page.wait_for_timeout(1500)
+        notebook = saved_notebook(lab_server, name)
+        state = notebook["metadata"].get("widgets", {})
+        models = state.get("application/vnd.jupyter.widget-state+json", {}).get("state", {})
+        assert models, "the saved notebook holds no widget state (saveState is off?)"
+        pngs = [o for c in notebook["cells"] for o in c.get("outputs", [])
+                if "application/vnd.jupyter.widget-view+json" in o.get("data", {})
+                and "image/png" in o["data"]]  # fmt: skip
+        assert len(pngs) >= count, f"{len(pngs)} explorer outputs with image/png for {count}"
+
+        menu(page, "Kernel", "kernelmenu:restart")
+        accept = page.page.locator(".jp-Dialog .jp-mod-accept")
+        accept.wait_for(timeout=10_000)
+        accept.click()
+        shown = wait_for_banners(page, count)
+        screenshot_figure(page, artifacts_dir / f"{stem}--kernel-restarted.png")
+        assert len(shown) == count and all(shown), f"banners after restart: {shown}"
+    finally:
+        page.close()
+
+    reopened = lab.LessonPage(chromium, lab_server, name)
+    try:
+        reopened.open()
+        shown = wait_for_banners(reopened, count)
+        screenshot_figure(reopened, artifacts_dir / f"{stem}--reopened.png")
+        assert reopened.widget_render_errors() == []
+        assert len(shown) == count and all(shown), f"banners after reopening: {shown}"
+        painted = reopened.page.evaluate(PAINTED_JS)
+        assert painted and all(painted), f"figures painted after reopening: {painted}"
+    finally:
+        reopened.close()
+        lab_server.shutdown_kernels()
