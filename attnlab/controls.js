@@ -9,8 +9,12 @@
 //   button            <button>; sends {event: "click"}
 //   readout           a polite live region (role=status) showing "value" as HTML
 //
-// Every control's root carries data-lm-suppress-shortcuts: Lumino (JupyterLab, Notebook 7)
-// then ignores key presses inside it, so arrow keys move the slider instead of the cell.
+// Every control's root and every focusable element in it carry data-lm-suppress-shortcuts:
+// Lumino (JupyterLab, Notebook 7) then ignores key presses there, so arrow keys move the
+// slider instead of the cell. Lumino walks up from the key's target and stops at the first
+// element with the attribute, but tests each element on the way against its shortcuts'
+// selectors first, and selectors such as `.jp-Notebook.jp-mod-commandMode :focus` match the
+// focused input itself: so the attribute must be on the input, not only on an ancestor.
 // A slider's value is rounded to its step here as in Python, so aria-valuetext reads "0.7".
 
 let serial = 0;
@@ -23,11 +27,13 @@ function make(tag, attributes = {}, text = null) {
   return node;
 }
 
+const SUPPRESS = { "data-lm-suppress-shortcuts": "true" };
+
+// A focusable element whose keys Lumino leaves alone.
+const focusable = (tag, attributes = {}, text = null) => make(tag, { ...attributes, ...SUPPRESS }, text);
+
 function controlRoot(el, kind, tag = "div") {
-  const root = make(tag, {
-    class: `attnlab-control attnlab-${kind}`,
-    "data-lm-suppress-shortcuts": "true",
-  });
+  const root = make(tag, { class: `attnlab-control attnlab-${kind}`, ...SUPPRESS });
   el.appendChild(root);
   return root;
 }
@@ -60,7 +66,7 @@ function renderSlider(model, el) {
   const root = controlRoot(el, "slider");
   const id = newId("slider");
   const label = make("label", { for: id, class: "attnlab-control-label" });
-  const input = make("input", { type: "range", id, class: "attnlab-range" });
+  const input = focusable("input", { type: "range", id, class: "attnlab-range" });
   const readout = make("span", { class: "attnlab-control-readout", "aria-hidden": "true" });
   root.append(label, input, readout);
 
@@ -111,7 +117,7 @@ function renderDropdown(model, el) {
   const root = controlRoot(el, "dropdown");
   const id = newId("dropdown");
   const label = make("label", { for: id, class: "attnlab-control-label" });
-  const select = make("select", { id, class: "attnlab-select" });
+  const select = focusable("select", { id, class: "attnlab-select" });
   root.append(label, select);
   function sync() {
     commonState(model, root, label);
@@ -140,7 +146,7 @@ function renderToggleButtons(model, el) {
   let radios = [];
   function build(labels) {
     radios = labels.map((text, i) => {
-      const radio = make("input", { type: "radio", name, value: String(i) });
+      const radio = focusable("input", { type: "radio", name, value: String(i) });
       radio.addEventListener("change", () => {
         if (!radio.checked) return;
         model.set("index", i);
@@ -171,7 +177,7 @@ function renderToggleButtons(model, el) {
 function renderCheckbox(model, el) {
   const root = controlRoot(el, "checkbox");
   const id = newId("checkbox");
-  const box = make("input", { type: "checkbox", id });
+  const box = focusable("input", { type: "checkbox", id });
   const label = make("label", { for: id, class: "attnlab-control-label" });
   root.append(box, label);
   function sync() {
@@ -189,7 +195,7 @@ function renderCheckbox(model, el) {
 
 function renderButton(model, el) {
   const root = controlRoot(el, "button-box");
-  const button = make("button", { type: "button", class: "attnlab-button" });
+  const button = focusable("button", { type: "button", class: "attnlab-button" });
   root.append(button);
   function sync() {
     commonState(model, root, null);

@@ -70,7 +70,7 @@ CSS = """
   --attnlab-accent: var(--jp-brand-color1, #1976d2);
   --attnlab-focus: var(--jp-brand-color1, #1976d2);
   display: flex; align-items: center; gap: 8px; box-sizing: border-box;
-  margin: 2px 0; min-height: 30px; width: 100%;
+  margin: 2px 0; padding-right: 12px; min-height: 30px; width: 100%;
   font-family: var(--jp-ui-font-family, sans-serif);
   font-size: var(--jp-widgets-font-size, 13px);
   color: var(--jp-widgets-color, var(--jp-ui-font-color1, #1f1f1f));

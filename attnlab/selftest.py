@@ -26,6 +26,7 @@ from importlib import metadata
 import ipywidgets as widgets
 import numpy as np
 
+from attnlab.controls import IntSlider, Readout
 from attnlab.figure_canvas import FigureCanvas
 
 #: What front ends without live widgets show instead of the self-test.
@@ -80,10 +81,11 @@ class WidgetSelfTest:
 
     Attributes
     ----------
-    slider : ipywidgets.IntSlider
-        Drag it (or set ``slider.value`` from code).
-    reply : ipywidgets.HTML
-        Written by the kernel on every slider change.
+    slider : attnlab.controls.IntSlider
+        Drag it, or click it and press the arrow keys (or set ``slider.value`` from code). It
+        is the explorers' own slider, so the keys work in JupyterLab and Notebook 7 alike.
+    reply : attnlab.controls.Readout
+        Written by the kernel on every slider change; screen readers announce it.
     bar : attnlab.figure_canvas.FigureCanvas
         A bar the kernel redraws on every slider change, filled in proportion to the value.
     widget : ipywidgets.VBox
@@ -106,11 +108,9 @@ class WidgetSelfTest:
     def __init__(self):
         self.received: list[int] = []
         headline = widgets.HTML(LIVE_HEADLINE)
-        self.slider = widgets.IntSlider(
-            value=0, min=0, max=10, step=1, description="drag me",
-            continuous_update=True, style={"description_width": "initial"},
-        )
-        self.reply = widgets.HTML(WAITING_TEXT).add_class("attnlab-selftest-reply")
+        self.slider = IntSlider(value=0, min=0, max=10, step=1, description="drag me",
+                                layout=widgets.Layout(width="330px"))
+        self.reply = Readout(WAITING_TEXT).add_class("attnlab-selftest-reply")
         self.bar = FigureCanvas(alt="a bar that grows with the slider")
         self.bar.show(bar_pixels(0, self.slider.max))
         self.slider.observe(self._on_change, names="value")

@@ -14,6 +14,7 @@ import pytest
 
 import attnlab
 from attnlab import selftest
+from attnlab.controls import IntSlider, Readout
 from attnlab.selftest import environment_report, release, version_problem, widget_selftest
 
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
@@ -26,7 +27,8 @@ def test_live_front_ends_get_the_widget():
     assert "attnlab-selftest" in test.widget._dom_classes
     headline = test.widget.children[0]
     assert isinstance(headline, widgets.HTML) and "Widgets are working" in headline.value
-    assert isinstance(test.slider, widgets.IntSlider) and test.slider.continuous_update
+    assert isinstance(test.slider, IntSlider) and test.slider.description == "drag me"
+    assert isinstance(test.reply, Readout) and "attnlab-selftest-reply" in test.reply._dom_classes
 
 
 def test_text_plain_fallback_says_widgets_are_not_live_and_what_to_do():

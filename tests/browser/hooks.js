@@ -8,7 +8,9 @@
 //    CanvasRenderingContext2D's putImageData and drawImage, so a test can see new pixels land.
 // 3. Offers small DOM helpers for the explorers (the `attnlab-explorer` contract): snapshots,
 //    waiting for quiet, and timing one slider step from keydown to painted pixels.
-//    An explorer's figure is a `canvas.attnlab-figure` (or an `ipywidgets.Image`, `.widget-image`).
+//    An explorer's figure is a `canvas.attnlab-figure` (or an `ipywidgets.Image`, `.widget-image`);
+//    its sliders are attnlab.controls sliders: `.attnlab-slider` holding a labelled
+//    `input[type=range]` and a `.attnlab-control-readout`.
 (() => {
   const MAX_MESSAGES = 20000;
   const WIDGET_VIEW = "application/vnd.jupyter.widget-view+json";
@@ -145,16 +147,19 @@
     return true;
   };
 
+  const SLIDER = ".attnlab-slider";
+  // A slider's label, visible readout and its one handle (the range input): position, bounds
+  // and aria-valuetext. A selection slider's position is the option's index.
   function sliderInfo(slider) {
-    const label = slider.querySelector(".widget-label");
-    const readout = slider.querySelector(".widget-readout");
+    const label = slider.querySelector(".attnlab-control-label");
+    const readout = slider.querySelector(".attnlab-control-readout");
     return {
       label: label ? label.textContent.trim() : "",
       readout: readout && readout.offsetParent !== null ? readout.textContent.trim() : null,
-      handles: [...slider.querySelectorAll(".noUi-handle")].map((h) => ({
-        now: parseFloat(h.getAttribute("aria-valuenow")),
-        min: parseFloat(h.getAttribute("aria-valuemin")),
-        max: parseFloat(h.getAttribute("aria-valuemax")),
+      handles: [...slider.querySelectorAll("input[type=range]")].map((h) => ({
+        now: parseFloat(h.value),
+        min: parseFloat(h.min),
+        max: parseFloat(h.max),
         text: h.getAttribute("aria-valuetext"),
       })),
     };
@@ -219,7 +224,7 @@
     explorers: () =>
       [...document.querySelectorAll(".attnlab-explorer")].map((root, index) => ({
         index, name: name(root),
-        sliders: [...root.querySelectorAll(".widget-slider")].map(sliderInfo),
+        sliders: [...root.querySelectorAll(SLIDER)].map(sliderInfo),
         hasFigure: Boolean(figure(root)),
         readouts: root.querySelectorAll(".attnlab-readout").length,
       })),
@@ -232,7 +237,7 @@
         frame: frameId(figure(root)),
         readouts: [...root.querySelectorAll(".attnlab-readout")].map((r) => r.textContent.trim()),
         error: err ? err.textContent.trim() : "",
-        sliders: [...root.querySelectorAll(".widget-slider")].map(sliderInfo),
+        sliders: [...root.querySelectorAll(SLIDER)].map(sliderInfo),
       };
     },
 

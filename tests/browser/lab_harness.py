@@ -7,8 +7,9 @@ Shared by the browser tests (``tests/browser``) and ``benchmarks/latency.py``. I
 * how to launch Debian's Chromium (Playwright cannot download browsers here);
 * how to open a notebook, run all cells the way a learner does (Run menu), and read the result
   from the kernel messages that ``hooks.js`` records in the page;
-* the explorer DOM contract (``.attnlab-explorer`` roots, sliders, ``canvas.attnlab-figure``,
-  ``.attnlab-readout``, ``.attnlab-error``) and how to time one slider step in the page.
+* the explorer DOM contract (``.attnlab-explorer`` roots, sliders ``.attnlab-slider`` with an
+  ``input[type=range]``, ``canvas.attnlab-figure``, ``.attnlab-readout``, ``.attnlab-error``)
+  and how to time one slider step in the page.
 
 Playwright is imported lazily so that importing this module never needs it.
 """
@@ -49,6 +50,7 @@ CHROMIUM_ARGS = [
 ]
 LESSON_GLOB = "[0-9][0-9]-*.ipynb"
 EXPLORER = ".attnlab-explorer"
+SLIDER = ".attnlab-slider"  # an attnlab.controls slider: label, input[type=range], readout
 WIDGET_ERROR_TEXT = "Error displaying widget"
 WIDGET_LOADING_TEXT = "Loading widget..."
 VIEWPORT = {"width": 1400, "height": 1000}
@@ -481,9 +483,9 @@ class LessonPage:
         return self.page.locator(EXPLORER).nth(index)
 
     def handle(self, explorer: int, slider: int, handle: int = 0) -> Locator:
-        """A noUiSlider handle (role=slider) inside an explorer."""
+        """The range input (role=slider) of slider ``slider`` inside an explorer."""
         return (
-            self.explorer(explorer).locator(".widget-slider").nth(slider).locator(".noUi-handle")
+            self.explorer(explorer).locator(SLIDER).nth(slider).locator("input[type=range]")
         ).nth(handle)
 
     def snapshot(self, explorer: int) -> dict:

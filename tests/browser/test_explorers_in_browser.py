@@ -6,13 +6,15 @@ For each lesson notebook ``notebooks/NN-*.ipynb`` (discovered, so new lessons ar
   "Error displaying widget";
 * in every ``.attnlab-explorer``, one key press on every slider changes the figure's pixels, the
   slider's readout, and (for at least one slider of the explorer) its ``.attnlab-readout``
-  texts, while ``.attnlab-error`` stays empty and the kernel prints no traceback.
+  texts, while ``.attnlab-error`` stays empty and the kernel prints no traceback; the slider's
+  ``aria-valuetext`` is its readout as shown (no float noise such as 0.7000000000000002).
 
 Each explorer is screenshotted into the artifacts folder.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -127,7 +129,7 @@ def structural_problems(info: dict) -> list[str]:
     if not info["hasFigure"]:
         problems.append("has no figure (canvas.attnlab-figure or .widget-image)")
     if not info["sliders"]:
-        problems.append("has no slider (.widget-slider)")
+        problems.append(f"has no slider ({lab.SLIDER})")
     return problems
 
 
@@ -157,12 +159,31 @@ def press_once(page: lab.LessonPage, index: int, slider: int, handle: int) -> tu
     readout_before = before["sliders"][slider]["readout"]
     if readout_before is not None and after["sliders"][slider]["readout"] == readout_before:
         problems.append(f"slider readout stayed {readout_before!r} after {key}")
+    problems += valuetext_problems(after["sliders"][slider], handle)
     if after["error"]:
         problems.append(f"error shown after {key}: {after['error']}")
     if not settled:
         problems.append("explorer kept changing (or the kernel stayed busy) for 10 s after a step")
     problems += kernel_tracebacks(page, marks)
     return problems, after["readouts"] != before["readouts"]
+
+
+def valuetext_problems(slider: dict, handle: int) -> list[str]:
+    """aria-valuetext must be what the readout shows, and never float noise.
+
+    >>> valuetext_problems({"readout": "0.7", "handles": [{"text": "0.7"}]}, 0)
+    []
+    >>> valuetext_problems({"readout": "0.7", "handles": [{"text": "0.7000000000000002"}]}, 0)
+    ["aria-valuetext '0.7000000000000002' is not the readout '0.7'", \
+"aria-valuetext '0.7000000000000002' is float noise"]
+    """
+    text = slider["handles"][handle]["text"]
+    problems = []
+    if slider["readout"] is not None and text != slider["readout"]:
+        problems.append(f"aria-valuetext {text!r} is not the readout {slider['readout']!r}")
+    if text is None or re.search(r"\d\.\d*(0{6,}|9{6,})\d", text):
+        problems.append(f"aria-valuetext {text!r} is float noise")
+    return problems
 
 
 def kernel_tracebacks(page: lab.LessonPage, marks: dict) -> list[str]:
