@@ -13,17 +13,24 @@ reads the outputs the front end would show (stream text, rich results and error 
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import time
+from pathlib import Path
 
 import pytest
 
 jupyter_client = pytest.importorskip("jupyter_client")
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
-STUB = 'def softmax_row(x):\n    """The softmax of one row."""\n    raise NotImplementedError()\n'
-BROKEN = 'def softmax_row(x):\n    e = np.exp(x - x.max()\n    return e / e.sum()\n'
+LESSON_3 = Path(__file__).resolve().parents[1] / "notebooks" / "03-softmax.ipynb"
+#: The exercise cell of lesson 3 as the learner receives it (the stub), and a first try at it
+#: with a bracket left open on its line 4.
+STUB = next("".join(cell["source"]) for cell in json.loads(LESSON_3.read_text())["cells"]
+            if "def softmax_row(" in "".join(cell["source"]))
+BROKEN = STUB.replace("raise NotImplementedError()",
+                      "e = np.exp(x - x.max()\n    return e / e.sum()")
 FIXED = ('def softmax_row(x):\n    e = np.exp(np.asarray(x, float) - np.max(x))\n'
          '    return e / e.sum()\n')
 CHECK = "lesson3.softmax_row.check(softmax_row)"
@@ -103,7 +110,7 @@ def test_a_syntax_error_in_the_answer_cell_is_named_not_called_not_attempted(ker
     assert status == "ok"
     assert "not attempted" not in text
     assert ("answer cell did not run. Your last run of the cell defining `softmax_row` stopped "
-            "with SyntaxError: '(' was never closed (line 2); fix it and run that cell "
+            "with SyntaxError: '(' was never closed (line 4); fix it and run that cell "
             "again.") in text, text
     one_sentence(text)
     assert kernel.run(FIXED)[0] == "ok"  # fixed and run: judged again, on the new function
