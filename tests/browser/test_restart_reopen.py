@@ -1,10 +1,11 @@
 """An explorer says so, where it is, when its kernel is gone, and a saved lesson reopens cleanly.
 
-For each lesson with explorers: Run All, save (JupyterLab saves widget state: the course's
-settings, jupyter-config/lab/settings), restart the kernel from the Kernel menu and check that
-every explorer shows the "lost its kernel" banner; then close the page, reopen the saved
-notebook and check that no output says "Error displaying widget" and that every explorer shows
-its last picture under the same banner. Screenshots go to artifacts/browser/.
+For each lesson with explorers: Run All, move a slider, save (JupyterLab saves widget state:
+the course's settings, jupyter-config/lab/settings), restart the kernel from the Kernel menu
+and check that every explorer shows the "lost its kernel" banner; then close the page, reopen
+the saved notebook and check that no output says "Error displaying widget" and that every
+explorer shows its last picture (the moved one) under the same banner. Shutting the kernel
+down (Kernel menu) shows the banner too. Screenshots go to artifacts/browser/.
 """
 
 from __future__ import annotations
@@ -62,6 +63,25 @@ def wait_for_banners(page: lab.LessonPage, count: int) -> list[bool]:
     return shown
 
 
+def move_first_explorer(page: lab.LessonPage) -> str:
+    """Move the first explorer's first slider one step; the digest of its new picture.
+
+    Waits long enough for the view to keep the picture for a saved notebook.
+    """
+    before = page.image_digest(0)
+    handle = page.explorer(0).locator("[role=slider], input[type=range]").first
+    handle.scroll_into_view_if_needed()
+    for key in ("ArrowRight", "ArrowLeft", "ArrowLeft"):
+        handle.focus()
+        page.page.keyboard.press(key)
+        for _ in range(40):
+            page.page.wait_for_timeout(100)
+            if page.image_digest(0) != before:
+                page.page.wait_for_timeout(2500)  # > KEEP_PICTURE_MS in figure_canvas.js
+                return page.image_digest(0)
+    raise AssertionError("the first explorer's figure did not change with its first slider")
+
+
 def screenshot_figure(page: lab.LessonPage, path: Path) -> None:
     """The first explorer's figure with whatever lies over it."""
     figure = page.explorer(0).locator(".attnlab-figure-frame").first
@@ -88,6 +108,7 @@ def test_restart_shows_banner_and_reopened_lesson_shows_pictures(
         assert count > 0, f"{name}: no explorer rendered"
         assert not any(banners_shown(page)), "a banner shows while the kernel is alive"
 
+        moved = move_first_explorer(page)
         menu(page, "File", "docmanager:save")
         page.page.wait_for_timeout(1500)
         notebook = saved_notebook(lab_server, name)
@@ -118,6 +139,27 @@ def test_restart_shows_banner_and_reopened_lesson_shows_pictures(
         assert len(shown) == count and all(shown), f"banners after reopening: {shown}"
         painted = reopened.page.evaluate(PAINTED_JS)
         assert painted and all(painted), f"figures painted after reopening: {painted}"
+        for _ in range(BANNER_S * 4):
+            if reopened.image_digest(0) == moved:
+                break
+            reopened.page.wait_for_timeout(250)
+        assert reopened.image_digest(0) == moved, "the reopened figure is not its last picture"
     finally:
         reopened.close()
+        lab_server.shutdown_kernels()
+
+
+@pytest.mark.parametrize("name", LESSON_PARAMS[:1])
+def test_kernel_shut_down_shows_banner(name, chromium, lab_server) -> None:
+    page = lab.LessonPage(chromium, lab_server, name)
+    try:
+        page.open()
+        page.run_all()
+        count = page.page.locator(lab.EXPLORER).count()
+        assert count > 0, f"{name}: no explorer rendered"
+        menu(page, "Kernel", "kernelmenu:shutdown")  # JupyterLab 4.6 asks nothing here
+        shown = wait_for_banners(page, count)
+        assert len(shown) == count and all(shown), f"banners after shutting down: {shown}"
+    finally:
+        page.close()
         lab_server.shutdown_kernels()
