@@ -49,7 +49,7 @@ def defined_functions(code: str) -> list[str]:
     """
     try:
         tree = ast.parse(code)
-    except (SyntaxError, ValueError):
+    except (SyntaxError, ValueError, RecursionError, MemoryError):  # what ast.parse raises
         return _DEF.findall(code)
     return [node.name for node in tree.body
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))]
@@ -140,7 +140,7 @@ def _checked_names(cell: str) -> tuple[set[str], set[str]]:
     modules it uses."""
     try:
         tree = ast.parse(cell)
-    except (SyntaxError, ValueError):
+    except (SyntaxError, ValueError, RecursionError, MemoryError):  # what ast.parse raises
         return set(), set()
     answers, lessons = set(), set()
     for node in ast.walk(tree):
