@@ -214,8 +214,9 @@ def _under_grading() -> bool:
 def watch() -> bool:
     """Register the cell watcher and the NameError sentence with IPython, once per shell.
 
-    Returns True if they are registered (now or before), False outside IPython, under
-    grading, or when another custom exception handler is already in place (it is kept).
+    Returns True if the watcher is registered (now or before), False outside IPython and
+    under grading. The NameError sentence is left out when the shell already has a custom
+    exception handler (that one is kept).
     """
     shell = _shell()
     if shell is None or not hasattr(shell, "events") or _under_grading():
