@@ -249,8 +249,11 @@ class FigureTheme:
                 found += _legend_artists(axes.get_legend())
             if not _colour_mapped(axes):
                 found += [*axes.lines, *axes.patches, *axes.collections, *axes.texts]
-            else:  # only texts placed outside the data (titles in axes coordinates)
+            else:  # only what sits on the page, not over the data: titles in axes
+                # coordinates, unclipped captions drawn above the axes
                 found += [t for t in axes.texts if t.get_transform() is not axes.transData]
+                found += [c for c in axes.collections
+                          if c.get_array() is None and not c.get_clip_on()]  # fmt: skip
                 for table in axes.tables:
                     for cell in table.get_celld().values():
                         found += [cell, cell.get_text()]
