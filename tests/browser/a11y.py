@@ -107,30 +107,40 @@ def inject_axe(page: lab.LessonPage) -> None:
         page.page.add_script_tag(path=str(axe_script_path()))
 
 
+def axe_results(
+    page: lab.LessonPage, selectors: Iterable[str] = (EXPLORER, HELP_PANEL)
+) -> tuple[list[Violation], list[str]]:
+    """Run axe-core inside every element matching ``selectors``.
+
+    Every rule axe runs by default (WCAG 2.x A/AA and best practices) is checked. Returns
+    (violations of any impact, ids of the rules that found something to check and passed);
+    ([], []) when no element matches (a lesson without explorers or help panels).
+    """
+    include = [[s] for s in selectors if page.page.locator(s).count()]
+    if not include:
+        return [], []
+    inject_axe(page)
+    raw = page.js(
+        """include => window.axe.run({include}, {resultTypes: ['violations']})
+            .then(r => ({
+              passed: r.passes.map(p => p.id),
+              violations: r.violations.map(v => ({
+                rule: v.id, impact: v.impact, help: v.help,
+                targets: v.nodes.map(n => n.target.join(' ')),
+                html: v.nodes.map(n => n.html)}))}))""",
+        include,
+    )
+    return [Violation(**v) for v in raw["violations"]], raw["passed"]
+
+
 def axe_violations(
     page: lab.LessonPage,
     selectors: Iterable[str] = (EXPLORER, HELP_PANEL),
     impacts: Iterable[str] = ALL_IMPACTS,
 ) -> list[Violation]:
-    """axe-core's violations of the given ``impacts`` inside every element matching ``selectors``.
-
-    Every rule axe runs by default (WCAG 2.x A/AA and best practices) is checked. Returns []
-    when no element matches (a lesson without explorers or help panels).
-    """
-    include = [[s] for s in selectors if page.page.locator(s).count()]
-    if not include:
-        return []
-    inject_axe(page)
-    raw = page.js(
-        """include => window.axe.run({include}, {resultTypes: ['violations']})
-            .then(r => r.violations.map(v => ({
-                rule: v.id, impact: v.impact, help: v.help,
-                targets: v.nodes.map(n => n.target.join(' ')),
-                html: v.nodes.map(n => n.html)})))""",
-        include,
-    )
+    """axe-core's violations of the given ``impacts`` inside the elements matching ``selectors``."""
     wanted = set(impacts)
-    return [Violation(**v) for v in raw if v["impact"] in wanted]
+    return [v for v in axe_results(page, selectors)[0] if v.impact in wanted]
 
 
 def summarise(violations: list[Violation]) -> dict[str, int]:
@@ -451,4 +461,96 @@ def tab_order_problems(page: lab.LessonPage, explorer: int) -> list[str]:
                 f"{expected['kind']} {expected['label']!r}"
             )
             break
+    return problems
+
+
+# --------------------------------------------------------------------------- focus ring
+
+RING_MARGIN_PX = 8
+# A focus ring must change at least this many pixels per pixel of the control's perimeter:
+# a 1 px outline changes about 1 (the faint default the issue found), a 2 px ring about 2.
+RING_MIN_PER_PERIMETER = 1.6
+
+# The box a control's focus ring is drawn around: the control, or for a visually hidden input
+# (a radio drawn as a button) the label that draws it. Viewport CSS px.
+_RING_BOX = """id => {
+  let el = document.querySelector(`[data-attnlab-a11y-control="${id}"]`);
+  if (!el) return null;
+  let r = el.getBoundingClientRect();
+  if (r.width < 4 || r.height < 4) {
+    el = el.closest('label') || el.parentElement;
+    r = el.getBoundingClientRect();
+  }
+  return { x: r.x, y: r.y, width: r.width, height: r.height };
+}"""
+
+
+def _clip_pixels(page: lab.LessonPage, box: dict) -> Any:
+    """The page's pixels around ``box`` (widened by RING_MARGIN_PX), as an (h, w, 3) array."""
+    import io
+
+    import numpy as np
+    from PIL import Image
+
+    m = RING_MARGIN_PX
+    clip = {"x": box["x"] - m, "y": box["y"] - m,
+            "width": box["width"] + 2 * m, "height": box["height"] + 2 * m}
+    png = page.page.screenshot(clip=clip, animations="disabled", caret="hide")
+    return np.asarray(Image.open(io.BytesIO(png)).convert("RGB"), dtype=np.int16)  # (h, w, 3)
+
+
+def _keyboard_focus(page: lab.LessonPage, stops: list[dict], k: int) -> str | None:
+    """Put the focus on stop ``k`` with the keyboard (Tab from the previous stop, or Shift+Tab
+    from the next for the first), so ``:focus-visible`` applies; returns the focused id."""
+    def focus(control: dict) -> None:
+        page.page.locator(f"[{CONTROL_ATTR}='{control['id']}']").focus()
+
+    if k > 0:
+        focus(stops[k - 1])
+        page.page.keyboard.press("Tab")
+    elif len(stops) > 1:
+        focus(stops[1])
+        page.page.keyboard.press("Shift+Tab")
+    else:
+        focus(stops[0])
+        page.page.keyboard.press("Tab")
+        page.page.keyboard.press("Shift+Tab")
+    page.page.wait_for_timeout(50)
+    return page.js(f"() => document.activeElement.getAttribute('{CONTROL_ATTR}')")
+
+
+def focus_ring_problems(page: lab.LessonPage, explorer: int) -> list[str]:
+    """Whether every Tab stop of the explorer shows a clear focus ring when Tab reaches it.
+
+    Each stop is photographed with nothing focused, then focused from the keyboard (so
+    ``:focus-visible`` applies); the ring must change at least RING_MIN_PER_PERIMETER pixels
+    per pixel of the control's perimeter (a 1 px outline does not pass). If focusing scrolled
+    the notebook, the unfocused picture is taken again where the control now is.
+    """
+    import numpy as np
+
+    stops = [c for c in _tab_stops(controls(page, explorer)) if c["tabIndex"] >= 0]
+    page.explorer(explorer).scroll_into_view_if_needed()
+    problems = []
+    for k, control in enumerate(stops):
+        name = f"{control['kind']} {control['label']!r}"
+        for _attempt in range(2):
+            page.js("() => document.activeElement && document.activeElement.blur()")
+            page.page.wait_for_timeout(50)
+            box = page.js(_RING_BOX, control["id"])
+            plain = _clip_pixels(page, box)
+            focused = _keyboard_focus(page, stops, k)
+            if page.js(_RING_BOX, control["id"]) == box:
+                break
+        if focused != control["id"]:
+            problems.append(f"{name}: the keyboard did not reach it (focus on {focused})")
+            continue
+        changed = int(np.any(plain != _clip_pixels(page, box), axis=2).sum())
+        perimeter = 2 * (box["width"] + box["height"])
+        if changed < RING_MIN_PER_PERIMETER * perimeter:
+            problems.append(
+                f"{name}: focus is hard to see ({changed} pixels change around a "
+                f"{box['width']:.0f}x{box['height']:.0f} control; a 2 px ring changes about "
+                f"{2 * perimeter:.0f})"
+            )
     return problems
