@@ -175,3 +175,45 @@ def test_bug_lab_bars_stay_below_the_legend_and_zero_cells_say_0():
         assert (weights == 0).any()
         assert set(texts[weights == 0]) == {"0"}
         assert "" not in set(texts.ravel())
+
+
+# ----------------------------------------------------------------------- lesson 6
+def test_mask_lab_marks_pad_keys_the_mask_lets_through():
+    """Issue 16: at real length 6 the <pad> labels stayed as if nothing were odd."""
+    from matplotlib.colors import same_color
+
+    from attnlab.explorers.masking import BAD_COLOUR, MaskExplorer
+
+    explorer = quiet(MaskExplorer)  # causal + padding, real length 4: pads hidden
+    keys = explorer.figure.axes[0].get_xticklabels()
+    assert [label.get_text() for label in keys][-2:] == ["<pad>", "<pad>"]
+    assert not any(same_color(label.get_color(), BAD_COLOUR) for label in keys)
+    assert "&lt;pad&gt;" not in explorer.readout.value
+    explorer.set(length=6)
+    marked = [same_color(label.get_color(), BAD_COLOUR) for label in keys]
+    assert marked == [False] * 4 + [True, True]
+    text = readout_text(explorer)
+    assert "keys 5–6 hold &lt;pad&gt;" in text and "real length 6 counts 2 of them as words" in text
+    explorer.set(length=5)
+    assert [same_color(label.get_color(), BAD_COLOUR) for label in keys][-2:] == [True, False]
+    explorer.set(length=4)
+    assert not any(same_color(label.get_color(), BAD_COLOUR) for label in keys)
+
+
+def test_mask_lab_pad_marks_follow_a_dark_page():
+    """Marking and unmarking a <pad> label on a dark page leaves it in the dark theme's colour."""
+    from matplotlib.colors import same_color
+
+    from attnlab.explorers.masking import BAD_COLOUR, MaskExplorer
+
+    explorer = quiet(MaskExplorer)
+    keys = explorer.figure.axes[0].get_xticklabels()
+    explorer.view.set_dark(True)
+    dark_text = keys[0].get_color()
+    assert not same_color(dark_text, "black")
+    explorer.set(length=6)
+    assert same_color(keys[5].get_color(), BAD_COLOUR)
+    explorer.set(length=4)
+    assert same_color(keys[5].get_color(), dark_text)
+    explorer.view.set_dark(False)
+    assert all(same_color(label.get_color(), "black") for label in keys)

@@ -279,7 +279,7 @@ class MaskExplorer(Explorer):
     """
 
     name = "masking"
-    figsize = (8.0, 4.2)
+    figsize = (8.0, 3.9)
 
     def make_controls(self) -> dict:
         return {
@@ -349,6 +349,7 @@ class MaskExplorer(Explorer):
         artists["cells"].set_texts(texts.ravel(), colours.ravel())
         artists["hidden"].set_path(cell_squares(state.mask))
         artists["caption"].set_texts([_caption(state)], ["black"])
+        self._mark_seen_pads(artists["image"].axes, seen_pads(state))
 
         sums = np.where(state.nan_rows, 0.0, state.row_sums)  # (n_q,)
         bad = state.sum_is_off | state.nan_rows  # (n_q,)
@@ -366,6 +367,28 @@ class MaskExplorer(Explorer):
                                                                               strict=True)],
             ["right" if flag else "left" for flag in inside],
         )  # fmt: skip
+
+    def _mark_seen_pads(self, ax, seen) -> None:
+        """Key labels of the <pad> tokens a query can see turn vermillion, as in the readout.
+
+        Tick labels are background: a change (rare, when the mask or length crosses the
+        padding) redraws the background once, restyled for the page's theme.
+        """
+        seen = tuple(bool(flag) for flag in seen)
+        if getattr(ax, "attnlab_seen_pads", None) == seen:
+            return
+        first = not hasattr(ax, "attnlab_seen_pads")
+        ax.attnlab_seen_pads = seen
+        labels = ax.get_xticklabels()  # (n,) the keys
+        for label, flag in zip(labels, seen, strict=True):
+            if first:
+                label.attnlab_colour = label.get_color()  # as built, before any marking
+            label.set_color(BAD_COLOUR if flag else label.attnlab_colour)
+            label.set_fontweight("bold" if flag else "normal")
+        if ax.figure is self.view.figure:
+            for label in labels:
+                self.view.theme.restyle(label)
+            self.view.invalidate()
 
     def describe(self, state) -> str:
         return _readout(state)
@@ -422,7 +445,36 @@ def _what_is_masked(state) -> str:
             parts.append("the padding mask hides nothing at real length 6")
     what = "; ".join(parts) or "nothing is masked"
     return (f"<div><b>{html.escape(state.mask_name)}</b> mask, real length {state.length}: "
-            f"{what} — <b>{n_hidden}</b> of {N * N} cells masked (hatched).</div>")  # fmt: skip
+            f"{what} — <b>{n_hidden}</b> of {N * N} cells masked (hatched).{_pads_seen(state)}"
+            "</div>")  # fmt: skip
+
+
+def seen_pads(state) -> np.ndarray:
+    """Which positions hold a ``<pad>`` token whose key some query can see, shape (n,) bool.
+
+    Examples
+    --------
+    >>> seen_pads(mask_state("padding", 4, "−∞ (correct)", "float64")).tolist()
+    [False, False, False, False, False, False]
+    >>> seen_pads(mask_state("causal + padding", 6, "−∞ (correct)", "float64")).tolist()
+    [False, False, False, False, True, True]
+    """
+    is_pad = np.array([token == "<pad>" for token in state.tokens])  # (n,)
+    return is_pad & state.mask.any(axis=0)  # (n,) a key column with an allowed cell
+
+
+def _pads_seen(state) -> str:
+    """A sentence when <pad> keys are visible: why, and that their labels are marked."""
+    seen = np.flatnonzero(seen_pads(state)) + 1  # 1-based positions
+    if not seen.size:
+        return ""
+    keys = f"keys {seen[0]}–{seen[-1]} hold" if seen.size > 1 else f"key {seen[0]} holds"
+    why = ""
+    if "padding" in state.mask_name and state.length > N_REAL:
+        why = (f": real length {state.length} counts {seen.size} of them as words, "
+               f"but the sentence has {N_REAL}")
+    return (f" The <span style='color:{BAD_COLOUR}'><b>{keys} &lt;pad&gt;</b></span> "
+            f"and the mask lets queries see them{why}.")
 
 
 def _readout(state) -> str:

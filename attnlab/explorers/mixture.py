@@ -173,7 +173,7 @@ class MixtureExplorer(Explorer):
     """
 
     name = "mixture"
-    figsize = (6.2, 3.8)
+    figsize = (6.2, 3.5)
 
     def make_controls(self) -> dict:
         controls = {

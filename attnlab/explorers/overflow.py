@@ -186,7 +186,7 @@ class OverflowExplorer(Explorer):
     """
 
     name = "overflow"
-    figsize = (7.0, 4.4)
+    figsize = (7.0, 4.1)
 
     def make_controls(self) -> dict:
         return {

@@ -311,7 +311,7 @@ class ScalingExplorer(Explorer):
     """
 
     name = "scaling"
-    figsize = (7.0, 4.2)
+    figsize = (7.0, 3.9)
 
     def make_controls(self) -> dict:
         # "scaled" last: with scaling off the exponent does nothing, so code that sweeps the
