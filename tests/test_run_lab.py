@@ -20,6 +20,7 @@ import sys
 import time
 import urllib.parse
 import urllib.request
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -28,6 +29,7 @@ ROOT = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.skipif(
     not (ROOT / ".venv" / "bin" / "jupyter").exists(), reason="needs the .venv that run.sh makes"
 )
+OVERRIDES = "lab/settings/overrides.d/attnlab.json"
 PRINTED_URL = re.compile(r"http://127\.0\.0\.1:\d+/\S*")
 
 
@@ -117,3 +119,23 @@ def test_editable_install_prints_no_setuptools_warning(tmp_path):
     assert "Editable installation" not in output and "Warning" not in output, output
     pth = list((venv / "lib").glob("python3*/site-packages/__editable__.attnlab-*.pth"))
     assert pth and pth[0].read_text().split() == [str(ROOT)], pth
+
+
+def test_installed_package_brings_the_course_settings(tmp_path):
+    """``pip install .`` (Binder, The Littlest JupyterHub, the hub image) installs the same
+    JupyterLab settings defaults ./run.sh lab reads in place: widget state saved, no news."""
+    result = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--wheel-dir",
+         str(tmp_path), str(ROOT)],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr[-3000:]
+    (wheel,) = tmp_path.glob("attnlab-*.whl")
+    with zipfile.ZipFile(wheel) as archive:
+        names = archive.namelist()
+        settings = [n for n in names if n.endswith(f"share/jupyter/{OVERRIDES}")]
+        assert settings, names
+        installed = json.loads(archive.read(settings[0]))
+    in_place = json.loads((ROOT / "jupyter-config" / OVERRIDES).read_text())
+    assert installed == in_place
+    assert installed["@jupyter-widgets/jupyterlab-manager:plugin"]["saveState"] is True
