@@ -467,9 +467,11 @@ def tab_order_problems(page: lab.LessonPage, explorer: int) -> list[str]:
 # --------------------------------------------------------------------------- focus ring
 
 RING_MARGIN_PX = 8
-# A focus ring must change at least this many pixels per pixel of the control's perimeter:
-# a 1 px outline changes about 1 (the faint default the issue found), a 2 px ring about 2.
-RING_MIN_PER_PERIMETER = 1.6
+# WCAG 2.2's focus appearance (2.4.13): the pixels that change between unfocused and focused
+# with a contrast ratio of at least 3:1 must cover at least the area of a 2 CSS px thick line
+# around the control's perimeter. A 1 px outline covers about half of that.
+RING_MIN_PER_PERIMETER = 2.0
+RING_MIN_CONTRAST = 3.0
 
 # The box a control's focus ring is drawn around: the control, or for a visually hidden input
 # (a radio drawn as a button) the label that draws it. Viewport CSS px.
@@ -492,11 +494,61 @@ def _clip_pixels(page: lab.LessonPage, box: dict) -> Any:
     import numpy as np
     from PIL import Image
 
-    m = RING_MARGIN_PX
-    clip = {"x": box["x"] - m, "y": box["y"] - m,
-            "width": box["width"] + 2 * m, "height": box["height"] + 2 * m}
+    m, view = RING_MARGIN_PX, page.page.viewport_size
+    x0, y0 = max(box["x"] - m, 0), max(box["y"] - m, 0)
+    x1 = min(box["x"] + box["width"] + m, view["width"])
+    y1 = min(box["y"] + box["height"] + m, view["height"])
+    clip = {"x": x0, "y": y0, "width": x1 - x0, "height": y1 - y0}
     png = page.page.screenshot(clip=clip, animations="disabled", caret="hide")
     return np.asarray(Image.open(io.BytesIO(png)).convert("RGB"), dtype=np.int16)  # (h, w, 3)
+
+
+def relative_luminance(rgb: Any) -> Any:
+    """WCAG relative luminance of sRGB pixels ``rgb`` (..., 3) in 0..255; shape (...).
+
+    >>> import numpy as np
+    >>> relative_luminance(np.array([[255, 255, 255], [0, 0, 0]])).round(3).tolist()
+    [1.0, 0.0]
+    """
+    import numpy as np
+
+    c = np.asarray(rgb, dtype=float) / 255.0  # (..., 3)
+    linear = np.where(c <= 0.04045, c / 12.92, ((c + 0.055) / 1.055) ** 2.4)  # (..., 3)
+    return linear @ np.array([0.2126, 0.7152, 0.0722])  # (...)
+
+
+def contrast_changed_pixels(before: Any, after: Any) -> int:
+    """How many pixels differ between two (h, w, 3) pictures by a contrast of 3:1 or more.
+
+    >>> import numpy as np
+    >>> white = np.full((2, 2, 3), 255)
+    >>> grey, black = white.copy(), white.copy()
+    >>> grey[0, 0], black[0, 0] = 200, 0
+    >>> contrast_changed_pixels(white, grey), contrast_changed_pixels(white, black)
+    (0, 1)
+    """
+    import numpy as np
+
+    lum_a, lum_b = relative_luminance(before), relative_luminance(after)  # (h, w)
+    ratio = (np.maximum(lum_a, lum_b) + 0.05) / (np.minimum(lum_a, lum_b) + 0.05)  # (h, w)
+    return int((ratio >= RING_MIN_CONTRAST).sum())
+
+
+def _settled_box(page: lab.LessonPage, control: dict) -> dict:
+    """The control's ring box once it is on screen and has stopped moving (the notebook may
+    still scroll after a blur); raises if it never settles within 3 s."""
+    target = page.page.locator(f"[{CONTROL_ATTR}='{control['id']}']")
+    view = page.page.viewport_size
+    last = None
+    for _ in range(30):
+        target.scroll_into_view_if_needed()
+        page.page.wait_for_timeout(100)
+        box = page.js(_RING_BOX, control["id"])
+        inside = box["y"] >= 0 and box["y"] + box["height"] <= view["height"]
+        if inside and box == last:
+            return box
+        last = box
+    raise AssertionError(f"{control['kind']} {control['label']!r} kept moving: {last}")
 
 
 def _keyboard_focus(page: lab.LessonPage, stops: list[dict], k: int) -> str | None:
@@ -523,21 +575,17 @@ def focus_ring_problems(page: lab.LessonPage, explorer: int) -> list[str]:
     """Whether every Tab stop of the explorer shows a clear focus ring when Tab reaches it.
 
     Each stop is photographed with nothing focused, then focused from the keyboard (so
-    ``:focus-visible`` applies); the ring must change at least RING_MIN_PER_PERIMETER pixels
-    per pixel of the control's perimeter (a 1 px outline does not pass). If focusing scrolled
-    the notebook, the unfocused picture is taken again where the control now is.
+    ``:focus-visible`` applies); as WCAG 2.4.13 asks, the pixels that change with a 3:1
+    contrast must cover at least a 2 px line around the control (a 1 px outline does not
+    pass). If focusing scrolled the notebook, the unfocused picture is taken again.
     """
-    import numpy as np
-
     stops = [c for c in _tab_stops(controls(page, explorer)) if c["tabIndex"] >= 0]
-    page.explorer(explorer).scroll_into_view_if_needed()
     problems = []
     for k, control in enumerate(stops):
         name = f"{control['kind']} {control['label']!r}"
         for _attempt in range(2):
             page.js("() => document.activeElement && document.activeElement.blur()")
-            page.page.wait_for_timeout(50)
-            box = page.js(_RING_BOX, control["id"])
+            box = _settled_box(page, control)
             plain = _clip_pixels(page, box)
             focused = _keyboard_focus(page, stops, k)
             if page.js(_RING_BOX, control["id"]) == box:
@@ -545,12 +593,13 @@ def focus_ring_problems(page: lab.LessonPage, explorer: int) -> list[str]:
         if focused != control["id"]:
             problems.append(f"{name}: the keyboard did not reach it (focus on {focused})")
             continue
-        changed = int(np.any(plain != _clip_pixels(page, box), axis=2).sum())
+        changed = contrast_changed_pixels(plain, _clip_pixels(page, box))
         perimeter = 2 * (box["width"] + box["height"])
         if changed < RING_MIN_PER_PERIMETER * perimeter:
             problems.append(
-                f"{name}: focus is hard to see ({changed} pixels change around a "
-                f"{box['width']:.0f}x{box['height']:.0f} control; a 2 px ring changes about "
-                f"{2 * perimeter:.0f})"
+                f"{name}: focus is hard to see (on focus {changed} pixels change with a contrast "
+                f"of {RING_MIN_CONTRAST:g}:1 or more around a {box['width']:.0f}x"
+                f"{box['height']:.0f} control; a 2 px ring would change "
+                f"{RING_MIN_PER_PERIMETER * perimeter:.0f})"
             )
     return problems

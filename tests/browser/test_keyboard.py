@@ -5,6 +5,8 @@ the lesson is run as a learner runs it (Run All, 1366 x 768), then inside every
 ``.attnlab-explorer``:
 
 * Tab walks from the first control to the last, in order, without leaving the explorer;
+* every control reached with Tab shows a clear focus ring (the page's pixels around it change
+  by at least a 2 px ring's worth; the faint 1 px default does not pass);
 * every control is focused and given the key a learner would press (ArrowRight/ArrowLeft on a
   slider, ArrowDown on a dropdown, Space on a checkbox, Space or Enter on a button or toggle
   option not yet chosen): its value must change, the figure's pixels must change, and the
@@ -73,6 +75,18 @@ def test_tab_reaches_every_control(lesson: lab.LessonPage, artifacts_dir: Path) 
         found = a11y.tab_order_problems(lesson, index)
         problems += [f"{explorer_label(lesson, index)}: {p}" for p in found]
     fail_with(lesson, problems, artifacts_dir, "tab-order")
+
+
+def test_focus_ring_is_visible(lesson: lab.LessonPage, artifacts_dir: Path) -> None:
+    """Every control reached with Tab shows a clear focus ring (not a faint 1 px outline)."""
+    count = lesson.page.locator(a11y.EXPLORER).count()
+    if not count:
+        pytest.skip(f"{lesson.name} has no explorer")
+    problems = []
+    for index in range(count):
+        found = a11y.focus_ring_problems(lesson, index)
+        problems += [f"{explorer_label(lesson, index)}: {p}" for p in found]
+    fail_with(lesson, problems, artifacts_dir, "focus-ring")
 
 
 def test_every_control_works_from_the_keyboard(lesson: lab.LessonPage, artifacts_dir: Path):
