@@ -217,3 +217,26 @@ def test_mask_lab_pad_marks_follow_a_dark_page():
     assert same_color(keys[5].get_color(), dark_text)
     explorer.view.set_dark(False)
     assert all(same_color(label.get_color(), "black") for label in keys)
+
+
+# ----------------------------------------------------------------------- one minus sign
+@pytest.mark.parametrize(
+    ("explorer_class", "values"),
+    [
+        ("MixtureExplorer", {"score_3": -2.0}),
+        ("ScoreRowExplorer", {"score_1": -1.0, "score_2": -2.0, "score_3": -0.5,
+                              "score_4": -3.0}),
+        ("TemperatureExplorer", {"score_1": -3.0}),
+        ("OverflowExplorer", {"row": "[1, 0.5, 2.5, -0.1]"}),
+    ],
+)
+def test_readouts_write_negative_numbers_with_the_true_minus(explorer_class, values):
+    """The figures' ticks write −; a readout beside them writing - read as a different sign."""
+    cls = {c.__name__: c for c in all_explorers()}[explorer_class]
+    explorer = quiet(cls)
+    explorer.set(**values)
+    text = readout_text(explorer)
+    assert "−" in text, text  # a negative number is shown ...
+    assert not re.search(r"-\d", text), text  # ... never with a hyphen-minus
+    assert not NEGATIVE_ZERO.search(text), text
+    assert not re.search(r"\b[wv]_", text), text  # subscripts as <sub>, not underscores

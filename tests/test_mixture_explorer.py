@@ -358,11 +358,11 @@ def words(explorer):
 def test_readout_writes_out_the_weighted_sum(explorer):
     w, out = reference(START, 1.0)
     text = words(explorer)
-    assert f"output = Σ w_j v_j = ({out[0]:.2f}, {out[1]:.2f})" in text
+    assert f"output = Σ w j v j = ({out[0]:.2f}, {out[1]:.2f})".replace("-", "−") in text
     for j, label in enumerate(EX.labels):
         v, c = VALUES[j], w[j] * VALUES[j]
         row = (f"{label} (key {j + 1}) {START[j]:+.2f} {w[j]:.3f} ({v[0]:.2f}, {v[1]:.2f}) "
-               f"({c[0]:.2f}, {c[1]:.2f})")  # fmt: skip
+               f"({c[0]:.2f}, {c[1]:.2f})").replace("-", "−")  # fmt: skip
         assert row in text, row
     assert f"sum 1.000 ({out[0]:.2f}, {out[1]:.2f}) = output" in text
     bary = ", ".join(f"{p:.3f}" for p in w)

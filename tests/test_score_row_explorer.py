@@ -39,4 +39,4 @@ def test_the_dashed_line_follows_the_largest_score():
     explorer = ScoreRowExplorer()
     explorer.set(score_1=-1.0, score_2=-2.0, score_3=-0.5, score_4=-3.0)
     assert list(explorer.artists["top"].get_ydata()) == [-0.5, -0.5]
-    assert "key 3</b> with <b>-0.5" in explorer.readout.value
+    assert "key 3</b> with <b>−0.5" in explorer.readout.value

@@ -48,6 +48,7 @@ import attnlab
 from attnlab._validate import as_float_array, positive_finite
 from attnlab.examples import query_and_keys_2d
 from attnlab.explorers.base import Explorer, score_slider
+from attnlab.explorers.number_text import num, plus_minus
 from attnlab.explorers.temperature import temperature_slider
 from attnlab.mixing import barycentric, weighted_values
 from attnlab.plots.outline_labels import OutlineLabels
@@ -312,15 +313,13 @@ def number_heights(weights, gap=0.05, clear=0.045):
 
 
 def _num(x: float, digits: int = 2) -> str:
-    """``x`` with ``digits`` decimals, and never ``-0.00``."""
-    text = f"{x:.{digits}f}"
-    return text[1:] if text.startswith("-") and float(text) == 0 else text
+    """``x`` with ``digits`` decimals, the true minus sign (as the figure's ticks), never −0.00."""
+    return num(x, digits)
 
 
 def _signed(x: float, digits: int = 2) -> str:
-    """``x`` with an explicit sign (``+0.71``, ``-0.64``), and never ``-0.00``."""
-    text = _num(x, digits)
-    return text if text.startswith("-") else "+" + text
+    """``x`` with an explicit sign (``+0.71``, ``−0.64``), and never ``−0.00``."""
+    return plus_minus(x, digits)
 
 
 def _vector(v, digits: int = 2) -> str:
@@ -382,7 +381,8 @@ def _readout(state) -> str:
     nearest, largest = labels[state.nearest], labels[state.largest]
     agree = "equal up to rounding" if gap < 1e-9 else f"they differ by up to {gap:.1g}"
     return (
-        f"<div>T = {state.temperature:g} · w = softmax(x / T) · output = Σ w_j v_j = "
+        f"<div>T = {state.temperature:g} · w = softmax(x / T) · "
+        "output = Σ w<sub>j</sub> v<sub>j</sub> = "
         f"<b>{_vector(state.output)}</b></div>{table}"
         f"<div>The output lies {_where(state)}. Its barycentric weights "
         f"({bary}) are the attention weights ({agree}).</div>"

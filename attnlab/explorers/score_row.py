@@ -19,6 +19,7 @@ import numpy as np
 
 from attnlab.examples import SCORE_ROW
 from attnlab.explorers.base import Explorer, score_slider
+from attnlab.explorers.number_text import plus_minus
 from attnlab.plots.weights import PALETTE
 
 SCORE_RANGE = (-5.0, 5.0)
@@ -104,10 +105,11 @@ class ScoreRowExplorer(Explorer):
     def describe(self, state) -> str:
         keys = " and ".join(f"key {j + 1}" for j in state.ties)
         if len(state.ties) > 1:
-            verdict = f"a tie: {keys} share the largest score, <b>{state.largest:+.1f}</b>"
+            largest = plus_minus(state.largest, 1)
+            verdict = f"a tie: {keys} share the largest score, <b>{largest}</b>"
         else:
             verdict = (
-                f"largest: <b>{keys}</b> with <b>{state.largest:+.1f}</b>, "
+                f"largest: <b>{keys}</b> with <b>{plus_minus(state.largest, 1)}</b>, "
                 f"ahead of the next by <b>{state.lead:.1f}</b>"
             )
         return f"<div>{verdict}</div>"
