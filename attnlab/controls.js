@@ -47,7 +47,8 @@ function listen(model, names, handler) {
 }
 
 function commonState(model, root, label) {
-  if (label) label.textContent = model.get("description");
+  const description = model.get("description");
+  if (label && label.textContent !== description) label.textContent = description;
   const width = model.get("label_width");
   if (width) root.style.setProperty("--attnlab-label-width", width);
   else root.style.removeProperty("--attnlab-label-width");
@@ -63,6 +64,7 @@ function snap(value, min, max, step, decimals) {
 
 function renderSlider(model, el) {
   const choice = model.get("kind") === "selection-slider";
+  const key = choice ? "index" : "value";
   const root = controlRoot(el, "slider");
   const id = newId("slider");
   const label = make("label", { for: id, class: "attnlab-control-label" });
@@ -71,12 +73,16 @@ function renderSlider(model, el) {
   root.append(label, input, readout);
 
   const text = (v) => (choice ? model.get("labels")[v] : Number(v).toFixed(model.get("decimals")));
+  let shownText = null;
   function show(v) {
     const t = text(v);
+    if (t === shownText) return;
+    shownText = t;
     input.setAttribute("aria-valuetext", t);
     readout.textContent = t;
   }
-  function sync() {
+  // Bounds, labels, description: rare changes.
+  function syncSetup() {
     commonState(model, root, label);
     if (choice) {
       const labels = model.get("labels");
@@ -91,26 +97,44 @@ function renderSlider(model, el) {
       const widest = [model.get("min"), model.get("max")].map((v) => text(v).length);
       readout.style.minWidth = `${Math.max(...widest)}ch`;
     }
-    const v = model.get(choice ? "index" : "value");
-    if (Number(input.value) !== v) input.value = String(v);
     input.disabled = Boolean(model.get("disabled"));
+    shownText = null;
+    syncValue();
+  }
+  // The value set by the kernel (code, another view, or a correction of this view's move).
+  let moving = false;
+  function syncValue() {
+    if (moving) return;
+    const v = model.get(key);
+    if (Number(input.value) !== v) input.value = String(v);
     show(v);
   }
+  // A move in this view: send it first (the kernel starts drawing), then update the readout.
   function moved() {
     let v = Number(input.value);
     if (!choice) {
       v = snap(v, model.get("min"), model.get("max"), model.get("step"), model.get("decimals"));
     }
+    if (v !== model.get(key)) {
+      moving = true;
+      try {
+        model.set(key, v);
+        model.save_changes();
+      } finally {
+        moving = false;
+      }
+    }
     show(v);
-    if (v === model.get(choice ? "index" : "value")) return;
-    model.set(choice ? "index" : "value", v);
-    model.save_changes();
   }
   input.addEventListener("input", moved);
-  sync();
-  const names = ["description", "disabled", "label_width", "min", "max", "step", "decimals",
-    "value", "index", "labels"];
-  return listen(model, names, sync);
+  syncSetup();
+  const stopSetup = listen(model, ["description", "disabled", "label_width", "min", "max",
+    "step", "decimals", "labels"], syncSetup);
+  const stopValue = listen(model, [key], syncValue);
+  return () => {
+    stopSetup();
+    stopValue();
+  };
 }
 
 function renderDropdown(model, el) {
