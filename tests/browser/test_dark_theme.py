@@ -21,8 +21,10 @@ LESSON_PARAMS = [pytest.param(path.name, id=path.stem) for path in LESSONS] or [
 ]
 THEME_S = 30
 
-# per canvas: luminance of the top-left pixel, and the share of light pixels (text, lines)
-CANVAS_JS = """() => [...document.querySelectorAll('canvas.attnlab-figure')].map(c => {
+# per explorer figure (not lesson 0's self-test bar, raw pixels): luminance of the top-left
+# pixel, and the share of light pixels (text, lines)
+CANVAS_JS = """() => [...document.querySelectorAll('.attnlab-explorer canvas.attnlab-figure')]
+  .map(c => {
     const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
     const lum = i => 0.2126 * d[i] + 0.7152 * d[i + 1] + 0.0722 * d[i + 2];
     let light = 0, n = 0;
