@@ -240,3 +240,17 @@ def test_readouts_write_negative_numbers_with_the_true_minus(explorer_class, val
     assert not re.search(r"-\d", text), text  # ... never with a hyphen-minus
     assert not NEGATIVE_ZERO.search(text), text
     assert not re.search(r"\b[wv]_", text), text  # subscripts as <sub>, not underscores
+
+
+def test_no_figure_text_writes_a_subscript_with_a_plain_underscore(any_explorer):
+    """Issue 16 found "w_A" in lesson 5's figure: subscripts are mathtext ($w_\\mathrm{A}$)."""
+    from matplotlib.text import Text
+
+    from attnlab.plots.outline_labels import OutlineLabels
+
+    figure = any_explorer.figure
+    figure.canvas.draw()
+    texts = [t.get_text() for t in figure.findobj(Text)]
+    texts += [s for labels in figure.findobj(OutlineLabels) for s in labels.texts]
+    plain = [t for t in texts if re.search(r"[A-Za-z]_[A-Za-z0-9{]", re.sub(r"\$[^$]*\$", "", t))]
+    assert not plain

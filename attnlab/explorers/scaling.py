@@ -392,7 +392,7 @@ class ScalingExplorer(Explorer):
                             markeredgecolor="white", linestyle="none")
         ax.set_xscale("log", base=2)
         ax.set_xticks([1, 4, 16, 64, 256, 1024], ["1", "4", "16", "64", "256", "1024"])
-        ax.set(xlim=(0.8, 1300), ylim=(0, JACOBIAN_YMAX), xlabel="head size d_k",
+        ax.set(xlim=(0.8, 1300), ylim=(0, JACOBIAN_YMAX), xlabel="head size $d_k$",
                ylabel="mean ‖J‖ (Frobenius)", title="softmax Jacobian J = diag(p) − ppᵀ")
         ax.legend(loc="upper center", fontsize=9, frameon=False, ncols=4, handlelength=1.0,
                   columnspacing=0.8, handletextpad=0.4, borderaxespad=0.2)
