@@ -8,7 +8,9 @@ For each lesson notebook (discovered, as in ``test_explorers_in_browser.py``), o
 * shows its figure canvas at its natural width (canvas client width == canvas width): a
   squeezed canvas shrinks every label in it;
 * cuts no control label (no element with ``text-overflow: ellipsis`` whose text overflows);
-* overflows nothing sideways (the explorer's content is as wide as its box).
+* overflows nothing sideways (the explorer's content is as wide as its box);
+* still fits, and overflows nothing, with each slider pressed to its end and its start
+  (readouts grow: more rows, "overflow" in a table, a warning line).
 
 A screenshot of every explorer, as it sits on the laptop screen, goes to
 ``<artifacts>/legibility/<lesson>--NN-<name>.png``, and the measurements (px) are printed.
@@ -150,11 +152,39 @@ def test_every_explorer_fits_a_laptop_screen(
         root.screenshot(path=str(shots_dir / f"{stem}--{index:02d}-{info['name']}.png"))
         label = f"explorer {info['name']!r} (#{index})"
         problems += [f"{label}: {p}" for p in legibility_problems(measured)]
+        problems += [f"{label}: {p}" for p in extreme_problems(page, index, info)]
     if problems:
         shot = shots_dir / f"{stem}--FAILED-legibility.png"
         page.page.screenshot(path=str(shot))
         details = "\n".join(f"  - {p}" for p in problems)
         pytest.fail(f"{page.name} at 1366 × 768:\n{details}\n  screenshot: {shot}", pytrace=False)
+
+
+def extreme_problems(page: lab.LessonPage, index: int, info: dict) -> list[str]:
+    """Drive each slider to its end and its start (End, Home); the explorer must still fit.
+
+    Readouts change with the settings (more rows, "overflow" in a table, a warning line):
+    the box is measured after each key, as a learner would see it while dragging.
+    """
+    problems, tallest = [], 0
+    for s in range(len(info["sliders"])):
+        for key in ("End", "Home"):
+            target = page.handle(index, s)
+            target.focus()
+            page.page.keyboard.press(key)
+            page.wait_quiet(index)
+            measured = page.js(MEASURE_JS, index)
+            name = info["sliders"][s]["label"] or f"slider {s}"
+            tallest = max(tallest, measured["height"])
+            if measured["height"] > measured["visibleHeight"]:
+                problems.append(
+                    f"after {key} on {name!r}: {measured['height']} px tall, more than the "
+                    f"{measured['visibleHeight']} px of visible notebook"
+                )
+            if measured["contentWidth"] > measured["width"] + 1:
+                problems.append(f"after {key} on {name!r}: content overflows sideways")
+    print(f"  {info['name']}: tallest with sliders at their ends {tallest} px")
+    return problems
 
 
 # Static figures (matplotlib inline output) as the page shows them: shrunk when wider than
