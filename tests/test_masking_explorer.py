@@ -394,3 +394,15 @@ def test_readout_names_the_fill_value(explorer):
     assert "−1e9, which is −∞ in float16" in words(explorer)
     explorer.set(dtype="float64")
     assert "masked scores → −1e9" in words(explorer) and "which is" not in words(explorer)
+
+
+def test_colour_squares_show_the_weights_nan_in_the_bad_grey():
+    """The cells are coloured by one collection of squares (fast), from the same weights."""
+    explorer = MaskExplorer(mask="padding", length=0, fill="−1e9", dtype="float16")
+    squares = explorer.artists["squares"]
+    weights = explorer.state.weights.astype(np.float64)  # (6, 6), all NaN here
+    shown = squares.get_array()
+    assert np.ma.getmaskarray(shown).all() and np.isnan(weights).all()
+    explorer.set(mask="causal", fill="−∞ (correct)", dtype="float64")
+    np.testing.assert_array_equal(squares.get_array(), explorer.state.weights.ravel())
+    assert not explorer.artists["image"].get_visible()  # kept for the colour bar only
