@@ -13,6 +13,7 @@ Works in JupyterLab and Notebook 7 alike (both use ``.jp-Notebook`` / ``.jp-Cell
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -260,6 +261,73 @@ _ACTIVE_CELL = """() => {
   return { index: cells.findIndex(c => c.classList.contains('jp-mod-active')),
            mode: nb.classList.contains('jp-mod-editMode') ? 'edit' : 'command' };
 }"""
+
+
+# A number with a run of six 0s or 9s after the point and more digits: binary float noise.
+FLOAT_NOISE = re.compile(r"\d\.\d*(0{6,}|9{6,})\d")
+
+
+def spoken_value(page: lab.LessonPage, control_id: str) -> str | None:
+    """What assistive technology reads as a slider's value: aria-valuetext, else its value."""
+    return page.js(
+        """id => { const el = document.querySelector(`[data-attnlab-a11y-control="${id}"]`);
+                   return el && (el.getAttribute('aria-valuetext')
+                     || el.getAttribute('aria-valuenow') || el.value || null); }""",
+        control_id,
+    )
+
+
+def live_region_problems(page: lab.LessonPage, explorer: int) -> list[str]:
+    """Whether every ``.attnlab-readout`` of an explorer is, is inside, or wraps its content in
+    a polite live region."""
+    found = page.js(
+        """i => [...document.querySelectorAll('.attnlab-explorer')[i]
+                 .querySelectorAll('.attnlab-readout')].map(r => {
+              const sel = '[aria-live], [role=status], [role=log]';
+              const live = r.closest(sel) || r.querySelector(sel);
+              return live ? (live.getAttribute('aria-live')
+                             || {status: 'polite', log: 'polite'}[live.getAttribute('role')])
+                          : null; })""",
+        explorer,
+    )
+    if not found:
+        return ["has no .attnlab-readout"]
+    return [f"readout {k} is not in a live region (aria-live is {live!r})"
+            for k, live in enumerate(found) if live not in ("polite", "assertive")]
+
+
+def name_problems(page: lab.LessonPage, explorer: int) -> list[str]:
+    """Whether each form control of an explorer is named by its own label, and ids are unique.
+
+    A native input or select must have exactly one ``<label>`` (``el.labels``, the browser's own
+    association) or an aria-label / aria-labelledby; every id inside the explorer must be
+    unique in the whole page, or a ``<label for>`` names another control (axe 4.12 does not
+    notice: the label exists, just not for this control).
+    """
+    return page.js(
+        """i => {
+          const root = document.querySelectorAll('.attnlab-explorer')[i];
+          const problems = [];
+          for (const el of root.querySelectorAll('[id]')) {
+            const same = document.querySelectorAll(`[id="${CSS.escape(el.id)}"]`).length;
+            const text = `id ${el.id} is used by ${same} elements`;
+            if (same > 1 && !problems.includes(text)) problems.push(text);
+          }
+          for (const el of root.querySelectorAll('input, select, textarea')) {
+            const type = (el.getAttribute('type') || '').toLowerCase();
+            if (['hidden', 'button', 'submit'].includes(type)) continue;
+            if (el.getAttribute('aria-label') || el.getAttribute('aria-labelledby')) continue;
+            const labels = el.labels ? [...el.labels].map(l => l.textContent.trim()) : [];
+            if (labels.length !== 1) {
+              const what = `${el.tagName.toLowerCase()}${type ? ' type=' + type : ''}`;
+              problems.push(labels.length ? `${what} is named by ${labels.length} labels: `
+                + labels.map(t => JSON.stringify(t)).join(' + ') : `${what} has no label`);
+            }
+          }
+          return problems;
+        }""",
+        explorer,
+    )
 
 
 def controls(page: lab.LessonPage, explorer: int) -> list[dict]:
@@ -535,13 +603,17 @@ def contrast_changed_pixels(before: Any, after: Any) -> int:
 
 
 def _settled_box(page: lab.LessonPage, control: dict) -> dict:
-    """The control's ring box once it is on screen and has stopped moving (the notebook may
+    """The control's ring box once it is mid-screen and has stopped moving (the notebook may
     still scroll after a blur); raises if it never settles within 3 s."""
-    target = page.page.locator(f"[{CONTROL_ATTR}='{control['id']}']")
     view = page.page.viewport_size
     last = None
     for _ in range(30):
-        target.scroll_into_view_if_needed()
+        # the middle of the notebook, clear of the toolbar and status bar that overlap its ends
+        page.js(
+            "id => document.querySelector(`[data-attnlab-a11y-control=\"${id}\"]`)"
+            ".scrollIntoView({block: 'center', inline: 'nearest'})",
+            control["id"],
+        )
         page.page.wait_for_timeout(100)
         box = page.js(_RING_BOX, control["id"])
         inside = box["y"] >= 0 and box["y"] + box["height"] <= view["height"]

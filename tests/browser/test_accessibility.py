@@ -6,6 +6,11 @@ axe-core (every rule it runs by default: WCAG 2.x A/AA and best practices) on ea
 "Next hint" button was pressed (the hint text is part of the panel). The test fails on any
 serious or critical violation, naming the rule, the nodes and their HTML.
 
+Three things axe does not see are checked too: each control is named by exactly one label of
+its own (duplicate ids make a ``<label for>`` name another control, which axe 4.12 accepts),
+what a screen reader reads for each slider has no float noise ("0.7000000000000002"), and
+each explorer's readout is a live region, announced when it changes.
+
 With ``-s`` the per-lesson table is printed at the end: serious + critical nodes by rule, and
 the moderate and minor findings by rule (reported, not failed on).
 The JupyterLab chrome around the outputs is not ours and is not checked.
@@ -62,30 +67,80 @@ def press_next_hint(page: lab.LessonPage) -> int:
     return panels.count()
 
 
-@pytest.mark.parametrize("name", LESSON_PARAMS)
-def test_no_serious_axe_violations(name, chromium, lab_server, artifacts_dir: Path) -> None:
+@pytest.fixture(scope="module", params=LESSON_PARAMS)
+def lesson(request, chromium, lab_server, artifacts_dir: Path) -> Iterator[lab.LessonPage]:
+    """The lesson run in JupyterLab at 1366 x 768; its kernel is shut down afterwards."""
+    with a11y.opened_lesson(chromium, lab_server, request.param, artifacts_dir) as page:
+        yield page
+
+
+def fail_with(page: lab.LessonPage, problems: list[str], artifacts_dir: Path, what: str) -> None:
+    """Screenshot the page and fail listing every problem, if there are any."""
+    if not problems:
+        return
+    shot = artifacts_dir / f"{Path(page.name).stem}--FAILED-{what}.png"
+    page.screenshot(shot)
+    details = "\n".join(f"  - {p}" for p in problems)
+    pytest.fail(f"{page.name}: {what}:\n{details}\n  screenshot: {shot}", pytrace=False)
+
+
+def test_no_serious_axe_violations(lesson: lab.LessonPage, artifacts_dir: Path) -> None:
     """0 serious or critical axe violations inside every explorer and help panel."""
-    with a11y.opened_lesson(chromium, lab_server, name, artifacts_dir) as page:
-        explorers = page.page.locator(a11y.EXPLORER).count()
-        violations, passed = a11y.axe_results(page)
-        if explorers and not {"label", "aria-input-field-name", "button-name"} & set(passed):
-            pytest.fail(f"{name}: axe checked no control label inside the explorers (passed "
-                        f"rules: {sorted(passed)}): the test would see nothing", pytrace=False)
-        helps = press_next_hint(page)
-        if helps:
-            seen = {(v.rule, t) for v in violations for t in v.targets}
-            for v in a11y.axe_violations(page, [a11y.HELP_PANEL]):
-                v.targets = [t for t in v.targets if (v.rule, t) not in seen]
-                if v.targets:
-                    violations.append(v)
-        ROWS[Path(name).stem] = (explorers, helps, violations)
-        violations = [v for v in violations if v.impact in a11y.BLOCKING]
-        if violations:
-            shot = artifacts_dir / f"{Path(name).stem}--FAILED-axe.png"
-            page.screenshot(shot)
-            details = "\n".join(f"  - {v.describe()}" for v in violations)
-            pytest.fail(
-                f"{name}: serious/critical axe violations in explorers or help panels:\n"
-                f"{details}\n  screenshot: {shot}",
-                pytrace=False,
-            )
+    name = lesson.name
+    explorers = lesson.page.locator(a11y.EXPLORER).count()
+    violations, passed = a11y.axe_results(lesson)
+    if explorers and not {"label", "aria-input-field-name", "button-name"} & set(passed):
+        pytest.fail(f"{name}: axe checked no control label inside the explorers (passed "
+                    f"rules: {sorted(passed)}): the test would see nothing", pytrace=False)
+    helps = press_next_hint(lesson)
+    if helps:
+        seen = {(v.rule, t) for v in violations for t in v.targets}
+        for v in a11y.axe_violations(lesson, [a11y.HELP_PANEL]):
+            v.targets = [t for t in v.targets if (v.rule, t) not in seen]
+            if v.targets:
+                violations.append(v)
+    ROWS[Path(name).stem] = (explorers, helps, violations)
+    blocking = [v.describe() for v in violations if v.impact in a11y.BLOCKING]
+    fail_with(lesson, blocking, artifacts_dir, "axe")
+
+
+def test_every_control_has_its_own_name(lesson: lab.LessonPage, artifacts_dir: Path) -> None:
+    """Each explorer control is named by exactly one label of its own; ids are unique."""
+    count = lesson.page.locator(a11y.EXPLORER).count()
+    if not count:
+        pytest.skip(f"{lesson.name} has no explorer")
+    problems = [f"explorer #{i}: {p}" for i in range(count) for p in a11y.name_problems(lesson, i)]
+    fail_with(lesson, problems, artifacts_dir, "control-names")
+
+
+def test_slider_values_read_cleanly(lesson: lab.LessonPage, artifacts_dir: Path) -> None:
+    """What a screen reader says for each slider (aria-valuetext, else its value) has no float
+    noise such as "0.7000000000000002", before and after one arrow key."""
+    count = lesson.page.locator(a11y.EXPLORER).count()
+    if not count:
+        pytest.skip(f"{lesson.name} has no explorer")
+    problems, read = [], 0
+    for index in range(count):
+        for control in a11y.controls(lesson, index):
+            if control["kind"] != "slider":
+                continue
+            texts = [a11y.spoken_value(lesson, control["id"])]
+            state = a11y.control_state(lesson, control["id"])
+            a11y.press_control(lesson, index, control, lab.key_towards_free_side(state))
+            texts.append(a11y.spoken_value(lesson, control["id"]))
+            read += len(texts)
+            problems += [f"slider {control['label']!r} reads {t!r}" for t in texts
+                         if a11y.FLOAT_NOISE.search(t or "") or not t]
+    assert read, f"{lesson.name}: no slider value was read in {count} explorer(s)"
+    fail_with(lesson, problems, artifacts_dir, "slider-value-text")
+
+
+def test_readouts_are_announced(lesson: lab.LessonPage, artifacts_dir: Path) -> None:
+    """Each explorer's readout (the numbers under the figure) is in a polite live region, so a
+    screen reader announces the new numbers after a control moves."""
+    count = lesson.page.locator(a11y.EXPLORER).count()
+    if not count:
+        pytest.skip(f"{lesson.name} has no explorer")
+    problems = [f"explorer #{i}: {p}" for i in range(count)
+                for p in a11y.live_region_problems(lesson, i)]
+    fail_with(lesson, problems, artifacts_dir, "live-region")
