@@ -254,3 +254,50 @@ def test_no_figure_text_writes_a_subscript_with_a_plain_underscore(any_explorer)
     texts += [s for labels in figure.findobj(OutlineLabels) for s in labels.texts]
     plain = [t for t in texts if re.search(r"[A-Za-z]_[A-Za-z0-9{]", re.sub(r"\$[^$]*\$", "", t))]
     assert not plain
+
+
+def drawn_through(artist, box) -> bool:
+    """Whether a moving line, patch or (un-offset) collection is drawn through ``box``."""
+    from matplotlib.collections import LineCollection, PolyCollection
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
+
+    if not artist.get_visible():
+        return False
+    if isinstance(artist, Line2D | Patch):
+        filled = isinstance(artist, Patch) and artist.get_fill()
+        path = artist.get_transform().transform_path(artist.get_path())
+        return path.intersects_bbox(box, filled=filled)
+    if isinstance(artist, LineCollection | PolyCollection) and len(artist.get_offsets()) <= 1:
+        transform, filled = artist.get_transform(), isinstance(artist, PolyCollection)
+        return any(transform.transform_path(p).intersects_bbox(box, filled=filled)
+                   for p in artist.get_paths())  # fmt: skip
+    return False
+
+
+def test_nothing_moving_runs_through_a_legend(any_explorer):
+    """Issue 16: bars covered lesson 7's legend, a histogram ran through lesson 2's.
+
+    Every control is swept (12 values each); no moving bar, line or patch may cross the
+    box of a legend, of its axes or of the figure.
+    """
+    from attnlab.explorers.sweep import control_values
+    from attnlab.live import flatten_artists
+
+    explorer = any_explorer
+    figure = explorer.figure
+    figure.canvas.draw()
+    legends = [ax.get_legend() for ax in figure.axes if ax.get_legend()] + figure.legends
+    if not legends:
+        pytest.skip(f"{type(explorer).__name__} has no legend")
+    boxes = [legend.get_window_extent() for legend in legends]
+    moving = list(flatten_artists(explorer.artists))
+    crossed = set()
+    for name, control in explorer.controls.items():
+        start = control.value
+        for value in control_values(control, 12):
+            control.value = value
+            crossed |= {(type(a).__name__, name, str(value)) for a in moving for box in boxes
+                        if drawn_through(a, box)}  # fmt: skip
+        control.value = start
+    assert not crossed, sorted(crossed)[:10]

@@ -255,11 +255,14 @@ class CostExplorer(Explorer):
                                       f"{state.block:,}{shown}"], ["black"])  # fmt: skip
         artists["working"].set_ydata(state.working_curve)
         ys = [state.matrix_bytes, state.working_bytes]
-        artists["now"].set_data([state.n, state.n], [artists["now"].axes.get_ylim()[0], 2**33])
+        # Up to the higher marker only: a line to the top would cross the legend at small N.
+        artists["now"].set_data([state.n, state.n], [artists["now"].axes.get_ylim()[0], max(ys)])
         artists["markers"].set_data([state.n, state.n], ys)
         right = state.n <= 1024  # numbers to the right of the markers, or to the left
         gap = 1.2 if right else 1 / 1.2
         above = [3.0 if y >= other else 1 / 3 for y, other in zip(ys, ys[::-1], strict=True)]
+        low = artists["now"].axes.get_ylim()[0]
+        above = [1.0 if y * f < 1.5 * low else f for y, f in zip(ys, above, strict=True)]  # room
         artists["values"].set_offsets(
             [[state.n * gap, y * f] for y, f in zip(ys, above, strict=True)]
         )

@@ -32,6 +32,7 @@ from attnlab.plots.vectors import OKABE_ITO, QUERY_COLOUR, label_position, plane
 
 ALIGNED_DEG = 5.0  # within this many degrees of 0° (180°) a pair reads as aligned (opposite)
 ORTHOGONAL_DEG = 1.0  # within this many degrees of 90° a pair reads as orthogonal
+LEGEND_BAND = 1.3  # the score axis runs to 1.3 × the largest score: the legend sits above
 
 
 def dot_product_scores(angle_deg, length, keys) -> SimpleNamespace:
@@ -254,7 +255,8 @@ class DotProductExplorer(Explorer):
         ax_bars.legend(handles=[reach], loc="upper right", fontsize=9, frameon=False)
         ax_bars.set_xticks(range(n_k), [f"q · {label}" for label in self.labels])
         ax_bars.set_xlim(-0.6, n_k - 0.4)
-        ax_bars.set_ylim(-self.score_limit, self.score_limit)
+        # A band above the largest score for the legend, which no bar or range reaches.
+        ax_bars.set_ylim(-self.score_limit, LEGEND_BAND * self.score_limit)
         ax_bars.set_ylabel("score  q · k")
         ax_bars.set_title("dot product with each key", fontsize=10)
         ax_bars.grid(True, axis="y", color="0.92", linewidth=0.6)

@@ -171,7 +171,6 @@ class TemperatureExplorer(Explorer):
         score_ax.axhline(0, color="black", linewidth=0.8)
         score_ax.set(ylim=SCORE_RANGE, ylabel="score", title="scores x and what softmax sees")
         score_ax.set_xticks(keys, labels)
-        score_ax.legend(loc="lower left", fontsize=9, frameon=False)
         weight_bars = weight_ax.bar(keys, np.zeros(self.n_keys), width=0.6, color=PALETTE["blue"])
         weight_ax.axhline(
             1 / self.n_keys,
@@ -182,7 +181,8 @@ class TemperatureExplorer(Explorer):
         )
         weight_ax.set(ylim=(0, 1), ylabel="weight", title="softmax(x / T)")
         weight_ax.set_xticks(keys, labels)
-        weight_ax.legend(loc="upper left", fontsize=9, frameon=False)
+        # Under both panels: inside, the bars (x / T runs to either edge) would cross it.
+        figure.legend(loc="outside lower center", ncols=3, fontsize=9, frameon=False)
         return {
             "scores": list(score_bars),
             "scaled": list(scaled_bars),
