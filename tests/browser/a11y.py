@@ -1,12 +1,17 @@
-"""Accessibility and keyboard helpers for the browser suite (axe-core and key presses).
+"""Accessibility and keyboard helpers for the browser suite (axe-core, names, keys, focus).
 
-* :func:`axe_violations` runs axe-core (the copy bundled by the ``axe-playwright-python``
-  wheel, so nothing downloads while tests run) on the explorers and help panels of a page and
-  returns its serious and critical findings; :func:`format_axe_table` prints them per lesson.
+* :func:`axe_results` runs axe-core (the copy bundled by the ``axe-playwright-python`` wheel,
+  so nothing downloads while tests run) on the explorers and help panels of a page;
+  :func:`format_axe_table` prints its findings per lesson.
+* What axe does not see: :func:`name_problems` (each control named by exactly one label of its
+  own, ids unique), :func:`spoken_value` (a slider's value as a screen reader reads it) and
+  :func:`live_region_problems` (readouts announced when they change).
 * :func:`controls` lists every keyboard-operable control inside an explorer (native inputs,
-  selects, buttons, ARIA sliders, anything with a tabindex), whatever widget library drew it;
-  :func:`press_control` focuses one, presses the key a learner would and reports what changed:
-  the control's own state, the figure, the kernel traffic and the notebook's active cell.
+  selects, buttons, ARIA roles, anything with a tabindex, editable readouts), whatever widget
+  library drew it; :func:`press_control` focuses one, presses the key a learner would and
+  reports what changed: the control's own state, the figure, the kernel traffic and the
+  notebook's active cell. :func:`tab_order_problems` walks the explorer with Tab and
+  :func:`focus_ring_problems` measures each control's focus indicator in the page's pixels.
 
 Works in JupyterLab and Notebook 7 alike (both use ``.jp-Notebook`` / ``.jp-Cell``).
 """
@@ -25,7 +30,7 @@ import lab_harness as lab
 if TYPE_CHECKING:
     from playwright.sync_api import Browser
 
-LAPTOP = {"width": 1366, "height": 768}
+LAPTOP = lab.LAPTOP_VIEWPORT
 BLOCKING = ("serious", "critical")
 ALL_IMPACTS = ("minor", "moderate", "serious", "critical")
 EXPLORER = lab.EXPLORER
@@ -64,9 +69,8 @@ def opened_lesson(
     ``server`` may be a JupyterLab or a Notebook 7 server (anything with ``notebook_url``).
     Fails (with a screenshot) if Run All leaves an error, as a learner would see it.
     """
-    page = lab.LessonPage(browser, server, name)
+    page = lab.LessonPage(browser, server, name, viewport=LAPTOP)
     try:
-        page.page.set_viewport_size(LAPTOP)
         page.open()
         run = page.run_all()
         problems = run.problems() + page.widget_render_errors()
