@@ -253,10 +253,11 @@ class Exercise:
         import ipywidgets as widgets
         from IPython.display import display
 
+        from attnlab.controls import Button  # native buttons with a visible focus ring
+
         shown = widgets.Output()
-        hint = widgets.Button(description="Next hint", icon="lightbulb-o",
-                              disabled=not self.hints)
-        solution = widgets.Button(description="Show a solution", icon="eye")
+        hint = Button(description="Next hint", disabled=not self.hints)
+        solution = Button(description="Show a solution")
         given = [0]  # hints this panel has shown
 
         def next_hint(_button):
