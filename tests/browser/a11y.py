@@ -679,3 +679,32 @@ def focus_ring_problems(page: lab.LessonPage, explorer: int) -> list[str]:
                 f"{RING_MIN_PER_PERIMETER * perimeter:.0f})"
             )
     return problems
+
+
+# --------------------------------------------------------------------------- help panels
+
+
+def help_button_problems(page: lab.LessonPage, panel: int, key: str) -> list[str]:
+    """Focus help panel ``panel``'s first button ("Next hint"), press ``key`` (Enter or Space):
+    the panel must show new text within 10 s, and the notebook's active cell and mode must
+    stay as they were (the key belongs to the button)."""
+    root = page.page.locator(HELP_PANEL).nth(panel)
+    button = root.locator("button").first
+    button.scroll_into_view_if_needed()
+    button.focus()
+    label = button.inner_text().strip() or button.get_attribute("aria-label") or "button"
+    before, cell_before = root.inner_text(), active_cell(page)
+    page.page.keyboard.press(key)
+    deadline = 10_000
+    while root.inner_text() == before and deadline > 0:
+        page.page.wait_for_timeout(100)
+        deadline -= 100
+    cell_after = active_cell(page)
+    problems = []
+    if root.inner_text() == before:
+        problems.append(f"help panel {panel}: {key} on {label!r} showed nothing within 10 s")
+    if cell_before and cell_after and cell_after != cell_before:
+        problems.append(f"help panel {panel}: {key} on {label!r} moved the notebook from "
+                        f"{cell_before} to {cell_after}")
+    return problems
+

@@ -15,7 +15,8 @@ the lesson is run as a learner runs it (Run All, 1366 x 768), then inside every
 
 Controls are found generically (input, select, button, ARIA roles, tabindex), so the test holds
 for any widget library. Lesson 0 also tells learners to "press the right arrow" on the slider
-*score of key 1*: that exact instruction is tested in both front ends.
+*score of key 1*: that exact instruction is tested in both front ends. Each help panel's
+"Next hint" button works with Enter or Space too.
 """
 
 from __future__ import annotations
@@ -105,6 +106,18 @@ def test_every_control_works_from_the_keyboard(lesson: lab.LessonPage, artifacts
     print(f"\n{lesson.name} in {lesson.front_end}: {pressed} key presses on "
           f"{count} explorer(s), {len(problems)} problem(s)")
     fail_with(lesson, problems, artifacts_dir, "keyboard")
+
+
+def test_help_panels_work_from_the_keyboard(lesson: lab.LessonPage, artifacts_dir: Path):
+    """Enter (or Space) on each help panel's "Next hint" shows a hint and leaves the notebook's
+    active cell and mode alone."""
+    count = lesson.page.locator(a11y.HELP_PANEL).count()
+    if not count:
+        pytest.skip(f"{lesson.name} has no help panel")
+    problems = []
+    for panel in range(count):
+        problems += a11y.help_button_problems(lesson, panel, ("Enter", "Space")[panel % 2])
+    fail_with(lesson, problems, artifacts_dir, "help-keyboard")
 
 
 def test_lesson_0_right_arrow_instruction(lesson: lab.LessonPage, artifacts_dir: Path) -> None:
