@@ -17,8 +17,13 @@
 // focused input itself: so the attribute must be on the input, not only on an ancestor.
 // A slider's value is rounded to its step here as in Python, so aria-valuetext reads "0.7".
 
-let serial = 0;
-const newId = (kind) => `attnlab-${kind}-${Date.now().toString(36)}-${(serial += 1)}`;
+// anywidget may evaluate this module once per widget, so a counter local to the module would
+// restart at 0 for each and hand out the same ids (a <label for> then names the wrong control):
+// the counter lives on the page instead.
+const newId = (kind) => {
+  globalThis.__attnlabControlSerial = (globalThis.__attnlabControlSerial || 0) + 1;
+  return `attnlab-${kind}-${globalThis.__attnlabControlSerial}`;
+};
 
 function make(tag, attributes = {}, text = null) {
   const node = document.createElement(tag);
