@@ -112,10 +112,16 @@ CSS = """
 .attnlab-checkbox input {
   width: 16px; height: 16px; margin: 0; accent-color: var(--attnlab-accent);
 }
+/* The ring is 3 px wide and 1 px away, so it fits in the 2 px a control leaves above and below
+   its 26 px box plus its 2 px margin: the first and last control of a scrolling box keep it whole.
+   The button selector outranks JupyterLab's `.jp-ThemedContainer button:focus-visible` (a
+   2 px ring drawn 1 px inside the button, hard to see). */
 .attnlab-control :focus-visible,
+.attnlab-control .attnlab-button:focus-visible,
 .attnlab-toggle-option input:focus-visible + span {
-  outline: 3px solid var(--attnlab-focus); outline-offset: 2px;
+  outline: 3px solid var(--attnlab-focus); outline-offset: 1px;
 }
+.attnlab-button-box { padding: 0 4px; }  /* room for the ring beside a button in a row */
 .attnlab-control.attnlab-disabled { opacity: 0.55; }
 .attnlab-control.attnlab-disabled * { cursor: default; }
 """
