@@ -19,18 +19,14 @@ Works in JupyterLab and Notebook 7 alike (both use ``.jp-Notebook`` / ``.jp-Cell
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import lab_harness as lab
+import pytest
 
-if TYPE_CHECKING:
-    from playwright.sync_api import Browser
-
-LAPTOP = lab.LAPTOP_VIEWPORT
 BLOCKING = ("serious", "critical")
 ALL_IMPACTS = ("minor", "moderate", "serious", "critical")
 EXPLORER = lab.EXPLORER
@@ -60,31 +56,32 @@ def axe_script_path() -> Path:
 # --------------------------------------------------------------------------- opening a lesson
 
 
-@contextmanager
-def opened_lesson(
-    browser: Browser, server: lab.LabServer, name: str, artifacts_dir: Path
-) -> Iterator[lab.LessonPage]:
-    """A lesson opened at laptop size (1366 x 768) with all cells run; closed afterwards.
+def fail_with(page: lab.LessonPage, problems: list[str], artifacts_dir: Path, what: str) -> None:
+    """Screenshot the page and fail listing every problem, if there are any."""
+    if not problems:
+        return
+    front_end = getattr(page, "front_end", None)  # set by the tests that run in both front ends
+    where = f" in {front_end}" if front_end else ""
+    shot = artifacts_dir / (f"{Path(page.name).stem}{f'--{front_end}' if front_end else ''}"
+                            f"--FAILED-{what}.png")
+    page.screenshot(shot)
+    details = "\n".join(f"  - {p}" for p in problems)
+    pytest.fail(f"{page.name}{where}: {what}:\n{details}\n  screenshot: {shot}", pytrace=False)
 
-    ``server`` may be a JupyterLab or a Notebook 7 server (anything with ``notebook_url``).
-    Fails (with a screenshot) if Run All leaves an error, as a learner would see it.
-    """
-    page = lab.LessonPage(browser, server, name, viewport=LAPTOP)
-    try:
-        page.open()
-        run = page.run_all()
-        problems = run.problems() + page.widget_render_errors()
-        if problems:
-            raise AssertionError(f"{name}: Run All failed: " + "; ".join(problems))
-    except BaseException:
-        stem = Path(name).stem
-        page.screenshot(artifacts_dir / f"{stem}--{type(server).__name__}--FAILED-run-all.png")
-        page.close()
-        raise
-    try:
-        yield page
-    finally:
-        page.close()
+
+def explorer_label(page: lab.LessonPage, index: int) -> str:
+    """``explorer 'name' (#i)`` for messages."""
+    return f"explorer {page.explorers()[index]['name']!r} (#{index})"
+
+
+def problems_in_every_explorer(page: lab.LessonPage, check) -> list[str]:
+    """``check(page, index)`` for every explorer of the page, each problem labelled with its
+    explorer; skips the test when the lesson has no explorer."""
+    count = page.page.locator(EXPLORER).count()
+    if not count:
+        pytest.skip(f"{page.name} has no explorer")
+    return [f"{explorer_label(page, index)}: {problem}"
+            for index in range(count) for problem in check(page, index)]
 
 
 # --------------------------------------------------------------------------- axe-core

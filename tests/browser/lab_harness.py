@@ -28,6 +28,8 @@ import tempfile
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -223,18 +225,25 @@ class LabServer:
 
     def _command(self) -> list[str]:
         """The ``python -m jupyterlab`` command line."""
+        return self._server_command(
+            "jupyterlab",
+            "--LabApp.news_url=None",
+            "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+        )
+
+    def _server_command(self, module: str, *options: str) -> list[str]:
+        """``python -m <module>`` serving this server's folder on 127.0.0.1, plus ``options``."""
         command = [
             sys.executable,
             "-m",
-            "jupyterlab",
+            module,
             "--no-browser",
             "--ip=127.0.0.1",
             f"--port={self.port}",
             "--ServerApp.port_retries=0",
             f"--ServerApp.root_dir={self.root_dir}",
             f"--IdentityProvider.token={self.token}",
-            "--LabApp.news_url=None",
-            "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+            *options,
         ]
         if hasattr(os, "geteuid") and os.geteuid() == 0:
             command.append("--allow-root")
@@ -574,3 +583,31 @@ def kernel_breakdown(marks: dict, messages: list[dict], time_origin: float, offs
         "paint": marks["paint"] - marks["decoded"],
         "frame_bytes": frame["size"],
     }
+
+
+@contextmanager
+def opened_lesson(
+    browser: Browser, server: LabServer, name: str, artifacts_dir: Path,
+    viewport: dict | None = LAPTOP_VIEWPORT,
+) -> Iterator[LessonPage]:
+    """A lesson opened (at laptop size, 1366 x 768, unless told) with all cells run; closed after.
+
+    ``server`` may be a JupyterLab or a Notebook 7 server (anything with ``notebook_url``).
+    Fails (with a screenshot) if Run All leaves an error, as a learner would see it.
+    """
+    page = LessonPage(browser, server, name, viewport=viewport)
+    try:
+        page.open()
+        run = page.run_all()
+        problems = run.problems() + page.widget_render_errors()
+        if problems:
+            raise AssertionError(f"{name}: Run All failed: " + "; ".join(problems))
+    except BaseException:
+        stem = Path(name).stem
+        page.screenshot(artifacts_dir / f"{stem}--{type(server).__name__}--FAILED-run-all.png")
+        page.close()
+        raise
+    try:
+        yield page
+    finally:
+        page.close()

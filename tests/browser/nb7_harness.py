@@ -9,9 +9,6 @@ is stopped by PID with its kernels.
 
 from __future__ import annotations
 
-import os
-import sys
-
 import lab_harness as lab
 
 
@@ -24,17 +21,4 @@ class NotebookServer(lab.LabServer):
 
     def _command(self) -> list[str]:
         """The ``python -m notebook`` command line (Notebook 7 has no news or update check)."""
-        command = [
-            sys.executable,
-            "-m",
-            "notebook",
-            "--no-browser",
-            "--ip=127.0.0.1",
-            f"--port={self.port}",
-            "--ServerApp.port_retries=0",
-            f"--ServerApp.root_dir={self.root_dir}",
-            f"--IdentityProvider.token={self.token}",
-        ]
-        if hasattr(os, "geteuid") and os.geteuid() == 0:
-            command.append("--allow-root")
-        return command
+        return self._server_command("notebook")

@@ -70,18 +70,8 @@ def press_next_hint(page: lab.LessonPage) -> int:
 @pytest.fixture(scope="module", params=LESSON_PARAMS)
 def lesson(request, chromium, lab_server, artifacts_dir: Path) -> Iterator[lab.LessonPage]:
     """The lesson run in JupyterLab at 1366 x 768; its kernel is shut down afterwards."""
-    with a11y.opened_lesson(chromium, lab_server, request.param, artifacts_dir) as page:
+    with lab.opened_lesson(chromium, lab_server, request.param, artifacts_dir) as page:
         yield page
-
-
-def fail_with(page: lab.LessonPage, problems: list[str], artifacts_dir: Path, what: str) -> None:
-    """Screenshot the page and fail listing every problem, if there are any."""
-    if not problems:
-        return
-    shot = artifacts_dir / f"{Path(page.name).stem}--FAILED-{what}.png"
-    page.screenshot(shot)
-    details = "\n".join(f"  - {p}" for p in problems)
-    pytest.fail(f"{page.name}: {what}:\n{details}\n  screenshot: {shot}", pytrace=False)
 
 
 def test_no_serious_axe_violations(lesson: lab.LessonPage, artifacts_dir: Path) -> None:
@@ -101,16 +91,13 @@ def test_no_serious_axe_violations(lesson: lab.LessonPage, artifacts_dir: Path) 
                 violations.append(v)
     ROWS[Path(name).stem] = (explorers, helps, violations)
     blocking = [v.describe() for v in violations if v.impact in a11y.BLOCKING]
-    fail_with(lesson, blocking, artifacts_dir, "axe")
+    a11y.fail_with(lesson, blocking, artifacts_dir, "axe")
 
 
 def test_every_control_has_its_own_name(lesson: lab.LessonPage, artifacts_dir: Path) -> None:
     """Each explorer control is named by exactly one label of its own; ids are unique."""
-    count = lesson.page.locator(a11y.EXPLORER).count()
-    if not count:
-        pytest.skip(f"{lesson.name} has no explorer")
-    problems = [f"explorer #{i}: {p}" for i in range(count) for p in a11y.name_problems(lesson, i)]
-    fail_with(lesson, problems, artifacts_dir, "control-names")
+    problems = a11y.problems_in_every_explorer(lesson, a11y.name_problems)
+    a11y.fail_with(lesson, problems, artifacts_dir, "control-names")
 
 
 def test_slider_values_read_cleanly(lesson: lab.LessonPage, artifacts_dir: Path) -> None:
@@ -132,15 +119,11 @@ def test_slider_values_read_cleanly(lesson: lab.LessonPage, artifacts_dir: Path)
             problems += [f"slider {control['label']!r} reads {t!r}" for t in texts
                          if a11y.FLOAT_NOISE.search(t or "") or not t]
     assert read, f"{lesson.name}: no slider value was read in {count} explorer(s)"
-    fail_with(lesson, problems, artifacts_dir, "slider-value-text")
+    a11y.fail_with(lesson, problems, artifacts_dir, "slider-value-text")
 
 
 def test_readouts_are_announced(lesson: lab.LessonPage, artifacts_dir: Path) -> None:
     """Each explorer's readout (the numbers under the figure) is in a polite live region, so a
     screen reader announces the new numbers after a control moves."""
-    count = lesson.page.locator(a11y.EXPLORER).count()
-    if not count:
-        pytest.skip(f"{lesson.name} has no explorer")
-    problems = [f"explorer #{i}: {p}" for i in range(count)
-                for p in a11y.live_region_problems(lesson, i)]
-    fail_with(lesson, problems, artifacts_dir, "live-region")
+    problems = a11y.problems_in_every_explorer(lesson, a11y.live_region_problems)
+    a11y.fail_with(lesson, problems, artifacts_dir, "live-region")

@@ -45,49 +45,21 @@ def lesson(request, chromium, artifacts_dir: Path) -> Iterator[lab.LessonPage]:
     """A lesson run in one front end at 1366 x 768; its kernel is shut down afterwards."""
     front, name = request.param
     server = request.getfixturevalue(FRONT_ENDS[front])
-    with a11y.opened_lesson(chromium, server, name, artifacts_dir) as page:
+    with lab.opened_lesson(chromium, server, name, artifacts_dir) as page:
         page.front_end = front
         yield page
 
 
-def fail_with(page: lab.LessonPage, problems: list[str], artifacts_dir: Path, what: str) -> None:
-    """Screenshot the page and fail listing every problem, if there are any."""
-    if not problems:
-        return
-    shot = artifacts_dir / f"{Path(page.name).stem}--{page.front_end}--FAILED-{what}.png"
-    page.screenshot(shot)
-    details = "\n".join(f"  - {p}" for p in problems)
-    pytest.fail(f"{page.name} in {page.front_end}: {what}:\n{details}\n  screenshot: {shot}",
-                pytrace=False)
-
-
-def explorer_label(page: lab.LessonPage, index: int) -> str:
-    """``explorer 'name' (#i)`` for messages."""
-    return f"explorer {page.explorers()[index]['name']!r} (#{index})"
-
-
 def test_tab_reaches_every_control(lesson: lab.LessonPage, artifacts_dir: Path) -> None:
     """Tab moves through each explorer's controls in order, reaching every one of them."""
-    count = lesson.page.locator(a11y.EXPLORER).count()
-    if not count:
-        pytest.skip(f"{lesson.name} has no explorer")
-    problems = []
-    for index in range(count):
-        found = a11y.tab_order_problems(lesson, index)
-        problems += [f"{explorer_label(lesson, index)}: {p}" for p in found]
-    fail_with(lesson, problems, artifacts_dir, "tab-order")
+    problems = a11y.problems_in_every_explorer(lesson, a11y.tab_order_problems)
+    a11y.fail_with(lesson, problems, artifacts_dir, "tab-order")
 
 
 def test_focus_ring_is_visible(lesson: lab.LessonPage, artifacts_dir: Path) -> None:
     """Every control reached with Tab shows a clear focus ring (not a faint 1 px outline)."""
-    count = lesson.page.locator(a11y.EXPLORER).count()
-    if not count:
-        pytest.skip(f"{lesson.name} has no explorer")
-    problems = []
-    for index in range(count):
-        found = a11y.focus_ring_problems(lesson, index)
-        problems += [f"{explorer_label(lesson, index)}: {p}" for p in found]
-    fail_with(lesson, problems, artifacts_dir, "focus-ring")
+    problems = a11y.problems_in_every_explorer(lesson, a11y.focus_ring_problems)
+    a11y.fail_with(lesson, problems, artifacts_dir, "focus-ring")
 
 
 def test_every_control_works_from_the_keyboard(lesson: lab.LessonPage, artifacts_dir: Path):
@@ -100,12 +72,12 @@ def test_every_control_works_from_the_keyboard(lesson: lab.LessonPage, artifacts
         results = a11y.press_every_control(lesson, index)
         pressed += len(results)
         if not results:
-            problems.append(f"{explorer_label(lesson, index)}: no keyboard-operable control")
+            problems.append(f"{a11y.explorer_label(lesson, index)}: no keyboard-operable control")
         for result in results:
-            problems += [f"{explorer_label(lesson, index)}: {p}" for p in result.problems()]
+            problems += [f"{a11y.explorer_label(lesson, index)}: {p}" for p in result.problems()]
     print(f"\n{lesson.name} in {lesson.front_end}: {pressed} key presses on "
           f"{count} explorer(s), {len(problems)} problem(s)")
-    fail_with(lesson, problems, artifacts_dir, "keyboard")
+    a11y.fail_with(lesson, problems, artifacts_dir, "keyboard")
 
 
 def test_help_panels_work_from_the_keyboard(lesson: lab.LessonPage, artifacts_dir: Path):
@@ -117,7 +89,7 @@ def test_help_panels_work_from_the_keyboard(lesson: lab.LessonPage, artifacts_di
     problems = []
     for panel in range(count):
         problems += a11y.help_button_problems(lesson, panel, ("Enter", "Space")[panel % 2])
-    fail_with(lesson, problems, artifacts_dir, "help-keyboard")
+    a11y.fail_with(lesson, problems, artifacts_dir, "help-keyboard")
 
 
 def test_lesson_0_right_arrow_instruction(lesson: lab.LessonPage, artifacts_dir: Path) -> None:
@@ -141,4 +113,4 @@ def test_lesson_0_right_arrow_instruction(lesson: lab.LessonPage, artifacts_dir:
     if result.value_changed and not after.get("now", 0) > state["now"]:
         problems.append(f"the right arrow moved {LESSON_0_SLIDER!r} from {state['now']} to "
                         f"{after.get('now')}, not up")
-    fail_with(lesson, problems, artifacts_dir, "right-arrow")
+    a11y.fail_with(lesson, problems, artifacts_dir, "right-arrow")

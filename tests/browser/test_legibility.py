@@ -79,21 +79,8 @@ def shots_dir(artifacts_dir: Path) -> Path:
 @pytest.fixture(scope="module", params=LESSON_PARAMS)
 def laptop_lesson(request, chromium, lab_server, shots_dir) -> Iterator[lab.LessonPage]:
     """The lesson in a 1366 × 768 browser context with all cells run; kernel shut after."""
-    page = lab.LessonPage(chromium, lab_server, request.param, viewport=lab.LAPTOP_VIEWPORT)
-    try:
-        page.open()
-        run = page.run_all()
-    except Exception:
-        page.screenshot(shots_dir / f"{Path(request.param).stem}--FAILED-run-all.png")
-        page.close()
-        raise
-    problems = run.problems() + page.widget_render_errors()
-    if problems:
-        page.screenshot(shots_dir / f"{Path(request.param).stem}--FAILED-run-all.png")
-        page.close()
-        pytest.fail(f"{request.param}: Run All at 1366 × 768 failed: {problems}", pytrace=False)
-    yield page
-    page.close()
+    with lab.opened_lesson(chromium, lab_server, request.param, shots_dir) as page:
+        yield page
 
 
 def legibility_problems(measured: dict) -> list[str]:
