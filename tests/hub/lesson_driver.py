@@ -17,7 +17,20 @@ from pathlib import Path
 import hubrun
 
 ROOT = Path(__file__).resolve().parents[2]
-SLIDER_MODELS = {"FloatSliderModel", "IntSliderModel", "FloatLogSliderModel"}
+SLIDER_MODELS = {"FloatSliderModel", "IntSliderModel", "FloatLogSliderModel"}  # ipywidgets
+SLIDER_KINDS = {"slider"}  # attnlab.controls: Slider and IntSlider (value, min, max, step)
+
+
+def is_slider(state: dict) -> bool:
+    """Whether a comm's widget state is a numeric slider a learner can move (and not disabled).
+
+    >>> is_slider({"_model_name": "AnyModel", "kind": "slider", "disabled": False})
+    True
+    >>> is_slider({"_model_name": "AnyModel", "kind": "dropdown"})
+    False
+    """
+    kind_ok = state.get("_model_name") in SLIDER_MODELS or state.get("kind") in SLIDER_KINDS
+    return kind_ok and not state.get("disabled")
 
 
 def copy_lesson(hub: hubrun.Hub, user: str, lesson: str) -> str:
@@ -56,8 +69,7 @@ class LessonRun:
             if code.strip().startswith(self.explorer):
                 new = [c for c in self.kernel.comms if c not in before]
                 self.sliders = [{"comm": c, **self.kernel.comms[c]} for c in new
-                                if self.kernel.comms[c].get("_model_name") in SLIDER_MODELS
-                                and not self.kernel.comms[c].get("disabled")]
+                                if is_slider(self.kernel.comms[c])]
                 assert self.sliders, f"{self.explorer} opened no slider"
                 for s in self.sliders:
                     self.value_of[s["comm"]] = s["value"]
