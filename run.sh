@@ -3,7 +3,7 @@
 #   ./run.sh lab     set up and open the course in JupyterLab at lesson 0
 #                    (options go to JupyterLab: ./run.sh lab --no-browser --port 8890)
 #   ./run.sh test    set up and run every test (lint, unit, doctest, property, notebooks, browser)
-#   ./run.sh bench   print the explorer, latency and course-execution benchmarks
+#   ./run.sh bench   print the explorer, latency, course-execution and numerics benchmarks
 #   ./run.sh build   regenerate notebooks/ from source/ (nbgrader's preprocessors)
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -52,11 +52,12 @@ case "${1:-}" in
         fi
         ;;
     bench)
-        ensure_env requirements.txt requirements-dev.txt
+        ensure_env requirements.txt requirements-dev.txt requirements-bench.txt
         "$VENV/bin/python" benchmarks/explorers.py
         "$VENV/bin/python" benchmarks/course_execution.py
         "$VENV/bin/python" benchmarks/latency.py
         "$VENV/bin/python" benchmarks/tiled_memory.py
+        "$VENV/bin/python" benchmarks/numerics.py
         ;;
     build)
         ensure_env requirements.txt requirements-dev.txt
