@@ -94,6 +94,12 @@ def saved_notebook(server: lab.LabServer, name: str) -> dict:
     return json.loads((server.root_dir / name).read_text(encoding="utf-8"))
 
 
+def saved_widget_models(notebook: dict) -> dict:
+    """The widget models a saved notebook holds (empty when saveState is off)."""
+    state = notebook["metadata"].get("widgets", {})
+    return state.get("application/vnd.jupyter.widget-state+json", {}).get("state", {})
+
+
 @pytest.mark.parametrize("name", LESSON_PARAMS)
 def test_restart_shows_banner_and_reopened_lesson_shows_pictures(
     name, chromium, lab_server, artifacts_dir: Path
@@ -110,10 +116,12 @@ def test_restart_shows_banner_and_reopened_lesson_shows_pictures(
 
         moved = move_first_explorer(page)
         menu(page, "File", "docmanager:save")
-        page.page.wait_for_timeout(1500)
-        notebook = saved_notebook(lab_server, name)
-        state = notebook["metadata"].get("widgets", {})
-        models = state.get("application/vnd.jupyter.widget-state+json", {}).get("state", {})
+        for _ in range(60):  # the save lands within a few seconds, later on a loaded machine
+            page.page.wait_for_timeout(250)
+            notebook = saved_notebook(lab_server, name)
+            models = saved_widget_models(notebook)
+            if models and page.js("() => !document.querySelector('.jp-mod-dirty')"):
+                break
         assert models, "the saved notebook holds no widget state (saveState is off?)"
         pngs = [o for c in notebook["cells"] for o in c.get("outputs", [])
                 if "application/vnd.jupyter.widget-view+json" in o.get("data", {})
