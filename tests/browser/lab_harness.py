@@ -131,12 +131,17 @@ def _kill_if_same(pid: int, start: str) -> None:
 
 
 def _write_lab_settings(config_dir: Path) -> None:
-    """User settings for the private JupyterLab: no news, no update checks."""
+    """User settings for the private JupyterLab: no news, no update checks, no autosave."""
     settings = config_dir / "lab" / "user-settings" / "@jupyterlab" / "apputils-extension"
     settings.mkdir(parents=True, exist_ok=True)
     (settings / "notification.jupyterlab-settings").write_text(
         '{"checkForUpdates": false, "fetchNews": "false"}'
     )
+    # No autosave: a lesson left open by one test must not be saved (with its outputs and widget
+    # state) into the copy the next test opens.
+    docmanager = config_dir / "lab" / "user-settings" / "@jupyterlab" / "docmanager-extension"
+    docmanager.mkdir(parents=True, exist_ok=True)
+    (docmanager / "plugin.jupyterlab-settings").write_text('{"autosave": false}')
 
 
 @dataclass

@@ -11,6 +11,7 @@ down (Kernel menu) shows the banner too. Screenshots go to artifacts/browser/.
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import lab_harness as lab
@@ -63,6 +64,21 @@ def wait_for_banners(page: lab.LessonPage, count: int) -> list[bool]:
     return shown
 
 
+def explorers_rendered(page: lab.LessonPage, timeout_s: float = 30) -> int:
+    """How many explorers the page shows once their number has held for a second.
+
+    Run All returns when the kernel is idle and one widget has rendered; an explorer's view
+    (and its anywidget children) may still be on the way, more so on a loaded machine.
+    """
+    counts = []
+    for _ in range(int(timeout_s * 4)):
+        counts.append(page.page.locator(lab.EXPLORER).count())
+        if counts[-1] and counts[-4:] == [counts[-1]] * 4:
+            break
+        page.page.wait_for_timeout(250)
+    return counts[-1]
+
+
 def move_first_explorer(page: lab.LessonPage) -> str:
     """Move the first explorer's first slider one step; the digest of its new picture.
 
@@ -105,12 +121,13 @@ def test_restart_shows_banner_and_reopened_lesson_shows_pictures(
     name, chromium, lab_server, artifacts_dir: Path
 ) -> None:
     stem = Path(name).stem
+    shutil.copy(lab.notebook_dir() / name, lab_server.root_dir / name)  # as committed: no outputs
     page = lab.LessonPage(chromium, lab_server, name)
     try:
         page.open()
         run = page.run_all()
         assert not run.errors, run.errors
-        count = page.page.locator(lab.EXPLORER).count()
+        count = explorers_rendered(page)
         assert count > 0, f"{name}: no explorer rendered"
         assert not any(banners_shown(page)), "a banner shows while the kernel is alive"
 
@@ -163,7 +180,7 @@ def test_kernel_shut_down_shows_banner(name, chromium, lab_server) -> None:
     try:
         page.open()
         page.run_all()
-        count = page.page.locator(lab.EXPLORER).count()
+        count = explorers_rendered(page)
         assert count > 0, f"{name}: no explorer rendered"
         menu(page, "Kernel", "kernelmenu:shutdown")  # JupyterLab 4.6 asks nothing here
         shown = wait_for_banners(page, count)
