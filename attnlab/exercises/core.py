@@ -157,7 +157,8 @@ class Exercise:
         Shown in feedback, e.g. ``"Exercise 1.1 (dot product)"``.
     checker : callable
         ``checker(answer)`` returns on success and raises :class:`Wrong` (or
-        :class:`NotAttempted`) otherwise.
+        :class:`NotAttempted`) otherwise. Usually a :class:`Cases`: the exercise's inputs and
+        its judge as data, run by the one checking loop.
     hints : list of str
         Markdown, from a gentle nudge to nearly the answer.
     solution : callable or str
@@ -599,6 +600,146 @@ def expect_close(got, expected, what, rtol=1e-6, atol=1e-9) -> np.ndarray:
     if not np.allclose(got, expected, rtol=rtol, atol=atol):
         raise Wrong(f"{what} should be {_short(expected)}, but yours gave {_short(got)}.")
     return got
+
+
+# ------------------------------------------------------------------ the case loop, written once
+def _after_description(case) -> tuple:
+    """The call's arguments of a ``(description, *arguments)`` case."""
+    return tuple(case[1:])
+
+
+@dataclass(frozen=True)
+class Cases:
+    """A checker as data: the inputs a learner's function is tried on, and how each is judged.
+
+    Calling it runs the one checking loop every exercise shares: for each case, call the
+    answer on fresh copies of its arguments (:func:`call_watching`: forbidden calls, stubs,
+    exceptions, a returned ``None`` and changed inputs become feedback, numpy's warnings are
+    collected), then ``judge`` the result. The first case that fails stops the check.
+
+    Parameters
+    ----------
+    cases : callable
+        ``cases()`` returns the cases in the order they are tried, each as the lesson states
+        it (a ``(description, *arguments)`` tuple by default, or any object ``inputs`` reads).
+    judge : callable
+        ``judge(got, case, messages)`` returns when ``got`` is right for ``case`` and raises
+        :class:`Wrong` with a reason otherwise; ``messages`` are numpy's warnings (see
+        :func:`warned`).
+    inputs : callable, optional
+        ``inputs(case)`` gives the call's arguments; by default everything after the
+        description. Arrays are copied before each call, so a case can be reused.
+    failed : callable, optional
+        ``failed(exc, case)`` gives the message when calling the answer raised :class:`Wrong`
+        (it raised an exception, returned None, …); ``None`` keeps ``exc``'s own message.
+
+    Examples
+    --------
+    >>> def judge(got, case, messages):
+    ...     expect_close(got, case[1] ** 2, f"square({case[1]})")
+    >>> squares = Cases(lambda: [("two", 2.0), ("minus three", -3.0)], judge)
+    >>> squares(lambda x: x * x) is None
+    True
+    >>> try:
+    ...     squares(lambda x: 2 * x)
+    ... except Wrong as exc:
+    ...     print(exc)
+    square(-3.0) should be 9, but yours gave -6.
+    """
+
+    cases: object
+    judge: object
+    inputs: object = _after_description
+    failed: object = None
+
+    def __call__(self, answer) -> None:
+        for case in self.cases():
+            arguments = [a.copy() if isinstance(a, np.ndarray) else a for a in self.inputs(case)]
+            try:
+                got, messages = call_watching(answer, *arguments)
+            except Wrong as exc:
+                message = self.failed(exc, case) if self.failed is not None else None
+                if message is None:
+                    raise
+                raise Wrong(message) from None
+            self.judge(got, case, messages)
+
+
+def as_number(value) -> float | None:
+    """``value`` as one float, or None when it is not a single real number.
+
+    Accepts Python and numpy numbers and 0-d arrays; refuses strings, booleans and arrays with
+    more than one entry. ``nan`` and ``inf`` come back as they are (the caller decides).
+
+    Examples
+    --------
+    >>> as_number(np.float32(0.5)), as_number(np.array(3)), as_number([1.0]), as_number("1")
+    (0.5, 3.0, None, None)
+    """
+    if np.ndim(value) != 0 or isinstance(value, (str, bytes, bool, np.bool_)):
+        return None
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def as_numbers(got, what: str, shape) -> np.ndarray:
+    """``got`` as a float array, or :class:`Wrong` saying it should be numbers of ``shape``.
+
+    Examples
+    --------
+    >>> as_numbers([1, 2], "out", (2,))
+    array([1., 2.])
+    """
+    try:
+        return np.asarray(got, dtype=float)
+    except (TypeError, ValueError):
+        raise Wrong(f"{what} should be an array of numbers of shape {shape}; got "
+                    f"{one_line(got)}.") from None
+
+
+def same_values(got, wrong, rtol: float = 1e-6, atol: float = 1e-9) -> bool:
+    """``got`` has the shape and (to rounding) the values of ``wrong``; nan matches nan.
+
+    Examples
+    --------
+    >>> same_values(np.array([0.5, 0.5]), [0.5, 0.5 + 1e-12]), same_values([1.0], [[1.0]])
+    (True, False)
+    """
+    got, wrong = np.asarray(got, dtype=float), np.asarray(wrong, dtype=float)
+    return wrong.shape == got.shape and bool(
+        np.allclose(got, wrong, rtol=rtol, atol=atol, equal_nan=True))
+
+
+def recognised(got, mistakes, rtol: float = 1e-6, atol: float = 1e-9) -> str:
+    """The explanation of the first known mistake whose output ``got`` equals, or ''.
+
+    Parameters
+    ----------
+    got : array_like
+        What the learner's function returned; '' when it is not numbers.
+    mistakes : iterable of (array_like or None, str)
+        Each known-wrong output (computed from the case's inputs) with the sentence that
+        explains it; a ``None`` output is skipped (the mistake cannot happen for this case).
+
+    Examples
+    --------
+    >>> recognised([2.0, 2.0], [(None, "n/a"), ([1.0, 3.0], "sorted"), ([2.0, 2.0], "mean")])
+    'mean'
+    """
+    try:
+        got = np.asarray(got, dtype=float)
+    except (TypeError, ValueError):
+        return ""
+    return next((explanation for wrong, explanation in mistakes
+                 if wrong is not None and same_values(got, wrong, rtol, atol)), "")
+
+
+def quietly(formula, *args):
+    """Evaluate a known-wrong formula (to recognise its output) without any numpy warning."""
+    with np.errstate(all="ignore"):
+        return formula(*args)
 
 
 def _short(value) -> str:
