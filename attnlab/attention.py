@@ -26,7 +26,7 @@ import numpy as np
 from ._validate import as_bool_mask, as_float_array, positive_finite, positive_int, work_dtype
 from .softmax_family import _softmax_in_place
 
-__all__ = ["scaled_dot_product_attention", "attention_scores", "causal_mask"]
+__all__ = ["scaled_dot_product_attention", "attention_scores", "causal_mask", "padding_mask"]
 
 
 def _shapes(**arrays) -> str:
@@ -199,8 +199,8 @@ def _check_qkv(q, k, v) -> tuple[np.ndarray, np.ndarray, np.ndarray, tuple]:
     return q, k, v, _check_batch(q=q, k=k, v=v)
 
 
-def scaled_dot_product_attention(q, k, v, mask=None, scale=None):
-    r"""Attention :math:`\operatorname{softmax}(Q K^\top \cdot \text{scale}) V`, with optional mask.
+def scaled_dot_product_attention(q, k, v, mask=None, scale=None, *, causal: bool = False):
+    r"""Attention :math:`\operatorname{softmax}(Q K^\top \cdot \text{scale}) V`, optionally masked.
 
     Parameters
     ----------
@@ -217,6 +217,11 @@ def scaled_dot_product_attention(q, k, v, mask=None, scale=None):
         convert it with ``mask == 0`` or ``mask.astype(bool)``.
     scale : float, optional
         Finite and > 0.  Defaults to ``1 / sqrt(d_k)``.
+    causal : bool, default False
+        Also apply :func:`causal_mask` ``(n_q, n_k)``: query ``i`` sees key ``j``
+        iff ``j <= i + (n_k - n_q)`` (``j <= i`` when ``n_q == n_k``), the
+        alignment of :func:`attnlab.tiling.tiled_attention`'s ``causal``.  With
+        a ``mask`` too, a key must be allowed by both.
 
     Returns
     -------
@@ -233,8 +238,9 @@ def scaled_dot_product_attention(q, k, v, mask=None, scale=None):
     ValueError
         Bad dtype, NaN/inf, fewer than 2 dims, ``d_k`` of ``q`` and ``k`` or
         ``n_k`` of ``k`` and ``v`` differ, batch dims that do not broadcast,
-        non-boolean or non-broadcastable ``mask``, bad ``scale``.  The message
-        names the arguments involved and their shapes.
+        non-boolean or non-broadcastable ``mask``, bad ``scale``, a ``causal``
+        that is not a bool.  The message names the arguments involved and their
+        shapes.
 
     Notes
     -----
@@ -263,6 +269,14 @@ def scaled_dot_product_attention(q, k, v, mask=None, scale=None):
     >>> w[0].tolist(), np.round(w[1], 3).tolist()
     ([1.0, 0.0], [0.33, 0.67])
 
+``causal=True`` applies the same mask, and combines with any other mask by AND:
+
+    >>> bool(np.array_equal(scaled_dot_product_attention(q, k, v, causal=True)[1], w))
+    True
+    >>> keys_0 = [[True, False]]                      # a key mask: only key 0 is real
+    >>> scaled_dot_product_attention(q, k, v, mask=keys_0, causal=True)[1].tolist()
+    [[1.0, 0.0], [1.0, 0.0]]
+
     A fully masked row gives zeros, not NaN:
 
     >>> out, w = scaled_dot_product_attention(q, k, v, mask=[[True, True], [False, False]])
@@ -273,14 +287,40 @@ def scaled_dot_product_attention(q, k, v, mask=None, scale=None):
     dtype = np.result_type(q, k, v)
     scores = _scores(q, k, _scale(scale, q.shape[-1]))  # (q/k batch, n_q, n_k), work dtype
     shape = batch + scores.shape[-2:]  # (..., n_q, n_k)
-    if mask is not None:
-        scores = np.where(_check_mask(mask, shape, q, k, v), scores, -np.inf)  # a new array
+    if mask is not None or causal is not False:  # the no-mask path skips every mask step
+        allowed = _allowed(mask, causal, shape, q, k, v)  # broadcasts to (..., n_q, n_k)
+        if allowed is not None:
+            scores = np.where(allowed, scores, -np.inf)  # a new array
     if scores.shape != shape:  # batch dims that only v (or the mask) has: a copy for each
         scores = np.broadcast_to(scores, shape).copy()
     weights = _softmax_in_place(scores, axis=-1)  # (..., n_q, n_k); all -inf row -> zeros
     output = weights @ v.astype(weights.dtype, copy=False)  # (..., n_q, d_v)
     output += 0.0  # turns -0.0 into 0.0
     return output.astype(dtype, copy=False), weights.astype(dtype, copy=False)
+
+
+def _causal(causal) -> bool:
+    """``causal`` as a bool; anything else (1, "yes", None) is refused."""
+    if not isinstance(causal, bool | np.bool_):
+        raise ValueError(
+            f"causal must be True or False, got {causal!r} (type {type(causal).__name__})"
+        )
+    return bool(causal)
+
+
+def _allowed(mask, causal, scores_shape: tuple, q, k, v) -> np.ndarray | None:
+    """``mask`` AND the causal mask, checked against the scores; None when nothing is masked.
+
+    >>> q, k = np.zeros((2, 1)), np.zeros((3, 1))       # n_q = 2 queries, n_k = 3 keys
+    >>> _allowed(None, True, (2, 3), q, k, k).astype(int).tolist()
+    [[1, 1, 0], [1, 1, 1]]
+    """
+    allowed = None if mask is None else _check_mask(mask, scores_shape, q, k, v)
+    if _causal(causal):
+        n_q, n_k = scores_shape[-2:]
+        below = np.tri(n_q, n_k, k=n_k - n_q, dtype=bool)  # (n_q, n_k), as causal_mask
+        allowed = below if allowed is None else allowed & below
+    return allowed
 
 
 def _check_mask(mask, scores_shape: tuple, q, k, v) -> np.ndarray:

@@ -25,7 +25,7 @@ import operator
 import numpy as np
 
 from ._validate import positive_int, work_dtype
-from .attention import _cannot_overflow, _check_mask, _check_qkv, _scale, _scores
+from .attention import _cannot_overflow, _causal, _check_mask, _check_qkv, _scale, _scores
 from .online import _fold
 
 __all__ = ["tiled_attention"]
@@ -43,13 +43,6 @@ def _block_sizes(block_size) -> tuple[int, int]:
         )
     size = positive_int(block_size, "block_size")
     return size, size
-
-
-def _causal(causal) -> bool:
-    if not isinstance(causal, bool | np.bool_):
-        raise ValueError(f"causal must be True or False, got {causal!r} (type "
-                         f"{type(causal).__name__})")  # fmt: skip
-    return bool(causal)
 
 
 def tiled_attention(q, k, v, mask=None, *, causal=False, scale=None, block_size=128):

@@ -369,3 +369,77 @@ def test_causal_attention_ignores_the_future(n, d, data):
     np.testing.assert_array_equal(out2[:j], out[:j])  # earlier queries cannot tell
     ref_out, _ = ref_attention(q, k, v, causal_mask(n))
     np.testing.assert_allclose(out, ref_out, rtol=1e-12, atol=1e-13)
+
+
+# --------------------------------------------------------------------------- causal=True
+
+
+def causal_problem(n_q, n_k, seed=0, batch=()):
+    rng = np.random.default_rng(seed)
+    return (rng.normal(size=batch + (n_q, 3)), rng.normal(size=batch + (n_k, 3)),
+            rng.normal(size=batch + (n_k, 2)))
+
+
+@pytest.mark.parametrize("n_q, n_k", [(1, 1), (5, 5), (2, 6), (6, 2), (4, 7)])
+def test_causal_flag_equals_the_explicit_causal_mask(n_q, n_k):
+    q, k, v = causal_problem(n_q, n_k)
+    out, w = no_warnings(scaled_dot_product_attention, q, k, v, causal=True)
+    expected_out, expected_w = scaled_dot_product_attention(q, k, v, mask=causal_mask(n_q, n_k))
+    np.testing.assert_array_equal(w, expected_w)
+    np.testing.assert_array_equal(out, expected_out)
+    assert np.all(w[~causal_mask(n_q, n_k)] == 0.0)
+    if n_q > n_k:  # bottom-right alignment: the first n_q - n_k queries see no key at all
+        assert np.all(out[: n_q - n_k] == 0.0) and np.all(w[: n_q - n_k] == 0.0)
+
+
+@pytest.mark.parametrize("n_q, n_k", [(7, 7), (3, 9), (9, 3)])
+@pytest.mark.parametrize("block", [1, 2, 4])
+def test_causal_flag_agrees_with_tiled_attention(n_q, n_k, block):
+    from attnlab.tiling import tiled_attention
+
+    q, k, v = causal_problem(n_q, n_k, seed=n_q + n_k, batch=(2,))
+    out, _ = scaled_dot_product_attention(q, k, v, causal=True)
+    tiled = tiled_attention(q, k, v, causal=True, block_size=block)
+    np.testing.assert_allclose(out, tiled, rtol=1e-12, atol=1e-13)
+
+
+def test_causal_flag_combines_with_a_mask_by_and():
+    q, k, v = causal_problem(5, 5, seed=3, batch=(2,))
+    keys = np.array([[True] * 5, [True, True, True, False, False]])[:, None, :]  # (2, 1, 5)
+    out, w = scaled_dot_product_attention(q, k, v, mask=keys, causal=True)
+    expected_out, expected_w = scaled_dot_product_attention(
+        q, k, v, mask=keys & causal_mask(5)
+    )
+    np.testing.assert_array_equal(w, expected_w)
+    np.testing.assert_array_equal(out, expected_out)
+    ref_out, ref_w = ref_attention(q, k, v, keys & causal_mask(5))
+    np.testing.assert_allclose(w, ref_w, rtol=1e-12, atol=1e-13)
+    np.testing.assert_allclose(out, ref_out, rtol=1e-12, atol=1e-13)
+
+
+def test_causal_false_is_plain_attention_and_inputs_are_kept():
+    q, k, v = causal_problem(4, 6)
+    mask = np.ones((4, 6), dtype=bool)
+    kept = [a.copy() for a in (q, k, v, mask)]
+    plain = scaled_dot_product_attention(q, k, v)
+    for flag in (False, np.bool_(False)):
+        got = scaled_dot_product_attention(q, k, v, causal=flag)
+        for got_array, want in zip(got, plain, strict=True):
+            np.testing.assert_array_equal(got_array, want)
+    scaled_dot_product_attention(q, k, v, mask=mask, causal=True)
+    for before, after in zip(kept, (q, k, v, mask), strict=True):
+        np.testing.assert_array_equal(before, after)
+
+
+@pytest.mark.parametrize("causal", [1, 0, "yes", None, [True]])
+def test_causal_that_is_not_a_bool_is_refused(causal):
+    q, k, v = causal_problem(3, 3)
+    with pytest.raises(ValueError, match="causal must be True or False") as info:
+        scaled_dot_product_attention(q, k, v, causal=causal)
+    assert type(causal).__name__ in str(info.value)
+
+
+def test_causal_with_a_mask_of_the_wrong_shape_names_the_mask():
+    q, k, v = causal_problem(3, 4)
+    with pytest.raises(ValueError, match=r"mask must be broadcastable .* \(3, 4\)"):
+        scaled_dot_product_attention(q, k, v, mask=np.ones((4, 3), dtype=bool), causal=True)

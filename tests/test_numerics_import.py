@@ -22,7 +22,9 @@ NUMERICS = {
         "softmax_jacobian",
         "entropy",
     ],
-    "attnlab.attention": ["scaled_dot_product_attention", "attention_scores", "causal_mask"],
+    "attnlab.attention": [
+        "scaled_dot_product_attention", "attention_scores", "causal_mask", "padding_mask"
+    ],
 }
 
 
