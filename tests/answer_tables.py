@@ -1,13 +1,18 @@
-"""Right and wrong answers to a check, as pytest parameters, and how each must be judged.
+"""Right and wrong answers to a check, as data, and the one test that judges them.
 
-The lesson test files list, per exercise, answers it must accept and answers it must reject
-with the reason the learner should read; these helpers turn those tables into test cases.
+Each lesson test module lists, per exercise, answers its check must accept and answers it must
+reject with the reason the learner should read, as :class:`Answers` tables, and binds the tests
+written here to names pytest collects::
+
+    test_accepts, test_rejects = accept_reject(Answers(lesson0.largest_score, RIGHT, WRONG))
+
 Every check runs with warnings as errors, so nothing a learner's code triggers may escape it.
 """
 
 from __future__ import annotations
 
 import warnings
+from dataclasses import dataclass
 
 import pytest
 
@@ -18,38 +23,36 @@ from attnlab.exercises import Outcome
 COUNTS: dict[str, dict[str, int]] = {}
 
 
-def _count(exercise, kind: str, n: int) -> None:
-    counts = COUNTS.setdefault(exercise.title, {"right": 0, "wrong": 0})
-    counts[kind] += n
+@dataclass(frozen=True)
+class Answers:
+    """One exercise's answers and how its check must judge each.
 
+    Attributes
+    ----------
+    exercise : Exercise
+        The exercise whose check judges the answers.
+    right : dict or list
+        ``{name: answer}``, or a list of functions (named by ``__name__``), all to be accepted.
+    wrong : dict
+        ``{name: (answer, reason)}``: each is rejected, its feedback containing ``reason``.
+    call : str, optional
+        If given, the feedback to every wrong answer begins with it (the call that failed).
+    told_apart : bool
+        If true, no wrong answer's feedback carries the reason another entry expects (reasons
+        that are part of its own are exempt).
+    """
 
-def _named(answers) -> list:
-    """(name, answer) pairs from a {name: answer} dict or a list of functions."""
-    if isinstance(answers, dict):
-        return list(answers.items())
-    return [(getattr(answer, "__name__", repr(answer)), answer) for answer in answers]
+    exercise: object
+    right: dict | list
+    wrong: dict
+    call: str | None = None
+    told_apart: bool = False
 
-
-def right(*tables) -> list:
-    """``pytest.param(exercise, answer)`` for each ``(exercise, answers)`` table."""
-    for exercise, answers in tables:
-        _count(exercise, "right", len(_named(answers)))
-    return [
-        pytest.param(exercise, answer, id=f"{exercise.title}: {name}")
-        for exercise, answers in tables
-        for name, answer in _named(answers)
-    ]
-
-
-def wrong(*tables) -> list:
-    """``pytest.param(exercise, answer, reason)`` per ``(exercise, {name: (answer, reason)})``."""
-    for exercise, answers in tables:
-        _count(exercise, "wrong", len(answers))
-    return [
-        pytest.param(exercise, answer, reason, id=f"{exercise.title}: {name}")
-        for exercise, answers in tables
-        for name, (answer, reason) in answers.items()
-    ]
+    def named_right(self) -> list:
+        """``(name, answer)`` pairs of the right answers."""
+        if isinstance(self.right, dict):
+            return list(self.right.items())
+        return [(getattr(answer, "__name__", repr(answer)), answer) for answer in self.right]
 
 
 def judged(exercise, answer):
@@ -72,3 +75,46 @@ def assert_wrong(exercise, answer, reason: str):
     assert reason in feedback.message, feedback.message
     assert "Traceback" not in feedback.message
     return feedback
+
+
+def assert_rejected_as_listed(table: Answers, name: str) -> None:
+    """``table.wrong[name]`` is rejected with its reason, as the table's options require."""
+    answer, reason = table.wrong[name]
+    message = assert_wrong(table.exercise, answer, reason).message
+    if table.call is not None:
+        assert message.startswith(table.call), message
+    if table.told_apart:
+        others = {r for _, r in table.wrong.values() if r != reason and r not in reason}
+        assert not [r for r in others if r in message], (name, message)
+
+
+def accept_reject(*tables: Answers):
+    """``test_accepts`` and ``test_rejects``, parametrised over every answer in ``tables``.
+
+    A test's id is ``"<exercise title>: <answer name>"``.
+    """
+    for table in tables:
+        counts = COUNTS.setdefault(table.exercise.title, {"right": 0, "wrong": 0})
+        counts["right"] += len(table.named_right())
+        counts["wrong"] += len(table.wrong)
+
+    accepted = [
+        pytest.param(table.exercise, answer, id=f"{table.exercise.title}: {name}")
+        for table in tables
+        for name, answer in table.named_right()
+    ]
+    rejected = [
+        pytest.param(table, name, id=f"{table.exercise.title}: {name}")
+        for table in tables
+        for name in table.wrong
+    ]
+
+    @pytest.mark.parametrize("exercise, answer", accepted)
+    def test_accepts(exercise, answer):
+        assert_right(exercise, answer)
+
+    @pytest.mark.parametrize("table, name", rejected)
+    def test_rejects(table, name):
+        assert_rejected_as_listed(table, name)
+
+    return test_accepts, test_rejects

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
-import pytest
-from answer_tables import assert_right, assert_wrong, right, wrong
+from answer_tables import Answers, accept_reject
 
 from attnlab.exercises import Outcome, lesson0
 
@@ -52,14 +51,7 @@ WRONG = {
 }
 
 
-@pytest.mark.parametrize("exercise, answer", right((lesson0.largest_score, RIGHT)))
-def test_accepts(exercise, answer):
-    assert_right(exercise, answer)
-
-
-@pytest.mark.parametrize("exercise, answer, reason", wrong((lesson0.largest_score, WRONG)))
-def test_rejects(exercise, answer, reason):
-    assert_wrong(exercise, answer, reason)
+test_accepts, test_rejects = accept_reject(Answers(lesson0.largest_score, RIGHT, WRONG))
 
 
 def test_hints_and_solution():

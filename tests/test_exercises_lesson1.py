@@ -5,8 +5,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import pytest
-from answer_tables import assert_right, assert_wrong, right, wrong
+from answer_tables import Answers, accept_reject
 
 from attnlab.exercises import Outcome
 from attnlab.exercises import lesson1 as ex
@@ -166,27 +165,9 @@ def test_orthogonal_keys_include_one_with_both_entries_non_zero():
 
 
 # ------------------------------------------------------------------ every table above
-@pytest.mark.parametrize(
-    "exercise, answer",
-    right(
-        (ex.dot, DOT_RIGHT),
-        (ex.score_matrix, SCORES_RIGHT),
-        (ex.score_shape, SHAPE_RIGHT),
-        (ex.orthogonal_query, ORTHO_RIGHT),
-    ),
+test_accepts, test_rejects = accept_reject(
+    Answers(ex.dot, DOT_RIGHT, DOT_WRONG),
+    Answers(ex.score_matrix, SCORES_RIGHT, SCORES_WRONG),
+    Answers(ex.score_shape, SHAPE_RIGHT, SHAPE_WRONG),
+    Answers(ex.orthogonal_query, ORTHO_RIGHT, ORTHO_WRONG),
 )
-def test_accepts(exercise, answer):
-    assert_right(exercise, answer)
-
-
-@pytest.mark.parametrize(
-    "exercise, answer, reason",
-    wrong(
-        (ex.dot, DOT_WRONG),
-        (ex.score_matrix, SCORES_WRONG),
-        (ex.score_shape, SHAPE_WRONG),
-        (ex.orthogonal_query, ORTHO_WRONG),
-    ),
-)
-def test_rejects(exercise, answer, reason):
-    assert_wrong(exercise, answer, reason)

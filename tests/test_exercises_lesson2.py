@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 import worked_answers as W
-from answer_tables import assert_right, assert_wrong, judged, right, wrong
+from answer_tables import Answers, accept_reject, judged
 
 import attnlab
 from attnlab.exercises import Outcome
@@ -189,25 +189,8 @@ def test_collapse_cases_have_varied_answers():
 
 
 # ------------------------------------------------------------------ every table above
-@pytest.mark.parametrize(
-    "exercise, answer",
-    right(
-        (ex.dot_product_variance, VARIANCE_RIGHT),
-        (ex.unit_variance_scale, SCALE_RIGHT),
-        (ex.collapsed_rows, COLLAPSE_RIGHT),
-    ),
+test_accepts, test_rejects = accept_reject(
+    Answers(ex.dot_product_variance, VARIANCE_RIGHT, VARIANCE_WRONG),
+    Answers(ex.unit_variance_scale, SCALE_RIGHT, SCALE_WRONG),
+    Answers(ex.collapsed_rows, COLLAPSE_RIGHT, COLLAPSE_WRONG),
 )
-def test_accepts(exercise, answer):
-    assert_right(exercise, answer)
-
-
-@pytest.mark.parametrize(
-    "exercise, answer, reason",
-    wrong(
-        (ex.dot_product_variance, VARIANCE_WRONG),
-        (ex.unit_variance_scale, SCALE_WRONG),
-        (ex.collapsed_rows, COLLAPSE_WRONG),
-    ),
-)
-def test_rejects(exercise, answer, reason):
-    assert_wrong(exercise, answer, reason)

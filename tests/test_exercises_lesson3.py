@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 import worked_answers as W
-from answer_tables import assert_right, assert_wrong, judged, right, wrong
+from answer_tables import Answers, accept_reject, judged
 
 import attnlab
 from attnlab.exercises import Outcome
@@ -270,28 +270,11 @@ def test_missing_shift_fails_only_at_low_temperature():
 
 
 # ------------------------------------------------------------------ every table above
-@pytest.mark.parametrize(
-    "exercise, answer",
-    right(
-        (L.softmax_row, ROW_CORRECT),
-        (L.stable_softmax, MATRIX_CORRECT),
-        (L.temperature, TEMPERATURE_CORRECT),
-    ),
+test_accepts, test_rejects = accept_reject(
+    Answers(L.softmax_row, ROW_CORRECT, ROW_WRONG),
+    Answers(L.stable_softmax, MATRIX_CORRECT, MATRIX_WRONG),
+    Answers(L.temperature, TEMPERATURE_CORRECT, TEMPERATURE_WRONG),
 )
-def test_accepts(exercise, answer):
-    assert_right(exercise, answer)
-
-
-@pytest.mark.parametrize(
-    "exercise, answer, reason",
-    wrong(
-        (L.softmax_row, ROW_WRONG),
-        (L.stable_softmax, MATRIX_WRONG),
-        (L.temperature, TEMPERATURE_WRONG),
-    ),
-)
-def test_rejects(exercise, answer, reason):
-    assert_wrong(exercise, answer, reason)
 
 
 @pytest.mark.parametrize("name", [n for n in ROW_WRONG if not n.startswith("calls attnlab")])

@@ -8,7 +8,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 import worked_answers as W
-from answer_tables import assert_right, assert_wrong, judged, right, wrong
+from answer_tables import Answers, accept_reject, judged
 
 import attnlab
 from attnlab.examples import cat_sat_down, dog_bites_man, query_and_keys_2d
@@ -498,55 +498,14 @@ def test_box_mistakes_with_numbers_are_recognised_when_filled_in():
 
 
 # ------------------------------------------------------------------ every table above
-TABLES = {
-    "mix_one": (L.mix_one, MIX_WRONG),
-    "attention_output": (L.attention_output, OUTPUT_WRONG),
-    "output_box": (L.output_box, BOX_WRONG),
-}
-
-
-@pytest.mark.parametrize(
-    "exercise, answer",
-    right(
-        (L.mix_one, MIX_RIGHT),
-        (L.attention_output, OUTPUT_RIGHT),
-        (L.output_box, BOX_RIGHT),
-    ),
+# Each wrong answer's feedback begins with the call that failed, and carries no reason another
+# entry of its table is expected to give.
+test_accepts, test_rejects = accept_reject(
+    Answers(L.mix_one, MIX_RIGHT, MIX_WRONG, call="mix_one(w, values) for ", told_apart=True),
+    Answers(L.attention_output, OUTPUT_RIGHT, OUTPUT_WRONG,
+            call="attention_output(weights, values) for ", told_apart=True),
+    Answers(L.output_box, BOX_RIGHT, BOX_WRONG, call="output_box(values) for ", told_apart=True),
 )
-def test_accepts(exercise, answer):
-    assert_right(exercise, answer)
-
-
-@pytest.mark.parametrize(
-    "exercise, answer, reason",
-    wrong(
-        (L.mix_one, MIX_WRONG),
-        (L.attention_output, OUTPUT_WRONG),
-        (L.output_box, BOX_WRONG),
-    ),
-)
-def test_rejects(exercise, answer, reason):
-    assert_wrong(exercise, answer, reason)
-
-
-@pytest.mark.parametrize("name", TABLES)
-def test_every_wrong_answer_is_told_apart(name):
-    """No wrong answer's feedback carries the reason another entry is expected to give."""
-    exercise, table = TABLES[name]
-    messages = {key: judged(exercise, answer).message for key, (answer, _) in table.items()}
-    for key, message in messages.items():
-        others = {reason for other, (_, reason) in table.items() if reason != table[key][1]}
-        assert not [reason for reason in others if reason in message], (key, message)
-
-
-@pytest.mark.parametrize("name", TABLES)
-def test_feedback_names_the_call_that_failed(name):
-    exercise, table = TABLES[name]
-    call = {"mix_one": "mix_one(w, values) for ",
-            "attention_output": "attention_output(weights, values) for ",
-            "output_box": "output_box(values) for "}[name]
-    for answer, _ in table.values():
-        assert judged(exercise, answer).message.startswith(call)
 
 
 def doubled(example):

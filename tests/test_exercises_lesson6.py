@@ -8,7 +8,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 import worked_answers as W
-from answer_tables import assert_right, assert_wrong, judged, right, wrong
+from answer_tables import Answers, accept_reject, assert_right, judged
 
 import attnlab
 from attnlab import causal_mask
@@ -355,55 +355,16 @@ def test_an_answer_right_until_the_large_scores_is_judged_there():
 
 
 # ------------------------------------------------------------------ every table above
-TABLES = {
-    "attention_shapes": (L.attention_shapes, SHAPES_WRONG),
-    "causal": (L.causal_mask_from_scratch, CAUSAL_WRONG),
-    "masked_softmax": (L.masked_softmax, SOFTMAX_WRONG),
-}
-
-
-@pytest.mark.parametrize(
-    "exercise, answer",
-    right(
-        (L.attention_shapes, SHAPES_RIGHT),
-        (L.causal_mask_from_scratch, CAUSAL_RIGHT),
-        (L.masked_softmax, SOFTMAX_RIGHT),
-    ),
+# Each wrong answer's feedback begins with the call that failed, and carries no reason another
+# entry of its table is expected to give.
+test_accepts, test_rejects = accept_reject(
+    Answers(L.attention_shapes, SHAPES_RIGHT, SHAPES_WRONG,
+            call="attention_shapes(batch=", told_apart=True),
+    Answers(L.causal_mask_from_scratch, CAUSAL_RIGHT, CAUSAL_WRONG,
+            call="causal(", told_apart=True),
+    Answers(L.masked_softmax, SOFTMAX_RIGHT, SOFTMAX_WRONG,
+            call="masked_softmax(scores, mask) for ", told_apart=True),
 )
-def test_accepts(exercise, answer):
-    assert_right(exercise, answer)
-
-
-@pytest.mark.parametrize(
-    "exercise, answer, reason",
-    wrong(
-        (L.attention_shapes, SHAPES_WRONG),
-        (L.causal_mask_from_scratch, CAUSAL_WRONG),
-        (L.masked_softmax, SOFTMAX_WRONG),
-    ),
-)
-def test_rejects(exercise, answer, reason):
-    assert_wrong(exercise, answer, reason)
-
-
-@pytest.mark.parametrize("name", TABLES)
-def test_every_wrong_answer_is_told_apart(name):
-    """No wrong answer's feedback carries the reason another entry is expected to give."""
-    exercise, table = TABLES[name]
-    messages = {key: judged(exercise, answer).message for key, (answer, _) in table.items()}
-    for key, message in messages.items():
-        others = {reason for reason in (r for _, r in table.values())
-                  if reason != table[key][1] and reason not in table[key][1]}
-        assert not [reason for reason in others if reason in message], (key, message)
-
-
-@pytest.mark.parametrize("name", TABLES)
-def test_feedback_names_the_call_that_failed(name):
-    exercise, table = TABLES[name]
-    call = {"attention_shapes": "attention_shapes(batch=", "causal": "causal(",
-            "masked_softmax": "masked_softmax(scores, mask) for "}[name]
-    for answer, _ in table.values():
-        assert judged(exercise, answer).message.startswith(call)
 
 
 def test_messages_show_numbers_computed_from_the_inputs(monkeypatch):

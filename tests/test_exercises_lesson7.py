@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 import worked_answers as W
-from answer_tables import assert_right, assert_wrong, judged, right, wrong
+from answer_tables import Answers, accept_reject, assert_right, assert_wrong, judged
 
 import attnlab
 from attnlab.examples import cat_sat_down
@@ -460,22 +460,14 @@ EXPOSE_WRONG = {
 }
 
 
-@pytest.mark.parametrize(
-    "exercise, answer",
-    right((L.quiz_a, QUIZ_A_RIGHT), (L.quiz_b, QUIZ_B_RIGHT), (L.scale_bug, SCALE_RIGHT),
-          (L.mask_bug, MASK_RIGHT), (L.shift_bug, SHIFT_RIGHT), (L.expose_bug, EXPOSE_RIGHT)),
+test_accepts, test_rejects = accept_reject(
+    Answers(L.quiz_a, QUIZ_A_RIGHT, QUIZ_A_WRONG),
+    Answers(L.quiz_b, QUIZ_B_RIGHT, QUIZ_B_WRONG),
+    Answers(L.scale_bug, SCALE_RIGHT, SCALE_WRONG),
+    Answers(L.mask_bug, MASK_RIGHT, MASK_WRONG),
+    Answers(L.shift_bug, SHIFT_RIGHT, SHIFT_WRONG),
+    Answers(L.expose_bug, EXPOSE_RIGHT, EXPOSE_WRONG),
 )
-def test_right_answers_are_accepted(exercise, answer):
-    assert_right(exercise, answer)
-
-
-@pytest.mark.parametrize(
-    "exercise, answer, reason",
-    wrong((L.quiz_a, QUIZ_A_WRONG), (L.quiz_b, QUIZ_B_WRONG), (L.scale_bug, SCALE_WRONG),
-          (L.mask_bug, MASK_WRONG), (L.shift_bug, SHIFT_WRONG), (L.expose_bug, EXPOSE_WRONG)),
-)
-def test_wrong_answers_are_rejected_with_a_reason(exercise, answer, reason):
-    assert_wrong(exercise, answer, reason)
 
 
 def test_each_buggy_function_differs_from_its_fix_in_one_line():

@@ -5,9 +5,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import pytest
 import worked_answers as W
-from answer_tables import assert_right, assert_wrong, judged, right, wrong
+from answer_tables import Answers, accept_reject, judged
 from source_answers import worked_answer
 
 import attnlab
@@ -334,30 +333,6 @@ def test_attention_cases_have_large_scores_and_uneven_blocks():
     assert any(c.blocks[-1][0].shape[1] != c.blocks[0][0].shape[1] for c in cases)
 
 
-# ---------------------------------------------------------------- the tables
-@pytest.mark.parametrize(
-    "exercise, answer",
-    right(
-        (L.scores_memory, MEMORY_RIGHT),
-        (L.online_update, ONLINE_RIGHT),
-        (L.attention_step, ATTENTION_RIGHT),
-    ),
-)
-def test_right_answers_are_accepted(exercise, answer):
-    assert_right(exercise, answer)
-
-
-@pytest.mark.parametrize(
-    "exercise, answer, reason",
-    wrong(
-        (L.scores_memory, MEMORY_WRONG),
-        (L.online_update, ONLINE_WRONG),
-        (L.attention_step, ATTENTION_WRONG),
-    ),
-)
-def test_wrong_answers_are_rejected_with_a_reason(exercise, answer, reason):
-    assert_wrong(exercise, answer, reason)
-
 
 def test_a_wrong_step_names_the_case_the_step_and_the_inputs():
     message = judged(L.online_update, no_rescale).message
@@ -474,20 +449,13 @@ def test_every_loop_mistake_differs_from_the_right_output():
             assert not np.allclose(mistake, expected, rtol=1e-4, equal_nan=True), reason
 
 
-@pytest.mark.parametrize(
-    "exercise, answer",
-    right((L.tiled_loop, LOOP_RIGHT)),
+# ---------------------------------------------------------------- every table above
+test_accepts, test_rejects = accept_reject(
+    Answers(L.scores_memory, MEMORY_RIGHT, MEMORY_WRONG),
+    Answers(L.online_update, ONLINE_RIGHT, ONLINE_WRONG),
+    Answers(L.attention_step, ATTENTION_RIGHT, ATTENTION_WRONG),
+    Answers(L.tiled_loop, LOOP_RIGHT, LOOP_WRONG),
 )
-def test_right_loops_are_accepted(exercise, answer):
-    assert_right(exercise, answer)
-
-
-@pytest.mark.parametrize(
-    "exercise, answer, reason",
-    wrong((L.tiled_loop, LOOP_WRONG)),
-)
-def test_wrong_loops_are_rejected_with_a_reason(exercise, answer, reason):
-    assert_wrong(exercise, answer, reason)
 
 
 def test_a_difference_hidden_by_rounding_is_said_to_be_one():

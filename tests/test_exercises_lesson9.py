@@ -5,8 +5,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import pytest
-from answer_tables import assert_right, assert_wrong, right, wrong
+from answer_tables import Answers, accept_reject
 
 import attnlab
 from attnlab.backward import attention_backward, finite_difference_gradient
@@ -218,20 +217,11 @@ def test_the_heatmap_at_the_read_step_has_a_clear_winner_in_every_row_and_is_hal
 
 
 # ---------------------------------------------------------------- the tables
-@pytest.mark.parametrize(
-    "exercise, answer",
-    right((L.vjp, VJP_RIGHT), (L.backward_step, BACKWARD_RIGHT), (L.reads, READS_RIGHT)),
+test_accepts, test_rejects = accept_reject(
+    Answers(L.vjp, VJP_RIGHT, VJP_WRONG),
+    Answers(L.backward_step, BACKWARD_RIGHT, BACKWARD_WRONG),
+    Answers(L.reads, READS_RIGHT, READS_WRONG),
 )
-def test_right_answers_are_accepted(exercise, answer):
-    assert_right(exercise, answer)
-
-
-@pytest.mark.parametrize(
-    "exercise, answer, reason",
-    wrong((L.vjp, VJP_WRONG), (L.backward_step, BACKWARD_WRONG), (L.reads, READS_WRONG)),
-)
-def test_wrong_answers_are_rejected_with_a_reason(exercise, answer, reason):
-    assert_wrong(exercise, answer, reason)
 
 
 def test_the_library_is_forbidden_where_the_step_is_the_point():
