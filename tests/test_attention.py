@@ -3,25 +3,15 @@
 from __future__ import annotations
 
 import math
-import warnings
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
+from strategies import FAST, FLOAT_DTYPES, no_warnings
 
 from attnlab.attention import attention_scores, causal_mask, scaled_dot_product_attention
-
-FLOAT_DTYPES = [np.float16, np.float32, np.float64]
-FAST = settings(max_examples=60, deadline=None)
-
-
-def no_warnings(fn, *args, **kwargs):
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        return fn(*args, **kwargs)
-
 
 # --------------------------------------------------------------------------- reference
 

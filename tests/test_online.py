@@ -3,29 +3,19 @@
 from __future__ import annotations
 
 import math
-import warnings
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
+from strategies import FAST, FLOAT_DTYPES, no_warnings
 
 import attnlab
 from attnlab.online import online_normaliser, online_softmax, online_softmax_update
 from attnlab.softmax_family import logsumexp, softmax
 
-DTYPES = [np.float16, np.float32, np.float64]
 TOL = {np.float16: 2e-3, np.float32: 1e-5, np.float64: 1e-12}
-FAST = settings(max_examples=60, deadline=None)
-
-
-def quiet(fn, *args, **kwargs):
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        return fn(*args, **kwargs)
-
-
 def loop_reference(row):
     """Element by element over Python floats, the textbook online softmax; -inf allowed."""
     m, l = -math.inf, 0.0
@@ -41,7 +31,7 @@ def loop_reference(row):
 
 @st.composite
 def score_arrays(draw):
-    dtype = draw(st.sampled_from(DTYPES))
+    dtype = draw(st.sampled_from(FLOAT_DTYPES))
     bound = {np.float16: 1e4, np.float32: 1e4, np.float64: 1e4}[dtype]
     shape = draw(hnp.array_shapes(min_dims=1, max_dims=3, min_side=1, max_side=9))
     finite = st.floats(-bound, bound, allow_nan=False, allow_infinity=False,
@@ -55,7 +45,7 @@ def score_arrays(draw):
 def test_equals_the_two_pass_softmax(x, data):
     axis = data.draw(st.integers(-x.ndim, x.ndim - 1))
     block = data.draw(st.integers(1, x.shape[axis] + 2))
-    got = quiet(online_softmax, x, axis=axis, block_size=block)
+    got = no_warnings(online_softmax, x, axis=axis, block_size=block)
     assert got.dtype == x.dtype and got.shape == x.shape
     np.testing.assert_allclose(got.astype(float), softmax(x, axis=axis).astype(float),
                                atol=TOL[x.dtype.type], rtol=TOL[x.dtype.type])  # fmt: skip
@@ -65,7 +55,7 @@ def test_equals_the_two_pass_softmax(x, data):
 @given(score_arrays(), st.data())
 def test_normaliser_gives_max_and_logsumexp(x, data):
     block = data.draw(st.integers(1, x.shape[-1] + 2))
-    m, l = quiet(online_normaliser, x, block_size=block)
+    m, l = no_warnings(online_normaliser, x, block_size=block)
     assert m.shape == l.shape == x.shape[:-1] + (1,)
     np.testing.assert_array_equal(m[..., 0], np.max(x, axis=-1).astype(m.dtype))
     empty = np.isneginf(m[..., 0])
@@ -83,15 +73,15 @@ def test_against_plain_loops(block):
     x[1, :4] = -np.inf  # a first block that is fully masked
     x[2] = -np.inf  # a fully masked row
     expected = np.array([loop_reference(row) for row in x.tolist()])
-    np.testing.assert_allclose(quiet(online_softmax, x, block_size=block), expected,
+    np.testing.assert_allclose(no_warnings(online_softmax, x, block_size=block), expected,
                                rtol=1e-12, atol=1e-15)  # fmt: skip
 
 
-@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
 def test_extreme_scores(dtype):
     x = np.array([[1e4, 1e4 - 1, -1e4], [-1e4, -1e4, -1e4], [-np.inf, -np.inf, -np.inf]],
                  dtype=dtype)  # fmt: skip
-    p = quiet(online_softmax, x, block_size=2)
+    p = no_warnings(online_softmax, x, block_size=2)
     assert p.dtype == dtype and np.all(np.isfinite(p))
     np.testing.assert_allclose(p.astype(float), softmax(x).astype(float), atol=TOL[dtype])
     assert p[2].tolist() == [0.0, 0.0, 0.0]
@@ -101,8 +91,8 @@ def test_update_in_one_block_or_many():
     x = np.array([[3.0, 1.0, 4.0, 1.0, 5.0], [-np.inf, -np.inf, 2.0, -np.inf, 0.0]])
     m, l = np.full(2, -np.inf), np.zeros(2)
     for start in range(0, 5, 2):
-        m, l = quiet(online_softmax_update, m, l, x[:, start : start + 2])
-    whole = quiet(online_softmax_update, np.full(2, -np.inf), np.zeros(2), x)
+        m, l = no_warnings(online_softmax_update, m, l, x[:, start : start + 2])
+    whole = no_warnings(online_softmax_update, np.full(2, -np.inf), np.zeros(2), x)
     np.testing.assert_allclose(m, whole[0])
     np.testing.assert_allclose(l, whole[1])
     np.testing.assert_allclose(m + np.log(l), logsumexp(x))

@@ -7,14 +7,14 @@ Python/numpy, over hypothesis-drawn attention weights of every float dtype.
 from __future__ import annotations
 
 import math
-import warnings
 from itertools import pairwise
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
+from strategies import FAST, FLOAT_DTYPES, float_arrays, no_warnings
 
 import attnlab
 from attnlab import patterns
@@ -30,30 +30,13 @@ from attnlab.patterns import (
 )
 from attnlab.softmax_family import softmax
 
-FLOAT_DTYPES = [np.float16, np.float32, np.float64]
-# Largest |score| drawn per dtype (as in test_softmax).
-BOUND = {np.float16: 1e4, np.float32: float(np.float32(1e30)), np.float64: 1e300}
 # Tolerance of a measure against its float64 reference, per dtype of the weights.
 REF_TOL = {np.float16: 4e-3, np.float32: 1e-5, np.float64: 1e-12}
 # Tolerance on a sum of up to 6 weights each rounded to the dtype.
 SUM_TOL = {np.float16: 1e-2, np.float32: 1e-5, np.float64: 1e-12}
 
-FAST = settings(max_examples=60, deadline=None)
-
 
 # --------------------------------------------------------------------------- helpers
-
-
-@st.composite
-def float_arrays(draw, dtypes=tuple(FLOAT_DTYPES), bound=None, min_dims=1, max_dims=3, shape=None):
-    """Arrays of any float dtype, finite scores within the dtype's bound (or ``bound``)."""
-    dtype = draw(st.sampled_from(dtypes))
-    b = BOUND[dtype] if bound is None else bound
-    if shape is None:
-        shape = draw(hnp.array_shapes(min_dims=min_dims, max_dims=max_dims, max_side=6))
-    width = np.finfo(dtype).bits
-    elements = st.floats(-b, b, allow_nan=False, allow_infinity=False, width=width)
-    return draw(hnp.arrays(dtype, shape, elements=elements))
 
 
 @st.composite
@@ -95,13 +78,6 @@ def square_weights(draw, dtypes=tuple(FLOAT_DTYPES), batch=True, ties=True):
     if draw(st.booleans()):
         x = np.where(draw(hnp.arrays(np.bool_, shape)), -np.inf, x).astype(dtype)
     return softmax(x, axis=-1)
-
-
-def no_warnings(fn, *args, **kwargs):
-    """Call fn with every warning turned into an error (independent of pytest config)."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        return fn(*args, **kwargs)
 
 
 def ref_normalised_entropy(ps: list[float]) -> float:

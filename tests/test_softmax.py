@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import warnings
 from decimal import Decimal, localcontext
 
 import mpmath  # a pinned dev dependency (requirements-dev.txt): the 50-digit reference
@@ -12,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
+from strategies import FAST, FLOAT_DTYPES, float_arrays, no_warnings
 
 from attnlab.softmax_family import (
     entropy,
@@ -22,29 +22,13 @@ from attnlab.softmax_family import (
     softmax_jacobian,
 )
 
-FLOAT_DTYPES = [np.float16, np.float32, np.float64]
-# Largest |value| drawn per dtype (the brief: ±1e4 in float16, ±1e300 in float64).
-BOUND = {np.float16: 1e4, np.float32: float(np.float32(1e30)), np.float64: 1e300}
 # Tolerance on "sums to 1" after rounding every entry to the dtype.
 SUM_TOL = {np.float16: 2e-3, np.float32: 1e-5, np.float64: 1e-12}
 # Tolerance against the exact reference, per dtype.
 REF_TOL = {np.float16: 2e-3, np.float32: 1e-5, np.float64: 1e-12}
 
-FAST = settings(max_examples=60, deadline=None)
-
 
 # --------------------------------------------------------------------------- helpers
-
-
-@st.composite
-def float_arrays(draw, dtypes=tuple(FLOAT_DTYPES), bound=None, max_dims=3, max_side=6):
-    """Arrays of any float dtype, 1..max_dims dims, finite values within the dtype's bound."""
-    dtype = draw(st.sampled_from(dtypes))
-    b = BOUND[dtype] if bound is None else bound
-    shape = draw(hnp.array_shapes(min_dims=1, max_dims=max_dims, min_side=1, max_side=max_side))
-    width = np.finfo(dtype).bits
-    elements = st.floats(-b, b, allow_nan=False, allow_infinity=False, width=width)
-    return draw(hnp.arrays(dtype, shape, elements=elements))
 
 
 def axes_for(x: np.ndarray):
@@ -52,13 +36,6 @@ def axes_for(x: np.ndarray):
 
 
 temperatures = st.floats(1e-3, 1e3, allow_nan=False, allow_infinity=False)
-
-
-def no_warnings(fn, *args, **kwargs):
-    """Call fn with every warning turned into an error (independent of pytest config)."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        return fn(*args, **kwargs)
 
 
 def ref_softmax(xs, temperature=1.0):

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from test_online import DTYPES, FAST, quiet
+from strategies import FAST, FLOAT_DTYPES, no_warnings
 
 from attnlab.attention import causal_mask, padding_mask, scaled_dot_product_attention
 from attnlab.explorers.cost import working_set
@@ -37,7 +37,7 @@ def loop_attention(q, k, v, allowed):
 @given(
     n_q=st.integers(1, 13), n_k=st.integers(1, 13), d=st.integers(1, 5),
     block_q=st.integers(1, 15), block_k=st.integers(1, 15), causal=st.booleans(),
-    dtype=st.sampled_from(DTYPES), spread=st.sampled_from([0.1, 1.0, 30.0]),
+    dtype=st.sampled_from(FLOAT_DTYPES), spread=st.sampled_from([0.1, 1.0, 30.0]),
     seed=st.integers(0, 2**16),
 )  # fmt: skip
 def test_equals_the_plain_version(n_q, n_k, d, block_q, block_k, causal, dtype, spread, seed):
@@ -46,7 +46,8 @@ def test_equals_the_plain_version(n_q, n_k, d, block_q, block_k, causal, dtype, 
     v = rng.normal(size=(2, n_k, 3))
     q, k, v = (a.astype(dtype) for a in (q, k, v))
     mask = rng.random((2, n_q, n_k)) < 0.7  # (2, n_q, n_k) with fully masked rows at times
-    got = quiet(tiled_attention, q, k, v, mask=mask, causal=causal, block_size=(block_q, block_k))
+    got = no_warnings(tiled_attention, q, k, v, mask=mask, causal=causal,
+                      block_size=(block_q, block_k))
     full = mask & causal_mask(n_q, n_k) if causal else mask
     expected, _ = scaled_dot_product_attention(q, k, v, mask=full)
     assert got.dtype == dtype and got.shape == expected.shape
@@ -60,18 +61,18 @@ def test_against_plain_loops(block):
     q, k, v = rng.normal(size=(3, 10, 4)) * 3  # (10, 4) each
     allowed = causal_mask(10) & (rng.random((10, 10)) < 0.8)
     allowed[4] = False  # one query with nothing to see
-    got = quiet(tiled_attention, q, k, v, mask=allowed, block_size=block)
+    got = no_warnings(tiled_attention, q, k, v, mask=allowed, block_size=block)
     np.testing.assert_allclose(got, loop_attention(q, k, v, allowed), rtol=1e-12, atol=1e-13)
     assert got[4].tolist() == [0.0] * 4
 
 
-@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
 def test_extreme_scores_and_fully_masked_rows(dtype):
     q = np.array([[100.0, 0.0], [-100.0, 0.0], [1.0, 1.0]], dtype=dtype)  # scores ~ 1e4 / √2
     k = np.array([[100.0, 0.0], [99.0, 1.0], [-100.0, 0.0], [0.0, 0.0]], dtype=dtype)
     v = np.arange(8, dtype=dtype).reshape(4, 2)
     mask = np.array([[True, True, True, True], [True, True, True, True], [False] * 4])
-    got = quiet(tiled_attention, q, k, v, mask=mask, block_size=(2, 3))
+    got = no_warnings(tiled_attention, q, k, v, mask=mask, block_size=(2, 3))
     expected, _ = scaled_dot_product_attention(q, k, v, mask=mask)
     assert np.all(np.isfinite(got)) and got.dtype == dtype
     np.testing.assert_allclose(got.astype(float), expected.astype(float), atol=TOL[dtype])
@@ -84,7 +85,7 @@ def test_causal_with_more_keys_than_queries_and_the_reverse():
         q, k, v = rng.normal(size=(n_q, 4)), rng.normal(size=(n_k, 4)), rng.normal(size=(n_k, 2))
         expected, _ = scaled_dot_product_attention(q, k, v, mask=causal_mask(n_q, n_k))
         for block in (1, 2, 5, 20):
-            got = quiet(tiled_attention, q, k, v, causal=True, block_size=block)
+            got = no_warnings(tiled_attention, q, k, v, causal=True, block_size=block)
             np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-14)
 
 
@@ -95,7 +96,7 @@ def test_broadcasting_padding_mask_and_batch_dims():
     v = rng.normal(size=(2, 3, 7, 6))  # (batch, heads, n_k, d_v)
     pad = padding_mask([7, 2], 7)[:, None]  # (batch, 1, 1, n_k)
     expected, _ = scaled_dot_product_attention(q, k, v, mask=pad)
-    got = quiet(tiled_attention, q, k, v, mask=pad, block_size=3)
+    got = no_warnings(tiled_attention, q, k, v, mask=pad, block_size=3)
     assert got.shape == expected.shape == (2, 3, 5, 6)
     np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-14)
 
