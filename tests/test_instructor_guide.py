@@ -9,14 +9,12 @@
 from __future__ import annotations
 
 import re
-import sys
 from pathlib import Path
+
+import points_table  # tools/points_table.py (tools/ is on pytest's pythonpath)
 
 ROOT = Path(__file__).resolve().parents[1]
 GUIDE = ROOT / "docs" / "instructors.md"
-sys.path.insert(0, str(ROOT / "tools"))
-
-import points_table  # noqa: E402
 
 
 def _between_markers(text: str) -> str:

@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
+import build_notebooks  # tools/build_notebooks.py (tools/ is on pytest's pythonpath)
 import nbformat
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tools"))
-
-import build_notebooks  # noqa: E402
 
 SOURCES = build_notebooks.source_notebooks()
 LEARNER = sorted((ROOT / "notebooks").glob("*.ipynb"))

@@ -1,4 +1,4 @@
-"""Hub tests: find the helpers, and decide whether a hub can run here.
+"""Hub tests: decide whether a hub can run here.
 
 The hub needs node and npm (configurable-http-proxy comes from npm). Where they are missing the
 hub tests are skipped with the reason, except in CI (``CI=true``), where that is a failure.
@@ -7,15 +7,9 @@ hub tests are skipped with the reason, except in CI (``CI=true``), where that is
 from __future__ import annotations
 
 import os
-import sys
-from pathlib import Path
 
+import hubrun  # beside this file: pytest puts a conftest's folder on sys.path
 import pytest
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/graded_course.py
-
-import hubrun  # noqa: E402
 
 
 def in_ci() -> bool:
