@@ -1,4 +1,4 @@
-"""Lesson 0's helpers: a widget round-trip test, an environment report and the course map.
+"""Lesson 0's environment checks: a widget round-trip test and an environment report.
 
 :func:`widget_selftest` shows a slider and a small figure canvas (the kind of
 widget every explorer draws its figure in). If widgets are live, the learner
@@ -11,8 +11,7 @@ lists what to do.
 
 :func:`environment_report` lists the versions that matter for the course.
 
-:func:`course_map` lists every lesson with its time and status (:data:`COURSE`)
-and adds the times up.
+The course map lesson 0 shows next is :func:`attnlab.course.course_map`.
 """
 
 from __future__ import annotations
@@ -27,6 +26,7 @@ import ipywidgets as widgets
 import numpy as np
 
 from attnlab.controls import IntSlider, Readout
+from attnlab.course import COURSE  # noqa: F401  TEMPORARY: exercises/quiz.py still imports it from here
 from attnlab.figure_canvas import FigureCanvas
 
 #: What front ends without live widgets show instead of the self-test.
@@ -321,158 +321,3 @@ def release(version: str) -> tuple:
         if len(digits) < len(part):
             break
     return tuple(numbers)
-
-
-@dataclass(frozen=True)
-class Lesson:
-    """One row of the course map.
-
-    Attributes
-    ----------
-    number : int
-        The lesson's number, 0 to 8.
-    title : str
-        Its title, as its notebook's first heading says it.
-    minutes : int
-        Estimated time, exercises and things to try included. For a lesson that
-        exists this is the time its header states.
-    learn : str
-        What the lesson teaches, in a few words.
-    notebook : str or None
-        The notebook's file name without ``.ipynb`` (it sits next to lesson 0),
-        or None while the lesson is still being written.
-    """
-
-    number: int
-    title: str
-    minutes: int
-    learn: str
-    notebook: str | None = None
-
-    @property
-    def ready(self) -> bool:
-        """True when the lesson's notebook exists."""
-        return self.notebook is not None
-
-
-#: The whole course, in order. ``tests/test_selftest.py`` checks that every lesson notebook
-#: in ``notebooks/`` is listed here as ready, with the time its own header states.
-COURSE = (
-    Lesson(0, "Start here", 20, "how cells, sliders, checks and hints work",
-           "00-start-here"),
-    Lesson(1, "Dot-product scores", 40, "queries, keys, the score matrix Q Kᵀ and its geometry",
-           "01-dot-product-scores"),
-    Lesson(2, "Why divide by √d_k", 50, "the variance of q·k, softmax collapse, lost gradients",
-           "02-why-scale"),
-    Lesson(3, "Softmax", 60, "scores to weights, temperature, overflow and the stable form",
-           "03-softmax"),
-    Lesson(4, "Reading attention heatmaps", 40, "the patterns a heatmap of weights can show",
-           "04-reading-heatmaps"),
-    Lesson(5, "Weighted values", 40, "each output as a weighted mixture of value vectors",
-           "05-weighted-values"),
-    Lesson(6, "The full formula, shapes and masking", 55,
-           "the whole pipeline with every shape; causal and padding masks; the block around it",
-           "06-full-formula"),
-    Lesson(7, "Test your understanding", 45, "a checked quiz and bug hunts from real code",
-           "07-test-your-understanding"),
-    Lesson(8, "The cost of attention", 60,
-           "time and memory grow like N²; online softmax; tiled attention, the whole loop",
-           "08-cost-of-attention"),
-    Lesson(9, "Watch a head learn", 50,
-           "backpropagation through attention; train a head; test the √d_k claim",
-           "09-watch-a-head-learn"),
-)
-
-
-@dataclass(frozen=True)
-class CourseMap:
-    """The course map of lesson 0: a table of lessons with their times and totals.
-
-    Shows as a Markdown table in a notebook and as plain text elsewhere.
-
-    Attributes
-    ----------
-    lessons : tuple of Lesson
-    """
-
-    lessons: tuple
-
-    @property
-    def total_minutes(self) -> int:
-        """Minutes for the whole course, ready or not."""
-        return sum(lesson.minutes for lesson in self.lessons)
-
-    @property
-    def ready_minutes(self) -> int:
-        """Minutes for the lessons that exist now."""
-        return sum(lesson.minutes for lesson in self.lessons if lesson.ready)
-
-    def summary(self) -> str:
-        """Both totals in one sentence, added up from the table.
-
-        Examples
-        --------
-        >>> CourseMap((Lesson(0, "A", 20, "a", "00-a"), Lesson(1, "B", 70, "b"))).summary()
-        'Whole course: about 90 min (1 h 30 min). The 1 lesson ready now takes about 20 min.'
-        """
-        ready = sum(lesson.ready for lesson in self.lessons)
-        lessons, takes = ("lesson", "takes") if ready == 1 else ("lessons", "take")
-        return (
-            f"Whole course: about {duration(self.total_minutes)}. "
-            f"The {ready} {lessons} ready now {takes} about {duration(self.ready_minutes)}."
-        )
-
-    def _repr_markdown_(self) -> str:
-        rows = ["| lesson | title | what you learn | time | status |",
-                "| --- | --- | --- | --- | --- |"]
-        for lesson in self.lessons:
-            title = (f"[{lesson.title}]({lesson.notebook}.ipynb)" if lesson.ready
-                     else lesson.title)
-            status = "ready" if lesson.ready else "coming soon"
-            rows.append(f"| {lesson.number} | {title} | {lesson.learn} | "
-                        f"{lesson.minutes} min | {status} |")
-        return "\n".join(rows) + f"\n\n{self.summary()}"
-
-    def __str__(self) -> str:
-        width = max(len(lesson.title) for lesson in self.lessons)
-        lines = [
-            f"{lesson.number}  {lesson.title:<{width}}  {lesson.minutes:>3} min  "
-            f"{'ready' if lesson.ready else 'coming soon'}"
-            for lesson in self.lessons
-        ]
-        return "\n".join([*lines, self.summary()])
-
-    __repr__ = __str__
-
-
-def course_map() -> CourseMap:
-    """The course map of lesson 0: every lesson, its time and status, and the totals.
-
-    Returns
-    -------
-    CourseMap
-        Shows as a table; ``.total_minutes`` and ``.ready_minutes`` are the sums.
-
-    Examples
-    --------
-    >>> course = course_map()
-    >>> [lesson.number for lesson in course.lessons] == list(range(len(COURSE)))
-    True
-    >>> course.total_minutes == sum(lesson.minutes for lesson in COURSE)
-    True
-    """
-    return CourseMap(COURSE)
-
-
-def duration(minutes: int) -> str:
-    """``minutes`` in words, with hours once there are 60 or more.
-
-    Examples
-    --------
-    >>> duration(45), duration(60), duration(130)
-    ('45 min', '60 min (1 h)', '130 min (2 h 10 min)')
-    """
-    hours, rest = divmod(int(minutes), 60)
-    if not hours:
-        return f"{minutes} min"
-    return f"{minutes} min ({hours} h{f' {rest} min' if rest else ''})"

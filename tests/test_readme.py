@@ -1,11 +1,11 @@
-"""The README's lesson map agrees with the course map of lesson 0 and with notebooks/."""
+"""The README's lesson map agrees with the course map (attnlab.course) and with notebooks/."""
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
 
-from attnlab.selftest import COURSE
+from attnlab.course import COURSE
 
 ROOT = Path(__file__).resolve().parents[1]
 ROW = re.compile(

@@ -2,15 +2,11 @@
 
 from __future__ import annotations
 
-import re
 import sys
-from pathlib import Path
 
 import ipywidgets as widgets
 import matplotlib
-import nbformat
 import numpy
-import pytest
 
 import attnlab
 from attnlab import selftest
@@ -114,59 +110,3 @@ def test_release_parsing():
     assert release("unknown") == ()
     assert version_problem("numpy", "1.26.0", (1, 26)) == ""
     assert "older" in version_problem("numpy", "1.9.3", (1, 26))
-
-
-# ----------------------------------------------------------------------- the course map
-ROOT = Path(__file__).resolve().parents[1]
-LESSON_NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]-*.ipynb"))
-TIME = re.compile(r"\*\*Time:\*\*\s*about\s+(\d+)\s+minutes")
-
-
-def lesson_header(path: Path) -> tuple[str, int]:
-    """A lesson notebook's first heading and the minutes its header states."""
-    cells = [c for c in nbformat.read(path, as_version=4).cells if c.cell_type == "markdown"]
-    title = cells[0].source.splitlines()[0].lstrip("# ")
-    times = [int(m) for cell in cells[:3] for m in TIME.findall(cell.source)]
-    assert len(times) == 1, f"{path.name}: expected one '**Time:** about N minutes' in the header"
-    return title, times[0]
-
-
-def test_course_map_lists_the_lessons_in_order():
-    numbers = [lesson.number for lesson in selftest.COURSE]
-    assert numbers == list(range(10))
-    ready = [lesson.ready for lesson in selftest.COURSE]
-    assert ready == sorted(ready, reverse=True), "ready lessons come first, in order"
-
-
-def test_course_map_says_ready_exactly_for_the_lessons_that_exist():
-    if not LESSON_NOTEBOOKS:
-        pytest.skip("no lesson notebooks yet")
-    existing = {path.stem for path in LESSON_NOTEBOOKS}
-    listed = {lesson.notebook for lesson in selftest.COURSE if lesson.ready}
-    assert listed == existing
-    for lesson in selftest.COURSE:
-        if lesson.ready:
-            assert lesson.notebook.startswith(f"{lesson.number:02d}-"), lesson
-
-
-@pytest.mark.parametrize("path", LESSON_NOTEBOOKS, ids=lambda p: p.stem)
-def test_course_map_time_and_title_match_the_lesson_header(path):
-    (lesson,) = [lesson for lesson in selftest.COURSE if lesson.notebook == path.stem]
-    title, minutes = lesson_header(path)
-    assert lesson.minutes == minutes, f"map says {lesson.minutes} min, {path.name} says {minutes}"
-    assert lesson.title.lower() in title.lower(), (lesson.title, title)
-
-
-def test_course_map_totals_are_added_up():
-    course = selftest.course_map()
-    total = sum(lesson.minutes for lesson in selftest.COURSE)
-    ready = sum(lesson.minutes for lesson in selftest.COURSE if lesson.ready)
-    assert (course.total_minutes, course.ready_minutes) == (total, ready)
-    assert selftest.duration(total) in course.summary()
-    assert selftest.duration(ready) in course.summary()
-    table = course._repr_markdown_()
-    for lesson in selftest.COURSE:
-        link = f"({lesson.notebook}.ipynb)"
-        assert (link in table) is lesson.ready
-        assert f"| {lesson.minutes} min | {'ready' if lesson.ready else 'coming soon'} |" in table
-    assert "coming soon" in str(course) or all(lesson.ready for lesson in selftest.COURSE)
