@@ -46,7 +46,7 @@ DOT_WRONG = {
 
 def test_dot_check_inputs_tell_the_mistakes_apart():
     """On the first pair, the right answer and each known mistake all give different numbers."""
-    q, k = ex.dot_check_pairs()[0]
+    q, k = ex.dot_cases()[0]
     values = [float(q @ k)]
     for mistake, _ in DOT_WRONG.values():
         got = mistake(q, k)
@@ -161,7 +161,7 @@ ORTHO_WRONG = {
 
 def test_orthogonal_keys_include_one_with_both_entries_non_zero():
     """(x, y) -> (y, x) is only caught by a key whose entries differ and are both non-zero."""
-    assert any(k[0] != 0 and k[1] != 0 and abs(k[0]) != abs(k[1]) for k in ex.orthogonal_keys())
+    assert any(k[0] != 0 and k[1] != 0 and abs(k[0]) != abs(k[1]) for k in ex.orthogonal_cases())
 
 
 # ------------------------------------------------------------------ every table above

@@ -15,38 +15,50 @@ from __future__ import annotations
 import numpy as np
 
 from attnlab.examples import SCORE_ROW
-from attnlab.exercises.core import Exercise, Feedback, Wrong, _short, call, expect_close
+from attnlab.exercises.core import (
+    Cases,
+    Exercise,
+    Feedback,
+    Wrong,
+    _short,
+    as_number,
+    expect_close,
+)
 
-#: Rows the checker tries: the course's four-score row, an all-negative row, a single score,
-#: and the same scores as a plain Python list (the lesson allows lists as well as arrays).
-CHECK_ROWS = (SCORE_ROW, -np.abs(SCORE_ROW) - 0.5, SCORE_ROW[2:3], [0.5, -1.0, 3.0, 2.0])
+
+def largest_score_cases() -> list:
+    """The rows the checker tries: the course's four-score row, an all-negative row, a single
+    score, and the same scores as a plain Python list (the lesson allows lists as well as
+    arrays)."""
+    return [SCORE_ROW, -np.abs(SCORE_ROW) - 0.5, SCORE_ROW[2:3], [0.5, -1.0, 3.0, 2.0]]
 
 
-def check_largest_score(answer) -> None:
-    """Call ``answer`` on each row in :data:`CHECK_ROWS`; raise :class:`Wrong` with a reason."""
-    for row in CHECK_ROWS:
-        what = f"largest_score({_short(row)})"
-        try:
-            got = call(answer, list(row) if isinstance(row, list) else row.copy())
-        except Wrong as exc:
-            if isinstance(row, list) and isinstance(exc.__cause__, (AttributeError, TypeError)):
-                raise Wrong(
-                    f"{what} failed for a plain Python list: {exc.__cause__}. scores may be a "
-                    "list as well as a numpy array, and lists have no array methods such as "
-                    "scores.max(). Use max(scores) (or np.max(scores)), which take both."
-                ) from None
-            raise
-        expected = float(np.max(row))
-        row = np.asarray(row, dtype=float)
-        number = _as_number(got)
-        if number is None:
-            raise Wrong(
-                f"{what} should be one number, {expected:g}, but yours gave {_short(got)}"
-                f"{_what_kind(got)}. Return the largest score itself."
-            )
-        if not np.isclose(number, expected):
-            _diagnose(number, row, what)
-        expect_close(got, expected, what)
+def _judge_largest_score(got, row, messages) -> None:
+    """``got`` must be the largest score of ``row``; a wrong number is diagnosed."""
+    what = f"largest_score({_short(row)})"
+    expected = float(np.max(row))
+    row = np.asarray(row, dtype=float)
+    # unlike the kit's as_number, a returned bool is read as the number 1 or 0 here
+    number = float(got) if isinstance(got, (bool, np.bool_)) else as_number(got)
+    if number is None:
+        raise Wrong(
+            f"{what} should be one number, {expected:g}, but yours gave {_short(got)}"
+            f"{_what_kind(got)}. Return the largest score itself."
+        )
+    if not np.isclose(number, expected):
+        _diagnose(number, row, what)
+    expect_close(got, expected, what)
+
+
+def _largest_score_failed(exc, row) -> str | None:
+    """A list row that met an array method (``scores.max()``) says lists are allowed too."""
+    if isinstance(row, list) and isinstance(exc.__cause__, (AttributeError, TypeError)):
+        return (
+            f"largest_score({_short(row)}) failed for a plain Python list: {exc.__cause__}. "
+            "scores may be a list as well as a numpy array, and lists have no array methods "
+            "such as scores.max(). Use max(scores) (or np.max(scores)), which take both."
+        )
+    return None
 
 
 def _what_kind(value) -> str:
@@ -57,16 +69,6 @@ def _what_kind(value) -> str:
     if isinstance(value, np.ndarray) and value.ndim:
         return f", an array of shape {value.shape}"
     return ""
-
-
-def _as_number(value) -> float | None:
-    """``value`` as a float, or None when it is not a single number."""
-    if np.ndim(value) != 0 or isinstance(value, (str, bytes)):
-        return None
-    try:
-        return float(value)
-    except (TypeError, ValueError):
-        return None
 
 
 def _diagnose(got: float, row: np.ndarray, what: str) -> None:
@@ -90,7 +92,8 @@ def _diagnose(got: float, row: np.ndarray, what: str) -> None:
 
 largest_score = Exercise(
     "Warm-up (the largest score)",
-    check_largest_score,
+    Cases(largest_score_cases, _judge_largest_score, inputs=lambda row: (row,),
+          failed=_largest_score_failed),
     hints=[
         "Python has a built-in function that returns the largest item of a list "
         "(it works on a 1-D numpy array too).",
@@ -113,6 +116,6 @@ def outcome_examples() -> list[Feedback]:
     >>> [feedback.outcome.name for feedback in outcome_examples()]
     ['NOT_ATTEMPTED', 'WRONG', 'CORRECT']
     """
-    tour = Exercise(largest_score.title, check_largest_score, hints=[])
+    tour = Exercise(largest_score.title, largest_score.checker, hints=[])
     answers = (None, lambda scores: scores[0], lambda scores: sorted(scores)[-1])
     return [tour.grade(answer) for answer in answers]

@@ -27,7 +27,7 @@ import numpy as np
 
 import attnlab
 from attnlab.examples import cat_sat_down, dog_bites_man, query_and_keys_2d
-from attnlab.exercises.core import Exercise, Wrong, _short, call, expect_close
+from attnlab.exercises.core import Cases, Exercise, Wrong, _short, as_number, expect_close
 
 
 def raw_scores(q, k) -> np.ndarray:
@@ -49,15 +49,11 @@ def _example_qk():
     return q, k
 
 
-def _as_number(value) -> float | None:
-    """``value`` as a finite float, or None when it is not a single finite number."""
-    if np.ndim(value) != 0:
-        return None
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        return None
-    return number if math.isfinite(number) else None
+def _finite_number(value) -> float | None:
+    """``value`` as one finite float, or None: :func:`as_number`, refusing nan and inf too,
+    and reading a returned bool as the number 1 or 0."""
+    number = float(value) if isinstance(value, (bool, np.bool_)) else as_number(value)
+    return number if number is not None and math.isfinite(number) else None
 
 
 def _float_atol(got, q, k) -> float:
@@ -76,7 +72,7 @@ def _float_atol(got, q, k) -> float:
 
 
 # --------------------------------------------------------------------------- 1.1 dot
-def dot_check_pairs() -> list[tuple[np.ndarray, np.ndarray]]:
+def dot_cases() -> list[tuple[np.ndarray, np.ndarray]]:
     """The (q, k) pairs the checker tries: small integers, a negative score, the cat example."""
     q, k = _example_qk()
     return [
@@ -86,14 +82,13 @@ def dot_check_pairs() -> list[tuple[np.ndarray, np.ndarray]]:
     ]
 
 
-def check_dot(answer) -> None:
-    """Compare ``answer(q, k)`` with the raw score for each pair of :func:`dot_check_pairs`."""
-    for q, k in dot_check_pairs():
-        what = f"dot({_short(q)}, {_short(k)})"
-        got = call(answer, q.copy(), k.copy())
-        expected = float(raw_scores(q[None, :], k[None, :])[0, 0])
-        _diagnose_dot(got, q, k, expected, what)
-        expect_close(got, expected, what, atol=_float_atol(got, q[None, :], k[None, :]))
+def _judge_dot(got, case, messages) -> None:
+    """``got`` must be the raw score ``q · k`` of the pair ``case``; known mistakes are named."""
+    q, k = case
+    what = f"dot({_short(q)}, {_short(k)})"
+    expected = float(raw_scores(q[None, :], k[None, :])[0, 0])
+    _diagnose_dot(got, q, k, expected, what)
+    expect_close(got, expected, what, atol=_float_atol(got, q[None, :], k[None, :]))
 
 
 def _diagnose_dot(got, q, k, expected, what) -> None:
@@ -102,7 +97,7 @@ def _diagnose_dot(got, q, k, expected, what) -> None:
             f"{what} should be one number, {expected:.4g}, but yours gave the {len(q)} products "
             f"q[d]·k[d], {_short(np.asarray(got))}: add the products up."
         )
-    number = _as_number(got)
+    number = _finite_number(got)
     if number is None or math.isclose(number, expected, rel_tol=1e-6, abs_tol=1e-9):
         return
     said = f"{what} should be {expected:.4g}, but yours gave {number:.4g}"
@@ -129,7 +124,7 @@ def _diagnose_dot(got, q, k, expected, what) -> None:
 
 dot = Exercise(
     "Exercise 1.1 (one dot product)",
-    check_dot,
+    Cases(dot_cases, _judge_dot, inputs=tuple),  # a case is the call's (q, k)
     hints=[
         "A dot product pairs up the entries: q[0] with k[0], q[1] with k[1], and so on. "
         "Multiply each pair, then add all the products into one number.",
@@ -150,23 +145,28 @@ def score_matrix_cases() -> list[tuple[np.ndarray, np.ndarray]]:
     return [(q[:2], k), (dog.q, dog.k)]  # (2, 8) with (4, 8); (3, 4) with (3, 4)
 
 
-def check_score_matrix(answer) -> None:
-    """Compare ``answer(Q, K)`` with ``Q Kᵀ`` on each case of :func:`score_matrix_cases`."""
-    for q, k in score_matrix_cases():
-        what = f"score_matrix(Q, K) for Q of shape {q.shape} and K of shape {k.shape}"
-        expected = raw_scores(q, k)  # (n_q, n_k)
-        try:
-            got = call(answer, q.copy(), k.copy())
-        except Wrong as wrong:
-            cause = wrong.__cause__
-            if isinstance(cause, ValueError):  # shapes that do not fit together
-                raise Wrong(
-                    f"{what} should give an array of shape {expected.shape}, but yours raised "
-                    f"{type(cause).__name__}: {cause}\n{_shape_advice(q, k)}"
-                ) from wrong
-            raise
-        _diagnose_score_matrix(got, q, k, expected, what)
-        expect_close(got, expected, what, atol=_float_atol(got, q, k))
+def _score_matrix_what(q, k) -> str:
+    return f"score_matrix(Q, K) for Q of shape {q.shape} and K of shape {k.shape}"
+
+
+def _judge_score_matrix(got, case, messages) -> None:
+    """``got`` must be ``Q Kᵀ`` for the ``(Q, K)`` of ``case``; known mistakes are named."""
+    q, k = case
+    what = _score_matrix_what(q, k)
+    expected = raw_scores(q, k)  # (n_q, n_k)
+    _diagnose_score_matrix(got, q, k, expected, what)
+    expect_close(got, expected, what, atol=_float_atol(got, q, k))
+
+
+def _score_matrix_failed(exc, case) -> str | None:
+    """A ValueError (shapes that do not fit together) says how the shapes must line up."""
+    q, k = case
+    cause = exc.__cause__
+    if not isinstance(cause, ValueError):
+        return None
+    return (f"{_score_matrix_what(q, k)} should give an array of shape "
+            f"{raw_scores(q, k).shape}, but yours raised {type(cause).__name__}: {cause}\n"
+            f"{_shape_advice(q, k)}")
 
 
 def _shape_advice(q, k) -> str:
@@ -205,7 +205,7 @@ def _diagnose_score_matrix(got, q, k, expected, what) -> None:
 
 score_matrix = Exercise(
     "Exercise 1.2 (the score matrix)",
-    check_score_matrix,
+    Cases(score_matrix_cases, _judge_score_matrix, inputs=tuple, failed=_score_matrix_failed),
     hints=[
         "Entry (i, j) must be the dot product of row i of Q with row j of K. In a matrix "
         "product A @ B, entry (i, j) is row i of A times column j of B.",
@@ -219,7 +219,9 @@ score_matrix = Exercise(
 
 
 # ------------------------------------------------------------------- 1.3 score shape
-SHAPE_CASES = ((2, 5, 8), (7, 3, 64), (4, 4, 16))  # (n_q, n_k, d_k), no two sizes alike at first
+def shape_cases() -> list[tuple[int, int, int]]:
+    """The (n_q, n_k, d_k) the checker tries: no two sizes alike at first, then n_q = n_k."""
+    return [(2, 5, 8), (7, 3, 64), (4, 4, 16)]
 
 
 def expected_score_shape(n_q, n_k, d_k) -> tuple[int, int]:
@@ -238,50 +240,49 @@ def _whole(size) -> bool:
     return isinstance(size, numbers.Integral) and not isinstance(size, bool | np.bool_)
 
 
-def check_score_shape(answer) -> None:
-    """Compare ``answer(n_q, n_k, d_k)`` with the real shape for each of :data:`SHAPE_CASES`."""
-    for n_q, n_k, d_k in SHAPE_CASES:
-        what = f"score_shape(n_q={n_q}, n_k={n_k}, d_k={d_k})"
-        got = call(answer, n_q, n_k, d_k)
-        expected = expected_score_shape(n_q, n_k, d_k)
-        if isinstance(got, np.ndarray) and got.ndim == 2:
-            raise Wrong(
-                f"{what} should be {expected}, the shape of the scores, but yours returned an "
-                f"array of shape {got.shape} itself. Return the tuple (rows, columns)."
-            )
-        try:
-            sizes = tuple(got)
-        except TypeError as exc:
-            raise Wrong(
-                f"{what} should return a tuple of two sizes, (rows, columns), but yours gave "
-                f"{got!r}{', a single number' if _as_number(got) is not None else ''}."
-            ) from exc
-        if not all(_whole(size) for size in sizes):
-            raise Wrong(
-                f"{what} should be {expected}, but yours gave {got!r}: a shape holds whole "
-                "numbers of type int (numpy refuses np.zeros((2.0, 5))). Each size is one of "
-                "n_q, n_k, d_k as given, with no arithmetic on it."
-            )
-        shape = tuple(int(size) for size in sizes)
-        if shape == expected:
-            continue
-        said = f"{what} should be {expected}, but yours gave {shape}"
-        known = {
-            (n_k, n_q): "that is the transpose. Rows are queries, columns are keys.",
-            (n_q, d_k): "that is the shape of Q itself. Each score adds up the d_k products, "
-            "so d_k disappears from the result.",
-            (n_k, d_k): "that is the shape of K itself. The scores have one row per query and "
-            "one column per key.",
-            (d_k, d_k): "a (d_k, d_k) result comes from Qᵀ K, which adds over tokens. The score "
-            "matrix pairs every query with every key.",
-            (n_q, n_k, d_k): "d_k is added up inside each dot product, so it disappears.",
-        }
-        raise Wrong(f"{said}: {known.get(shape, 'count the queries and the keys.')}")
+def _judge_score_shape(got, case, messages) -> None:
+    """``got`` must be the shape of the scores for the sizes ``case`` = (n_q, n_k, d_k)."""
+    n_q, n_k, d_k = case
+    what = f"score_shape(n_q={n_q}, n_k={n_k}, d_k={d_k})"
+    expected = expected_score_shape(n_q, n_k, d_k)
+    if isinstance(got, np.ndarray) and got.ndim == 2:
+        raise Wrong(
+            f"{what} should be {expected}, the shape of the scores, but yours returned an "
+            f"array of shape {got.shape} itself. Return the tuple (rows, columns)."
+        )
+    try:
+        sizes = tuple(got)
+    except TypeError as exc:
+        raise Wrong(
+            f"{what} should return a tuple of two sizes, (rows, columns), but yours gave "
+            f"{got!r}{', a single number' if _finite_number(got) is not None else ''}."
+        ) from exc
+    if not all(_whole(size) for size in sizes):
+        raise Wrong(
+            f"{what} should be {expected}, but yours gave {got!r}: a shape holds whole "
+            "numbers of type int (numpy refuses np.zeros((2.0, 5))). Each size is one of "
+            "n_q, n_k, d_k as given, with no arithmetic on it."
+        )
+    shape = tuple(int(size) for size in sizes)
+    if shape == expected:
+        return
+    said = f"{what} should be {expected}, but yours gave {shape}"
+    known = {
+        (n_k, n_q): "that is the transpose. Rows are queries, columns are keys.",
+        (n_q, d_k): "that is the shape of Q itself. Each score adds up the d_k products, "
+        "so d_k disappears from the result.",
+        (n_k, d_k): "that is the shape of K itself. The scores have one row per query and "
+        "one column per key.",
+        (d_k, d_k): "a (d_k, d_k) result comes from Qᵀ K, which adds over tokens. The score "
+        "matrix pairs every query with every key.",
+        (n_q, n_k, d_k): "d_k is added up inside each dot product, so it disappears.",
+    }
+    raise Wrong(f"{said}: {known.get(shape, 'count the queries and the keys.')}")
 
 
 score_shape = Exercise(
     "Exercise 1.3 (the shape of the scores)",
-    check_score_shape,
+    Cases(shape_cases, _judge_score_shape, inputs=tuple),
     hints=[
         "There is one score for every (query, key) pair. How many rows, how many columns?",
         "Write the matrix product's shapes: (n_q, d_k) @ (d_k, n_k). The inner size is "
@@ -306,47 +307,44 @@ def _cosine_tolerance(got) -> float:
     return 1e-9
 
 
-
-def orthogonal_keys() -> list[np.ndarray]:
+def orthogonal_cases() -> list[np.ndarray]:
     """The keys the checker tries: the 2-D example's keys A, B, C and one more."""
     return [*query_and_keys_2d().keys, np.array([3.0, 1.0])]
 
 
-def check_orthogonal_query(answer) -> None:
-    """``answer(k)`` must be a non-zero 2-D vector whose raw score against k is 0."""
-    for k in orthogonal_keys():
-        what = f"orthogonal_query({_short(k)})"
-        got = call(answer, k.copy())
-        try:
-            q = np.asarray(got, dtype=float)
-        except (TypeError, ValueError) as exc:
-            raise Wrong(f"{what} should return a 2-D vector; got {_short(got)}.") from exc
-        if q.shape != (2,):
-            raise Wrong(f"{what} should return a vector of shape (2,); got shape {q.shape}.")
-        if not np.all(np.isfinite(q)):
-            raise Wrong(f"{what} returned {_short(q)}, which contains nan or inf.")
-        size = float(np.linalg.norm(q)) * float(np.linalg.norm(k))  # |q| |k|
-        if size <= 1e-9:
-            raise Wrong(
-                f"{what} returned the zero vector. It does score 0 against every key, but it "
-                "has no direction; find a non-zero query at right angles to k."
-            )
-        score = float(raw_scores(q[None, :], k[None, :])[0, 0])
-        cosine = score / size
-        if abs(cosine) <= _cosine_tolerance(got):
-            continue
-        said = f"{what} returned q = {_short(q)}, whose score q·k is {score:.4g}, not 0"
-        if cosine > 0.999:
-            raise Wrong(f"{said}: q points along k (aligned), which gives the largest score.")
-        if cosine < -0.999:
-            raise Wrong(f"{said}: q points against k (opposite), which gives the most negative "
-                        "score.")
-        raise Wrong(f"{said}. Turn k by exactly 90°: swap its two entries and change one sign.")
+def _judge_orthogonal_query(got, k, messages) -> None:
+    """``got`` must be a non-zero 2-D vector whose raw score against the key ``k`` is 0."""
+    what = f"orthogonal_query({_short(k)})"
+    try:
+        q = np.asarray(got, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise Wrong(f"{what} should return a 2-D vector; got {_short(got)}.") from exc
+    if q.shape != (2,):
+        raise Wrong(f"{what} should return a vector of shape (2,); got shape {q.shape}.")
+    if not np.all(np.isfinite(q)):
+        raise Wrong(f"{what} returned {_short(q)}, which contains nan or inf.")
+    size = float(np.linalg.norm(q)) * float(np.linalg.norm(k))  # |q| |k|
+    if size <= 1e-9:
+        raise Wrong(
+            f"{what} returned the zero vector. It does score 0 against every key, but it "
+            "has no direction; find a non-zero query at right angles to k."
+        )
+    score = float(raw_scores(q[None, :], k[None, :])[0, 0])
+    cosine = score / size
+    if abs(cosine) <= _cosine_tolerance(got):
+        return
+    said = f"{what} returned q = {_short(q)}, whose score q·k is {score:.4g}, not 0"
+    if cosine > 0.999:
+        raise Wrong(f"{said}: q points along k (aligned), which gives the largest score.")
+    if cosine < -0.999:
+        raise Wrong(f"{said}: q points against k (opposite), which gives the most negative "
+                    "score.")
+    raise Wrong(f"{said}. Turn k by exactly 90°: swap its two entries and change one sign.")
 
 
 orthogonal_query = Exercise(
     "Exercise 1.4 (a query that ignores a key)",
-    check_orthogonal_query,
+    Cases(orthogonal_cases, _judge_orthogonal_query, inputs=lambda k: (k,)),
     hints=[
         "A score is 0 exactly when q and k are at right angles (cos 90° = 0). Use the "
         "explorer: turn q until the bar of the key you chose is at zero.",
