@@ -13,14 +13,14 @@ import numpy as np
 import attnlab
 from attnlab.examples import SCORE_ROW
 from attnlab.exercises.core import _short
-from attnlab.exercises.lesson7 import Key
+from attnlab.exercises.quiz import Key
 from attnlab.mixing import barycentric
 from attnlab.patterns import column_mass
 
 
 def key_a(scope) -> dict:
     """The key to part A, question by question; ``scope`` holds the values the
-    questions were built from (:attr:`attnlab.exercises.lesson7.Questions.scope`)."""
+    questions were built from (:attr:`attnlab.exercises.quiz.Questions.scope`)."""
     count = scope["count"]
     d = scope["d"]
     d_k = scope["d_k"]
@@ -168,7 +168,7 @@ def key_a(scope) -> dict:
 
 def key_b(scope) -> dict:
     """The key to part B, question by question; ``scope`` holds the values the
-    questions were built from (:attr:`attnlab.exercises.lesson7.Questions.scope`)."""
+    questions were built from (:attr:`attnlab.exercises.quiz.Questions.scope`)."""
     busiest = scope["busiest"]
     cat = scope["cat"]
     causal = scope["causal"]

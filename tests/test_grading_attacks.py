@@ -78,11 +78,11 @@ def _no_indent(code: str) -> str:
 # What the answer key file becomes in the key-overwrite attack: run by the grading process.
 KEY_PAYLOAD = """
 import attnlab.exercises.core as core
-import attnlab.exercises.lesson7 as l7
+import attnlab.exercises.quiz as quiz
 def always(self, answer):
     return core.Feedback(self.title, core.Outcome.CORRECT, 'Well done.', 1.0)
 core.Exercise.grade = always
-l7.Question.judge = lambda self, given, key: (True, '')
+quiz.Question.judge = lambda self, given, key: (True, '')
 class AnyKey(dict):
     def __missing__(self, name):
         return None
@@ -513,11 +513,11 @@ def _grade(course: Path, lesson: str, student_nb) -> dict:
 @contextlib.contextmanager
 def _put_back(course: Path):
     """Undo what an attack on the grading process did: the classes it patched, the key file."""
-    from attnlab.exercises import core, lesson7
+    from attnlab.exercises import core, quiz
 
     key = course / "answer_keys" / "lesson7.py"
     text = key.read_text(encoding="utf-8")
-    snapshots = _restoring([core.Exercise, lesson7.Question, lesson7.Questions])
+    snapshots = _restoring([core.Exercise, quiz.Question, quiz.Questions])
     try:
         yield
     finally:

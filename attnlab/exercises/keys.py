@@ -1,6 +1,6 @@
 """Answer keys that must not ship with the package: found beside it, or where an instructor says.
 
-The quiz of lesson 7 is marked against a key (:class:`attnlab.exercises.lesson7.Key`) kept in
+The quiz of lesson 7 is marked against a key (:class:`attnlab.exercises.quiz.Key`) kept in
 the repository's ``answer_keys/`` folder, outside the installed package, so that a graded
 course run (which installs attnlab from a wheel) gives students no way to read it. A
 self-study learner working from a clone has the folder beside the package and gets

@@ -6,7 +6,8 @@ r"""Lesson 7 — test your understanding: a checked quiz in two parts and three 
   answer (a letter for a multiple-choice question, a number otherwise), and the check says,
   question by question, which are right, which are not yet (with a reason that does not give
   the answer away) and which are still unanswered. Every number in a question is computed
-  here from :mod:`attnlab` and its running examples.
+  here from :mod:`attnlab` and its running examples; the judging, scoring and recording are
+  the quiz engine's (:mod:`attnlab.exercises.quiz`), the answers are in ``answer_keys/lesson7.py``.
 * Three bug hunts, each a bug class that has shipped in published attention code. The learner
   reads the buggy function (``buggy_*``, shown in the notebook), finds the bug and writes the
   fixed function; the check runs it on inputs chosen to expose the bug:
@@ -37,6 +38,10 @@ Examples
 1 of 11 right so far; not yet right: A1; not answered yet: A2, A3, A5, A6, A7, A8, A9, A10, A11.
 >>> round(feedback.score, 3)  # one question of 11: its share of the points
 0.091
+>>> [q.key for q in QUESTIONS_A.questions][:3], len(QUESTIONS_B.questions)
+(['A1', 'A2', 'A3'], 12)
+>>> print(QUESTIONS_A.by_key["A4"].markdown().split(").")[0])
+**A4** · *the variance of q·k*, from lesson 2, [Why divide by √d_k](02-why-scale.ipynb
 >>> "√d_model" in scale_bug.check(buggy_multi_head_attention).message
 True
 >>> bool(shift_bug.check(buggy_stable_attention))
@@ -49,10 +54,7 @@ from __future__ import annotations
 
 import inspect
 import math
-import numbers
 import textwrap
-from collections.abc import Mapping
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -67,27 +69,21 @@ from attnlab.examples import (
 )
 from attnlab.exercises.core import (
     Exercise,
-    NotAttempted,
-    Recorded,
     Text,
     Wrong,
     _short,
     call,
     call_watching,
-    is_stub,
     one_line,
     warned,
 )
-from attnlab.exercises.keys import load_key
+from attnlab.exercises.quiz import Question, Questions
 from attnlab.mixing import barycentric
 from attnlab.patterns import column_mass, pattern_example
 
 __all__ = [
     "QUESTIONS_A",
     "QUESTIONS_B",
-    "Key",
-    "Question",
-    "Questions",
     "buggy_causal_attention",
     "buggy_multi_head_attention",
     "buggy_stable_attention",
@@ -116,262 +112,7 @@ def listing(function) -> Text:
     return Text(f"```python\n{textwrap.dedent(inspect.getsource(function))}```")
 
 
-# ================================================================= the quiz
-@dataclass(frozen=True)
-class Question:
-    """One quiz question: multiple choice when it has ``options``, else a number.
-
-    The right answer is not here: it is in the quiz's :class:`Key`, which lives outside the
-    installed package (see :mod:`attnlab.exercises.keys`).
-
-    Attributes
-    ----------
-    key : str
-        ``"A1"``, ``"B7"`` …: the key of its answer in the learner's dict.
-    lesson : int
-        The lesson whose objective it checks.
-    topic : str
-        The idea it tests, in a few words (shown with the lesson's title and a link).
-    prompt : str
-        Markdown; every number in it is computed.
-    options : tuple of (letter, text)
-    tolerance : float
-        How far a number may be from the answer (and from a known wrong number).
-    """
-
-    key: str
-    lesson: int
-    topic: str
-    prompt: str
-    options: tuple = ()
-    tolerance: float = 0.0
-
-    def judge(self, given, key: Key) -> tuple[bool, str]:
-        """``(True, "")`` if ``given`` is right by ``key``, else ``(False, reason)``."""
-        if self.options:
-            return self._judge_choice(given, key)
-        return self._judge_number(given, key)
-
-    def _letter(self, given) -> tuple[str | None, str]:
-        """The option letter ``given`` names, or ``(None, reason)`` when it names none."""
-        letters = [letter for letter, _ in self.options]
-        spelled = f"{', '.join(letters[:-1])} or {letters[-1]}"
-        if not isinstance(given, str):
-            return None, (f"this one is multiple choice: answer with a letter, {spelled} "
-                          f"(yours is {one_line(given)}).")
-        letter = given.strip().strip("().:").strip().lower()
-        texts = {text.lower(): letter for letter, text in self.options}
-        letter = texts.get(given.strip().lower(), letter)
-        if letter not in letters:
-            return None, f"{given!r} is not one of the options; answer {spelled}."
-        return letter, ""
-
-    def _judge_choice(self, given, key: Key) -> tuple[bool, str]:
-        letter, reason = self._letter(given)
-        if letter is None:
-            return False, reason
-        if letter == key.answer:
-            return True, ""
-        return False, dict(key.why_not).get(letter, key.nudge)
-
-    def _judge_number(self, given, key: Key) -> tuple[bool, str]:
-        value = _as_number(given)
-        if value is None:
-            return False, f"this one wants a number, not {one_line(given)}."
-        if math.isnan(value):
-            return False, "yours is not-a-number (nan); " + key.nudge
-        if _near(value, key.answer, self.tolerance):
-            return True, ""
-        for wrong, reason in key.why_not:
-            if _near(value, wrong, self.tolerance):
-                return False, reason
-        return False, key.nudge
-
-    def well_formed(self, given) -> str:
-        """Why ``given`` cannot be an answer to this question at all, or ``""``."""
-        if self.options:
-            return self._letter(given)[1]
-        value = _as_number(given)
-        return "" if value is not None else f"this one wants a number, not {one_line(given)}."
-
-    def markdown(self) -> str:
-        """The question as the notebook shows it, with the idea it tests and its lesson.
-
-        Examples
-        --------
-        >>> print(QUESTIONS_A.by_key["A4"].markdown().split(").")[0])
-        **A4** · *the variance of q·k*, from lesson 2, [Why divide by √d_k](02-why-scale.ipynb
-        """
-        from attnlab.selftest import COURSE  # the titles and notebooks of the lessons
-
-        lesson = next(entry for entry in COURSE if entry.number == self.lesson)
-        text = (f"**{self.key}** · *{self.topic}*, from lesson {self.lesson}, "
-                f"[{lesson.title}]({lesson.notebook}.ipynb). {self.prompt}")
-        for letter, option in self.options:
-            text += f"\n  - **({letter})** {option}"
-        return text
-
-
-@dataclass(frozen=True)
-class Key:
-    """The right answer to one question and what to say about known wrong ones.
-
-    Attributes
-    ----------
-    answer : str or float
-        The right option letter, or the right number.
-    why_not : tuple of (letter or number, reason)
-        What to say about a known wrong answer; a reason never names the right answer.
-    nudge : str
-        What to say about any other wrong answer.
-    """
-
-    answer: object
-    why_not: tuple = ()
-    nudge: str = ""
-
-
-def _as_number(value) -> float | None:
-    if isinstance(value, bool | np.bool_):
-        return None
-    if isinstance(value, numbers.Real):
-        return float(value)
-    if isinstance(value, np.ndarray) and value.size == 1 and value.dtype.kind in "fiu":
-        return float(value.ravel()[0])
-    if isinstance(value, str):
-        try:
-            return float(value.replace("−", "-"))
-        except ValueError:
-            return None
-    return None
-
-
-def _near(value: float, target, tolerance: float) -> bool:
-    target = float(target)
-    if math.isinf(target) or math.isinf(value):
-        return value == target
-    return abs(value - target) <= tolerance
-
-
-def _placeholder(value) -> bool:
-    return is_stub(value) or (isinstance(value, str) and not value.strip())
-
-
-def _keys(keys) -> str:
-    return ", ".join(keys)
-
-
-class Questions:
-    """The questions of one part of the quiz; shows them as Markdown in a notebook.
-
-    Each question earns an equal share of the quiz's points (partial credit). Where the key
-    is at hand (a clone of the course repository, or an instructor's grading run) the check
-    says question by question what is right; in a graded course run it is not installed, so
-    the check only records the answers and says how many are filled in.
-
-    Examples
-    --------
-    >>> [q.key for q in QUESTIONS_A.questions][:3], len(QUESTIONS_B.questions)
-    (['A1', 'A2', 'A3'], 12)
-    """
-
-    def __init__(self, part: str, questions, scope: dict):
-        self.part = part
-        self.questions = list(questions)
-        self.by_key = {q.key: q for q in self.questions}
-        self.scope = scope
-
-    def template(self) -> str:
-        """The answer dict with every answer left as ``...``, as Python source."""
-        lines = [f'    "{q.key}": ...,  # {"a letter" if q.options else "a number"}'
-                 for q in self.questions]
-        return "{\n" + "\n".join(lines) + "\n}"
-
-    def _repr_markdown_(self) -> str:
-        return "\n\n".join(q.markdown() for q in self.questions)
-
-    def __str__(self) -> str:
-        return self._repr_markdown_()
-
-    def key(self) -> dict | None:
-        """Question -> :class:`Key`, or None when the key is not installed here."""
-        module = load_key("lesson7")
-        return None if module is None else getattr(module, f"key_{self.part.lower()}")(self.scope)
-
-    def check(self, answer) -> None:
-        """The checker: returns if every answer is right, else raises :class:`Wrong`.
-
-        The :class:`Wrong` carries the share of questions answered right as its ``score``.
-        Without the key, raises :class:`Recorded` once every question has an answer.
-        """
-        given = _as_answers(answer, self)
-        known = {str(k).strip().upper(): v for k, v in given.items()}
-        strays = [str(k) for k in given if str(k).strip().upper() not in self.by_key]
-        if strays:
-            raise Wrong(f"Your answers have the key(s) {_keys(map(repr, strays))}, but quiz "
-                        f"{self.part} has the questions {_keys(self.by_key)}. Use those as "
-                        "the keys of the dict.")
-        if not known or all(_placeholder(v) for v in known.values()):
-            raise NotAttempted("Put your answers in the dict (replace each `...`), run that "
-                               "cell, then run this check again.")
-        key = self.key()
-        if key is None:
-            self._record(known)
-        right, wrong, open_ = [], [], []
-        for question in self.questions:
-            value = known.get(question.key)
-            if _placeholder(value):
-                open_.append(question.key)
-                continue
-            ok, reason = question.judge(value, key[question.key])
-            if ok:
-                right.append(question.key)
-            else:
-                wrong.append((question.key, one_line(value), reason))
-        if not wrong and not open_:
-            return
-        summary = f"{len(right)} of {len(self.questions)} right so far"
-        if wrong:
-            summary += f"; not yet right: {_keys(k for k, _, _ in wrong)}"
-        if open_:
-            summary += f"; not answered yet: {_keys(open_)}"
-        lines = [f"{summary}."]
-        lines += [f"✗ {key} (you said {shown}): {reason}" for key, shown, reason in wrong]
-        if right:
-            lines.append(f"✓ right: {_keys(right)}.")
-        raise Wrong("\n".join(lines), score=len(right) / len(self.questions))
-
-    def _record(self, known: dict) -> None:
-        """Without the key: say which answers are missing or malformed, else :class:`Recorded`."""
-        open_ = [q.key for q in self.questions if _placeholder(known.get(q.key))]
-        odd = [(q.key, q.well_formed(known[q.key])) for q in self.questions
-               if q.key not in open_ and q.well_formed(known[q.key])]
-        lines = []
-        if open_:
-            lines.append(f"Not answered yet: {_keys(open_)}.")
-        lines += [f"✗ {key}: {reason}" for key, reason in odd]
-        if lines:
-            raise Wrong("\n".join(lines))
-        raise Recorded(f"All {len(self.questions)} answers of quiz {self.part} are recorded. "
-                       "In this course run the quiz is marked after you submit, one point "
-                       "share per question.")
-
-
-def _as_answers(answer, questions: Questions) -> Mapping:
-    if callable(answer):
-        try:
-            answer = call(answer)
-        except NotAttempted:
-            raise NotAttempted("Replace each `...` in the dict with your answer, delete the "
-                               "`raise NotImplementedError()` line, run the cell, then run "
-                               "this check again.") from None
-    if not isinstance(answer, Mapping):
-        first = questions.questions[0].key
-        raise Wrong(f"Your answers should be a dict from question to answer, like "
-                    f"{{'{first}': 'b', ...}}; got {one_line(answer)}.")
-    return answer
-
-
+# ================================================================= the quiz (engine: quiz.py)
 # ---------------------------------------------------------------- part A: lessons 1-3
 def _questions_a() -> tuple[list[Question], dict]:
     tokens_q, tokens_k, d_model, d_k = 5, 7, 16, 4
@@ -614,8 +355,8 @@ def _questions_b() -> tuple[list[Question], dict]:
     return qs, {name: value for name, value in locals().items() if name != "qs"}
 
 
-QUESTIONS_A = Questions("A", *_questions_a())
-QUESTIONS_B = Questions("B", *_questions_b())
+QUESTIONS_A = Questions("A", *_questions_a(), key_file="lesson7")
+QUESTIONS_B = Questions("B", *_questions_b(), key_file="lesson7")
 
 
 _QUIZ_HINTS = [
@@ -632,16 +373,9 @@ _QUIZ_HINTS = [
     "question (the link) and re-read the section on the idea it names, and its Key points.",
 ]
 
-quiz_a = Exercise(
-    "Exercise 7.1 (quiz A: scores, scaling and softmax)",
-    QUESTIONS_A.check,
-    hints=_QUIZ_HINTS,
-)
-quiz_b = Exercise(
-    "Exercise 7.2 (quiz B: heatmaps, values, shapes and masks)",
-    QUESTIONS_B.check,
-    hints=_QUIZ_HINTS,
-)
+quiz_a = QUESTIONS_A.exercise("Exercise 7.1 (quiz A: scores, scaling and softmax)", _QUIZ_HINTS)
+quiz_b = QUESTIONS_B.exercise("Exercise 7.2 (quiz B: heatmaps, values, shapes and masks)",
+                              _QUIZ_HINTS)
 
 
 # ================================================================= bug hunt 1: √d_model
