@@ -7,10 +7,12 @@ written here to names pytest collects::
     test_accepts, test_rejects = accept_reject(Answers(lesson0.largest_score, RIGHT, WRONG))
 
 Every check runs with warnings as errors, so nothing a learner's code triggers may escape it.
+:func:`assert_hints_climb` is the hint ladder the lesson tests share.
 """
 
 from __future__ import annotations
 
+import copy
 import warnings
 from dataclasses import dataclass
 
@@ -75,6 +77,16 @@ def assert_wrong(exercise, answer, reason: str):
     assert reason in feedback.message, feedback.message
     assert "Traceback" not in feedback.message
     return feedback
+
+
+def assert_hints_climb(exercise) -> None:
+    """Asked again and again, ``exercise.hint()`` shows "Hint i of 3" tier by tier, the first a
+    nudge with no code, and stays on the last tier once there."""
+    exercise = copy.copy(exercise)  # .hint() moves the exercise's own tier on
+    tiers = [exercise.hint().markdown for _ in exercise.hints]
+    assert [f"Hint {i} of 3" in text for i, text in enumerate(tiers, 1)] == [True] * 3
+    assert "`" not in exercise.hints[0]  # a nudge, no code
+    assert "last hint" in exercise.hint().markdown  # stays on the last tier
 
 
 def assert_rejected_as_listed(table: Answers, name: str) -> None:
