@@ -21,13 +21,23 @@ Examples
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
 
 import attnlab
 from attnlab.examples import COLLAPSE_FACTORS, COLLAPSE_ROW, WIDE_D_K
-from attnlab.exercises.core import Exercise, NotAttempted, Wrong, _short, call
+from attnlab.exercises.core import (
+    Cases,
+    Exercise,
+    NotAttempted,
+    Wrong,
+    _short,
+    as_number,
+    call,
+    quietly,
+)
 
 __all__ = [
     "dot_product_variance",
@@ -36,17 +46,17 @@ __all__ = [
 ]
 
 
-def _as_number(value, what: str) -> float:
-    """``value`` as one finite float, or :class:`Wrong` saying what came back instead."""
+def _one_number(value, what: str) -> float:
+    """``value`` as one finite float (:func:`as_number`; a bool reads as 1 or 0), or
+    :class:`Wrong` saying what came back instead."""
     if np.ndim(value) != 0:
         raise Wrong(
             f"{what} should be a single number, but yours has shape {np.shape(value)}: "
             f"{_short(np.asarray(value))}."
         )
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        raise Wrong(f"{what} should be a number; got {value!r}.") from None
+    number = float(value) if isinstance(value, (bool, np.bool_)) else as_number(value)
+    if number is None:
+        raise Wrong(f"{what} should be a number; got {value!r}.")
     if not math.isfinite(number):
         raise Wrong(f"{what} should be a finite number; got {number}.")
     return number
@@ -119,29 +129,28 @@ def _variance_rtol(result) -> float:
     return 1e-6
 
 
-def check_dot_product_variance(answer) -> None:
-    """Compare ``answer(q, k)`` with np.var of the paired dot products (ddof 0 or 1)."""
-    for q, k in variance_cases():
-        n, d_k = q.shape
-        what = f"dot_product_variance(q, k) for q, k of shape {q.shape}"
-        result = call(answer, q, k)
-        got = _as_number(result, what)
-        dots = paired_dot_products(q, k)  # (n,)
-        rtol = _variance_rtol(result)
-        if any(math.isclose(got, v, rel_tol=rtol, abs_tol=1e-12)
-               for v in (np.var(dots), np.var(dots, ddof=1))):
-            continue
-        reason = next((text for wrong, text in _variance_mistakes(q, k)
-                       if np.ndim(wrong) == 0 and _close(got, float(wrong))), "")
-        raise Wrong(
-            f"{what} (n = {n} pairs, d_k = {d_k}) should be {np.var(dots):.6g}, but yours gave "
-            f"{got:.6g}. {reason}".rstrip()
-        )
+def _judge_variance(result, case, messages) -> None:
+    """``result`` must be np.var of the paired dot products of ``case`` (ddof 0 or 1)."""
+    q, k = case
+    n, d_k = q.shape
+    what = f"dot_product_variance(q, k) for q, k of shape {q.shape}"
+    got = _one_number(result, what)
+    dots = paired_dot_products(q, k)  # (n,)
+    rtol = _variance_rtol(result)
+    if any(math.isclose(got, v, rel_tol=rtol, abs_tol=1e-12)
+           for v in (np.var(dots), np.var(dots, ddof=1))):
+        return
+    reason = next((text for wrong, text in _variance_mistakes(q, k)
+                   if np.ndim(wrong) == 0 and _close(got, float(wrong))), "")
+    raise Wrong(
+        f"{what} (n = {n} pairs, d_k = {d_k}) should be {np.var(dots):.6g}, but yours gave "
+        f"{got:.6g}. {reason}".rstrip()
+    )
 
 
 dot_product_variance = Exercise(
     "Exercise 2.1 (measure Var(q · k))",
-    check_dot_product_variance,
+    Cases(variance_cases, _judge_variance, inputs=tuple),  # a case is the call's (q, k)
     hints=[
         "Row i of `q` goes with row i of `k`. First make one dot product per row — n numbers "
         "in all — then take the variance of those n numbers.",
@@ -185,31 +194,30 @@ _SCALE_MISTAKES = (
 )
 
 
-def check_unit_variance_scale(answer) -> None:
-    """Compare ``answer(d_k)`` with the default scale of :func:`attnlab.attention_scores`."""
-    for d_k in SCALE_CASES:
-        what = f"unit_variance_scale({d_k})"
-        got = _as_number(call(answer, d_k), what)
-        expected = attnlab_default_scale(d_k)
-        if _close(got, expected):
-            continue
-        if _close(-got, expected):
-            raise Wrong(
-                f"{what} should be {expected:.6g}, but yours gave {got:.6g}, the negative "
-                "root. c² · d_k = 1 is solved by ±1/√d_k, and both give variance 1, but a "
-                "negative scale flips the sign of every score: each query would then attend "
-                "most to the keys that point *away* from it. Take the positive root."
-            )
-        reason = next((text for wrong, text in _SCALE_MISTAKES if _close(got, wrong(d_k))), "")
+def _judge_scale(result, d_k, messages) -> None:
+    """``result`` must be the default scale of :func:`attnlab.attention_scores` at ``d_k``."""
+    what = f"unit_variance_scale({d_k})"
+    got = _one_number(result, what)
+    expected = attnlab_default_scale(d_k)
+    if _close(got, expected):
+        return
+    if _close(-got, expected):
         raise Wrong(
-            f"{what} should be {expected:.6g}, but yours gave {got:.6g}: with your factor c the "
-            f"variance of c·(q·k) would be c²·d_k = {got**2 * d_k:.4g}, not 1. {reason}".rstrip()
+            f"{what} should be {expected:.6g}, but yours gave {got:.6g}, the negative "
+            "root. c² · d_k = 1 is solved by ±1/√d_k, and both give variance 1, but a "
+            "negative scale flips the sign of every score: each query would then attend "
+            "most to the keys that point *away* from it. Take the positive root."
         )
+    reason = next((text for wrong, text in _SCALE_MISTAKES if _close(got, wrong(d_k))), "")
+    raise Wrong(
+        f"{what} should be {expected:.6g}, but yours gave {got:.6g}: with your factor c the "
+        f"variance of c·(q·k) would be c²·d_k = {got**2 * d_k:.4g}, not 1. {reason}".rstrip()
+    )
 
 
 unit_variance_scale = Exercise(
     "Exercise 2.2 (the factor that gives unit variance)",
-    check_unit_variance_scale,
+    Cases(lambda: SCALE_CASES, _judge_scale, inputs=lambda d_k: (d_k,)),
     hints=[
         "Multiplying a random number by c multiplies its variance by c². "
         "Var(q·k) = d_k, so Var(c · q·k) = c² · d_k.",
@@ -265,8 +273,7 @@ def _indices(value, what: str) -> list[int]:
 def _collapse_mistakes():
     """(known mistake, what to say about it); each mistake maps (scores, threshold) to rows."""
     def plain(s):
-        with np.errstate(all="ignore"):
-            return s / s.sum(axis=-1, keepdims=True)  # plain normalisation
+        return quietly(lambda: s / s.sum(axis=-1, keepdims=True))  # plain normalisation
 
     def over_everything(s):
         return attnlab.softmax(s.reshape(-1)).reshape(s.shape)  # one softmax for the matrix
@@ -292,41 +299,46 @@ def _answers_on_every_case(answer, cases) -> list[list[int] | None]:
     answers = []
     for scores, threshold in cases:
         try:
-            with np.errstate(all="ignore"):
-                answers.append(_indices(call(answer, scores, threshold), "answer"))
+            answers.append(_indices(quietly(call, answer, scores, threshold), "answer"))
         except (Wrong, NotAttempted):
             answers.append(None)
     return answers
 
 
-def check_collapsed_rows(answer) -> None:
-    """Compare ``answer(scores, threshold)`` with the rows whose softmax max exceeds it.
+def _judge_collapsed_rows(answer, result, case, messages) -> None:
+    """``result`` must be the rows of ``case`` whose largest softmax weight exceeds the
+    threshold.
 
-    A known mistake is named only when it gives the learner's answer on *every* case,
+    A known mistake is named only when it gives the learner's ``answer`` on *every* case,
     so a coincidence on one case never blames the wrong cause.
     """
+    scores, threshold = case
+    what = f"collapsed_rows(scores of shape {scores.shape}, threshold={threshold})"
+    got = _indices(result, what)
+    expected = _expected_collapsed_rows(scores, threshold)
+    if got == expected:
+        return
+    largest = np.max(attnlab.softmax(scores, axis=-1), axis=-1)  # (n_rows,)
     cases = collapse_cases()
-    for scores, threshold in cases:
-        what = f"collapsed_rows(scores of shape {scores.shape}, threshold={threshold})"
-        with np.errstate(all="ignore"):
-            got = _indices(call(answer, scores, threshold), what)
-        expected = _expected_collapsed_rows(scores, threshold)
-        if got == expected:
-            continue
-        largest = np.max(attnlab.softmax(scores, axis=-1), axis=-1)  # (n_rows,)
-        answers = _answers_on_every_case(answer, cases)
-        reason = next((text for wrong, text in _collapse_mistakes()
-                       if answers == [sorted(int(i) for i in wrong(s, t)) for s, t in cases]),
-                      "")
-        raise Wrong(
-            f"{what} should be {expected}, but yours gave {got}. The largest softmax weight "
-            f"of each row is {_short(largest.round(4))}. {reason}".rstrip()
-        )
+    answers = _answers_on_every_case(answer, cases)
+    reason = next((text for wrong, text in _collapse_mistakes()
+                   if answers == [sorted(int(i) for i in wrong(s, t)) for s, t in cases]),
+                  "")
+    raise Wrong(
+        f"{what} should be {expected}, but yours gave {got}. The largest softmax weight "
+        f"of each row is {_short(largest.round(4))}. {reason}".rstrip()
+    )
+
+
+def _check_collapsed_rows(answer) -> None:
+    """The :class:`Cases` of 2.3, its judge holding ``answer`` (which the kit's judges do not
+    get) to try every known mistake on every case."""
+    Cases(collapse_cases, functools.partial(_judge_collapsed_rows, answer), inputs=tuple)(answer)
 
 
 collapsed_rows = Exercise(
     "Exercise 2.3 (which rows collapse?)",
-    check_collapsed_rows,
+    _check_collapsed_rows,
     hints=[
         "A row has collapsed when softmax gives almost all of its weight to one key — so look "
         "at the largest *softmax weight* of each row, not at the scores.",
