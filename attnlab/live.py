@@ -87,7 +87,8 @@ def themed_colour(rgba, dark: bool) -> tuple:
     [0.067, 0.067, 0.067, 1.0]
     >>> [round(c, 3) for c in themed_colour("black", dark=True)]
     [0.9, 0.9, 0.9, 1.0]
-    >>> themed_colour("#0072b2", dark=True) == to_rgba("#0072b2")  # a data colour stays
+    >>> from attnlab.plots.colours import PALETTE
+    >>> themed_colour(PALETTE["blue"], dark=True) == to_rgba(PALETTE["blue"])  # a data colour
     True
     >>> themed_colour("white", dark=False)
     (1.0, 1.0, 1.0, 1.0)

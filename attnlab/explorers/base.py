@@ -12,6 +12,12 @@ An explorer is three things:
 Moving a slider, or setting ``explorer.controls[name].value`` from code, runs the
 same ``observe`` handler. If it raises, the error is shown in the explorer and
 kept in ``last_error``; it is never swallowed.
+
+The kit every explorer builds from: :func:`stops_slider`, :func:`score_sliders` and
+:func:`temperature_slider` make the recurring controls, :func:`scores_of` reads the score
+sliders back, and :func:`one_of` checks a value against a control's options. Colours
+come from :mod:`attnlab.plots.colours`, weight heatmaps from
+:func:`attnlab.plots.heatmap.weights_heatmap`.
 """
 
 from __future__ import annotations
@@ -24,10 +30,11 @@ from contextlib import contextmanager
 from types import SimpleNamespace
 
 import ipywidgets as widgets
+import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from attnlab.controls import Readout, Slider
+from attnlab.controls import Readout, SelectionSlider, Slider
 from attnlab.live import LiveFigure
 
 FALLBACK_TEXT = (
@@ -36,6 +43,12 @@ FALLBACK_TEXT = (
     "(`./run.sh lab` in the attnlab folder), or Kernel > Restart Kernel and Run All Cells.\n"
     "Lesson 0 has a widget self-test that says what to fix."
 )
+# Roughly log-spaced, so the sharp end (T < 0.5) gets as many stops as the flat end.
+TEMPERATURES = (
+    0.05, 0.06, 0.08, 0.1, 0.12, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5,
+    0.6, 0.8, 1.0, 1.2, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0,
+)
+SLIDER_WIDTH = "330px"
 
 
 class Explorer:
@@ -196,6 +209,82 @@ class Explorer:
         return bundle
 
 
+def one_of(value, options, name: str):
+    """The option that ``value`` equals, or a ValueError naming ``name`` and the options.
+
+    What every explorer's pure function checks its choice arguments with. A bool never
+    matches a number (Python has ``True == 1``), and a number matches the option it
+    equals, so the option itself is returned (``4.0`` among ints gives ``4``).
+
+    Parameters
+    ----------
+    value : object
+    options : sequence
+        The allowed values, e.g. a control's stops.
+    name : str
+        The argument's name, for the message.
+
+    Returns
+    -------
+    object
+        The element of ``options`` equal to ``value``.
+
+    Raises
+    ------
+    ValueError
+        If no option equals ``value``: "<name> must be one of [...]; got <value>".
+
+    Examples
+    --------
+    >>> one_of(4.0, (1, 2, 4), "heads")
+    4
+    >>> one_of(True, (1, 2, 4), "heads")
+    Traceback (most recent call last):
+    ...
+    ValueError: heads must be one of [1, 2, 4]; got True
+    """
+    for option in options:
+        if _same(option, value):
+            return option
+    raise ValueError(f"{name} must be one of {list(options)}; got {value!r}")
+
+
+def _same(option, value) -> bool:
+    if isinstance(option, bool | np.bool_) != isinstance(value, bool | np.bool_):
+        return False
+    try:
+        return bool(option == value)
+    except (TypeError, ValueError):  # e.g. an array compared with a number
+        return False
+
+
+def stops_slider(stops, value, description: str, *, label=str, width: str = SLIDER_WIDTH,
+                 **kwargs) -> SelectionSlider:
+    """A slider over fixed ``stops``, each shown as ``label(stop)``, ``width`` wide.
+
+    Examples
+    --------
+    >>> slider = stops_slider((1, 2, 4), 2, "head size d_k", label="{:,}".format)
+    >>> slider.description, slider.value, slider.options
+    ('head size d_k', 2, (('1', 1), ('2', 2), ('4', 4)))
+    """
+    return SelectionSlider(options=[(label(stop), stop) for stop in stops], value=value,
+                           description=description, layout=widgets.Layout(width=width),
+                           **kwargs)
+
+
+def temperature_slider() -> SelectionSlider:
+    """The "temperature T" slider over :data:`TEMPERATURES`, starting at 1.
+
+    Examples
+    --------
+    >>> slider = temperature_slider()
+    >>> slider.description, slider.value, slider.options[0]
+    ('temperature T', 1.0, ('0.05', 0.05))
+    """
+    return stops_slider(TEMPERATURES, 1.0, "temperature T", label="{:g}".format)
+
+
 def score_slider(key: int, value: float, limits=(-5.0, 5.0)) -> Slider:
     """The slider for one key's score, "score of key <key + 1>", in steps of 0.1.
 
@@ -206,14 +295,32 @@ def score_slider(key: int, value: float, limits=(-5.0, 5.0)) -> Slider:
     ('score of key 1', -5.0, 5.0, 0.1, '1.0')
     """
     low, high = limits
-    return Slider(
-        value=value,
-        min=low,
-        max=high,
-        step=0.1,
-        description=f"score of key {key + 1}",
-        layout=widgets.Layout(width="330px"),
-    )
+    return Slider(value=value, min=low, max=high, step=0.1, description=f"score of key {key + 1}",
+                  layout=widgets.Layout(width=SLIDER_WIDTH))
+
+
+def score_sliders(scores, limits=(-5.0, 5.0)) -> dict:
+    """``score_1`` … ``score_n``: one :func:`score_slider` per score, starting at ``scores``.
+
+    Examples
+    --------
+    >>> sliders = score_sliders([1.0, -0.5])
+    >>> list(sliders), sliders["score_2"].value
+    (['score_1', 'score_2'], -0.5)
+    """
+    return {f"score_{j + 1}": score_slider(j, float(s), limits) for j, s in enumerate(scores)}
+
+
+def scores_of(values: dict) -> list:
+    """The values of the :func:`score_sliders`, ``score_1`` first (other keys are ignored).
+
+    Examples
+    --------
+    >>> scores_of({"score_2": 0.5, "temperature": 1.0, "score_1": 2.0})
+    [2.0, 0.5]
+    """
+    n = sum(key.startswith("score_") for key in values)
+    return [values[f"score_{j + 1}"] for j in range(n)]
 
 
 def without_echo(control: widgets.Widget) -> None:

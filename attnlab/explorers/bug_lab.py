@@ -47,17 +47,15 @@ from types import SimpleNamespace
 
 import ipywidgets as widgets
 import numpy as np
-from matplotlib.collections import PolyCollection
 from matplotlib.patches import PathPatch, Rectangle
 
 import attnlab
-from attnlab.controls import Dropdown, SelectionSlider, ToggleButtons
+from attnlab.controls import Dropdown, ToggleButtons
 from attnlab.examples import cat_sat_down_wide
-from attnlab.explorers.base import Explorer
-from attnlab.explorers.masking import cell_squares
-from attnlab.plots.heatmap import cell_labels, plot_heatmap
+from attnlab.explorers.base import Explorer, one_of, stops_slider
+from attnlab.plots.colours import PALETTE
+from attnlab.plots.heatmap import cell_squares, show_weights, weights_heatmap
 from attnlab.plots.outline_labels import OutlineLabels
-from attnlab.plots.weights import PALETTE
 
 __all__ = ["BUGS", "DTYPES", "HEADS", "SCALES", "TOKENS", "BugLabExplorer", "bug_lab_state"]
 
@@ -78,26 +76,11 @@ TOKENS = EXAMPLE.tokens
 N = len(TOKENS)
 D_MODEL = EXAMPLE.x.shape[1]
 CAUSAL = attnlab.causal_mask(N)  # (n, n) True where query i may see key j
-WEIGHT_CMAP = "viridis"
-CELL_FORMAT = "{:.2f}"
 CELL_SIZE, CAPTION_SIZE = 9.0, 9.0  # font sizes in points
 BAR_TOP = 1.25  # the weight axis: bars up to 1, the legend above them
 RIGHT_COLOUR, BUG_COLOUR = PALETTE["blue"], PALETTE["vermillion"]
 CAPTION_GAP = 0.3  # captions sit this far above the top row, in cells
 BAR_WIDTH = 0.38
-
-
-def _unit_squares() -> np.ndarray:
-    """The corners of every cell of the (n, n) heatmap, row by row: (n * n, 4, 2)."""
-    rows, cols = np.divmod(np.arange(N * N), N)  # (n * n,) each
-    corners = np.array([(-0.5, -0.5), (0.5, -0.5), (0.5, 0.5), (-0.5, 0.5)])  # (4, 2) x, y
-    return np.column_stack([cols, rows])[:, None, :] + corners  # (n * n, 4, 2)
-
-
-def _choice(value, options, name: str):
-    if isinstance(value, bool) or value not in options:
-        raise ValueError(f"{name} must be one of {list(options)}; got {value!r}")
-    return value
 
 
 def bug_lab_state(bug: str, heads: int, scale: float, query: str,
@@ -143,11 +126,11 @@ def bug_lab_state(bug: str, heads: int, scale: float, query: str,
     >>> bool(hot.nan_rows.any()), round(hot.limit, 2)
     (True, 11.09)
     """
-    bug = _choice(bug, BUGS, "bug")
-    heads = int(_choice(heads, HEADS, "heads"))
-    scale = float(_choice(scale, SCALES, "scale"))
-    row = _choice(query, TOKENS, "query")
-    dtype = _choice(dtype, DTYPES, "dtype")
+    bug = one_of(bug, BUGS, "bug")
+    heads = one_of(heads, HEADS, "heads")
+    scale = one_of(scale, SCALES, "scale")
+    row = one_of(query, TOKENS, "query")
+    dtype = one_of(dtype, DTYPES, "dtype")
     d_head = D_MODEL // heads
     x = EXAMPLE.x * scale  # (n, d_model)
     q, k = x @ EXAMPLE.w_q[:, :d_head], x @ EXAMPLE.w_k[:, :d_head]  # (n, d_head) each
@@ -202,15 +185,11 @@ class BugLabExplorer(Explorer):
     figsize = (9.2, 3.5)
 
     def make_controls(self) -> dict:
-        slider = {"layout": widgets.Layout(width="330px")}
         return {
             "bug": Dropdown(options=list(BUGS), value=SCALE_BUG, description="bug"),
-            "heads": SelectionSlider(options=[(str(h), h) for h in HEADS], value=4,
-                                     description=f"heads (d_model = {D_MODEL})", **slider),
-            "scale": SelectionSlider(options=[(f"{s:g}", s) for s in SCALES], value=1.0,
-                                     description="input scale", **slider),
-            "query": SelectionSlider(options=list(TOKENS), value="cat",
-                                     description="query row", **slider),
+            "heads": stops_slider(HEADS, 4, f"heads (d_model = {D_MODEL})"),
+            "scale": stops_slider(SCALES, 1.0, "input scale", label="{:g}".format),
+            "query": stops_slider(TOKENS, "cat", "query row"),
             "dtype": ToggleButtons(options=list(DTYPES), value="float32", description="dtype"),
         }  # fmt: skip
 
@@ -221,31 +200,18 @@ class BugLabExplorer(Explorer):
         right_ax, wrong_ax, bar_ax = figure.subplots(1, 3, width_ratios=[1.0, 1.22, 1.0])
         drawn = {}
         for side, ax in (("right", right_ax), ("wrong", wrong_ax)):
-            heat = plot_heatmap(
-                np.full((N, N), 1.0 / N), TOKENS, TOKENS, ax=ax, vmin=0.0, vmax=1.0,
-                cmap=WEIGHT_CMAP, annotate=False, colorbar=side == "wrong",
-                colorbar_label="weight", fmt=CELL_FORMAT,
-            )  # fmt: skip
-            # The colours as 16 squares of one collection: ~0.3 ms a frame, where the image
-            # (resampled to the axes every frame) took ~2.5 ms. The image stays, hidden, for
-            # the colour bar and cell_labels.
-            heat.image.set_visible(False)
-            squares = PolyCollection(_unit_squares(), cmap=heat.image.get_cmap(),
-                                     norm=heat.image.norm, edgecolors="none", zorder=1)
-            ax.add_collection(squares, autolim=False)
+            heat = weights_heatmap(TOKENS, ax=ax, colorbar=side == "wrong", cell_size=CELL_SIZE)
             future = PathPatch(cell_squares(CAUSAL), facecolor="none", edgecolor="white",
                                hatch="//", linewidth=0, alpha=0.55, zorder=2)
             ax.add_patch(future)  # never changes, but is redrawn over the moving colours
             row = Rectangle((-0.5, 0.5), N, 1.0, fill=False, linewidth=2.5, zorder=4,
                             edgecolor=RIGHT_COLOUR if side == "right" else BUG_COLOUR)
             ax.add_patch(row)
-            cells = OutlineLabels(ax, [(j, i) for i in range(N) for j in range(N)], CELL_SIZE)
             caption = OutlineLabels(ax, [((N - 1) / 2, -0.5 - CAPTION_GAP)], CAPTION_SIZE)
             caption.set_clip_on(False)
             ax.set_title(" ", fontsize=3 * CAPTION_SIZE)  # keeps room for the caption
-            drawn |= {f"{side}_image": heat.image, f"{side}_squares": squares,
-                      f"{side}_future": future, f"{side}_cells": cells, f"{side}_row": row,
-                      f"{side}_caption": caption}
+            drawn |= {f"{side}_{key}": artist for key, artist in heat.items()}
+            drawn |= {f"{side}_future": future, f"{side}_row": row, f"{side}_caption": caption}
         wrong_ax.set_ylabel("")  # the left heatmap names the rows for both
 
         keys = np.arange(N)  # (n_k,)
@@ -272,14 +238,8 @@ class BugLabExplorer(Explorer):
 
     def draw(self, artists, state) -> None:
         for side in ("right", "wrong"):
-            weights = getattr(state, side)  # (n, n)
-            is_nan = np.isnan(weights)
-            artists[f"{side}_squares"].set_array(np.ma.masked_invalid(weights).ravel())
-            texts, colours = cell_labels(artists[f"{side}_image"],
-                                         np.where(is_nan, 0.0, weights), CELL_FORMAT)
-            texts[weights == 0] = "0"  # exactly zero (the hatched future), not a blank
-            texts[is_nan], colours[is_nan] = "nan", "black"
-            artists[f"{side}_cells"].set_texts(texts.ravel(), colours.ravel())
+            heat = {key: artists[f"{side}_{key}"] for key in ("image", "squares", "cells")}
+            show_weights(heat, getattr(state, side), exact_zero=True)  # 0: the hatched future
             artists[f"{side}_row"].set_y(state.query - 0.5)
         artists["right_caption"].set_texts([f"correct · ÷ √{state.d_head} · {state.dtype}"],
                                            ["black"])

@@ -36,10 +36,9 @@ import numpy as np
 from matplotlib.collections import LineCollection
 from matplotlib.patches import Rectangle
 
-from attnlab.controls import SelectionSlider
-from attnlab.explorers.base import Explorer
+from attnlab.explorers.base import Explorer, one_of, stops_slider
+from attnlab.plots.colours import PALETTE
 from attnlab.plots.outline_labels import OutlineLabels
-from attnlab.plots.weights import PALETTE
 
 __all__ = ["BLOCKS", "D", "LENGTHS", "CostExplorer", "cost_state", "format_bytes", "working_set"]
 
@@ -51,12 +50,6 @@ MAX_GRID = 64  # tile boundaries are drawn up to this many tiles per side
 MATRIX_COLOUR, TILE_COLOUR = PALETTE["vermillion"], PALETTE["blue"]
 LABEL_SIZE = 9.0  # points
 MIN_DRAWN = 0.012  # a tile or stripe thinner than this (about 3 pixels) is drawn this thick
-
-
-def _choice(value, options, name: str) -> int:
-    if isinstance(value, bool | np.bool_) or value not in options:
-        raise ValueError(f"{name} must be one of {list(options)}; got {value!r}")
-    return int(value)
 
 
 def working_set(block, d=D, itemsize=ITEMSIZE):
@@ -116,8 +109,8 @@ def cost_state(n, block_size) -> SimpleNamespace:
     >>> s.matrix_bytes // 2**20, s.working_bytes // 2**10, f"{s.fraction:.4%}"
     (1024, 96, '0.0092%')
     """
-    n = _choice(n, LENGTHS, "n")
-    block_size = _choice(block_size, BLOCKS, "block_size")
+    n = one_of(n, LENGTHS, "n")
+    block_size = one_of(block_size, BLOCKS, "block_size")
     block = min(block_size, n)
     lengths = np.array(LENGTHS)  # (L,)
     per_side = -(-n // block)
@@ -177,14 +170,12 @@ class CostExplorer(Explorer):
     figsize = (8.6, 3.9)
 
     def make_controls(self) -> dict:
-        same = {"label_width": "130px",  # the same for both: the tracks line up
-                "layout": widgets.Layout(width="470px")}
+        # The same widths for both: the tracks line up.
+        same = {"label": "{:,}".format, "width": "470px", "label_width": "130px"}
         return {
-            "n": SelectionSlider(options=[(f"{n:,}", n) for n in LENGTHS], value=1024,
-                                 description="sequence length N", **same),
-            "block_size": SelectionSlider(options=[(f"{b:,}", b) for b in BLOCKS], value=64,
-                                          description="block size B", **same),
-        }  # fmt: skip
+            "n": stops_slider(LENGTHS, 1024, "sequence length N", **same),
+            "block_size": stops_slider(BLOCKS, 64, "block size B", **same),
+        }
 
     def compute(self, n, block_size) -> SimpleNamespace:
         return cost_state(n, block_size)

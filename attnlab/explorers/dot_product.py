@@ -28,7 +28,8 @@ from attnlab.controls import Slider, ToggleButtons
 from attnlab.examples import query_and_keys_2d
 from attnlab.explorers.base import Explorer
 from attnlab.explorers.number_text import factor, num
-from attnlab.plots.vectors import OKABE_ITO, QUERY_COLOUR, label_position, plane, plot_vectors
+from attnlab.plots.colours import OKABE_ITO, QUERY_COLOUR
+from attnlab.plots.vectors import label_position, plane, plot_vectors
 
 ALIGNED_DEG = 5.0  # within this many degrees of 0° (180°) a pair reads as aligned (opposite)
 ORTHOGONAL_DEG = 1.0  # within this many degrees of 90° a pair reads as orthogonal
@@ -153,11 +154,6 @@ def reach_segments(extents, cap=0.12):
     top = np.stack([np.stack([x - cap, extents], -1), np.stack([x + cap, extents], -1)], 1)
     bottom = np.stack([np.stack([x - cap, -extents], -1), np.stack([x + cap, -extents], -1)], 1)
     return np.stack([vertical, top, bottom], 1).reshape(-1, 2, 2)  # (3 n_k, 2, 2)
-
-
-def _num(x: float) -> str:
-    """Two decimals, the true minus sign ``−`` (as the figure's ticks), never ``−0.00``."""
-    return num(x, 2)
 
 
 class DotProductExplorer(Explorer):
@@ -290,7 +286,7 @@ class DotProductExplorer(Explorer):
     def describe(self, state) -> str:
         q1, q2 = state.query
         head = (
-            f"<p><b>q</b> = ({_num(q1)}, {_num(q2)}), length |q| = {_num(state.length)}, "
+            f"<p><b>q</b> = ({num(q1)}, {num(q2)}), length |q| = {num(state.length)}, "
             f"angle {state.angle:.0f}°</p>"
         )
         rows = []
@@ -298,18 +294,18 @@ class DotProductExplorer(Explorer):
             k1, k2 = self.keys[j]
             defined = bool(state.defined[j])
             theta = f"{state.angles_deg[j]:.0f}°" if defined else "—"
-            cosine = _num(state.cosines[j]) if defined else "—"
+            cosine = num(state.cosines[j]) if defined else "—"
             polar = (
-                f"{_num(state.length)} × {_num(state.key_lengths[j])} × "
+                f"{num(state.length)} × {num(state.key_lengths[j])} × "
                 f"{factor(state.cosines[j])} = "
-                f"{_num(state.length * state.key_lengths[j] * state.cosines[j])}"
+                f"{num(state.length * state.key_lengths[j] * state.cosines[j])}"
                 if defined else "— (a zero vector has no angle; its dot products are 0)"
             )
             rows.append(
                 f"<tr><td style='color:{self.colours[j]}'><b>{html.escape(label)}</b></td>"
-                f"<td>({_num(k1)}, {_num(k2)})</td>"
+                f"<td>({num(k1)}, {num(k2)})</td>"
                 f"<td>{factor(q1)}·{factor(k1)} + {factor(q2)}·{factor(k2)} = "
-                f"<b>{_num(state.scores[j])}</b></td>"
+                f"<b>{num(state.scores[j])}</b></td>"
                 f"<td>{theta}</td><td>{cosine}</td>"
                 f"<td>{polar}</td><td>{geometry_word(state.angles_deg[j], defined)}</td></tr>"
             )

@@ -41,14 +41,13 @@ from matplotlib.patches import Rectangle
 
 import attnlab
 from attnlab._validate import positive_finite, positive_int
-from attnlab.controls import Checkbox, SelectionSlider
+from attnlab.controls import Checkbox
 from attnlab.examples import cat_sat_down_wide
-from attnlab.explorers.base import Explorer
-from attnlab.explorers.temperature import temperature_slider
+from attnlab.explorers.base import Explorer, one_of, stops_slider, temperature_slider
 from attnlab.patterns import column_mass, effective_keys, normalised_entropy
-from attnlab.plots.heatmap import cell_labels, plot_heatmap
+from attnlab.plots.colours import PALETTE
+from attnlab.plots.heatmap import show_weights, weights_heatmap
 from attnlab.plots.outline_labels import OutlineLabels
-from attnlab.plots.weights import PALETTE
 
 __all__ = ["D_K_VALUES", "EXAMPLE", "HeatmapExplorer", "heatmap_state"]
 
@@ -58,8 +57,6 @@ for _array in (EXAMPLE.x, EXAMPLE.w_q, EXAMPLE.w_k):
     _array.flags.writeable = False  # shared by every call and every explorer
 del _array
 MAX_D_K = EXAMPLE.w_q.shape[1]
-WEIGHT_CMAP = "viridis"  # sequential, readable with the common colour blindnesses
-CELL_FORMAT = "{:.2f}"
 CELL_SIZE, VALUE_SIZE = 10.0, 9.0  # font sizes in points
 FOCUS_COLOUR = PALETTE["vermillion"]
 BAR_COLOUR = PALETTE["blue"]
@@ -114,9 +111,7 @@ def heatmap_state(d_k: int, temperature: float = 1.0, scaled: bool = True) -> Si
             f"d_k must be at most {MAX_D_K} (the widest head of the example); got {d_k}"
         )
     temperature = positive_finite(temperature, "temperature")
-    if not isinstance(scaled, bool | np.bool_):
-        raise ValueError(f"scaled must be True or False; got {scaled!r}")
-    scaled = bool(scaled)
+    scaled = one_of(scaled, (True, False), "scaled")
     q = EXAMPLE.x @ EXAMPLE.w_q[:, :d_k]  # (n, d_k)
     k = EXAMPLE.x @ EXAMPLE.w_k[:, :d_k]  # (n, d_k)
     raw = q @ k.T  # (n_q, n_k)
@@ -161,10 +156,7 @@ class HeatmapExplorer(Explorer):
 
     def make_controls(self) -> dict:
         return {
-            "d_k": SelectionSlider(
-                options=[(str(d), d) for d in D_K_VALUES], value=EXAMPLE.d_k,
-                description="head size d_k", layout=widgets.Layout(width="330px"),
-            ),
+            "d_k": stops_slider(D_K_VALUES, EXAMPLE.d_k, "head size d_k"),
             "temperature": temperature_slider(),
             "scaled": Checkbox(value=True, description="divide by √d_k"),
         }  # fmt: skip
@@ -176,12 +168,7 @@ class HeatmapExplorer(Explorer):
         heat_ax, spread_ax = figure.subplots(1, 2, width_ratios=[1.9, 1.0])
         n = self.n_tokens
         tokens = EXAMPLE.tokens
-        heatmap = plot_heatmap(
-            np.full((n, n), 1.0 / n), tokens, tokens, ax=heat_ax, vmin=0.0, vmax=1.0,
-            cmap=WEIGHT_CMAP, annotate=False, colorbar_label="weight", fmt=CELL_FORMAT,
-        )  # fmt: skip
-        # The cell values as outlines in one artist, not 16 Text artists (~0.2 ms a frame, not ~7).
-        cells = OutlineLabels(heat_ax, [(j, i) for i in range(n) for j in range(n)], CELL_SIZE)
+        heatmap = weights_heatmap(tokens, ax=heat_ax, squares=False, cell_size=CELL_SIZE)
         heat_ax.set_title("attention weights (each row sums to 1)", fontsize=10)
         hub = Rectangle((-0.5, -0.5), 1.0, n, fill=False, edgecolor=FOCUS_COLOUR, linewidth=2.5,
                         clip_on=False, zorder=4)
@@ -200,18 +187,14 @@ class HeatmapExplorer(Explorer):
         spread_ax.tick_params(axis="y", length=0)
         for side in ("top", "right"):
             spread_ax.spines[side].set_visible(False)
-        return {
-            "image": heatmap.image,
-            "cells": cells,
+        return heatmap | {
             "hub": hub,
             "bars": list(bars),
             "values": values,
         }
 
     def draw(self, artists, state) -> None:
-        artists["image"].set_data(state.weights)  # (n_q, n_k) softmax output: no NaN or inf
-        texts, colours = cell_labels(artists["image"], state.weights, CELL_FORMAT)  # (n_q, n_k)
-        artists["cells"].set_texts(texts.ravel(), colours.ravel())
+        show_weights(artists, state.weights)  # (n_q, n_k)
         artists["hub"].set_x(state.hub - 0.5)
         n = state.effective.size
         for i, (bar, h) in enumerate(zip(artists["bars"], state.effective, strict=True)):

@@ -60,19 +60,17 @@ from types import SimpleNamespace
 
 import ipywidgets as widgets
 import numpy as np
-from matplotlib.collections import PolyCollection
 from matplotlib.patches import PathPatch
-from matplotlib.path import Path
 
 import attnlab
 from attnlab._validate import work_dtype
 from attnlab.attention import causal_mask, padding_mask
 from attnlab.controls import Dropdown, IntSlider, ToggleButtons
 from attnlab.examples import cat_sat_down
-from attnlab.explorers.base import Explorer
-from attnlab.plots.heatmap import cell_labels, plot_heatmap
+from attnlab.explorers.base import Explorer, one_of
+from attnlab.plots.colours import PALETTE
+from attnlab.plots.heatmap import cell_squares, show_weights, weights_heatmap
 from attnlab.plots.outline_labels import OutlineLabels
-from attnlab.plots.weights import PALETTE
 
 __all__ = [
     "DTYPES",
@@ -83,7 +81,6 @@ __all__ = [
     "SCORES",
     "TOKENS",
     "MaskExplorer",
-    "cell_squares",
     "mask_state",
 ]
 
@@ -115,20 +112,12 @@ for _array in (PAD_EMBEDDING, SCORES):
 del _array
 N = len(TOKENS)
 N_REAL = N - N_PAD
-WEIGHT_CMAP = "viridis"
-CELL_FORMAT = "{:.2f}"
 CELL_SIZE, VALUE_SIZE = 9.0, 9.0  # font sizes in points
 OK_COLOUR, BAD_COLOUR = PALETTE["blue"], PALETTE["vermillion"]
 MASK_HATCH = "//"  # sparse: Agg draws hatch lines one by one
 SUM_LIMIT = 1.3  # the row-sum axis runs 0 … 1.3, room for a label beyond a bar of 1
 CAPTION_GAP = 0.35  # the caption sits this far above the top row, in cells
 INSIDE = 0.45  # a sum bar at least this long carries its number inside, in white
-
-
-def _choice(value, options, name: str) -> str:
-    if not isinstance(value, str) or value not in options:
-        raise ValueError(f"{name} must be one of {list(options)}; got {value!r}")
-    return value
 
 
 def _dtype_name(dtype) -> str:
@@ -198,13 +187,13 @@ def mask_state(mask: str, length: int, fill: str, dtype: str) -> SimpleNamespace
     >>> sorted(set(uniform.weights.ravel().tolist())), bool(uniform.nan_rows.any())
     ([0.1666259765625], False)
     """
-    mask_name = _choice(mask, MASKS, "mask")
+    mask_name = one_of(mask, MASKS, "mask")
     if isinstance(length, bool | np.bool_) or not isinstance(length, int | np.integer):
         raise ValueError(f"length must be an int in 0 … {N}; got {length!r}")
     if not 0 <= length <= N:
         raise ValueError(f"length must lie in 0 … {N}; got {length}")
     length = int(length)
-    fill = _choice(fill, FILLS, "fill")
+    fill = one_of(fill, FILLS, "fill")
     dtype = _dtype_name(dtype)
 
     allowed = np.ones((N, N), dtype=bool)  # (n_q, n_k) True = may attend
@@ -239,37 +228,6 @@ def mask_state(mask: str, length: int, fill: str, dtype: str) -> SimpleNamespace
         row_sums=row_sums, leak=leak, nan_rows=nan_rows, fully_masked_rows=fully_masked,
         sum_is_off=~fine & ~nan_rows, tolerance=tolerance,
     )  # fmt: skip
-
-
-def unit_squares(n: int) -> np.ndarray:
-    """The corners of every cell of an (n, n) heatmap, row by row, shape (n * n, 4, 2).
-
-    Examples
-    --------
-    >>> unit_squares(2)[1].tolist()   # row 0, column 1
-    [[0.5, -0.5], [1.5, -0.5], [1.5, 0.5], [0.5, 0.5]]
-    """
-    rows, cols = np.divmod(np.arange(n * n), n)  # (n * n,) each
-    corners = np.array([(-0.5, -0.5), (0.5, -0.5), (0.5, 0.5), (-0.5, 0.5)])  # (4, 2) x, y
-    return np.column_stack([cols, rows])[:, None, :] + corners  # (n * n, 4, 2)
-
-
-def cell_squares(mask) -> Path:
-    """One path made of the unit squares of the cells where ``mask`` (n_q, n_k) is False.
-
-    One compound path, hatched in a single draw: ~0.3 ms a frame, where a hatched
-    collection of up to 36 squares took ~2.3 ms.
-
-    Examples
-    --------
-    >>> cell_squares(np.array([[True, False]])).vertices.tolist()
-    [[0.5, -0.5], [1.5, -0.5], [1.5, 0.5], [0.5, 0.5], [0.5, -0.5]]
-    """
-    rows, cols = np.nonzero(~np.asarray(mask, dtype=bool))  # (m,) each
-    corners = np.array([(-0.5, -0.5), (0.5, -0.5), (0.5, 0.5), (-0.5, 0.5), (-0.5, -0.5)])
-    vertices = np.column_stack([cols, rows])[:, None, :] + corners  # (m, 5, 2)
-    codes = [Path.MOVETO, *[Path.LINETO] * 3, Path.CLOSEPOLY] * len(rows)  # (5 m,)
-    return Path(vertices.reshape(-1, 2), codes if len(rows) else None)
 
 
 class MaskExplorer(Explorer):
@@ -315,23 +273,12 @@ class MaskExplorer(Explorer):
 
     def build(self, figure):
         heat_ax, sum_ax = figure.subplots(1, 2, width_ratios=[2.4, 1.0])
-        heatmap = plot_heatmap(
-            np.full((N, N), 1.0 / N), TOKENS, TOKENS, ax=heat_ax, vmin=0.0, vmax=1.0,
-            cmap=WEIGHT_CMAP, annotate=False, colorbar_label="weight", fmt=CELL_FORMAT,
-        )  # fmt: skip
-        # The colours as 36 squares of one collection: ~0.3 ms a frame, where the image
-        # (resampled to the axes every frame) took ~3 ms. The image stays, hidden, for the
-        # colour bar and cell_labels, and holds the weights as before.
-        heatmap.image.set_visible(False)
-        squares = PolyCollection(unit_squares(N), cmap=heatmap.image.get_cmap(),
-                                 norm=heatmap.image.norm, edgecolors="none", zorder=1)
-        heat_ax.add_collection(squares, autolim=False)
+        heatmap = weights_heatmap(TOKENS, ax=heat_ax, cell_size=CELL_SIZE)
         # The masked cells: one hatched path whose squares change, not 36 patches.
         hidden = PathPatch(cell_squares(np.ones((N, N), dtype=bool)), facecolor="none",
                            edgecolor="white", hatch=MASK_HATCH, linewidth=0, alpha=0.55,
                            zorder=2)  # fmt: skip
         heat_ax.add_patch(hidden)
-        cells = OutlineLabels(heat_ax, [(j, i) for i in range(N) for j in range(N)], CELL_SIZE)
         # The title says what the masked scores became: outlines, as a Text costs ~2 ms a frame.
         caption = OutlineLabels(heat_ax, [((N - 1) / 2, -0.5 - CAPTION_GAP)], CELL_SIZE)
         caption.set_clip_on(False)
@@ -347,26 +294,15 @@ class MaskExplorer(Explorer):
         sum_ax.tick_params(axis="y", length=0)
         for side in ("top", "right"):
             sum_ax.spines[side].set_visible(False)
-        return {
-            "image": heatmap.image,
-            "squares": squares,
+        return heatmap | {
             "hidden": hidden,
-            "cells": cells,
             "caption": caption,
             "bars": list(bars),
             "sum_labels": labels,
         }
 
     def draw(self, artists, state) -> None:
-        wide = state.weights.astype(np.float64)  # (n_q, n_k)
-        is_nan = np.isnan(wide)  # (n_q, n_k)
-        # plot_heatmap's update refuses NaN: masked_invalid draws it in the "bad" grey.
-        artists["image"].set_data(np.ma.masked_invalid(wide))
-        artists["squares"].set_array(np.ma.masked_invalid(wide).ravel())  # (n_q * n_k,)
-        texts, colours = cell_labels(artists["image"], np.where(is_nan, 0.0, wide), CELL_FORMAT)
-        texts[wide == 0] = "0"  # exactly zero, told apart from a small weight shown as 0.00
-        texts[is_nan], colours[is_nan] = "nan", "black"
-        artists["cells"].set_texts(texts.ravel(), colours.ravel())
+        show_weights(artists, state.weights, exact_zero=True)  # (n_q, n_k) NaN shown as nan
         artists["hidden"].set_path(cell_squares(state.mask))
         artists["caption"].set_texts([_caption(state)], ["black"])
         self._mark_seen_pads(artists["image"].axes, seen_pads(state))

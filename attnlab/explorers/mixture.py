@@ -47,13 +47,12 @@ from matplotlib.patches import FancyArrow, Polygon
 import attnlab
 from attnlab._validate import as_float_array, positive_finite
 from attnlab.examples import query_and_keys_2d
-from attnlab.explorers.base import Explorer, score_slider
+from attnlab.explorers.base import Explorer, score_sliders, scores_of, temperature_slider
 from attnlab.explorers.number_text import num, plus_minus
-from attnlab.explorers.temperature import temperature_slider
 from attnlab.mixing import barycentric, weighted_values
+from attnlab.plots.colours import PALETTE
 from attnlab.plots.outline_labels import OutlineLabels
 from attnlab.plots.vectors import plane, plot_vectors
-from attnlab.plots.weights import PALETTE
 
 __all__ = [
     "COLOURS",
@@ -177,15 +176,10 @@ class MixtureExplorer(Explorer):
     figsize = (6.2, 3.5)
 
     def make_controls(self) -> dict:
-        controls = {
-            f"score_{j + 1}": score_slider(j, float(s), SCORE_RANGE)
-            for j, s in enumerate(EXAMPLE_SCORES)
-        }
-        controls["temperature"] = temperature_slider()
-        return controls
+        return score_sliders(EXAMPLE_SCORES, SCORE_RANGE) | {"temperature": temperature_slider()}
 
     def compute(self, temperature, **scores) -> SimpleNamespace:
-        return mixture_state([scores[f"score_{j + 1}"] for j in range(N_VALUES)], temperature)
+        return mixture_state(scores_of(scores), temperature)
 
     def build(self, figure):
         plane_ax, bar_ax = figure.subplots(1, 2, width_ratios=[2.6, 1.0])
@@ -312,18 +306,8 @@ def number_heights(weights, gap=0.05, clear=0.045):
     return np.where(on_line, line + clear, heights)  # (n_k,)
 
 
-def _num(x: float, digits: int = 2) -> str:
-    """``x`` with ``digits`` decimals, the true minus sign (as the figure's ticks), never −0.00."""
-    return num(x, digits)
-
-
-def _signed(x: float, digits: int = 2) -> str:
-    """``x`` with an explicit sign (``+0.71``, ``−0.64``), and never ``−0.00``."""
-    return plus_minus(x, digits)
-
-
 def _vector(v, digits: int = 2) -> str:
-    return "(" + ", ".join(_num(x, digits) for x in v) + ")"
+    return "(" + ", ".join(num(x, digits) for x in v) + ")"
 
 
 def _weight(w: float, digits: int = 3) -> str:
@@ -358,7 +342,7 @@ def _readout(state) -> str:
     cells = 'style="padding:0 8px"'
     rows = "".join(
         f"<tr><td style='padding:0 8px;color:{colour}'><b>{label}</b> (key {j + 1})</td>"
-        f"<td {cells}>{_signed(x)}</td>"
+        f"<td {cells}>{plus_minus(x)}</td>"
         f"<td {cells}><b>{_weight(w)}</b></td><td {cells}>{_vector(v)}</td>"
         f"<td {cells}>{_vector(c)}</td></tr>"
         for j, (label, colour, x, w, v, c) in enumerate(
@@ -388,5 +372,5 @@ def _readout(state) -> str:
         f"({bary}) are the attention weights ({agree}).</div>"
         f"<div>Largest weight: <b>{largest}</b> ({_weight(state.weights[state.largest])}) · "
         f"value nearest the output: <b>{nearest}</b> "
-        f"(distance {_num(state.distances[state.nearest])})</div>"
+        f"(distance {num(state.distances[state.nearest])})</div>"
     )

@@ -19,17 +19,16 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-import ipywidgets as widgets
 import numpy as np
 from matplotlib.collections import PolyCollection
 from matplotlib.patches import Patch
 
 import attnlab
-from attnlab.controls import Dropdown, SelectionSlider
+from attnlab.controls import Dropdown
 from attnlab.examples import COLLAPSE_ROW, SCORE_ROW
-from attnlab.explorers.base import Explorer
+from attnlab.explorers.base import Explorer, stops_slider
 from attnlab.explorers.number_text import general
-from attnlab.plots.weights import PALETTE
+from attnlab.plots.colours import PALETTE
 
 GROUP_WIDTH = 0.8  # of the unit space between two keys
 
@@ -190,12 +189,8 @@ class OverflowExplorer(Explorer):
 
     def make_controls(self) -> dict:
         return {
-            "scale": SelectionSlider(
-                options=[(f"{s:g}", s) for s in SCALES],
-                value=1.0,
-                description="scale s (scores = s · x)",
-                layout=widgets.Layout(width="480px"),
-            ),
+            "scale": stops_slider(SCALES, 1.0, "scale s (scores = s · x)", label="{:g}".format,
+                                  width="480px"),
             "row": Dropdown(options=list(ROWS), value=next(iter(ROWS)), description="score row x"),
         }
 

@@ -34,10 +34,10 @@ import ipywidgets as widgets
 import numpy as np
 
 import attnlab
-from attnlab.controls import SelectionSlider, ToggleButtons
-from attnlab.explorers.base import Explorer
+from attnlab.controls import ToggleButtons
+from attnlab.explorers.base import Explorer, stops_slider
+from attnlab.plots.colours import PALETTE
 from attnlab.plots.distributions import EXPONENT_COLOURS
-from attnlab.plots.weights import PALETTE
 
 D_K_VALUES = tuple(2**i for i in range(11))  # 1, 2, 4, ..., 1024
 EXPONENTS = (1 / 3, 1 / 2, 2 / 3)
@@ -317,14 +317,9 @@ class ScalingExplorer(Explorer):
         # "scaled" last: with scaling off the exponent does nothing, so code that sweeps the
         # controls in order (tests, benchmarks) should reach the exponent first.
         return {
-            "d_k": SelectionSlider(
-                options=[(str(d), d) for d in D_K_VALUES], value=64,
-                description="head size d_k", layout=widgets.Layout(width="420px"),
-            ),
-            "exponent": SelectionSlider(
-                options=[(EXPONENT_LABELS[a], a) for a in EXPONENTS], value=0.5,
-                description="exponent a", layout=widgets.Layout(width="260px"),
-            ),
+            "d_k": stops_slider(D_K_VALUES, 64, "head size d_k", width="420px"),
+            "exponent": stops_slider(EXPONENTS, 0.5, "exponent a", width="260px",
+                                     label=EXPONENT_LABELS.__getitem__),
             "scaled": ToggleButtons(
                 options=[("divide by d_k^a", True), ("raw q·k (no scaling)", False)],
                 value=True, description="scores fed to softmax",

@@ -18,9 +18,9 @@ from types import SimpleNamespace
 import numpy as np
 
 from attnlab.examples import SCORE_ROW
-from attnlab.explorers.base import Explorer, score_slider
+from attnlab.explorers.base import Explorer, score_sliders, scores_of
 from attnlab.explorers.number_text import plus_minus
-from attnlab.plots.weights import PALETTE
+from attnlab.plots.colours import PALETTE
 
 SCORE_RANGE = (-5.0, 5.0)
 
@@ -76,13 +76,10 @@ class ScoreRowExplorer(Explorer):
     n_keys = SCORE_ROW.size
 
     def make_controls(self) -> dict:
-        return {
-            f"score_{j + 1}": score_slider(j, float(s), SCORE_RANGE)
-            for j, s in enumerate(SCORE_ROW)
-        }
+        return score_sliders(SCORE_ROW, SCORE_RANGE)
 
     def compute(self, **scores) -> SimpleNamespace:
-        return largest_score([scores[f"score_{j + 1}"] for j in range(self.n_keys)])
+        return largest_score(scores_of(scores))
 
     def build(self, figure):
         ax = figure.subplots()

@@ -23,37 +23,21 @@ import ipywidgets as widgets
 import numpy as np
 
 import attnlab
-from attnlab.controls import Button, SelectionSlider
+from attnlab.controls import Button
 from attnlab.examples import SCORE_ROW
-from attnlab.explorers.base import Explorer, score_slider
+from attnlab.explorers.base import (
+    TEMPERATURES,
+    Explorer,
+    score_sliders,
+    scores_of,
+    temperature_slider,
+)
 from attnlab.explorers.number_text import plus_minus
-from attnlab.plots.weights import PALETTE
+from attnlab.plots.colours import PALETTE
+
+__all__ = ["PRESETS", "TEMPERATURES", "TemperatureExplorer", "temperature_weights"]
 
 SCORE_RANGE = (-5.0, 5.0)
-# Roughly log-spaced, so the sharp end (T < 0.5) gets as many stops as the flat end.
-TEMPERATURES = (
-    0.05,
-    0.06,
-    0.08,
-    0.1,
-    0.12,
-    0.15,
-    0.2,
-    0.25,
-    0.3,
-    0.4,
-    0.5,
-    0.6,
-    0.8,
-    1.0,
-    1.2,
-    1.5,
-    2.0,
-    2.5,
-    3.0,
-    4.0,
-    5.0,
-)
 PRESETS = {
     "sharp (T = 0.1)": {"temperature": 0.1},
     "flat (T = 5)": {"temperature": 5.0},
@@ -106,23 +90,6 @@ def temperature_weights(scores, temperature) -> SimpleNamespace:
     )
 
 
-def temperature_slider() -> SelectionSlider:
-    """The "temperature T" slider over :data:`TEMPERATURES`, starting at 1.
-
-    Examples
-    --------
-    >>> slider = temperature_slider()
-    >>> slider.description, slider.value, slider.options[0]
-    ('temperature T', 1.0, ('0.05', 0.05))
-    """
-    return SelectionSlider(
-        options=[(f"{t:g}", t) for t in TEMPERATURES],
-        value=1.0,
-        description="temperature T",
-        layout=widgets.Layout(width="330px"),
-    )
-
-
 class TemperatureExplorer(Explorer):
     """Drag the four scores and the temperature; watch ``softmax(x / T)`` sharpen and flatten.
 
@@ -147,16 +114,10 @@ class TemperatureExplorer(Explorer):
     n_keys = SCORE_ROW.size
 
     def make_controls(self) -> dict:
-        controls = {
-            f"score_{j + 1}": score_slider(j, float(s), SCORE_RANGE)
-            for j, s in enumerate(SCORE_ROW)
-        }
-        controls["temperature"] = temperature_slider()
-        return controls
+        return score_sliders(SCORE_ROW, SCORE_RANGE) | {"temperature": temperature_slider()}
 
     def compute(self, temperature, **scores) -> SimpleNamespace:
-        row = [scores[f"score_{j + 1}"] for j in range(self.n_keys)]
-        return temperature_weights(row, temperature)
+        return temperature_weights(scores_of(scores), temperature)
 
     def build(self, figure):
         score_ax, weight_ax = figure.subplots(1, 2)

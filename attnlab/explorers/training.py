@@ -33,14 +33,12 @@ from types import SimpleNamespace
 
 import ipywidgets as widgets
 import numpy as np
-from matplotlib.collections import PolyCollection
 from matplotlib.patches import Rectangle
 
-from attnlab.controls import SelectionSlider, ToggleButtons
-from attnlab.explorers.base import Explorer
-from attnlab.plots.heatmap import cell_labels, plot_heatmap
-from attnlab.plots.outline_labels import OutlineLabels
-from attnlab.plots.weights import PALETTE
+from attnlab.controls import ToggleButtons
+from attnlab.explorers.base import Explorer, one_of, stops_slider
+from attnlab.plots.colours import PALETTE
+from attnlab.plots.heatmap import show_weights, weights_heatmap
 from attnlab.training import PROBE, STEPS, anti_diagonal_mass, train
 
 __all__ = ["D_K_VALUES", "SCALINGS", "TrainingExplorer", "training_runs", "training_state"]
@@ -48,8 +46,6 @@ __all__ = ["D_K_VALUES", "SCALINGS", "TrainingExplorer", "training_runs", "train
 D_K_VALUES = (4, 16, 64, 256)
 SCALINGS = (("÷ √d_k", 0.5), ("no scaling", 0.0))
 N = len(PROBE)
-WEIGHT_CMAP = "viridis"
-CELL_FORMAT = "{:.2f}"
 CELL_SIZE = 9.0
 MARK_COLOUR = PALETTE["vermillion"]
 BAR_COLOUR = PALETTE["blue"]
@@ -88,13 +84,9 @@ def training_state(step: int, d_k: int, exponent: float) -> SimpleNamespace:
     ValueError
         If an argument is not one the explorer offers; the message names it.
     """
-    runs = training_runs()
-    if (d_k, exponent) not in runs:
-        raise ValueError(
-            f"d_k and exponent must be one of {sorted(runs)}; got d_k={d_k!r}, "
-            f"exponent={exponent!r}"
-        )
-    run = runs[(d_k, exponent)]
+    d_k = one_of(d_k, D_K_VALUES, "d_k")
+    exponent = one_of(exponent, [a for _, a in SCALINGS], "exponent")
+    run = training_runs()[(d_k, exponent)]
     where = np.flatnonzero(run.eval_steps == step)
     if isinstance(step, bool) or where.size == 0:
         raise ValueError(f"step must be one of the snapshot steps 0, 10, … {STEPS}; got {step!r}")
@@ -107,12 +99,6 @@ def training_state(step: int, d_k: int, exponent: float) -> SimpleNamespace:
         eval_loss=float(run.eval_loss[i]), loss=run.loss,
         step_loss=float(run.loss[max(int(step) - 1, 0)]), solved_at=run.solved_at,
     )  # fmt: skip
-
-
-def _unit_squares() -> np.ndarray:
-    rows, cols = np.divmod(np.arange(N * N), N)  # (n * n,) each
-    corners = np.array([(-0.5, -0.5), (0.5, -0.5), (0.5, 0.5), (-0.5, 0.5)])  # (4, 2) x, y
-    return np.column_stack([cols, rows])[:, None, :] + corners  # (n * n, 4, 2)
 
 
 class TrainingExplorer(Explorer):
@@ -139,14 +125,8 @@ class TrainingExplorer(Explorer):
     def make_controls(self) -> dict:
         steps = training_runs()[(D_K_VALUES[0], 0.5)].eval_steps
         return {
-            "step": SelectionSlider(
-                options=[(str(s), int(s)) for s in steps], value=0,
-                description="training step", layout=widgets.Layout(width="420px"),
-            ),
-            "d_k": SelectionSlider(
-                options=[(str(d), d) for d in D_K_VALUES], value=16,
-                description="head size d_k", layout=widgets.Layout(width="300px"),
-            ),
+            "step": stops_slider(steps.tolist(), 0, "training step", width="420px"),
+            "d_k": stops_slider(D_K_VALUES, 16, "head size d_k", width="300px"),
             "exponent": ToggleButtons(options=list(SCALINGS), value=0.5, description="scores"),
         }  # fmt: skip
 
@@ -155,19 +135,11 @@ class TrainingExplorer(Explorer):
 
     def build(self, figure):
         heat_ax, loss_ax, ent_ax = figure.subplots(1, 3, width_ratios=[1.25, 1.1, 0.8])
-        heat = plot_heatmap(
-            np.full((N, N), 1.0 / N), PROBE, PROBE, ax=heat_ax, vmin=0.0, vmax=1.0,
-            cmap=WEIGHT_CMAP, annotate=False, colorbar=False, fmt=CELL_FORMAT,
-        )  # fmt: skip
-        heat.image.set_visible(False)  # squares are cheaper to redraw than a resampled image
-        squares = PolyCollection(_unit_squares(), cmap=heat.image.get_cmap(),
-                                 norm=heat.image.norm, edgecolors="none", zorder=1)
-        heat_ax.add_collection(squares, autolim=False)
+        heat = weights_heatmap(PROBE, ax=heat_ax, colorbar=False, cell_size=CELL_SIZE)
         for i in range(N):  # the anti-diagonal, what reversal needs
             heat_ax.add_patch(Rectangle((N - 1 - i - 0.5, i - 0.5), 1, 1, fill=False,
                                         edgecolor="white", linestyle="--", linewidth=1.2,
                                         zorder=3))
-        cells = OutlineLabels(heat_ax, [(j, i) for i in range(N) for j in range(N)], CELL_SIZE)
         heat_ax.set_title("weights of the probe sequence", fontsize=9)
 
         (curve,) = loss_ax.plot(np.arange(1, STEPS + 1), np.ones(STEPS), color=BAR_COLOUR,
@@ -186,13 +158,10 @@ class TrainingExplorer(Explorer):
         ent_ax.set(xlim=(0.0, 1.0), ylim=(N - 0.5, -0.5), xlabel=f"row entropy H / log {N}")
         ent_ax.set_yticks(rows, [f"{i}:{t}" for i, t in enumerate(PROBE)])
         ent_ax.set_title("how spread each query is", fontsize=9)
-        return {"squares": squares, "image": heat.image, "cells": cells, "curve": curve,
-                "marker": marker, "bars": list(bars)}  # fmt: skip
+        return heat | {"curve": curve, "marker": marker, "bars": list(bars)}
 
     def draw(self, artists, state) -> None:
-        artists["squares"].set_array(state.weights.ravel())
-        texts, colours = cell_labels(artists["image"], state.weights, CELL_FORMAT)  # (n, n)
-        artists["cells"].set_texts(texts.ravel(), colours.ravel())
+        show_weights(artists, state.weights)  # (n, n)
         loss = np.clip(state.loss, *LOSS_LIMITS)  # (steps,) drawn inside the fixed limits
         artists["curve"].set_ydata(loss)
         artists["marker"].set_data([max(state.step, 1)], [loss[max(state.step - 1, 0)]])

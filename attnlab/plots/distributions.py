@@ -22,7 +22,7 @@ from fractions import Fraction
 import numpy as np
 
 import attnlab
-from attnlab.plots.weights import PALETTE
+from attnlab.plots.colours import PALETTE
 
 __all__ = [
     "EXPONENT_COLOURS",

@@ -6,8 +6,7 @@ square, equal-aspect plane with fixed limits; :func:`plot_vectors` draws arrows
 on it and returns them, so an explorer can move them with
 ``quiver.set_UVC(u, v)`` and ``text.set_position``.
 
-Colours are the Okabe–Ito palette, which stays distinguishable for the common
-kinds of colour blindness.
+Colours are the Okabe–Ito palette of :mod:`attnlab.plots.colours`.
 """
 
 from __future__ import annotations
@@ -16,10 +15,9 @@ from types import SimpleNamespace
 
 import numpy as np
 
-#: Okabe–Ito colours, in the order the course uses them for keys A, B, C, ...
-OKABE_ITO = ("#0072B2", "#009E73", "#D55E00", "#CC79A7", "#E69F00", "#56B4E9", "#F0E442")
-#: The colour of the query arrow.
-QUERY_COLOUR = "#000000"
+from attnlab.plots.colours import OKABE_ITO, QUERY_COLOUR
+
+__all__ = ["OKABE_ITO", "QUERY_COLOUR", "label_position", "plane", "plot_vectors"]
 
 
 def _axes(ax):

@@ -18,19 +18,9 @@ from __future__ import annotations
 import numpy as np
 
 import attnlab
+from attnlab.plots.colours import PALETTE
 
 __all__ = ["PALETTE", "weight_bars", "score_bars", "scores_and_weights", "weights_by_temperature"]
-
-# Okabe–Ito colours: distinguishable with the common forms of colour blindness.
-PALETTE = {
-    "blue": "#0072B2",
-    "orange": "#E69F00",
-    "green": "#009E73",
-    "sky": "#56B4E9",
-    "vermillion": "#D55E00",
-    "purple": "#CC79A7",
-    "grey": "#777777",
-}
 
 
 def _new_axes(ax, ncols=1, figsize=None):
