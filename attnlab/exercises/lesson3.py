@@ -32,7 +32,7 @@ import numpy as np
 
 import attnlab
 from attnlab.examples import SCORE_ROW, cat_sat_down, please_study_man
-from attnlab.exercises.core import Exercise, Wrong, call_watching
+from attnlab.exercises.core import Cases, Exercise, Wrong, quietly, recognised, warned
 
 __all__ = [
     "softmax_row",
@@ -51,41 +51,13 @@ def _show(value) -> str:
     return " ".join(text.split())
 
 
-def _call_watching(function, *args):
-    """:func:`~attnlab.exercises.core.call_watching`, with a hint for a broadcast error.
-
-    A row max or row sum that lost its axis is the usual cause, so the reason says so.
-    """
-    try:
-        return call_watching(function, *args)
-    except Wrong as exc:
-        if "broadcast" in str(exc):
-            raise Wrong(
-                f"{exc} That usually means a row max or row sum lost its axis: "
-                "use keepdims=True so it has shape (n, 1) and broadcasts along each row."
-            ) from None
-        raise
-
-
-def _quietly(formula, *args):
-    """Evaluate a known-wrong formula (to recognise it) without any warning."""
-    with np.errstate(all="ignore"):
-        return formula(*args)
-
-
-def _recognised(got, mistakes) -> str:
-    """The explanation of the first known mistake whose output equals ``got``, or ''."""
-    try:
-        got = np.asarray(got, dtype=float)
-    except (TypeError, ValueError):
-        return ""
-    for wrong, explanation in mistakes:
-        wrong = np.asarray(wrong, dtype=float)
-        if wrong.shape == got.shape and np.allclose(
-            got, wrong, rtol=1e-6, atol=1e-9, equal_nan=True
-        ):
-            return explanation
-    return ""
+def _broadcast_failed(exc, case) -> str | None:
+    """A broadcast error: a row max or row sum that lost its axis is the usual cause, so the
+    reason says so (the ``failed`` of every exercise here)."""
+    if "broadcast" not in str(exc):
+        return None
+    return (f"{exc} That usually means a row max or row sum lost its axis: "
+            "use keepdims=True so it has shape (n, 1) and broadcasts along each row.")
 
 
 _EXP_LIMIT = float(np.log(np.finfo(np.float64).max))  # exp overflows past this (≈ 709.78)
@@ -93,10 +65,9 @@ _EXP_LIMIT = float(np.log(np.finfo(np.float64).max))  # exp overflows past this 
 
 def _overflow_note(messages, largest) -> str:
     """Why the naive formula breaks on these scores."""
-    warned = f" numpy warned: {'; '.join(messages)}." if messages else ""
     return (
-        f"Your code overflowed.{warned} The largest exponent here is {largest:g}, but exp "
-        f"overflows to inf once its argument passes ln(largest float64) ≈ {_EXP_LIMIT:.2f} "
+        f"Your code overflowed.{warned(messages)} The largest exponent here is {largest:g}, "
+        f"but exp overflows to inf once its argument passes ln(largest float64) ≈ {_EXP_LIMIT:.2f} "
         "(and the sum of several exponentials overflows a little sooner): inf / inf is nan, "
         "and a finite exponential divided by an infinite sum is a silent 0. Subtract each "
         "row's maximum before exp — softmax does not "
@@ -156,12 +127,12 @@ def _likely_cause(values, expected, mistakes, messages, exponents) -> str:
     if any("overflow" in message for message in messages):
         return _overflow_note(messages, largest)
     if exponents is not None and largest > _EXP_LIMIT:
-        mistakes = [(_quietly(_naive, exponents), _overflow_note(messages, largest)), *mistakes]
-    cause = _recognised(values, mistakes)
+        mistakes = [(quietly(_naive, exponents), _overflow_note(messages, largest)), *mistakes]
+    cause = recognised(values, mistakes)
     if not cause and exponents is not None:
         cause = _diagnosis(values, expected, np.asarray(exponents, dtype=float))
     if not cause and messages:
-        cause = f"numpy warned: {'; '.join(messages)}."
+        cause = warned(messages).lstrip()
     return cause
 
 
@@ -291,21 +262,21 @@ def _max_without_keepdims(x):
 def _row_mistakes(x):
     return [
         (
-            _quietly(_sum_normalised, x),
+            quietly(_sum_normalised, x),
             "It looks like you divided the scores by their sum without exponentiating first: "
             "apply np.exp to the scores, then divide by the sum of the exponentials.",
         ),
-        (_quietly(_exp_only, x), "These are exp(x) but they do not sum to 1: divide by their sum."),
+        (quietly(_exp_only, x), "These are exp(x) but they do not sum to 1: divide by their sum."),
         (
-            _quietly(_exp_over_max, x),
+            quietly(_exp_over_max, x),
             "You divided by the largest exponential; divide by the sum of all of them.",
         ),
         (
-            _quietly(_exp_over_score_sum, x),
+            quietly(_exp_over_score_sum, x),
             "You divided exp(x) by the sum of the raw scores; divide by the sum of exp(x).",
         ),
         (
-            _quietly(lambda v: attnlab.softmax(-v), x),
+            quietly(lambda v: attnlab.softmax(-v), x),
             "Your weights favour the smallest score: use exp(x), not exp(-x).",
         ),
     ]
@@ -316,7 +287,7 @@ def _matrix_mistakes(x):
     if x.shape[-1] == x.shape[-2]:  # a square matrix broadcasts the mistake silently
         mistakes += [
             (
-                _quietly(formula, x),
+                quietly(formula, x),
                 "Your row maxima or row sums lost their axis, so they were broadcast along the "
                 "wrong one: use keepdims=True to keep them of shape (n, 1).",
             )
@@ -335,17 +306,17 @@ def _matrix_mistakes(x):
             "Your columns sum to 1, not your rows: normalise along the last axis (axis=-1).",
         ),
         (
-            _quietly(_global_sum_normalised, x),
+            quietly(_global_sum_normalised, x),
             "You divided by the sum of all scores, without exp and over the whole matrix.",
         ),
         (
-            _quietly(_column_max_shift, x),
+            quietly(_column_max_shift, x),
             "You subtracted each column's maximum (axis=0). A shift cancels only when the "
             "whole row moves by the same amount: subtract each row's maximum, "
             "scores.max(axis=-1, keepdims=True).",
         ),
         (
-            _quietly(_global_max_shift, x),
+            quietly(_global_max_shift, x),
             "You subtracted the largest score of the whole matrix; subtract each row's own "
             "maximum (axis=-1, keepdims=True). With one max for everything, a row far below it "
             "underflows to all zeros and 0 / 0 gives nan.",
@@ -354,7 +325,9 @@ def _matrix_mistakes(x):
 
 
 # ---------------------------------------------------------------- 3.1 softmax of one row
-def _row_cases():
+def row_cases() -> list[tuple[str, np.ndarray]]:
+    """(description, scores) pairs the checker of 3.1 tries: the please/study/man rows, then
+    rows with negative scores, all-negative scores and a single score."""
     ex = please_study_man()
     the_row = attnlab.attention_scores(*_cat_qk())[0]  # (4,) has negative scores
     cases = [
@@ -375,17 +348,11 @@ def _cat_qk():
     return ex.x @ ex.w_q, ex.x @ ex.w_k  # (4, d_k) each
 
 
-def _check_softmax_row(answer):
-    for what, x in _row_cases():
-        got, messages = _call_watching(answer, x.copy())
-        _expect(
-            got,
-            attnlab.softmax(x),
-            f"For {what}, {_show(x)}, the weights",
-            _row_mistakes(x),
-            messages,
-            exponents=x,
-        )
+def _judge_softmax_row(got, case, messages) -> None:
+    """``got`` must be the softmax of the row of ``case``; known mistakes are named."""
+    what, x = case
+    _expect(got, attnlab.softmax(x), f"For {what}, {_show(x)}, the weights", _row_mistakes(x),
+            messages, exponents=x)
 
 
 #: Every library function that computes a softmax, whole modules included (naive, stable,
@@ -398,7 +365,7 @@ SOFTMAX_LIBRARY = ("attnlab.softmax", "attnlab.log_softmax", "attnlab.softmax_fa
 
 softmax_row = Exercise(
     "Exercise 3.1 (softmax of one row)",
-    _check_softmax_row,
+    Cases(row_cases, _judge_softmax_row, failed=_broadcast_failed),
     hints=[
         "Two steps: make every score positive with the exponential, then divide by the total "
         "so the weights add up to 1.",
@@ -411,7 +378,10 @@ softmax_row = Exercise(
 
 
 # ---------------------------------------------------------------- 3.2 stable softmax of a matrix
-def _matrix_cases():
+def matrix_cases() -> list[tuple[str, np.ndarray]]:
+    """(description, scores) pairs the checker of 3.2 tries: square and non-square score
+    matrices, then scores large enough (× 1000, or rows on very different scales) that the
+    formula without the max shift overflows."""
     ex = please_study_man()
     q, k = _cat_qk()
     return [
@@ -423,22 +393,17 @@ def _matrix_cases():
     ]
 
 
-def _check_stable_softmax(answer):
-    for what, x in _matrix_cases():
-        got, messages = _call_watching(answer, x.copy())
-        _expect(
-            got,
-            attnlab.softmax(x, axis=-1),
-            f"For {what}, {_show(x)}, the weights",
-            _matrix_mistakes(x),
-            messages,
-            exponents=x,
-        )
+def _judge_stable_softmax(got, case, messages) -> None:
+    """``got`` must be the row-wise softmax of the matrix of ``case``; known mistakes are
+    named."""
+    what, x = case
+    _expect(got, attnlab.softmax(x, axis=-1), f"For {what}, {_show(x)}, the weights",
+            _matrix_mistakes(x), messages, exponents=x)
 
 
 stable_softmax = Exercise(
     "Exercise 3.2 (stable softmax of a score matrix)",
-    _check_stable_softmax,
+    Cases(matrix_cases, _judge_stable_softmax, failed=_broadcast_failed),
     hints=[
         "Softmax does not change if you subtract the same number from every score in a row. "
         "Pick the number that makes the largest exponent exactly 0.",
@@ -452,7 +417,9 @@ stable_softmax = Exercise(
 
 
 # ---------------------------------------------------------------- 3.3 temperature
-def _temperature_cases():
+def temperature_cases() -> list[tuple[np.ndarray, float]]:
+    """(scores, T) pairs the checker of 3.3 tries: one row at several temperatures, a T small
+    enough to overflow the naive formula, then matrices (one row per query)."""
     return [
         (SCORE_ROW, 1.0),
         (SCORE_ROW, 0.5),
@@ -479,29 +446,25 @@ def _temperature_mistakes(x, t):
         (p * t, "You multiplied the softmax output by T: apply T to the scores before softmax."),
         (p, f"These are the weights at T = 1; T = {t:g} was ignored. Use softmax(x / T)."),
         (
-            _quietly(_sum_normalised, x / t),
+            quietly(_sum_normalised, x / t),
             "You divided x / T by its sum without exponentiating first.",
         ),
     ]
 
 
-def _check_temperature(answer):
-    for x, t in _temperature_cases():
-        got, messages = _call_watching(answer, x.copy(), t)
-        kind = "x" if x.ndim == 1 else f"the {x.shape[0]}-row matrix x"
-        _expect(
-            got,
-            attnlab.softmax(x, temperature=t),
-            f"For {kind} = {_show(x)} and T = {t:g}, the weights",
-            _temperature_mistakes(x, t),
-            messages,
-            exponents=x / t,
-        )
+def _judge_temperature(got, case, messages) -> None:
+    """``got`` must be softmax(x / T) for the ``(x, T)`` of ``case``; known mistakes are
+    named."""
+    x, t = case
+    kind = "x" if x.ndim == 1 else f"the {x.shape[0]}-row matrix x"
+    _expect(got, attnlab.softmax(x, temperature=t),
+            f"For {kind} = {_show(x)} and T = {t:g}, the weights", _temperature_mistakes(x, t),
+            messages, exponents=x / t)
 
 
 temperature = Exercise(
     "Exercise 3.3 (softmax with temperature)",
-    _check_temperature,
+    Cases(temperature_cases, _judge_temperature, inputs=tuple, failed=_broadcast_failed),
     hints=[
         "Temperature rescales the scores before softmax: divide them by T. Small T makes the "
         "gaps between scores bigger, so the weights get sharper.",
