@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
+from strategies import FAST
 
 import attnlab
 from attnlab.backward import (
@@ -90,7 +91,7 @@ def test_softmax_vjp_along_another_axis():
                                atol=1e-8)
 
 
-@settings(max_examples=60, deadline=None)
+@FAST
 @given(hnp.arrays(np.float64, st.tuples(st.integers(1, 4), st.integers(1, 7)),
                   elements=st.floats(-30, 30)),
        st.integers(0, 2**32 - 1))  # fmt: skip
