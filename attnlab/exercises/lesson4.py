@@ -27,6 +27,7 @@ True
 
 from __future__ import annotations
 
+import functools
 import math
 import numbers
 import re
@@ -38,12 +39,15 @@ import numpy as np
 import attnlab
 from attnlab.examples import cat_sat_down
 from attnlab.exercises.core import (
+    Cases,
     Exercise,
     NotAttempted,
     Wrong,
     _short,
     call,
     call_watching,
+    quietly,
+    recognised,
     warned,
 )
 from attnlab.patterns import (
@@ -70,21 +74,6 @@ __all__ = [
 
 
 # ---------------------------------------------------------------- shared helpers
-
-
-def _quietly(formula, *args):
-    """Evaluate a known-wrong formula (to recognise it) without any warning."""
-    with np.errstate(all="ignore"):
-        return formula(*args)
-
-
-def _same_values(got: np.ndarray, wrong) -> bool:
-    wrong = np.asarray(wrong, dtype=float)
-    return wrong.shape == got.shape and bool(
-        np.allclose(got, wrong, rtol=1e-6, atol=1e-9, equal_nan=True)
-    )
-
-
 def _spelled(tokens) -> str:
     """``"green tea is hot"``: a sentence from its tokens, to name an example."""
     return " ".join(tokens)
@@ -133,7 +122,7 @@ def _entropy_mistakes(w, expected) -> list[tuple[np.ndarray, str]]:
         (columns, "These are the entropies of the columns: you summed down axis=0. Each row "
          "is one query's distribution over the keys — sum along each row, axis=1."),
         (np.exp(expected), "That is exp(H), the effective number of keys. Return H itself."),
-        (_quietly(lambda: -np.log(w).sum(axis=1)), "You added up -log p without weighting "
+        (quietly(lambda: -np.log(w).sum(axis=1)), "You added up -log p without weighting "
          "each term by p: H = -Σ p · log p."),
         (expected / n_k, "You took the mean of the terms along each row; entropy is their "
          "sum."),
@@ -151,9 +140,14 @@ _ZERO_LOG = (
 )
 
 
+def _entropy_what(case) -> str:
+    return f"row_entropy(weights) for {case[0]}"
 
 
-def _check_one_entropy(got, w, what, messages) -> None:
+def _judge_row_entropy(got, case, messages) -> None:
+    """``got`` must be the entropy of every row of the weights of ``case``, computed without
+    a numpy warning; a wrong shape, a nan from 0·log 0 and known mistakes are named."""
+    what, w = _entropy_what(case), case[1]
     expected = attnlab.entropy(w)  # (n_q,)
     n_q, n_k = w.shape
     try:
@@ -198,8 +192,7 @@ def _check_one_entropy(got, w, what, messages) -> None:
                 "np.where(w > 0, w, 1) instead, or skip the zero weights in a loop."
             )
         return
-    cause = next((text for wrong, text in _entropy_mistakes(w, expected)
-                  if _same_values(values, wrong)), "")
+    cause = recognised(values, _entropy_mistakes(w, expected))
     if not cause and np.any(values < 0):
         cause = ("Entropy is never negative: every log p is ≤ 0, and H = -Σ p log p puts a "
                  "minus sign in front.")
@@ -211,21 +204,16 @@ def _check_one_entropy(got, w, what, messages) -> None:
     raise Wrong(f"{said}, but yours gave {_short(values)}. {cause}{warned(messages)}")
 
 
-def _check_row_entropy(answer) -> None:
-    for what, w in entropy_cases():
-        what = f"row_entropy(weights) for {what}"
-        try:
-            got, messages = call_watching(answer, w.copy())
-        except Wrong as exc:
-            if "math domain error" in str(exc):
-                raise Wrong(f"{what} failed. {exc}: math.log(0) fails. {_ZERO_LOG}") from None
-            raise Wrong(f"{what} failed. {exc}") from None
-        _check_one_entropy(got, w, what, messages)
+def _entropy_failed(exc, case) -> str:
+    """The call that failed, and why ``math.log`` fails on a zero weight."""
+    if "math domain error" in str(exc):
+        return f"{_entropy_what(case)} failed. {exc}: math.log(0) fails. {_ZERO_LOG}"
+    return f"{_entropy_what(case)} failed. {exc}"
 
 
 row_entropy = Exercise(
     "Exercise 4.1 (the entropy of every row)",
-    _check_row_entropy,
+    Cases(entropy_cases, _judge_row_entropy, failed=_entropy_failed),
     hints=[
         "The entropy of one row adds up -p·log p over its keys: 0 when all the weight sits on "
         "one key, log n when it is spread evenly over n keys. A weight of exactly 0 is the "
@@ -583,48 +571,60 @@ def _hub_mistake(answer, cases) -> str:
     return ""
 
 
+def _hub_what(case) -> str:
+    return f"hub_key(weights, tokens) for {case[0]}"
+
+
+def _hub_failed(exc, case) -> str:
+    """The call that failed; an IndexError says how rows, columns and tokens are counted."""
+    _, w, tokens = case
+    note = ""
+    if isinstance(exc.__cause__, IndexError) and w.shape[0] != w.shape[1]:
+        note = (f"\nHere queries and keys differ: weights has shape {w.shape}, "
+                f"{w.shape[0]} queries (rows) and {w.shape[1]} keys (columns), and "
+                f"tokens names the {len(tokens)} keys. Rows go up to "
+                f"len(weights) = {w.shape[0]}, columns up to len(tokens) = "
+                f"{len(tokens)}.")
+    elif isinstance(exc.__cause__, IndexError):
+        note = (f"\ntokens has {len(tokens)} entries, one per key (column) of weights. "
+                "np.argmax without an axis numbers the cells of the whole flattened "
+                f"matrix, 0 to {w.size - 1}: sum the columns first, then take the "
+                "argmax of those totals.")
+    return f"{_hub_what(case)} failed. {exc}{note}"
+
+
+def _judge_hub_key(answer, got, case, messages) -> None:
+    """``got`` must be the token of the largest column sum of the weights of ``case``; a
+    known mistake is named only when it explains ``answer`` on every case."""
+    what, (_, w, tokens) = _hub_what(case), case
+    index = int(np.argmax(column_mass(w)))
+    expected = tokens[index]
+    token = _as_token(got, tokens, what)
+    if isinstance(token, int):
+        if token == index:
+            raise Wrong(f"{what} returned {token}, the position of the hub key. Return "
+                        f"the token itself, tokens[{token}] = {expected!r}.")
+        shown = (f"{token} (the position of {tokens[token]!r})"
+                 if -len(tokens) <= token < len(tokens) else f"{token}")
+        reason = _hub_mistake(answer, hub_cases())
+        raise Wrong(f"{what} should be the token {expected!r}, but yours gave the number "
+                    f"{shown}: return a token from tokens, not a position. {reason}"
+                    .rstrip())
+    if token == expected:
+        return
+    if token not in tokens:
+        raise Wrong(f"{what} should be {expected!r}, but yours gave {token!r}, which is "
+                    f"not one of the tokens {tokens}.")
+    reason = _hub_mistake(answer, hub_cases()) or (
+        "Add up each column (the weight each key receives from all the queries) and "
+        "return the token of the largest total.")
+    raise Wrong(f"{what} should be {expected!r}, but yours gave {token!r}. {reason}")
+
+
 def _check_hub_key(answer) -> None:
-    cases = hub_cases()
-    for description, w, tokens in cases:
-        what = f"hub_key(weights, tokens) for {description}"
-        index = int(np.argmax(column_mass(w)))
-        expected = tokens[index]
-        try:
-            got, _ = call_watching(answer, w.copy(), tokens)
-        except Wrong as exc:
-            note = ""
-            if isinstance(exc.__cause__, IndexError) and w.shape[0] != w.shape[1]:
-                note = (f"\nHere queries and keys differ: weights has shape {w.shape}, "
-                        f"{w.shape[0]} queries (rows) and {w.shape[1]} keys (columns), and "
-                        f"tokens names the {len(tokens)} keys. Rows go up to "
-                        f"len(weights) = {w.shape[0]}, columns up to len(tokens) = "
-                        f"{len(tokens)}.")
-            elif isinstance(exc.__cause__, IndexError):
-                note = (f"\ntokens has {len(tokens)} entries, one per key (column) of weights. "
-                        "np.argmax without an axis numbers the cells of the whole flattened "
-                        f"matrix, 0 to {w.size - 1}: sum the columns first, then take the "
-                        "argmax of those totals.")
-            raise Wrong(f"{what} failed. {exc}{note}") from None
-        token = _as_token(got, tokens, what)
-        if isinstance(token, int):
-            if token == index:
-                raise Wrong(f"{what} returned {token}, the position of the hub key. Return "
-                            f"the token itself, tokens[{token}] = {expected!r}.")
-            shown = (f"{token} (the position of {tokens[token]!r})"
-                     if -len(tokens) <= token < len(tokens) else f"{token}")
-            reason = _hub_mistake(answer, cases)
-            raise Wrong(f"{what} should be the token {expected!r}, but yours gave the number "
-                        f"{shown}: return a token from tokens, not a position. {reason}"
-                        .rstrip())
-        if token == expected:
-            continue
-        if token not in tokens:
-            raise Wrong(f"{what} should be {expected!r}, but yours gave {token!r}, which is "
-                        f"not one of the tokens {tokens}.")
-        reason = _hub_mistake(answer, cases) or (
-            "Add up each column (the weight each key receives from all the queries) and "
-            "return the token of the largest total.")
-        raise Wrong(f"{what} should be {expected!r}, but yours gave {token!r}. {reason}")
+    """The :class:`Cases` of 4.3, its judge holding ``answer`` (which the kit's judges do not
+    get) to try every known mistake on every case."""
+    Cases(hub_cases, functools.partial(_judge_hub_key, answer), failed=_hub_failed)(answer)
 
 
 hub_key = Exercise(
