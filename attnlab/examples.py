@@ -10,11 +10,17 @@ Examples
 (('The', 'cat', 'sat', 'down'), (4, 16), (16, 8))
 >>> query_and_keys_2d().keys.shape
 (3, 2)
+
+The examples are frozen dataclasses: a variant is a new example, the original is unchanged.
+
+>>> from dataclasses import replace
+>>> replace(ex, d_k=4).d_k, ex.d_k
+(4, 8)
 """
 
 from __future__ import annotations
 
-from types import SimpleNamespace
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -24,12 +30,107 @@ COLLAPSE_FACTORS = (1, 10, 100)
 WIDE_D_K = 512  # the head size whose √d_k rescues the collapsed rows
 
 
-def cat_sat_down(seed: int = 7) -> SimpleNamespace:
+@dataclass(frozen=True, eq=False)
+class Embedded:
+    """Tokens, their embeddings and one head's projections (:func:`cat_sat_down`).
+
+    Attributes
+    ----------
+    tokens : tuple of str, length n
+    x : ndarray, shape (n, d_model)
+        The embeddings, one row per token.
+    w_q, w_k, w_v : ndarray, shape (d_model, d_k)
+        The query, key and value projections.
+    d_k : int
+    """
+
+    tokens: tuple
+    x: np.ndarray
+    w_q: np.ndarray
+    w_k: np.ndarray
+    w_v: np.ndarray
+    d_k: int
+
+
+@dataclass(frozen=True, eq=False)
+class WideEmbedded:
+    """:class:`Embedded` with query and key projections wide enough for every head size.
+
+    Attributes
+    ----------
+    tokens : tuple of str, length n
+    x : ndarray, shape (n, d_model)
+    w_q, w_k : ndarray, shape (d_model, max_d_k)
+        Their first ``d_k`` columns are :func:`cat_sat_down`'s projections.
+    d_k : int
+        The running example's head size, 8.
+    """
+
+    tokens: tuple
+    x: np.ndarray
+    w_q: np.ndarray
+    w_k: np.ndarray
+    d_k: int
+
+
+@dataclass(frozen=True, eq=False)
+class SmallQKV:
+    """Queries, keys and values of a few tokens, small integers (:func:`dog_bites_man`).
+
+    Attributes
+    ----------
+    tokens : tuple of str, length n
+    q, k : ndarray, shape (n, d_k)
+    v : ndarray, shape (n, d_v)
+    """
+
+    tokens: tuple
+    q: np.ndarray
+    k: np.ndarray
+    v: np.ndarray
+
+
+@dataclass(frozen=True, eq=False)
+class SmallScores:
+    """Queries and keys of a few tokens with their raw scores (:func:`please_study_man`).
+
+    Attributes
+    ----------
+    tokens : tuple of str, length n
+    q, k : ndarray, shape (n, d_k)
+    scores : ndarray, shape (n, n)
+        ``q @ k.T``, not scaled.
+    """
+
+    tokens: tuple
+    q: np.ndarray
+    k: np.ndarray
+    scores: np.ndarray
+
+
+@dataclass(frozen=True, eq=False)
+class Plane:
+    """One query, keys and values in 2-D, for pictures (:func:`query_and_keys_2d`).
+
+    Attributes
+    ----------
+    query : ndarray, shape (2,)
+    keys, values : ndarray, shape (n, 2)
+    labels : tuple of str, length n
+    """
+
+    query: np.ndarray
+    keys: np.ndarray
+    values: np.ndarray
+    labels: tuple
+
+
+def cat_sat_down(seed: int = 7) -> Embedded:
     """ "The cat sat down": 4 tokens, d_model = 16, d_k = d_v = 8.
 
     Returns
     -------
-    SimpleNamespace
+    Embedded
         ``tokens`` (4 str), ``x`` (4, 16) embeddings, ``w_q``, ``w_k``, ``w_v`` (16, 8)
         projections, ``d_k`` = 8. Entries are drawn with a fixed seed and scaled so
         that Q = X W_Q has entries of order 1.
@@ -38,12 +139,12 @@ def cat_sat_down(seed: int = 7) -> SimpleNamespace:
     d_model, d_k = 16, 8
     x = rng.normal(size=(4, d_model))  # (n, d_model)
     w_q, w_k, w_v = rng.normal(scale=d_model**-0.5, size=(3, d_model, d_k))  # (d_model, d_k)
-    return SimpleNamespace(
+    return Embedded(
         tokens=("The", "cat", "sat", "down"), x=x, w_q=w_q, w_k=w_k, w_v=w_v, d_k=d_k
     )
 
 
-def cat_sat_down_wide(max_d_k: int = 512, seed: int = 8) -> SimpleNamespace:
+def cat_sat_down_wide(max_d_k: int = 512, seed: int = 8) -> WideEmbedded:
     """ "The cat sat down" with room for head sizes up to ``max_d_k`` (lesson 4's d_k slider).
 
     The first 8 columns of ``w_q`` and ``w_k`` are those of :func:`cat_sat_down`; the rest
@@ -59,7 +160,7 @@ def cat_sat_down_wide(max_d_k: int = 512, seed: int = 8) -> SimpleNamespace:
 
     Returns
     -------
-    SimpleNamespace
+    WideEmbedded
         ``tokens`` (4 str), ``x`` (4, 16), ``w_q`` and ``w_k`` (16, max_d_k), ``d_k`` = 8.
 
     Raises
@@ -82,7 +183,7 @@ def cat_sat_down_wide(max_d_k: int = 512, seed: int = 8) -> SimpleNamespace:
     rng = np.random.default_rng(seed)
     # Drawn column by column, so column c is the same whatever max_d_k is.
     extra = rng.normal(scale=d_model**-0.5, size=(max_d_k - ex.d_k, 2, d_model))  # (+, 2, d_model)
-    return SimpleNamespace(
+    return WideEmbedded(
         tokens=ex.tokens,
         x=ex.x,
         w_q=np.concatenate([ex.w_q, extra[:, 0].T], axis=1),  # (d_model, max_d_k)
@@ -91,43 +192,43 @@ def cat_sat_down_wide(max_d_k: int = 512, seed: int = 8) -> SimpleNamespace:
     )
 
 
-def dog_bites_man() -> SimpleNamespace:
+def dog_bites_man() -> SmallQKV:
     """ "dog bites man": queries, keys (d_k = 4) and values (d_v = 4) as small integers.
 
     Returns
     -------
-    SimpleNamespace
+    SmallQKV
         ``tokens`` (3 str), ``q`` (3, 4), ``k`` (3, 4), ``v`` (3, 4).
     """
     q = np.array([[1, 0, 1, 0], [0, 2, 0, 1], [1, 1, 0, 0]], dtype=float)  # (3, 4)
     k = np.array([[1, 0, 1, 1], [0, 1, 0, 2], [2, 0, 0, 0]], dtype=float)  # (3, 4)
     v = np.array([[1, 0, 0, 1], [0, 1, 0, 0], [0, 0, 1, 1]], dtype=float)  # (3, 4)
-    return SimpleNamespace(tokens=("dog", "bites", "man"), q=q, k=k, v=v)
+    return SmallQKV(tokens=("dog", "bites", "man"), q=q, k=k, v=v)
 
 
-def please_study_man() -> SimpleNamespace:
+def please_study_man() -> SmallScores:
     """ "please study man": three tokens whose raw score rows are worked by hand in lesson 3.
 
     Returns
     -------
-    SimpleNamespace
+    SmallScores
         ``tokens`` (3 str), ``q`` (3, 2) and ``k`` (3, 2) small-integer vectors;
         ``scores`` = q @ k.T, shape (3, 3).
     """
     q = np.array([[1, 0], [2, 1], [1, 1]], dtype=float)  # (3, 2)
     k = np.array([[1, 1], [0, 2], [1, -1]], dtype=float)  # (3, 2)
-    return SimpleNamespace(tokens=("please", "study", "man"), q=q, k=k, scores=q @ k.T)
+    return SmallScores(tokens=("please", "study", "man"), q=q, k=k, scores=q @ k.T)
 
 
-def query_and_keys_2d() -> SimpleNamespace:
+def query_and_keys_2d() -> Plane:
     """One 2-D query, three 2-D keys and three 2-D values (for pictures on a plane).
 
     Returns
     -------
-    SimpleNamespace
+    Plane
         ``query`` (2,), ``keys`` (3, 2), ``values`` (3, 2), ``labels`` (3 str).
     """
-    return SimpleNamespace(
+    return Plane(
         query=np.array([1.0, 0.5]),  # (2,)
         keys=np.array([[1.0, 0.0], [0.0, 1.0], [-1.0, 0.2]]),  # (3, 2)
         values=np.array([[2.0, 0.5], [0.5, 2.0], [-1.0, -0.5]]),  # (3, 2)

@@ -28,7 +28,7 @@ Examples
 from __future__ import annotations
 
 import math
-from types import SimpleNamespace
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -65,7 +65,31 @@ _EXAMPLES = {
 }
 
 
-def pattern_example(name: str) -> SimpleNamespace:
+@dataclass(frozen=True, eq=False)
+class PatternExample:
+    """A small self-attention example that shows one pattern (:func:`pattern_example`).
+
+    Attributes
+    ----------
+    name : str
+        One of :data:`PATTERNS`.
+    title : str
+        How lesson 4 names the pattern, e.g. "a hub column".
+    tokens : tuple of str, length n
+    scores : ndarray, shape (n, n)
+        Small integers, row = query, column = key.
+    weights : ndarray, shape (n, n)
+        The row-wise softmax of ``scores``.
+    """
+
+    name: str
+    title: str
+    tokens: tuple
+    scores: np.ndarray
+    weights: np.ndarray
+
+
+def pattern_example(name: str) -> PatternExample:
     """A small self-attention example that shows one pattern clearly.
 
     Parameters
@@ -74,7 +98,7 @@ def pattern_example(name: str) -> SimpleNamespace:
 
     Returns
     -------
-    SimpleNamespace
+    PatternExample
         ``name``, ``title`` (e.g. "a hub column"), ``tokens`` (n str), ``scores``
         (n, n) small integers and ``weights`` (n, n), their row-wise softmax.
 
@@ -95,7 +119,7 @@ def pattern_example(name: str) -> SimpleNamespace:
         raise ValueError(f"name must be one of {PATTERNS}; got {name!r}")
     tokens, scores = _EXAMPLES[name]
     scores = scores.copy()  # (n, n) so callers cannot change the stored example
-    return SimpleNamespace(
+    return PatternExample(
         name=name, title=TITLES[name], tokens=tokens, scores=scores, weights=softmax(scores)
     )
 
