@@ -230,7 +230,7 @@ def anti_diagonal_mass(weights) -> np.ndarray:
     return diagonal_mass(np.flip(weights, axis=-1))
 
 
-@dataclass
+@dataclass(frozen=True)
 class Run:
     """One training run: its settings, loss curve, evaluations and heatmap snapshots."""
 
