@@ -28,6 +28,7 @@ True
 
 from __future__ import annotations
 
+import functools
 import re
 
 import numpy as np
@@ -35,13 +36,17 @@ import numpy as np
 import attnlab
 from attnlab.examples import cat_sat_down, dog_bites_man, query_and_keys_2d
 from attnlab.exercises.core import (
+    Cases,
     Exercise,
     NotAttempted,
     Wrong,
     _short,
+    as_numbers,
     call_watching,
     hidden_difference,
     one_line,
+    recognised,
+    same_values,
     warned,
 )
 from attnlab.mixing import coordinate_bounds, weighted_values
@@ -57,38 +62,16 @@ __all__ = [
 
 
 # ---------------------------------------------------------------- shared helpers
-
-
-
-
-
-
 #: How close a right answer must be: float32 keeps about 7 significant digits, so an answer
 #: computed in float32 passes (the values here are of order 1); every known mistake is off by
-#: far more (the tests check each one is still told apart).
+#: far more (the tests check each one is still told apart). Looser than the kit's defaults, so
+#: every comparison below passes them to :func:`same_values` and :func:`recognised`.
 _RTOL, _ATOL = 2e-5, 2e-6
 
 
-
-
-def _same(got: np.ndarray, wrong) -> bool:
-    """``got`` has the shape and (to rounding) the values of a known wrong answer."""
-    wrong = np.asarray(wrong, dtype=float)
-    return wrong.shape == got.shape and bool(np.allclose(got, wrong, rtol=_RTOL, atol=_ATOL))
-
-
-def _recognised(got: np.ndarray, mistakes) -> str:
-    """The reason of the first known mistake that ``got`` equals, or ''."""
-    return next((reason for wrong, reason in mistakes
-                 if wrong is not None and _same(got, wrong)), "")
-
-
-def _as_numbers(got, what, shape) -> np.ndarray:
-    try:
-        return np.asarray(got, dtype=float)
-    except (TypeError, ValueError):
-        raise Wrong(f"{what} should be an array of numbers of shape {shape}; got "
-                    f"{one_line(got)}.") from None
+def _same(got, wrong) -> bool:
+    """``got`` has the shape and (to float32 rounding) the values of a known wrong answer."""
+    return same_values(got, wrong, _RTOL, _ATOL)
 
 
 def _weights_of(u) -> str:
@@ -320,13 +303,27 @@ def _first_terms_reason(answer, m, n_k, d_v) -> str:
     return f"{said} Loop over every key, j in range(len(w)) = range({n_k})."
 
 
-def _check_one_mix(answer, got, w, values, what, messages) -> None:
+def _mix_what(description) -> str:
+    return f"mix_one(w, values) for {description},"
+
+
+def _mix_failed(exc, case) -> str:
+    description, w, values = case
+    return f"{_mix_what(description)} failed. {exc}{_mix_error_note(exc, w, values)}"
+
+
+def _judge_mix(answer, got, case, messages) -> None:
+    """Judge ``got`` for one of :func:`mix_cases`; ``answer`` is called again only to say which
+    loop bound left terms out (:func:`_loop_bound`)."""
+    description, w, values = case
+    what = _mix_what(description)
     expected = weighted_values(w, values)  # (d_v,)
     n_k, d_v = values.shape
-    got = _as_numbers(got, what, expected.shape)
+    got = as_numbers(got, what, expected.shape)
     said = f"{what} should be {_short(expected)}"
     if got.shape != expected.shape:
-        cause = _recognised(got, _mix_mistakes(w, values)) or _mix_shape_note(got.shape, n_k, d_v)
+        cause = (recognised(got, _mix_mistakes(w, values), _RTOL, _ATOL)
+                 or _mix_shape_note(got.shape, n_k, d_v))
         raise Wrong(f"{said}, shape {expected.shape} (one number per coordinate of a value "
                     f"vector), but yours has shape {got.shape}. {cause}{warned(messages)}"
                     .rstrip())
@@ -335,26 +332,22 @@ def _check_one_mix(answer, got, w, values, what, messages) -> None:
     if np.allclose(got, expected, rtol=_RTOL, atol=_ATOL):
         return
     m = _first_terms(got, w, values)
-    cause = (_recognised(got, _mix_mistakes(w, values))
+    cause = (recognised(got, _mix_mistakes(w, values), _RTOL, _ATOL)
              or (_first_terms_reason(answer, m, n_k, d_v) if m else "")
              or _mix_diagnosis(got, w, values, expected, "w", "w[j]"))
     raise Wrong(f"{said}, but yours gave {_short(got)}.{hidden_difference(got, expected)} "
                 f"{_one_hot_note(w, values, 'w')}{cause}{warned(messages)}")
 
 
-def _check_mix_one(answer) -> None:
-    for description, w, values in mix_cases():
-        what = f"mix_one(w, values) for {description},"
-        try:
-            got, messages = call_watching(answer, w.copy(), values.copy())
-        except Wrong as exc:
-            raise Wrong(f"{what} failed. {exc}{_mix_error_note(exc, w, values)}") from None
-        _check_one_mix(answer, got, w, values, what, messages)
+def _check_mix(answer) -> None:
+    """The :class:`Cases` of 5.1, its judge holding ``answer`` (which the kit's judges do not
+    get) for the diagnosis of a loop that stops early."""
+    Cases(mix_cases, functools.partial(_judge_mix, answer), failed=_mix_failed)(answer)
 
 
 mix_one = Exercise(
     "Exercise 5.1 (mix the values for one query)",
-    _check_mix_one,
+    _check_mix,
     hints=[
         "The output is a weighted average of the value vectors: each value vector (one row of "
         "values) is scaled by its own weight, and the scaled vectors are added up. The result "
@@ -503,13 +496,25 @@ def _inner_sizes(error: str, n_q: int, n_k: int, d_v: int) -> str:
             "be equal.")
 
 
-def _check_one_output(got, weights, values, what, messages) -> None:
+def _output_what(description) -> str:
+    return f"attention_output(weights, values) for {description},"
+
+
+def _output_failed(exc, case) -> str:
+    description, weights, values = case
+    return f"{_output_what(description)} failed. {exc}{_output_error_note(exc, weights, values)}"
+
+
+def _judge_output(got, case, messages) -> None:
+    """Judge ``got`` for one of :func:`output_cases`."""
+    description, weights, values = case
+    what = _output_what(description)
     expected = weighted_values(weights, values)  # (n_q, d_v)
     (n_q, n_k), d_v = weights.shape, values.shape[1]
-    got = _as_numbers(got, what, expected.shape)
+    got = as_numbers(got, what, expected.shape)
     said = f"{what} should have shape {expected.shape}, one row per query"
     if got.shape != expected.shape:
-        cause = (_recognised(got, _output_mistakes(weights, values))
+        cause = (recognised(got, _output_mistakes(weights, values), _RTOL, _ATOL)
                  or _output_shape_note(got.shape, n_q, n_k, d_v))
         raise Wrong(f"{said}, but yours has shape {got.shape}. {cause}{warned(messages)}"
                     .rstrip())
@@ -518,7 +523,7 @@ def _check_one_output(got, weights, values, what, messages) -> None:
         raise Wrong(f"{said}, but yours contains nan or inf: {_short(got)}.{warned(messages)}")
     if np.allclose(got, expected, rtol=_RTOL, atol=_ATOL):
         return
-    cause = _recognised(got, _output_mistakes(weights, values))
+    cause = recognised(got, _output_mistakes(weights, values), _RTOL, _ATOL)
     if not cause:
         i = next(i for i in range(n_q)
                  if not np.allclose(got[i], expected[i], rtol=_RTOL, atol=_ATOL))
@@ -531,20 +536,9 @@ def _check_one_output(got, weights, values, what, messages) -> None:
                 f"{cause}{warned(messages)}")
 
 
-def _check_attention_output(answer) -> None:
-    for description, weights, values in output_cases():
-        what = f"attention_output(weights, values) for {description},"
-        try:
-            got, messages = call_watching(answer, weights.copy(), values.copy())
-        except Wrong as exc:
-            raise Wrong(f"{what} failed. {exc}{_output_error_note(exc, weights, values)}"
-                        ) from None
-        _check_one_output(got, weights, values, what, messages)
-
-
 attention_output = Exercise(
     "Exercise 5.2 (every output at once)",
-    _check_attention_output,
+    Cases(output_cases, _judge_output, failed=_output_failed),
     hints=[
         "Row i of the output is what you computed in exercise 5.1 for query i: its row of "
         "weights mixing the value vectors. Doing every row at once is one matrix product — "
@@ -659,8 +653,8 @@ def _as_box(got, what, values) -> tuple[np.ndarray, np.ndarray]:
                         f"{one_line(got)}.")
     else:
         raise Wrong(f"{what} should be {pair}; got {one_line(got)}.")
-    low = _as_numbers(got[0], f"{what} low", shape)
-    high = _as_numbers(got[1], f"{what} high", shape)
+    low = as_numbers(got[0], f"{what} low", shape)
+    high = as_numbers(got[1], f"{what} high", shape)
     return low, high
 
 
@@ -687,39 +681,40 @@ def _box_diagnosis(low, high, values, expected_low, expected_high) -> str:
     return ""
 
 
-def _check_output_box(answer) -> None:
-    for description, values in box_cases():
-        what = f"output_box(values) for {description},"
-        d_v = values.shape[1]
-        try:
-            got, messages = call_watching(answer, values.copy())
-        except Wrong as exc:
-            raise Wrong(f"{what} failed. {exc}") from None
-        expected_low, expected_high = coordinate_bounds(values)  # (d_v,) each
-        low, high = _as_box(got, what, values)
-        if (_matches(low, expected_low, d_v) and _matches(high, expected_high, d_v)):
-            continue
-        said = (f"{what} low should be {_short(expected_low)} and high "
-                f"{_short(expected_high)}, but yours gave low = {_shown(low)} and high = "
-                f"{_shown(high)}.")
-        if (isinstance(got, np.ndarray) and got.shape == (2, 2) and d_v == 2
-                and _same(got.T, np.stack([expected_low, expected_high]))):
-            raise Wrong(f"{said} Your array holds a (low, high) pair per coordinate, one row "
-                        "each. Return low and high separately: return low, high.")
-        cause = _box_mistake(low, high, values)
-        if not cause and (low.shape != (d_v,) or high.shape != (d_v,)):
-            cause = (f"low and high should each have shape ({d_v},), one number per coordinate "
-                     f"of a value vector; yours have shapes {low.shape} and {high.shape}.")
-        if not cause and not (np.all(np.isfinite(low)) and np.all(np.isfinite(high))):
-            cause = "The bounds are entries of values, always finite numbers."
-        if not cause:
-            cause = _box_diagnosis(low, high, values, expected_low, expected_high)
-        raise Wrong(f"{said} {cause}{warned(messages)}".rstrip())
+def _box_what(description) -> str:
+    return f"output_box(values) for {description},"
+
+
+def _judge_box(got, case, messages) -> None:
+    """Judge ``got`` for one of :func:`box_cases`."""
+    description, values = case
+    what = _box_what(description)
+    d_v = values.shape[1]
+    expected_low, expected_high = coordinate_bounds(values)  # (d_v,) each
+    low, high = _as_box(got, what, values)
+    if (_matches(low, expected_low, d_v) and _matches(high, expected_high, d_v)):
+        return
+    said = (f"{what} low should be {_short(expected_low)} and high "
+            f"{_short(expected_high)}, but yours gave low = {_shown(low)} and high = "
+            f"{_shown(high)}.")
+    if (isinstance(got, np.ndarray) and got.shape == (2, 2) and d_v == 2
+            and _same(got.T, np.stack([expected_low, expected_high]))):
+        raise Wrong(f"{said} Your array holds a (low, high) pair per coordinate, one row "
+                    "each. Return low and high separately: return low, high.")
+    cause = _box_mistake(low, high, values)
+    if not cause and (low.shape != (d_v,) or high.shape != (d_v,)):
+        cause = (f"low and high should each have shape ({d_v},), one number per coordinate "
+                 f"of a value vector; yours have shapes {low.shape} and {high.shape}.")
+    if not cause and not (np.all(np.isfinite(low)) and np.all(np.isfinite(high))):
+        cause = "The bounds are entries of values, always finite numbers."
+    if not cause:
+        cause = _box_diagnosis(low, high, values, expected_low, expected_high)
+    raise Wrong(f"{said} {cause}{warned(messages)}".rstrip())
 
 
 output_box = Exercise(
     "Exercise 5.3 (the box every output lies in)",
-    _check_output_box,
+    Cases(box_cases, _judge_box, failed=lambda exc, case: f"{_box_what(case[0])} failed. {exc}"),
     hints=[
         "Every output is a weighted average of the value vectors, with weights that are "
         "never negative and add up to 1. Can an average be larger than the largest thing it "
