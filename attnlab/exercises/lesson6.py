@@ -44,12 +44,15 @@ import attnlab
 import attnlab.attention
 from attnlab.examples import cat_sat_down, dog_bites_man
 from attnlab.exercises.core import (
+    Cases,
     Exercise,
     Wrong,
     _short,
-    call_watching,
+    as_numbers,
     hidden_difference,
     one_line,
+    quietly,
+    recognised,
     warned,
 )
 
@@ -62,13 +65,6 @@ __all__ = [
     "causal_cases",
     "softmax_cases",
 ]
-
-
-# ---------------------------------------------------------------- shared helpers
-
-
-
-
 
 
 # ---------------------------------------------------------------- 6.1 the shapes
@@ -159,43 +155,45 @@ def _shape_mistake(key, got, expected, sizes) -> str:
     return ""
 
 
-def _check_attention_shapes(answer) -> None:
-    for sizes in shape_cases():
-        batch, n, d_model, d_k, d_v = sizes
-        names = {batch: "batch", n: "n", d_model: "d_model", d_k: "d_k", d_v: "d_v"}
-        what = (f"attention_shapes(batch={batch}, n={n}, d_model={d_model}, d_k={d_k}, "
-                f"d_v={d_v})")
-        try:
-            got, _ = call_watching(answer, *sizes)
-        except Wrong as exc:
-            raise Wrong(f"{what} failed. {exc}") from None
-        expected = _expected_shapes(*sizes)
-        if not isinstance(got, Mapping):
-            raise Wrong(f"{what} should return a dict with the keys {', '.join(SHAPE_KEYS)}, "
-                        f"each giving a shape; yours returned {one_line(got)}.")
-        missing = [key for key in SHAPE_KEYS if key not in got]
-        if missing:
-            lower = [key for key in missing if key.lower() in got and key.lower() != key]
-            case = (f" The keys are case-sensitive: write {', '.join(map(repr, lower))}, not "
-                    f"{', '.join(repr(k.lower()) for k in lower)}." if lower else "")
-            raise Wrong(f"{what} returned a dict without the key(s) "
-                        f"{', '.join(map(repr, missing))}; it needs all of "
-                        f"{', '.join(map(repr, SHAPE_KEYS))}.{case}")
-        for key in SHAPE_KEYS:
-            shape = _as_shape(got[key], key, what)
-            want = expected[key]
-            if shape == want:
-                continue
-            named = _axes(shape, names)
-            said = (f"{what} gave {key!r}: {shape}{f' = {named}' if named else ''}, but it "
-                    f"should be {want} = {_axes(want, names)}.")
-            cause = _shape_mistake(key, shape, want, sizes)
-            raise Wrong(f"{said} {cause}".rstrip())
+def _shapes_what(sizes) -> str:
+    batch, n, d_model, d_k, d_v = sizes
+    return f"attention_shapes(batch={batch}, n={n}, d_model={d_model}, d_k={d_k}, d_v={d_v})"
+
+
+def _judge_shapes(got, sizes, messages) -> None:
+    """Judge the dict of shapes ``got`` for one of :func:`shape_cases` (warnings are not judged)."""
+    batch, n, d_model, d_k, d_v = sizes
+    names = {batch: "batch", n: "n", d_model: "d_model", d_k: "d_k", d_v: "d_v"}
+    what = _shapes_what(sizes)
+    expected = _expected_shapes(*sizes)
+    if not isinstance(got, Mapping):
+        raise Wrong(f"{what} should return a dict with the keys {', '.join(SHAPE_KEYS)}, "
+                    f"each giving a shape; yours returned {one_line(got)}.")
+    missing = [key for key in SHAPE_KEYS if key not in got]
+    if missing:
+        lower = [key for key in missing if key.lower() in got and key.lower() != key]
+        case = (f" The keys are case-sensitive: write {', '.join(map(repr, lower))}, not "
+                f"{', '.join(repr(k.lower()) for k in lower)}." if lower else "")
+        raise Wrong(f"{what} returned a dict without the key(s) "
+                    f"{', '.join(map(repr, missing))}; it needs all of "
+                    f"{', '.join(map(repr, SHAPE_KEYS))}.{case}")
+    for key in SHAPE_KEYS:
+        shape = _as_shape(got[key], key, what)
+        want = expected[key]
+        if shape == want:
+            continue
+        named = _axes(shape, names)
+        said = (f"{what} gave {key!r}: {shape}{f' = {named}' if named else ''}, but it "
+                f"should be {want} = {_axes(want, names)}.")
+        cause = _shape_mistake(key, shape, want, sizes)
+        raise Wrong(f"{said} {cause}".rstrip())
 
 
 attention_shapes = Exercise(
     "Exercise 6.1 (the shapes of batched attention)",
-    _check_attention_shapes,
+    # shape_cases is looked up at each check, so a test can try other sizes in its place.
+    Cases(lambda: shape_cases(), _judge_shapes, inputs=tuple,
+          failed=lambda exc, sizes: f"{_shapes_what(sizes)} failed. {exc}"),
     hints=[
         "Follow the formula one product at a time, and write down each shape. In a matrix "
         "product the size the two factors share is added over and disappears; the batch axis "
@@ -237,64 +235,64 @@ def _causal_mistakes(n) -> list[tuple[np.ndarray, str]]:
     ]
 
 
-def _check_causal(answer) -> None:
+def _causal_what(n) -> str:
     tokens = cat_sat_down().tokens
-    for n in causal_cases():
-        what = f"causal({n})" + (f' (for "{" ".join(tokens)}")' if n == len(tokens) else "")
-        try:
-            got, messages = call_watching(answer, n)  # forbidden= catches causal_mask
-        except Wrong as exc:
-            raise Wrong(f"{what} failed. {exc}") from None
-        expected = attnlab.causal_mask(n)  # (n, n) bool
-        try:
-            mask = np.asarray(got)
-        except ValueError:
-            mask = np.asarray(None)
-        if mask.dtype.kind not in "biuf":
-            raise Wrong(f"{what} should be a boolean array of shape ({n}, {n}); got "
-                        f"{one_line(got)}.")
-        if mask.shape != (n, n):
-            raise Wrong(f"{what} should have shape ({n}, {n}), one row per query and one "
-                        f"column per key, but yours has shape {mask.shape}: {one_line(got)}.")
-        said = f"{what} should be {_short(expected)}, but yours gave {_short(mask)}."
-        note = ""
-        if mask.dtype.kind != "b":
-            if np.all(np.isin(mask, (0.0, -np.inf))) and np.any(mask == -np.inf):
-                note = ("That is an additive mask, 0 where allowed and -inf where not, the "
-                        "kind you add to the scores. Here the mask is boolean: True where "
-                        "query i may look at key j.")
-                mask = mask == 0
-            elif np.all(np.isin(mask, (0, 1))):
-                kind = "integers" if mask.dtype.kind in "iu" else "floats"
-                note = (f"Yours holds 0/1 {kind}, not booleans; use dtype=bool (or compare, "
-                        "j <= i, which gives booleans). attnlab's attention refuses a 0/1 "
-                        "mask, because a 1 could be meant as 'masked' as easily as 'allowed'.")
-                mask = mask == 1
-            else:
-                raise Wrong(f"{said} A mask holds booleans, True where query i may look at "
-                            "key j: use dtype=bool.")
-            if np.array_equal(mask, expected):
-                raise Wrong(f"{said} The pattern is right. {note}")
-        if np.array_equal(mask, expected):
-            cause = ""
+    return f"causal({n})" + (f' (for "{" ".join(tokens)}")' if n == len(tokens) else "")
+
+
+def _judge_causal(got, n, messages) -> None:
+    """Judge the mask ``got`` for one of :func:`causal_cases`."""
+    what = _causal_what(n)
+    expected = attnlab.causal_mask(n)  # (n, n) bool
+    try:
+        mask = np.asarray(got)
+    except ValueError:
+        mask = np.asarray(None)
+    if mask.dtype.kind not in "biuf":
+        raise Wrong(f"{what} should be a boolean array of shape ({n}, {n}); got "
+                    f"{one_line(got)}.")
+    if mask.shape != (n, n):
+        raise Wrong(f"{what} should have shape ({n}, {n}), one row per query and one "
+                    f"column per key, but yours has shape {mask.shape}: {one_line(got)}.")
+    said = f"{what} should be {_short(expected)}, but yours gave {_short(mask)}."
+    note = ""
+    if mask.dtype.kind != "b":
+        if np.all(np.isin(mask, (0.0, -np.inf))) and np.any(mask == -np.inf):
+            note = ("That is an additive mask, 0 where allowed and -inf where not, the "
+                    "kind you add to the scores. Here the mask is boolean: True where "
+                    "query i may look at key j.")
+            mask = mask == 0
+        elif np.all(np.isin(mask, (0, 1))):
+            kind = "integers" if mask.dtype.kind in "iu" else "floats"
+            note = (f"Yours holds 0/1 {kind}, not booleans; use dtype=bool (or compare, "
+                    "j <= i, which gives booleans). attnlab's attention refuses a 0/1 "
+                    "mask, because a 1 could be meant as 'masked' as easily as 'allowed'.")
+            mask = mask == 1
         else:
-            cause = next((text for wrong, text in _causal_mistakes(n)
-                          if np.array_equal(mask, wrong)), "")
-        if not cause and not np.array_equal(mask, expected):
-            i, j = (int(x) for x in np.argwhere(mask != expected)[0])
-            cause = (f"Entry [{i}, {j}] (query {i}, key {j}) should be {bool(expected[i, j])}, "
-                     f"since key {j} is {'not after' if j <= i else 'after'} query {i}: "
-                     "True exactly where j ≤ i.")
-        if cause:
-            raise Wrong(f"{said} {f'{note} ' if note else ''}{cause}")
-        if messages:
-            raise Wrong(f"{what} gives the right mask, but numpy warned: "
-                        f"{'; '.join(messages)}. Your function must not warn.")
+            raise Wrong(f"{said} A mask holds booleans, True where query i may look at "
+                        "key j: use dtype=bool.")
+        if np.array_equal(mask, expected):
+            raise Wrong(f"{said} The pattern is right. {note}")
+    if np.array_equal(mask, expected):
+        cause = ""
+    else:
+        cause = recognised(mask, _causal_mistakes(n), rtol=0, atol=0)
+    if not cause and not np.array_equal(mask, expected):
+        i, j = (int(x) for x in np.argwhere(mask != expected)[0])
+        cause = (f"Entry [{i}, {j}] (query {i}, key {j}) should be {bool(expected[i, j])}, "
+                 f"since key {j} is {'not after' if j <= i else 'after'} query {i}: "
+                 "True exactly where j ≤ i.")
+    if cause:
+        raise Wrong(f"{said} {f'{note} ' if note else ''}{cause}")
+    if messages:
+        raise Wrong(f"{what} gives the right mask, but numpy warned: "
+                    f"{'; '.join(messages)}. Your function must not warn.")
 
 
 causal_mask_from_scratch = Exercise(
     "Exercise 6.2 (a causal mask from scratch)",
-    _check_causal,
+    Cases(causal_cases, _judge_causal, inputs=lambda n: (n,),
+          failed=lambda exc, n: f"{_causal_what(n)} failed. {exc}"),
     hints=[
         "Row i is query i and column j is key j. Which keys may a token look at when it "
         "cannot see the future? Draw the 4 × 4 grid for the running example and shade them "
@@ -352,19 +350,14 @@ def softmax_cases() -> list[tuple[str, np.ndarray, np.ndarray]]:
     ]
 
 
-def _quietly(formula, *args):
-    with np.errstate(all="ignore"):
-        return formula(*args)
-
-
 def _softmax_mistakes(scores, mask) -> list[tuple[np.ndarray, str]]:
     """(what a known mistake returns, what to say about it)."""
     s = scores.astype(float)
     fully = ~mask.any(axis=1)  # (n_q,) rows with no allowed key
-    after = _quietly(lambda: attnlab.softmax(s, axis=1) * mask)
-    zero_fill = _quietly(lambda: attnlab.softmax(np.where(mask, s, 0.0), axis=1))
-    inverted = _quietly(lambda: _masked_reference(s, ~mask))
-    finite_fill = _quietly(lambda: attnlab.softmax(np.where(mask, s, -1e9), axis=1))
+    after = quietly(lambda: attnlab.softmax(s, axis=1) * mask)
+    zero_fill = quietly(lambda: attnlab.softmax(np.where(mask, s, 0.0), axis=1))
+    inverted = quietly(lambda: _masked_reference(s, ~mask))
+    finite_fill = quietly(lambda: attnlab.softmax(np.where(mask, s, -1e9), axis=1))
     return [
         (_renormalised(s, mask), _renormalised_reason(s, mask)),
         (after, "You masked after the softmax without renormalising: the weights left in a "
@@ -426,15 +419,18 @@ def _overflow_advice(allowed) -> str:
             "of the row is then exactly 1.")
 
 
-def _check_one_softmax(got, scores, mask, what, messages) -> None:
+def _softmax_what(description) -> str:
+    return f"masked_softmax(scores, mask) for {description},"
+
+
+def _judge_softmax(got, case, messages) -> None:
+    """Judge the weights ``got`` for one of :func:`softmax_cases`."""
+    description, scores, mask = case
+    what = _softmax_what(description)
     expected = _masked_reference(scores, mask)  # (n_q, n_k) float64
     n_q, n_k = scores.shape
     tol = {"rtol": 1e-4, "atol": 1e-6} if scores.dtype == np.float32 else _TOL
-    try:
-        weights = np.asarray(got, dtype=float)
-    except (TypeError, ValueError):
-        raise Wrong(f"{what} should be an array of numbers of shape {scores.shape}; got "
-                    f"{one_line(got)}.") from None
+    weights = as_numbers(got, what, scores.shape)
     if weights.shape != expected.shape:
         raise Wrong(f"{what} should have the shape of the scores, {expected.shape}, one weight "
                     f"per (query, key) pair, but yours has shape {weights.shape}.")
@@ -462,9 +458,7 @@ def _check_one_softmax(got, scores, mask, what, messages) -> None:
                         "row warns even if you replace it afterwards. Shift a fully masked row "
                         "by 0 and divide it by 1 instead.")
         return
-    cause = next((text for wrong, text in _softmax_mistakes(scores, mask)
-                  if wrong is not None and wrong.shape == weights.shape
-                  and np.allclose(weights, wrong, **tol)), "")
+    cause = recognised(weights, _softmax_mistakes(scores, mask), **tol)
     leaked = ~mask & (np.abs(weights) > tol["atol"])
     sums = weights.sum(axis=1)
     if not cause and leaked.any():
@@ -498,16 +492,6 @@ def _check_one_softmax(got, scores, mask, what, messages) -> None:
     raise Wrong(f"{said}{hidden_difference(weights, expected)} {cause}{warned(messages)}")
 
 
-def _check_masked_softmax(answer) -> None:
-    for description, scores, mask in softmax_cases():
-        what = f"masked_softmax(scores, mask) for {description},"
-        try:
-            got, messages = call_watching(answer, scores.copy(), mask.copy())
-        except Wrong as exc:
-            raise Wrong(f"{what} failed. {exc}") from None
-        _check_one_softmax(got, scores, mask, what, messages)
-
-
 #: Every library function that computes a softmax (masked or not, whole or tiled): 6.3 is to
 #: write the masked one.
 SOFTMAX_LIBRARY = ("attnlab.softmax", "attnlab.log_softmax", "attnlab.softmax_family",
@@ -517,7 +501,8 @@ SOFTMAX_LIBRARY = ("attnlab.softmax", "attnlab.log_softmax", "attnlab.softmax_fa
 
 masked_softmax = Exercise(
     "Exercise 6.3 (softmax with a mask)",
-    _check_masked_softmax,
+    Cases(softmax_cases, _judge_softmax,
+          failed=lambda exc, case: f"{_softmax_what(case[0])} failed. {exc}"),
     hints=[
         "A masked key must end up with weight exactly 0, and the allowed keys of a row must "
         "still share all of the weight. Which score gives a weight of exactly 0 after exp? "
