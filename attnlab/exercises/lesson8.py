@@ -51,16 +51,26 @@ True
 
 from __future__ import annotations
 
+import functools
 import math
 import numbers
 import tracemalloc
-from types import SimpleNamespace
+from dataclasses import dataclass
 
 import numpy as np
 
 import attnlab
 from attnlab.examples import cat_sat_down, dog_bites_man
-from attnlab.exercises.core import Exercise, Wrong, _short, call_watching, one_line, warned
+from attnlab.exercises.core import (
+    Cases,
+    Exercise,
+    Wrong,
+    _short,
+    call_watching,
+    one_line,
+    quietly,
+    warned,
+)
 from attnlab.online import _fold, online_softmax_update
 
 __all__ = [
@@ -134,40 +144,42 @@ def _memory_mistakes(n, heads, batch, dtype) -> list[tuple[float, str]]:
     ]
 
 
-def _check_memory(answer) -> None:
-    for n, heads, batch, dtype in memory_cases():
-        what = f"scores_bytes(n={n}, heads={heads}, batch={batch}, dtype={dtype!r})"
-        try:
-            got, messages = call_watching(answer, n, heads, batch, dtype)
-        except Wrong as exc:
-            raise Wrong(f"{what} failed. {exc}") from None
-        right = _expected_bytes(n, heads, batch, dtype)
-        if isinstance(got, np.ndarray) and got.ndim == 0:
-            got = got[()]
-        if isinstance(got, bool | np.bool_) or not isinstance(got, numbers.Real):
-            raise Wrong(f"{what} should be a number of bytes, {right}; got {one_line(got)}.")
-        said = f"{what} should be {right:,} bytes, but yours gave {_number(got)}."
-        if got == right:
-            if messages:
-                raise Wrong(f"{what} is right, but numpy warned: {'; '.join(messages)}.")
-            continue
-        cause = next(
-            (
-                text
-                for wrong, text in _memory_mistakes(n, heads, batch, dtype)
-                if wrong is not None and math.isclose(got, wrong, rel_tol=1e-9)
-            ),
-            "",
+def _memory_what(case) -> str:
+    n, heads, batch, dtype = case
+    return f"scores_bytes(n={n}, heads={heads}, batch={batch}, dtype={dtype!r})"
+
+
+def _judge_memory(got, case, messages) -> None:
+    """Judge the byte count ``got`` for one of :func:`memory_cases`."""
+    n, heads, batch, dtype = case
+    what = _memory_what(case)
+    right = _expected_bytes(n, heads, batch, dtype)
+    if isinstance(got, np.ndarray) and got.ndim == 0:
+        got = got[()]
+    if isinstance(got, bool | np.bool_) or not isinstance(got, numbers.Real):
+        raise Wrong(f"{what} should be a number of bytes, {right}; got {one_line(got)}.")
+    said = f"{what} should be {right:,} bytes, but yours gave {_number(got)}."
+    if got == right:
+        if messages:
+            raise Wrong(f"{what} is right, but numpy warned: {'; '.join(messages)}.")
+        return
+    cause = next(
+        (
+            text
+            for wrong, text in _memory_mistakes(n, heads, batch, dtype)
+            if wrong is not None and math.isclose(got, wrong, rel_tol=1e-9)
+        ),
+        "",
+    )
+    if not cause and math.isclose(got, right, rel_tol=1e-3):
+        cause = (
+            "That is close but not exact: the count is a whole number, so compute it "
+            "with integers (no rounding, no powers of 1024)."
         )
-        if not cause and math.isclose(got, right, rel_tol=1e-3):
-            cause = (
-                "That is close but not exact: the count is a whole number, so compute it "
-                "with integers (no rounding, no powers of 1024)."
-            )
-        raise Wrong(
-            f"{said} {cause or 'Count the matrices, the entries of each, and the '}"
-            f"{'' if cause else 'bytes of one entry, and multiply.'}"
-        )
+    raise Wrong(
+        f"{said} {cause or 'Count the matrices, the entries of each, and the '}"
+        f"{'' if cause else 'bytes of one entry, and multiply.'}"
+    )
 
 
 def _number(value) -> str:
@@ -177,7 +189,8 @@ def _number(value) -> str:
 
 scores_memory = Exercise(
     "Exercise 8.1 (memory of the scores)",
-    _check_memory,
+    Cases(memory_cases, _judge_memory, inputs=tuple,
+          failed=lambda exc, case: f"{_memory_what(case)} failed. {exc}"),
     hints=[
         "How many score matrices are there (one per sequence in the batch and per head), how "
         "many entries does each hold, and how many bytes is one entry?",
@@ -238,7 +251,7 @@ def _close(g, e) -> np.ndarray:
         return np.isclose(g, e, rtol=_RTOL, atol=_tolerance(e), equal_nan=True)
 
 
-def _same(got, expected) -> bool:
+def _same_results(got, expected) -> bool:
     """Close, with ``-inf`` matching ``-inf`` and NaN matching NaN (the references have none)."""
     return all(
         np.shape(g) == np.shape(e) and bool(np.all(_close(g, e)))
@@ -257,49 +270,99 @@ def _looks_equal(shown_got: str, shown_expected: str, got, expected) -> str:
             "rounding (even in float32) explains.")
 
 
-def _quietly(function, *args):
-    with np.errstate(all="ignore"):
-        return function(*args)
+@dataclass(frozen=True, eq=False)
+class StreamCase:
+    """Score rows streamed block by block through a running state (8.2, 8.3).
 
-
-def _drive(answer, case, names, step, mistakes) -> None:
-    """Feed ``answer`` the correct running state block by block; explain the first miss.
-
-    ``case.start`` is the state before the first block, ``case.blocks`` the per-step inputs,
-    ``step(*state, *inputs)`` the reference, ``mistakes(*state, *inputs)`` pairs of (what a
-    known mistake returns, what to say).
+    Attributes
+    ----------
+    description : str
+        How the feedback names the case.
+    inputs : tuple of str
+        The names of each step's inputs after the state, e.g. ``("scores", "v_block")``.
+    start : tuple of ndarray
+        The running state before the first block (``m = -inf``, ``l = 0``, ``acc = 0``).
+    blocks : list of tuple of ndarray
+        Each step's inputs, in order.
+    q, k, v : ndarray or None
+        The attention whose scores and values are streamed (8.3 only).
     """
-    state = case.start
-    for t, inputs in enumerate(case.blocks):
-        args = (*state, *inputs)
-        shown = ", ".join(f"{n} = {_short(np.round(a, 4))}" for n, a in
-                          zip((*names, *case.inputs), args, strict=True))  # fmt: skip
-        what = f"For {case.description}, step {t + 1} of {len(case.blocks)} ({shown}):"
-        try:
-            got, messages = call_watching(answer, *(a.copy() for a in args))
-        except Wrong as exc:
-            raise Wrong(f"{what} {exc}") from None
-        expected = step(*args)
-        got = _as_results(got, names, [e.shape for e in expected], what)
-        said = (
-            f"{what} the answer is {_pairs(names, expected)}, but yours gave {_pairs(names, got)}."
-        )
-        if _same(got, expected):
-            if messages:
-                raise Wrong(
-                    f"{what} your values are right, but numpy warned: "
-                    f"{'; '.join(messages)}. Your function must not warn: compute a "
-                    "shift that is 0 where the max is still -inf, instead of cleaning "
-                    "up a nan afterwards."
-                )
+
+    description: str
+    inputs: tuple
+    start: tuple
+    blocks: list
+    q: np.ndarray | None = None
+    k: np.ndarray | None = None
+    v: np.ndarray | None = None
+
+
+@dataclass(frozen=True, eq=False)
+class _Step:
+    """One block of a :class:`StreamCase`, with the correct running state that goes in and the
+    reference's state that should come out."""
+
+    case: StreamCase
+    number: int  #: 1 for the first block
+    names: tuple  #: the names of the running state, e.g. ``("m", "l")``
+    state: tuple
+    block: tuple
+    expected: tuple
+
+    @property
+    def arguments(self) -> tuple:
+        return (*self.state, *self.block)
+
+    @property
+    def what(self) -> str:
+        """``"For <case>, step 2 of 3 (m = ..., l = ..., block = ...):"``."""
+        named = zip((*self.names, *self.case.inputs), self.arguments, strict=True)
+        shown = ", ".join(f"{n} = {_short(np.round(a, 4))}" for n, a in named)
+        return (f"For {self.case.description}, step {self.number} of {len(self.case.blocks)} "
+                f"({shown}):")
+
+
+def _steps(cases, names, step):
+    """Every block of every case in turn, each with the correct running state: ``step`` (the
+    reference) folds each block into the state the next one gets, whatever the answer gave."""
+    for case in cases:
+        state = case.start
+        for t, block in enumerate(case.blocks):
+            expected = step(*state, *block)
+            yield _Step(case, t + 1, names, state, block, expected)
             state = expected
-            continue
-        cause = next((text for wrong, text in mistakes(*args) if _same(got, wrong)), "")
-        if not cause and not all(np.all(np.isfinite(g) | np.isneginf(g)) for g in got):
-            cause = _not_finite(args, expected, got, names)
-        cause = cause or _first_difference(got, expected, names)
-        hidden = _looks_equal(_pairs(names, got), _pairs(names, expected), got, expected)
-        raise Wrong(f"{said}{hidden} {cause}{warned(messages)}")
+
+
+def _streamed(cases, names, step, mistakes) -> Cases:
+    """The check of 8.2 or 8.3: the answer gets the correct running state at every step, so a
+    mistake is reported at the first block where it shows; ``mistakes(*state, *inputs)`` gives
+    pairs of (what a known mistake returns, what to say)."""
+    return Cases(lambda: _steps(cases(), names, step), functools.partial(_judge_step, mistakes),
+                 inputs=lambda s: s.arguments, failed=lambda exc, s: f"{s.what} {exc}")
+
+
+def _judge_step(mistakes, got, step, messages) -> None:
+    """Judge the state ``got`` that the answer returned for one :class:`_Step`."""
+    what, names, args, expected = step.what, step.names, step.arguments, step.expected
+    got = _as_results(got, names, [e.shape for e in expected], what)
+    said = (
+        f"{what} the answer is {_pairs(names, expected)}, but yours gave {_pairs(names, got)}."
+    )
+    if _same_results(got, expected):
+        if messages:
+            raise Wrong(
+                f"{what} your values are right, but numpy warned: "
+                f"{'; '.join(messages)}. Your function must not warn: compute a "
+                "shift that is 0 where the max is still -inf, instead of cleaning "
+                "up a nan afterwards."
+            )
+        return
+    cause = next((text for wrong, text in mistakes(*args) if _same_results(got, wrong)), "")
+    if not cause and not all(np.all(np.isfinite(g) | np.isneginf(g)) for g in got):
+        cause = _not_finite(args, expected, got, names)
+    cause = cause or _first_difference(got, expected, names)
+    hidden = _looks_equal(_pairs(names, got), _pairs(names, expected), got, expected)
+    raise Wrong(f"{said}{hidden} {cause}{warned(messages)}")
 
 
 def _pairs(names, values) -> str:
@@ -358,11 +421,7 @@ def _split(array, size) -> list[np.ndarray]:
 
 
 # ---------------------------------------------------------------- 8.2 the online update
-def _case(description, inputs, start, blocks) -> SimpleNamespace:
-    return SimpleNamespace(description=description, inputs=inputs, start=start, blocks=blocks)
-
-
-def online_cases() -> list[SimpleNamespace]:
+def online_cases() -> list[StreamCase]:
     """Score rows, cut into blocks, with m = -inf and l = 0 before the first block.
 
     The scaled scores of "The cat sat down" (4, 4) in blocks of 3 (3 does not divide 4);
@@ -391,13 +450,13 @@ def online_cases() -> list[SimpleNamespace]:
     ]:
         n = len(scores)
         start = (np.full(n, -np.inf), np.zeros(n))  # (n_rows,) each
-        cases.append(_case(text, ("block",), start, [(b,) for b in _split(scores, size)]))
+        cases.append(StreamCase(text, ("block",), start, [(b,) for b in _split(scores, size)]))
     return cases
 
 
 def _online_mistakes(m, l, block) -> list[tuple[tuple, str]]:
     m_new, shift = _running(m, block)
-    terms = _quietly(lambda: np.exp(block - shift[:, None]).sum(axis=1))
+    terms = quietly(lambda: np.exp(block - shift[:, None]).sum(axis=1))
     block_max = block.max(axis=1)
     own = np.where(np.isfinite(block_max), block_max, 0.0)
     old = np.where(np.isfinite(m), m, 0.0)  # the old max, 0 while it is still -inf
@@ -409,37 +468,37 @@ def _online_mistakes(m, l, block) -> list[tuple[tuple, str]]:
             "block's terms are added.",
         ),
         (
-            _quietly(lambda: (m_new, l * np.exp(shift - m) + terms)),
+            quietly(lambda: (m_new, l * np.exp(shift - m) + terms)),
             "The rescale factor is "
             "upside down: the old sum shrinks when the max grows, so multiply by "
             "exp(m_old - m_new), which is ≤ 1.",
         ),
         (
-            _quietly(
+            quietly(
                 lambda: (block_max, l * np.exp(m - own) + np.exp(block - own[:, None]).sum(axis=1))
             ),
             "Your m is the max of this block only; it must be the max of everything "
             "seen so far, np.maximum(m, block.max(axis=1)).",
         ),
         (
-            _quietly(lambda: (m_new, l + np.exp(block - m[:, None]).sum(axis=1))),
+            quietly(lambda: (m_new, l + np.exp(block - m[:, None]).sum(axis=1))),
             _OLD_MAX,
         ),
         (
-            _quietly(lambda: (m_new, l * np.exp(m - shift) + np.exp(block - m[:, None]).sum(
+            quietly(lambda: (m_new, l * np.exp(m - shift) + np.exp(block - m[:, None]).sum(
                 axis=1))),
             _OLD_MAX,
         ),
         (
-            _quietly(lambda: (m_new, l + np.exp(block - old[:, None]).sum(axis=1))),
+            quietly(lambda: (m_new, l + np.exp(block - old[:, None]).sum(axis=1))),
             _OLD_MAX if np.isfinite(m).all() else _UNSHIFTED + _OLD_MAX_FIRST,
         ),
         (
-            _quietly(lambda: (m_new, l * np.exp(m - shift) + np.exp(block).sum(axis=1))),
+            quietly(lambda: (m_new, l * np.exp(m - shift) + np.exp(block).sum(axis=1))),
             _UNSHIFTED + (_OLD_MAX_FIRST if np.isneginf(m).all() else ""),
         ),
         (
-            _quietly(lambda: (m_new, l + np.exp(block).sum(axis=1))),
+            quietly(lambda: (m_new, l + np.exp(block).sum(axis=1))),
             _UNSHIFTED + (_OLD_MAX_FIRST if np.isneginf(m).all() else ""),
         ),
     ]
@@ -465,14 +524,9 @@ _OLD_MAX_FIRST = (
 )
 
 
-def _check_online(answer) -> None:
-    for case in online_cases():
-        _drive(answer, case, ("m", "l"), online_softmax_update, _online_mistakes)
-
-
 online_update = Exercise(
     "Exercise 8.2 (the online softmax update)",
-    _check_online,
+    _streamed(online_cases, ("m", "l"), online_softmax_update, _online_mistakes),
     hints=[
         "The new running max is the larger of the old one and the block's own max. The old "
         "sum l was measured against the old max: what factor turns exp(x - m_old) into "
@@ -489,7 +543,7 @@ online_update = Exercise(
 
 
 # ---------------------------------------------------------------- 8.3 one tile of attention
-def attention_cases() -> list[SimpleNamespace]:
+def attention_cases() -> list[StreamCase]:
     """Queries' scores against key blocks, with the matching value blocks.
 
     "The cat sat down" (keys in blocks of 3), "dog bites man" (one key at a time) and seeded
@@ -523,9 +577,7 @@ def attention_cases() -> list[SimpleNamespace]:
         blocks = list(zip(_split(scores, size), [v[j : j + size] for j in range(0, len(v),
                                                                                  size)],
                           strict=True))  # fmt: skip
-        case = _case(text, ("scores", "v_block"), start, blocks)
-        case.q, case.k, case.v = q, k, v
-        cases.append(case)
+        cases.append(StreamCase(text, ("scores", "v_block"), start, blocks, q, k, v))
     return cases
 
 
@@ -539,7 +591,7 @@ def _attention_mistakes(m, l, acc, scores, v_block) -> list[tuple[tuple, str]]:
     _, shift = _running(m, scores)
     e = np.exp(scores - shift[:, np.newaxis])  # (n_q, b)
     weights = attnlab.softmax(scores)  # (n_q, b) normalised within the tile only
-    rescale = _quietly(lambda: np.exp(m - shift))[:, None]
+    rescale = quietly(lambda: np.exp(m - shift))[:, None]
     return [
         (
             (m_new, l_new, acc + e @ v_block),
@@ -557,10 +609,10 @@ def _attention_mistakes(m, l, acc, scores, v_block) -> list[tuple[tuple, str]]:
             "Neither l nor acc was rescaled: when "
             "the max grows, everything summed so far must be multiplied by exp(m_old - m_new).",
         ),
-        ((m_new, l_new, _quietly(lambda: acc_new / l_new[:, None])), _NORMALISED),
+        ((m_new, l_new, quietly(lambda: acc_new / l_new[:, None])), _NORMALISED),
         ((m_new, l_new, acc * rescale + weights @ v_block), _NORMALISED),
         (
-            _quietly(
+            quietly(
                 lambda: (
                     m_new,
                     l * rescale[:, 0] + np.exp(scores).sum(axis=1),
@@ -570,7 +622,7 @@ def _attention_mistakes(m, l, acc, scores, v_block) -> list[tuple[tuple, str]]:
             _NO_SHIFT,
         ),
         (
-            _quietly(
+            quietly(
                 lambda: (m_new, l + np.exp(scores).sum(axis=1), acc + np.exp(scores) @ v_block)
             ),
             _NO_SHIFT,
@@ -591,14 +643,9 @@ _NO_SHIFT = (
 )
 
 
-def _check_attention(answer) -> None:
-    for case in attention_cases():
-        _drive(answer, case, ("m", "l", "acc"), _attention_reference, _attention_mistakes)
-
-
 attention_step = Exercise(
     "Exercise 8.3 (one tile of attention)",
-    _check_attention,
+    _streamed(attention_cases, ("m", "l", "acc"), _attention_reference, _attention_mistakes),
     hints=[
         "This is your online update with one more running quantity: acc, the sum of "
         "exp(s - m) · v over the keys seen so far. Whatever was measured against the old max "
@@ -621,7 +668,21 @@ _LIBRARY_ATTENTION = ("attnlab.tiled_attention", "attnlab.tiling.tiled_attention
                       "attnlab.attention.scaled_dot_product_attention")
 
 
-def loop_cases() -> list[SimpleNamespace]:
+@dataclass(frozen=True, eq=False)
+class LoopCase:
+    """One call of 8.4's ``tiled_loop(q, k, v, block, causal)``, with how the feedback names it
+    and the number of tiles a loop that skips the tiles wholly above the diagonal computes."""
+
+    description: str
+    q: np.ndarray
+    k: np.ndarray
+    v: np.ndarray
+    block: int
+    causal: bool
+    tiles: int
+
+
+def loop_cases() -> list[LoopCase]:
     """(q, k, v, block, causal) the checker tries, with the number of tiles a causal loop
     that skips every tile wholly above the diagonal computes.
 
@@ -644,9 +705,8 @@ def loop_cases() -> list[SimpleNamespace]:
         ("the same 10 tokens, block 1, causal=True", *big, 1, True),
         ("1000 random tokens (d_k = d_v = 8), block 64, causal=True", *long, 64, True),
     ]  # fmt: skip
-    return [SimpleNamespace(description=d, q=q, k=k, v=v, block=b, causal=c,
-                            tiles=expected_tiles(len(q), b, c))
-            for d, q, k, v, b, c in cases]  # fmt: skip
+    return [LoopCase(d, q, k, v, b, c, expected_tiles(len(q), b, c))
+            for d, q, k, v, b, c in cases]
 
 
 def expected_tiles(n, block, causal) -> int:
@@ -772,59 +832,71 @@ def _as_loop_result(got, what, shape) -> tuple[np.ndarray, object]:
     return out, tiles
 
 
+def _loop_what(case) -> str:
+    return (f"tiled_loop(q, k, v, block={case.block}, causal={case.causal}) for "
+            f"{case.description}")
+
+
 def _check_loop(answer) -> None:
+    """The one check with its own loop: :class:`Cases` calls the answer without measuring the
+    memory it allocates, which 8.4 judges (:func:`_peak_of`)."""
     for case in loop_cases():
-        n, d_v = len(case.q), case.v.shape[1]
-        what = (f"tiled_loop(q, k, v, block={case.block}, causal={case.causal}) for "
-                f"{case.description}")
         try:
             got, messages, peak = _peak_of(answer, case.q.copy(), case.k.copy(), case.v.copy(),
                                            case.block, case.causal)
         except Wrong as exc:
-            raise Wrong(f"{what} failed. {exc}") from None
-        out, tiles = _as_loop_result(got, what, (n, d_v))
-        expected = _plain(case.q, case.k, case.v, case.causal)  # (n, d_v)
-        if not np.all(_close(out, expected)):
-            said = f"{what}: the output should be {_short(expected)}, but yours gave {_short(out)}."
-            hidden = _looks_equal(_short(out), _short(expected), [out], [expected])
-            cause = next((text for wrong, text in _loop_mistakes(case)
-                          if np.all(_close(out, wrong))), "")
-            if not cause:
-                bad = ~np.all(_close(out, expected), axis=1)
-                row = int(np.flatnonzero(bad)[0])
-                cause = (f"Row {row} (query {row}) should be {_digits(expected[row])}, not "
-                         f"{_digits(out[row])}." + ("" if np.all(np.isfinite(out)) else
-                                                    " Yours holds nan or inf."))
-            raise Wrong(f"{said}{hidden} {cause}{warned(messages)}")
-        if messages:
-            raise Wrong(f"{what}: the output is right, but numpy warned: "
-                        f"{'; '.join(messages)}. Your function must not warn.")
-        whole = n * n * 8  # bytes of the float64 (n, n) score matrix
-        if n >= 256 and peak > whole / 4:  # shorter cases: the fixed costs of a call dominate
-            raise Wrong(f"{what}: the output is right, but your function allocated "
-                        f"{peak:,} bytes at its peak, while the whole {n} × {n} score matrix "
-                        f"in float64 is {whole:,} bytes. Tiled attention holds one "
-                        f"({case.block}, {case.block}) tile of scores at a time: compute the "
-                        "scores inside the loop over key blocks, never q @ k.T for every key.")
-        if isinstance(tiles, bool | np.bool_) or not isinstance(tiles, numbers.Integral):
-            raise Wrong(f"{what}: the output is right; tiles should be the whole number of "
-                        f"tiles your loop computed, {case.tiles}; got {one_line(tiles)}.")
-        if int(tiles) == case.tiles:
-            continue
-        blocks = -(-n // case.block)
-        said = (f"{what}: the output is right, but your loop says it computed {int(tiles)} "
-                f"tiles; it should compute {case.tiles}.")
-        if case.causal and int(tiles) == blocks * blocks:
-            cause = (f"That is all {blocks} × {blocks} tiles: with causal=True the tiles whose "
-                     "first key comes after the query block's last query are all masked, so "
-                     "skip them (about half the work) instead of computing them.")
-        elif int(tiles) == blocks:
-            cause = ("That is one per query block: count every (query block, key block) tile "
-                     "you compute, inside the inner loop.")
-        else:
-            cause = ("Count one tile each time your inner loop computes a block of scores; "
-                     "skip (and do not count) the tiles wholly above the diagonal.")
-        raise Wrong(f"{said} {cause}")
+            raise Wrong(f"{_loop_what(case)} failed. {exc}") from None
+        _judge_loop(got, case, messages, peak)
+
+
+def _judge_loop(got, case, messages, peak) -> None:
+    """Judge ``(output, tiles)`` for one of :func:`loop_cases`, and the ``peak`` bytes the call
+    allocated."""
+    n, d_v = len(case.q), case.v.shape[1]
+    what = _loop_what(case)
+    out, tiles = _as_loop_result(got, what, (n, d_v))
+    expected = _plain(case.q, case.k, case.v, case.causal)  # (n, d_v)
+    if not np.all(_close(out, expected)):
+        said = f"{what}: the output should be {_short(expected)}, but yours gave {_short(out)}."
+        hidden = _looks_equal(_short(out), _short(expected), [out], [expected])
+        cause = next((text for wrong, text in _loop_mistakes(case)
+                      if np.all(_close(out, wrong))), "")
+        if not cause:
+            bad = ~np.all(_close(out, expected), axis=1)
+            row = int(np.flatnonzero(bad)[0])
+            cause = (f"Row {row} (query {row}) should be {_digits(expected[row])}, not "
+                     f"{_digits(out[row])}." + ("" if np.all(np.isfinite(out)) else
+                                                " Yours holds nan or inf."))
+        raise Wrong(f"{said}{hidden} {cause}{warned(messages)}")
+    if messages:
+        raise Wrong(f"{what}: the output is right, but numpy warned: "
+                    f"{'; '.join(messages)}. Your function must not warn.")
+    whole = n * n * 8  # bytes of the float64 (n, n) score matrix
+    if n >= 256 and peak > whole / 4:  # shorter cases: the fixed costs of a call dominate
+        raise Wrong(f"{what}: the output is right, but your function allocated "
+                    f"{peak:,} bytes at its peak, while the whole {n} × {n} score matrix "
+                    f"in float64 is {whole:,} bytes. Tiled attention holds one "
+                    f"({case.block}, {case.block}) tile of scores at a time: compute the "
+                    "scores inside the loop over key blocks, never q @ k.T for every key.")
+    if isinstance(tiles, bool | np.bool_) or not isinstance(tiles, numbers.Integral):
+        raise Wrong(f"{what}: the output is right; tiles should be the whole number of "
+                    f"tiles your loop computed, {case.tiles}; got {one_line(tiles)}.")
+    if int(tiles) == case.tiles:
+        return
+    blocks = -(-n // case.block)
+    said = (f"{what}: the output is right, but your loop says it computed {int(tiles)} "
+            f"tiles; it should compute {case.tiles}.")
+    if case.causal and int(tiles) == blocks * blocks:
+        cause = (f"That is all {blocks} × {blocks} tiles: with causal=True the tiles whose "
+                 "first key comes after the query block's last query are all masked, so "
+                 "skip them (about half the work) instead of computing them.")
+    elif int(tiles) == blocks:
+        cause = ("That is one per query block: count every (query block, key block) tile "
+                 "you compute, inside the inner loop.")
+    else:
+        cause = ("Count one tile each time your inner loop computes a block of scores; "
+                 "skip (and do not count) the tiles wholly above the diagonal.")
+    raise Wrong(f"{said} {cause}")
 
 
 tiled_loop = Exercise(
