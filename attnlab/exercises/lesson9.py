@@ -33,18 +33,27 @@ from __future__ import annotations
 
 import functools
 import math
-from types import SimpleNamespace
+from dataclasses import dataclass
 
 import numpy as np
 
 import attnlab
 from attnlab.backward import _softmax_vjp, attention_backward
 from attnlab.examples import cat_sat_down, dog_bites_man
-from attnlab.exercises.core import Exercise, Wrong, _short, call_watching, one_line, warned
+from attnlab.exercises.core import (
+    Cases,
+    Exercise,
+    Wrong,
+    _short,
+    as_numbers,
+    one_line,
+    recognised,
+    warned,
+)
 from attnlab.training import PROBE, train
 
 __all__ = ["READ_STEP", "attention_cases", "backward_step", "probe_heatmap", "reads",
-           "vjp", "vjp_cases"]
+           "reads_cases", "vjp", "vjp_cases"]
 
 READ_STEP = 80  #: the training step whose heatmap 9.3 asks about
 _LIBRARY = ("attnlab.backward.softmax_vjp", "attnlab.backward.attention_backward",
@@ -64,7 +73,19 @@ def _fd_scores_gradient(scores: np.ndarray, g: np.ndarray, eps: float = 1e-6) ->
     return grad
 
 
-def vjp_cases() -> list[SimpleNamespace]:
+@dataclass(frozen=True, eq=False)
+class VjpCase:
+    """Scores, their softmax weights, an upstream gradient ``g`` and the finite-difference
+    gradient ``expected`` of ``Σ g · softmax(scores)``, with how the feedback names them."""
+
+    description: str
+    scores: np.ndarray
+    weights: np.ndarray
+    g: np.ndarray
+    expected: np.ndarray
+
+
+def vjp_cases() -> list[VjpCase]:
     """Scores, their softmax weights and an upstream gradient ``g``, with a description.
 
     One row (lesson 3's [2, 1, 1]); the scaled scores of "The cat sat down" (4, 4); a causal
@@ -82,11 +103,8 @@ def vjp_cases() -> list[SimpleNamespace]:
         ("a batch of two 3 × 4 score matrices (2, 3, 4)", rng.normal(size=(2, 3, 4)),
          rng.normal(size=(2, 3, 4))),
     ]  # fmt: skip
-    cases = []
-    for text, scores, g in sets:
-        cases.append(SimpleNamespace(description=text, scores=scores, weights=attnlab.softmax(
-            scores), g=g, expected=_fd_scores_gradient(scores, g)))
-    return cases
+    return [VjpCase(text, scores, attnlab.softmax(scores), g, _fd_scores_gradient(scores, g))
+            for text, scores, g in sets]
 
 
 def _vjp_mistakes(w, g) -> list[tuple[np.ndarray, str]]:
@@ -120,11 +138,7 @@ def _vjp_mistakes(w, g) -> list[tuple[np.ndarray, str]]:
 
 
 def _as_array(got, shape, what) -> np.ndarray:
-    try:
-        array = np.asarray(got, dtype=float)
-    except (TypeError, ValueError):
-        raise Wrong(f"{what} should be an array of numbers of shape {shape}; got "
-                    f"{one_line(got)}.") from None
+    array = as_numbers(got, what, shape)
     if array.shape != shape:
         raise Wrong(f"{what} should have shape {shape}, one gradient per score, but yours has "
                     f"shape {array.shape}.")
@@ -135,37 +149,37 @@ def _close(got, expected) -> bool:
     return bool(np.allclose(got, expected, rtol=1e-4, atol=1e-6))
 
 
-def _check_vjp(answer) -> None:
-    for case in vjp_cases():
-        what = f"For {case.description}, softmax_vjp(w, g)"
-        try:
-            got, messages = call_watching(answer, case.weights.copy(), case.g.copy())
-        except Wrong as exc:
-            raise Wrong(f"{what} failed. {exc}") from None
-        got = _as_array(got, case.weights.shape, what)
-        if _close(got, case.expected):
-            if messages:
-                raise Wrong(f"{what} is right, but numpy warned: {'; '.join(messages)}.")
-            continue
-        said = (f"{what} should match the finite differences "
-                f"{_short(np.round(case.expected, 4))}, but yours gave {_short(np.round(got, 4))}.")
-        if not np.all(np.isfinite(got)):
-            raise Wrong(f"{said} It holds nan or inf: a masked weight is 0, so multiply by w "
-                        f"rather than divide, and never take a log.{warned(messages)}")
-        cause = next((text for wrong, text in _vjp_mistakes(case.weights, case.g)
-                      if wrong.shape == got.shape and _close(got, wrong)), "")  # fmt: skip
-        if not cause:
-            row_sums = got.sum(axis=-1)
-            cause = ("Every row of your gradient should add up to 0 (adding a constant to all "
-                     "scores changes no weight); yours add up to "
-                     f"{_short(np.round(row_sums, 4))}." if not np.allclose(row_sums, 0, atol=1e-6)
-                     else "Compare yours with w ⊙ (g − w · g), row by row.")  # fmt: skip
-        raise Wrong(f"{said} {cause}{warned(messages)}")
+def _vjp_what(case) -> str:
+    return f"For {case.description}, softmax_vjp(w, g)"
+
+
+def _judge_vjp(got, case, messages) -> None:
+    """Judge the gradient ``got`` for one of :func:`vjp_cases`."""
+    what = _vjp_what(case)
+    got = _as_array(got, case.weights.shape, what)
+    if _close(got, case.expected):
+        if messages:
+            raise Wrong(f"{what} is right, but numpy warned: {'; '.join(messages)}.")
+        return
+    said = (f"{what} should match the finite differences "
+            f"{_short(np.round(case.expected, 4))}, but yours gave {_short(np.round(got, 4))}.")
+    if not np.all(np.isfinite(got)):
+        raise Wrong(f"{said} It holds nan or inf: a masked weight is 0, so multiply by w "
+                    f"rather than divide, and never take a log.{warned(messages)}")
+    cause = recognised(got, _vjp_mistakes(case.weights, case.g), rtol=1e-4, atol=1e-6)
+    if not cause:
+        row_sums = got.sum(axis=-1)
+        cause = ("Every row of your gradient should add up to 0 (adding a constant to all "
+                 "scores changes no weight); yours add up to "
+                 f"{_short(np.round(row_sums, 4))}." if not np.allclose(row_sums, 0, atol=1e-6)
+                 else "Compare yours with w ⊙ (g − w · g), row by row.")  # fmt: skip
+    raise Wrong(f"{said} {cause}{warned(messages)}")
 
 
 vjp = Exercise(
     "Exercise 9.1 (the gradient of softmax)",
-    _check_vjp,
+    Cases(vjp_cases, _judge_vjp, inputs=lambda case: (case.weights, case.g),
+          failed=lambda exc, case: f"{_vjp_what(case)} failed. {exc}"),
     hints=[
         "The Jacobian of one softmax row is J = diag(w) − w wᵀ (lesson 2). You need Jᵀ g, and "
         "J is symmetric. Multiply it out on paper: what is entry i of diag(w) g, and what is "
@@ -182,7 +196,20 @@ vjp = Exercise(
 
 
 # ---------------------------------------------------------------- 9.2 one backward step
-def attention_cases() -> list[SimpleNamespace]:
+@dataclass(frozen=True, eq=False)
+class BackwardCase:
+    """q, k, v, the upstream gradient ``g`` and the reference ``expected = (dq, dk, dv)``, with
+    how the feedback names them."""
+
+    description: str
+    q: np.ndarray
+    k: np.ndarray
+    v: np.ndarray
+    g: np.ndarray
+    expected: tuple
+
+
+def attention_cases() -> list[BackwardCase]:
     """q, k, v and the upstream gradient g of three attentions, with a description.
 
     "The cat sat down" (4 tokens, d_k = d_v = 8); "dog bites man" (3 tokens, d = 4); and
@@ -201,8 +228,7 @@ def attention_cases() -> list[SimpleNamespace]:
     cases = []
     for text, q, k, v in sets:
         g = rng.normal(size=(q.shape[0], v.shape[1]))  # (n_q, d_v)
-        cases.append(SimpleNamespace(description=text, q=q, k=k, v=v, g=g,
-                                     expected=attention_backward(q, k, v, g)))
+        cases.append(BackwardCase(text, q, k, v, g, attention_backward(q, k, v, g)))
     return cases
 
 
@@ -233,44 +259,43 @@ def _attention_mistakes(q, k, v, g) -> list[tuple[tuple, str]]:
     return mistakes
 
 
-def _check_backward(answer) -> None:
+def _backward_what(case) -> str:
+    return f"For {case.description}, attention_grads(q, k, v, g)"
+
+
+def _judge_backward(got, case, messages) -> None:
+    """Judge the gradients ``got`` for one of :func:`attention_cases`."""
     names = ("dq", "dk", "dv")
-    for case in attention_cases():
-        what = f"For {case.description}, attention_grads(q, k, v, g)"
+    what = _backward_what(case)
+    if not isinstance(got, tuple | list) or len(got) != 3:
+        raise Wrong(f"{what} should return the three gradients (dq, dk, dv), e.g. "
+                    f"`return dq, dk, dv`; yours returned {one_line(got)}.")
+    arrays = []
+    for name, value, expected in zip(names, got, case.expected, strict=True):
         try:
-            got, messages = call_watching(answer, case.q.copy(), case.k.copy(), case.v.copy(),
-                                          case.g.copy())  # fmt: skip
-        except Wrong as exc:
-            raise Wrong(f"{what} failed. {exc}") from None
-        if not isinstance(got, tuple | list) or len(got) != 3:
-            raise Wrong(f"{what} should return the three gradients (dq, dk, dv), e.g. "
-                        f"`return dq, dk, dv`; yours returned {one_line(got)}.")
-        arrays = []
-        for name, value, expected in zip(names, got, case.expected, strict=True):
-            try:
-                array = np.asarray(value, dtype=float)
-            except (TypeError, ValueError):
-                raise Wrong(f"{what}: {name} should be an array of shape {expected.shape}; "
-                            f"got {one_line(value)}.") from None
-            if array.shape != expected.shape:
-                hint = (" (did you use W G instead of Wᵀ G?)" if name == "dv" else
-                        " (did you use ∂L/∂S Q instead of (∂L/∂S)ᵀ Q?)" if name == "dk" else "")
-                raise Wrong(f"{what}: {name} should have shape {expected.shape}, the shape of "
-                            f"{name[1]}, but yours has shape {array.shape}{hint}.")
-            arrays.append(array)
-        if all(_close(a, e) for a, e in zip(arrays, case.expected, strict=True)):
-            if messages:
-                raise Wrong(f"{what} is right, but numpy warned: {'; '.join(messages)}.")
-            continue
-        cause = next((text for wrong, text in _attention_mistakes(case.q, case.k, case.v, case.g)
-                      if all(_close(a, m) for a, m in zip(arrays, wrong, strict=True))), "")
-        bad = [n for n, a, e in zip(names, arrays, case.expected, strict=True) if not _close(a, e)]
-        first = bad[0]
-        index = names.index(first)
-        said = (f"{what}: {', '.join(bad)} {'is' if len(bad) == 1 else 'are'} not right; "
-                f"{first} should be {_short(np.round(case.expected[index], 4))}, but yours gave "
-                f"{_short(np.round(arrays[index], 4))}.")
-        raise Wrong(f"{said} {cause or _generic_backward(first)}{warned(messages)}")
+            array = np.asarray(value, dtype=float)
+        except (TypeError, ValueError):
+            raise Wrong(f"{what}: {name} should be an array of shape {expected.shape}; "
+                        f"got {one_line(value)}.") from None
+        if array.shape != expected.shape:
+            hint = (" (did you use W G instead of Wᵀ G?)" if name == "dv" else
+                    " (did you use ∂L/∂S Q instead of (∂L/∂S)ᵀ Q?)" if name == "dk" else "")
+            raise Wrong(f"{what}: {name} should have shape {expected.shape}, the shape of "
+                        f"{name[1]}, but yours has shape {array.shape}{hint}.")
+        arrays.append(array)
+    if all(_close(a, e) for a, e in zip(arrays, case.expected, strict=True)):
+        if messages:
+            raise Wrong(f"{what} is right, but numpy warned: {'; '.join(messages)}.")
+        return
+    cause = next((text for wrong, text in _attention_mistakes(case.q, case.k, case.v, case.g)
+                  if all(_close(a, m) for a, m in zip(arrays, wrong, strict=True))), "")
+    bad = [n for n, a, e in zip(names, arrays, case.expected, strict=True) if not _close(a, e)]
+    first = bad[0]
+    index = names.index(first)
+    said = (f"{what}: {', '.join(bad)} {'is' if len(bad) == 1 else 'are'} not right; "
+            f"{first} should be {_short(np.round(case.expected[index], 4))}, but yours gave "
+            f"{_short(np.round(arrays[index], 4))}.")
+    raise Wrong(f"{said} {cause or _generic_backward(first)}{warned(messages)}")
 
 
 def _generic_backward(name: str) -> str:
@@ -284,7 +309,8 @@ def _generic_backward(name: str) -> str:
 
 backward_step = Exercise(
     "Exercise 9.2 (one attention backward step)",
-    _check_backward,
+    Cases(attention_cases, _judge_backward, inputs=lambda c: (c.q, c.k, c.v, c.g),
+          failed=lambda exc, case: f"{_backward_what(case)} failed. {exc}"),
     hints=[
         "Go backwards through the forward pass one line at a time: output = W V, "
         "W = softmax(S), S = Q Kᵀ / √d_k. Each line gives one gradient from the one after it.",
@@ -301,9 +327,14 @@ backward_step = Exercise(
 
 
 # ---------------------------------------------------------------- 9.3 read the heatmap
-@functools.cache
 def probe_heatmap(step: int = READ_STEP) -> np.ndarray:
     """The probe sequence's weights (n, n) at ``step`` of the run d_k = 16, ÷ √d_k, seed 0."""
+    return _heatmap_at(step)
+
+
+@functools.cache
+def _heatmap_at(step: int) -> np.ndarray:
+    """:func:`probe_heatmap`, trained once per step however the step is passed."""
     run = train(16, 0.5, seed=0)
     index = int(np.flatnonzero(run.eval_steps == step)[0])
     weights = run.weights[index]
@@ -311,14 +342,17 @@ def probe_heatmap(step: int = READ_STEP) -> np.ndarray:
     return weights
 
 
-def _check_reads(answer) -> None:
-    weights = probe_heatmap()
+def reads_cases() -> list[int]:
+    """The training steps whose probe heatmap the checker reads (``tokens_read()`` takes no
+    arguments): :data:`READ_STEP`."""
+    return [READ_STEP]
+
+
+def _judge_reads(got, step, messages) -> None:
+    """Judge the tokens ``got`` read off the heatmap at ``step`` (warnings are not judged)."""
+    weights = probe_heatmap(step)
     n = len(PROBE)
     expected = [PROBE[j] for j in weights.argmax(axis=1)]
-    try:
-        got, messages = call_watching(answer)
-    except Wrong as exc:
-        raise Wrong(f"tokens_read() failed. {exc}") from None
     if isinstance(got, str) or not hasattr(got, "__len__"):
         raise Wrong(f"tokens_read() should return a list of {n} tokens, one per query (row), "
                     f"e.g. ['A', 'B', ...]; yours returned {one_line(got)}.")
@@ -336,7 +370,7 @@ def _check_reads(answer) -> None:
     if got == finished:
         wrong_rows = [i for i in range(n) if expected[i] != finished[i]]
         raise Wrong(f"That is the reversed sequence, the pattern the head ends up with. At "
-                    f"step {READ_STEP} it is not there yet: look again at the row of query "
+                    f"step {step} it is not there yet: look again at the row of query "
                     f"{wrong_rows[0]} ('{PROBE[wrong_rows[0]]}') and find its brightest cell.")
     if got == list(PROBE):
         raise Wrong("That is each query's own token, the diagonal. Follow each row to its "
@@ -349,7 +383,8 @@ def _check_reads(answer) -> None:
 
 reads = Exercise(
     "Exercise 9.3 (which token does the head read?)",
-    _check_reads,
+    Cases(reads_cases, _judge_reads, inputs=lambda step: (),
+          failed=lambda exc, step: f"tokens_read() failed. {exc}"),
     hints=[
         "Each row is one query. The token it reads most is the key whose cell is brightest in "
         "that row (the largest weight), whatever the task says it should read in the end.",
