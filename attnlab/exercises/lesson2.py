@@ -43,6 +43,8 @@ __all__ = [
     "dot_product_variance",
     "unit_variance_scale",
     "collapsed_rows",
+    "variance_cases",
+    "collapse_cases",
 ]
 
 

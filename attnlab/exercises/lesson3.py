@@ -38,6 +38,9 @@ __all__ = [
     "softmax_row",
     "stable_softmax",
     "temperature",
+    "row_cases",
+    "matrix_cases",
+    "temperature_cases",
 ]
 
 
