@@ -8,6 +8,7 @@ The numerics (this namespace) need numpy only::
 
 Plots, explorers and exercises live in submodules that also need matplotlib and
 ipywidgets: :mod:`attnlab.plots`, :mod:`attnlab.explorers`, :mod:`attnlab.exercises`.
+:mod:`attnlab.course` maps every lesson to its notebooks and to the code behind it.
 """
 
 from attnlab.attention import (
