@@ -26,7 +26,6 @@ import ipywidgets as widgets
 import numpy as np
 
 from attnlab.controls import IntSlider, Readout
-from attnlab.course import COURSE  # noqa: F401  TEMPORARY: exercises/quiz.py still imports it from here
 from attnlab.figure_canvas import FigureCanvas
 
 #: What front ends without live widgets show instead of the self-test.
