@@ -29,7 +29,9 @@ Results are compared with a float64 reference to the precision they were compute
 differ (:func:`mismatch`).
 
 References come from :func:`attnlab.scaled_dot_product_attention`; known mistakes are
-recognised by recomputing them on the same input.
+recognised by recomputing them on the same input. Each bug hunt's check is a
+:class:`~attnlab.exercises.core.Cases`: its ``<exercise>_cases()`` and a ``_judge_<exercise>``
+holding the reference, the known mistakes and the diagnosis; the kit runs the answer.
 
 Examples
 --------
@@ -68,13 +70,14 @@ from attnlab.examples import (
     query_and_keys_2d,
 )
 from attnlab.exercises.core import (
+    Cases,
     Exercise,
     Text,
     Wrong,
     _short,
-    call,
-    call_watching,
     one_line,
+    quietly,
+    recognised,
     warned,
 )
 from attnlab.exercises.quiz import Question, Questions
@@ -88,6 +91,7 @@ __all__ = [
     "buggy_multi_head_attention",
     "buggy_stable_attention",
     "expose_bug",
+    "expose_cases",
     "listing",
     "mask_bug",
     "mask_cases",
@@ -459,24 +463,31 @@ def _scale_mistakes(args) -> list[tuple[np.ndarray, str]]:
     ]
 
 
-def _check_scale(answer) -> None:
-    for description, args in scale_cases():
-        what = f"multi_head_attention(...) for {description}"
-        got, messages = _run(answer, what, *(np.copy(a) for a in args[:4]), args[4])
-        expected = _multi_head(*args)  # (n, d_model)
-        _compare(got, expected, what, messages, _scale_mistakes(args))
+def _scale_what(case) -> str:
+    return f"multi_head_attention(...) for {case[0]}"
 
 
-def _run(answer, what, *args, advice=""):
-    """The learner's result and numpy's warnings; :class:`Wrong` naming the case if it failed.
+def _judge_scale(got, case, messages) -> None:
+    """Judge the output ``got`` for one of :func:`scale_cases` against attnlab's heads."""
+    _, args = case
+    expected = _multi_head(*args)  # (n, d_model)
+    _compare(got, expected, _scale_what(case), messages, _scale_mistakes(args))
 
-    ``advice`` is added when the function raised a ValueError (e.g. shapes that do not fit).
-    """
-    try:
-        return call_watching(answer, *args)
-    except Wrong as exc:
-        extra = advice if "raised ValueError" in str(exc) else ""
-        raise Wrong(f"{what} failed. {exc}{extra}") from None
+
+def _arguments(case) -> tuple:
+    """The call's arguments of a ``(description, arguments)`` case of the bug hunts."""
+    return case[1]
+
+
+def _failed(what, advice=lambda case: ""):
+    """The ``failed=`` of a bug hunt: "<what the case called> failed. <why>", and the
+    case's ``advice`` when the function raised a ValueError (e.g. shapes that do not fit)."""
+
+    def failed(exc, case) -> str:
+        extra = advice(case) if "raised ValueError" in str(exc) else ""
+        return f"{what(case)} failed. {exc}{extra}"
+
+    return failed
 
 
 #: How close a result must be to the float64 reference, by the precision it was computed in:
@@ -602,8 +613,7 @@ def _compare(got, expected, what, messages, mistakes, inputs=np.float64) -> None
             raise Wrong(f"{what} gives the right numbers, but numpy warned: "
                         f"{'; '.join(messages)}. Your function must not warn.")
         return
-    cause = next((text for wrong, text in mistakes if wrong.shape == values.shape
-                  and np.allclose(values, wrong, rtol=rtol, atol=atol, equal_nan=True)), "")
+    cause = recognised(values, mistakes, rtol, atol)
     if not cause and not np.all(np.isfinite(values)):
         cause = "Yours contains nan or inf."
     said = mismatch(what, values, np.asarray(expected, dtype=float), rtol, atol)
@@ -612,7 +622,7 @@ def _compare(got, expected, what, messages, mistakes, inputs=np.float64) -> None
 
 scale_bug = Exercise(
     "Exercise 7.3 (bug hunt: scaling by √d_model)",
-    _check_scale,
+    Cases(scale_cases, _judge_scale, inputs=_arguments, failed=_failed(_scale_what)),
     hints=[
         "Run the buggy function with 1 head and with 8 heads and compare each with "
         "`attnlab.scaled_dot_product_attention` on one head's q, k and v. With one head they "
@@ -656,16 +666,10 @@ def mask_cases() -> list[tuple[str, tuple]]:
     ]
 
 
-def _mask_reference(q, k, v, allowed):
-    with np.errstate(all="ignore"):
-        return attnlab.scaled_dot_product_attention(q, k, v, mask=allowed)
-
-
 def _renormalised(q, k, eps=0.0):
     """Softmax over every key, the future zeroed, each row divided by what is left (+ eps)."""
-    with np.errstate(all="ignore"):
-        w = attnlab.softmax(attnlab.attention_scores(q, k)) * attnlab.causal_mask(q.shape[-2])
-        return w / (w.sum(axis=-1, keepdims=True) + eps)  # (..., n, n) 0 / 0 where all gone
+    w = attnlab.softmax(attnlab.attention_scores(q, k)) * attnlab.causal_mask(q.shape[-2])
+    return w / (w.sum(axis=-1, keepdims=True) + eps)  # (..., n, n) 0 / 0 where all gone
 
 
 def renormalise_reason(scores, allowed) -> str:
@@ -698,10 +702,10 @@ def _mask_mistakes(q, k, v) -> list[tuple[np.ndarray, str]]:
     renormalise = renormalise_reason(scores.reshape(-1, n), np.broadcast_to(
         causal, scores.shape).reshape(-1, n))
     return [
-        (_renormalised(q, k), renormalise),
-        (_renormalised(q, k, eps=1e-9), renormalise.replace("0 / 0 is nan", "dividing by "
-                                                            "what is left cannot bring it "
-                                                            "back")),
+        (quietly(_renormalised, q, k), renormalise),
+        (quietly(_renormalised, q, k, 1e-9), renormalise.replace("0 / 0 is nan", "dividing by "
+                                                                 "what is left cannot bring "
+                                                                 "it back")),
         (after, "You zero the future weights after the softmax, so the weights left in each "
          f"row add up to less than 1 (row sums {_short(sums.round(3))}): the share the future "
          "keys had is lost instead of going to the allowed keys. Mask the scores before the "
@@ -709,34 +713,46 @@ def _mask_mistakes(q, k, v) -> list[tuple[np.ndarray, str]]:
         (zero, "You set the future scores to 0 before the softmax; but exp(0) = 1, so the "
          "future keys still get weight. Fill them with -np.inf, whose exp is exactly 0."),
         (plain, "Nothing is masked: every query reads future keys."),
-        (_mask_reference(q, k, v, causal.T)[1], "Your mask is the upper triangle: each query "
-         "sees the future and not the past. Query i may see keys j ≤ i."),
-        (_mask_reference(q, k, v, np.tril(causal, -1))[1], "Your mask leaves out the "
-         "diagonal: a query must be able to see itself (j ≤ i, not j < i)."),
+        (quietly(attnlab.scaled_dot_product_attention, q, k, v, causal.T)[1], "Your mask is "
+         "the upper triangle: each query sees the future and not the past. Query i may see "
+         "keys j ≤ i."),
+        (quietly(attnlab.scaled_dot_product_attention, q, k, v, np.tril(causal, -1))[1], "Your "
+         "mask leaves out the diagonal: a query must be able to see itself (j ≤ i, not "
+         "j < i)."),
     ]
 
 
-def _check_mask(answer) -> None:
-    for description, (q, k, v) in mask_cases():
-        what = f"causal_attention(q, k, v) for {description}"
-        advice = (" In a batch, k.T reverses *all* the axes; swap only the last two with "
-                  "k.swapaxes(-1, -2)." if q.ndim > 2 else "")
-        got, messages = _run(answer, what, q.copy(), k.copy(), v.copy(), advice=advice)
-        if not (isinstance(got, tuple | list) and len(got) == 2):
-            raise Wrong(f"{what} should return two arrays, (output, weights), like "
-                        f"attnlab.scaled_dot_product_attention; yours returned {one_line(got)}.")
-        output, weights = got
-        expected_out, expected_w = attnlab.scaled_dot_product_attention(
-            q, k, v, mask=attnlab.causal_mask(q.shape[-2]))
-        _compare(weights, expected_w, f"{what}: the weights", messages, _mask_mistakes(q, k, v))
-        _compare(output, expected_out, f"{what}: the output (the weights are right)", messages,
-                 [(np.broadcast_to(v.mean(axis=-2, keepdims=True), expected_out.shape),
-                   "That is the plain average of the values: return weights @ v.")])
+def _mask_what(case) -> str:
+    return f"causal_attention(q, k, v) for {case[0]}"
+
+
+def _batch_advice(case) -> str:
+    """Said when the answer raised a ValueError on a batch: the classic k.T."""
+    q = case[1][0]
+    return (" In a batch, k.T reverses *all* the axes; swap only the last two with "
+            "k.swapaxes(-1, -2)." if q.ndim > 2 else "")
+
+
+def _judge_mask(got, case, messages) -> None:
+    """Judge (output, weights) ``got`` for one of :func:`mask_cases`: the weights first."""
+    q, k, v = case[1]
+    what = _mask_what(case)
+    if not (isinstance(got, tuple | list) and len(got) == 2):
+        raise Wrong(f"{what} should return two arrays, (output, weights), like "
+                    f"attnlab.scaled_dot_product_attention; yours returned {one_line(got)}.")
+    output, weights = got
+    expected_out, expected_w = attnlab.scaled_dot_product_attention(
+        q, k, v, mask=attnlab.causal_mask(q.shape[-2]))
+    _compare(weights, expected_w, f"{what}: the weights", messages, _mask_mistakes(q, k, v))
+    _compare(output, expected_out, f"{what}: the output (the weights are right)", messages,
+             [(np.broadcast_to(v.mean(axis=-2, keepdims=True), expected_out.shape),
+               "That is the plain average of the values: return weights @ v.")])
 
 
 mask_bug = Exercise(
     "Exercise 7.4 (bug hunt: masking after the softmax)",
-    _check_mask,
+    Cases(mask_cases, _judge_mask, inputs=_arguments,
+          failed=_failed(_mask_what, advice=_batch_advice)),
     hints=[
         "Run the buggy function on the running example and add up each row of the weights it "
         "returns. What should every row add up to, and where did the rest go?",
@@ -792,48 +808,51 @@ def shift_cases() -> list[tuple[str, tuple]]:
 
 
 def _shift_mistakes(q, k, v) -> list[tuple[np.ndarray, str]]:
+    """(what each known wrong shift returns on q, k, v, why it is wrong)."""
     wide = [a.astype(float) for a in (q, k, v)]
     scores = attnlab.attention_scores(*wide[:2])  # (n_q, n_k) float64
     limit = math.log(float(np.finfo(q.dtype).max))
 
-    def with_shift(shift, dtype=q.dtype):
-        with np.errstate(all="ignore"):
-            e = np.exp((scores - shift).astype(dtype))
-            return (e / e.sum(axis=-1, keepdims=True)) @ wide[2]
+    def with_shift(shift):  # exp in q's dtype, as the learner's function computes it
+        e = np.exp((scores - shift).astype(q.dtype))
+        return (e / e.sum(axis=-1, keepdims=True)) @ wide[2]
 
     wider = (" Computing in a wider dtype, as here, only moves this limit." if q.dtype ==
              np.float64 else "")
-    return [
-        (with_shift(0.0), f"exp of a score above {limit:.4g} overflows {q.dtype} to inf, and "
-         "inf / inf is nan. Subtract each row's largest score before exponentiating: the "
-         f"softmax does not change (the factor cancels), and every exp is then at most 1."
-         f"{wider}"),
-        (with_shift(scores.max()), "You subtract one max for the whole matrix: a row whose "
-         "scores are all far below it underflows to 0 / 0. Subtract each row's own max "
-         "(axis=-1, keepdims=True)."),
-        (with_shift(scores.max(axis=0, keepdims=True)), "You subtract each *column's* max "
-         "(axis=0): that is a different number for every key of a row, so it changes the "
-         "weights, and a row far below the others can still underflow. The softmax runs "
-         "along each row (axis=-1): subtract each row's own max, with keepdims=True."),
-        (with_shift(scores.min(axis=-1, keepdims=True)), "You subtract the row's smallest "
-         "score, which makes every score ≥ 0 and the overflow worse: subtract the largest."),
-        (with_shift(scores.mean(axis=-1, keepdims=True)), "Subtracting the row's mean still "
-         "leaves scores far above 0 when one score stands out: subtract the largest."),
+    shifts = [
+        (0.0, f"exp of a score above {limit:.4g} overflows {q.dtype} to inf, and inf / inf "
+         "is nan. Subtract each row's largest score before exponentiating: the softmax does "
+         f"not change (the factor cancels), and every exp is then at most 1.{wider}"),
+        (scores.max(), "You subtract one max for the whole matrix: a row whose scores are all "
+         "far below it underflows to 0 / 0. Subtract each row's own max (axis=-1, "
+         "keepdims=True)."),
+        (scores.max(axis=0, keepdims=True), "You subtract each *column's* max (axis=0): that "
+         "is a different number for every key of a row, so it changes the weights, and a row "
+         "far below the others can still underflow. The softmax runs along each row "
+         "(axis=-1): subtract each row's own max, with keepdims=True."),
+        (scores.min(axis=-1, keepdims=True), "You subtract the row's smallest score, which "
+         "makes every score ≥ 0 and the overflow worse: subtract the largest."),
+        (scores.mean(axis=-1, keepdims=True), "Subtracting the row's mean still leaves scores "
+         "far above 0 when one score stands out: subtract the largest."),
     ]
+    return [(quietly(with_shift, shift), reason) for shift, reason in shifts]
 
 
-def _check_shift(answer) -> None:
-    for description, (q, k, v) in shift_cases():
-        what = f"stable_attention(q, k, v) for {description}"
-        got, messages = _run(answer, what, q.copy(), k.copy(), v.copy())
-        expected, _ = attnlab.scaled_dot_product_attention(q, k, v)  # (n_q, d_v)
-        _compare(got, expected.astype(float), what, messages, _shift_mistakes(q, k, v),
-                 inputs=q.dtype)
+def _shift_what(case) -> str:
+    return f"stable_attention(q, k, v) for {case[0]}"
+
+
+def _judge_shift(got, case, messages) -> None:
+    """Judge the output ``got`` for one of :func:`shift_cases`, to its inputs' precision."""
+    q, k, v = case[1]
+    expected, _ = attnlab.scaled_dot_product_attention(q, k, v)  # (n_q, d_v)
+    _compare(got, expected.astype(float), _shift_what(case), messages,
+             _shift_mistakes(q, k, v), inputs=q.dtype)
 
 
 shift_bug = Exercise(
     "Exercise 7.5 (bug hunt: softmax without the max shift)",
-    _check_shift,
+    Cases(shift_cases, _judge_shift, inputs=_arguments, failed=_failed(_shift_what)),
     hints=[
         "Run the buggy function on float16 inputs with a score of 12 and look at "
         "`np.exp(np.float16(12))`. Where does the nan come from?",
@@ -892,8 +911,15 @@ def _as_input(got) -> tuple[np.ndarray, np.ndarray]:
     return scores, mask
 
 
-def _check_expose(answer) -> None:
-    scores, mask = _as_input(call(answer))
+def expose_cases() -> list[tuple[str]]:
+    """The one call the checker makes: ``exposing_input()``, with no arguments."""
+    return [("exposing_input()",)]
+
+
+def _judge_expose(got, case, messages) -> None:
+    """Judge the input ``got`` = (scores, mask): right when the patched function and a
+    correct masked softmax differ on it, else say why they agree (warnings are not judged)."""
+    scores, mask = _as_input(got)
     rows = scores.reshape(-1, scores.shape[-1]) if scores.ndim > 1 else scores[None]
     allowed = mask.reshape(rows.shape)
     empty = np.flatnonzero(~allowed.any(axis=-1))
@@ -901,9 +927,8 @@ def _check_expose(answer) -> None:
         raise Wrong(f"Row {int(empty[0])} has no allowed key. Any softmax needs a special "
                     "case there (lesson 6): that row does not tell the patched function from a "
                     "correct one. Give every row at least one allowed key.")
-    with np.errstate(all="ignore"):
-        buggy = np.asarray(patched_masked_softmax(scores, mask), dtype=float)
-        right = np.asarray(_masked_softmax(scores, mask), dtype=float)
+    buggy = np.asarray(quietly(patched_masked_softmax, scores, mask), dtype=float)
+    right = np.asarray(quietly(_masked_softmax, scores, mask), dtype=float)
     rtol, atol = tolerance(scores.dtype)
     if not np.allclose(buggy, right, rtol=rtol, atol=atol):
         return
@@ -932,7 +957,7 @@ def _check_expose(answer) -> None:
 
 expose_bug = Exercise(
     "Exercise 7.6 (an input that exposes the bug)",
-    _check_expose,
+    Cases(expose_cases, _judge_expose),
     hints=[
         "With exact numbers the patched function is right: zeroing the masked weights and "
         "dividing by what is left gives the same weights as masking first. So the bug can "
