@@ -231,3 +231,19 @@ def test_cell_squares_covers_the_false_cells_only():
     corners = path.vertices.reshape(-1, 5, 2)[:, :4]  # (m, 4, 2)
     np.testing.assert_array_equal(corners, unit_squares(2)[1:])
     assert len(cell_squares(np.ones((3, 3), dtype=bool)).vertices) == 0
+
+
+def test_bar_end_labels_sit_inside_long_bars_and_beyond_short_ones():
+    from attnlab.plots.outline_labels import OutlineLabels
+
+    labels = OutlineLabels(Figure().subplots(), np.zeros((3, 2)), size=9)
+    labels.set_bar_ends([1.0, 0.2, 0.0], ["1", "0.2", "nan"], inside=[True, False, False],
+                        pad=0.05, colors=["red", "red", "black"])
+    np.testing.assert_allclose(labels.get_offsets(), [[0.95, 0], [0.25, 1], [0.05, 2]])
+    faces = labels.get_facecolor()  # (3, 4) RGBA
+    assert faces.tolist() == [[1, 1, 1, 1], [1, 0, 0, 1], [0, 0, 0, 1]]  # white inside
+    assert labels.texts == ["1", "0.2", "nan"]
+    ends = [outline.vertices[:, 0] for outline in labels.get_paths()]
+    assert np.mean(ends[0]) < 0 < np.mean(ends[1])  # right-aligned inside, left beyond
+    with pytest.raises(ValueError, match="one entry per label"):
+        labels.set_bar_ends([1.0], ["1"], inside=[True], pad=0.05)

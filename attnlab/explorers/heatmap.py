@@ -200,17 +200,8 @@ class HeatmapExplorer(Explorer):
         for i, (bar, h) in enumerate(zip(artists["bars"], state.effective, strict=True)):
             bar.set_width(h)
             bar.set_color(FOCUS_COLOUR if i == state.focused else BAR_COLOUR)
-        inside = state.effective >= INSIDE * n  # (n_q,) long bars carry their number, in white
-        pad = 0.02 * n
-        artists["values"].set_offsets(
-            np.column_stack([np.where(inside, state.effective - pad, state.effective + pad),
-                             np.arange(n)])
-        )  # (n_q, 2)
-        artists["values"].set_texts(
-            [f"{h:.2f}" for h in state.effective],
-            ["white" if flag else "black" for flag in inside],
-            ["right" if flag else "left" for flag in inside],
-        )
+        artists["values"].set_bar_ends(state.effective, [f"{h:.2f}" for h in state.effective],
+                                       inside=state.effective >= INSIDE * n, pad=0.02 * n)
 
     def describe(self, state) -> str:
         return _readout(state)

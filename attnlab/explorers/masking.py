@@ -312,17 +312,10 @@ class MaskExplorer(Explorer):
         for bar, width, flag in zip(artists["bars"], sums, bad, strict=True):
             bar.set_width(width)
             bar.set_color(BAD_COLOUR if flag else OK_COLOUR)
-        inside = sums >= INSIDE  # (n_q,) long bars carry their number, in white
-        artists["sum_labels"].set_offsets(
-            np.column_stack([np.where(inside, sums - 0.03, sums + 0.03), np.arange(N)])
-        )  # (n_q, 2)
-        artists["sum_labels"].set_texts(
-            ["nan" if n else _sum_text(s) for s, n in zip(state.row_sums, state.nan_rows,
-                                                           strict=True)],
-            ["white" if i else (BAD_COLOUR if b else "black") for i, b in zip(inside, bad,
-                                                                              strict=True)],
-            ["right" if flag else "left" for flag in inside],
-        )  # fmt: skip
+        texts = ["nan" if n else _sum_text(s)
+                 for s, n in zip(state.row_sums, state.nan_rows, strict=True)]
+        artists["sum_labels"].set_bar_ends(sums, texts, inside=sums >= INSIDE, pad=0.03,
+                                           colors=np.where(bad, BAD_COLOUR, "black"))
 
     def _mark_seen_pads(self, ax, seen) -> None:
         """Key labels of the <pad> tokens a query can see turn vermillion, as in the readout.

@@ -76,6 +76,29 @@ class OutlineLabels(PathCollection):
         self.set_paths([outline(t, self.size, a) for t, a in zip(self.texts, ha, strict=True)])
         self.set_facecolor(list(colors))
 
+    def set_bar_ends(self, ends, texts, *, inside, pad, colors="black") -> None:
+        """Write ``texts`` at the ends of horizontal bars, bar ``i`` at y = ``i``.
+
+        A bar flagged ``inside`` carries its text inside its end, right-aligned and white;
+        any other has it just beyond its end, left-aligned, in ``colors`` (one colour, or one
+        per bar).
+
+        Examples
+        --------
+        >>> from matplotlib.figure import Figure
+        >>> labels = OutlineLabels(Figure().subplots(), [(0, 0), (0, 1)], size=9)
+        >>> labels.set_bar_ends([0.75, 0.25], ["0.75", "0.25"], inside=[True, False], pad=0.25)
+        >>> labels.get_offsets().tolist(), labels.get_facecolor()[:, 0].tolist()
+        ([[0.5, 0.0], [0.5, 1.0]], [1.0, 0.0])
+        """
+        ends = np.asarray(ends, dtype=float)  # (n,)
+        inside = np.asarray(inside, dtype=bool)  # (n,)
+        colors = [colors] * ends.size if isinstance(colors, str) else list(colors)
+        offsets = np.column_stack([np.where(inside, ends - pad, ends + pad), np.arange(ends.size)])
+        self.set_offsets(offsets)  # (n, 2)
+        self.set_texts(texts, ["white" if i else c for i, c in zip(inside, colors, strict=True)],
+                       ["right" if i else "left" for i in inside])
+
 
 @lru_cache(maxsize=2048)
 def outline(text: str, size: float, ha: str = "center") -> Path:
