@@ -632,6 +632,16 @@ class Cases:
     failed : callable, optional
         ``failed(exc, case)`` gives the message when calling the answer raised :class:`Wrong`
         (it raised an exception, returned None, …); ``None`` keeps ``exc``'s own message.
+    what : callable, optional
+        ``what(case)`` names the call in feedback, e.g. ``"mix_one(w, values) for the 2-D
+        example,"``; without ``failed``, a failed call then reads ``"<what> failed. <reason>"``.
+    call : callable, optional
+        How the answer is called: ``call(answer, *arguments)`` returns ``(got, messages,
+        *extra)`` and the judge receives the extras after ``messages`` (e.g. the bytes a call
+        allocated). :func:`call_watching` by default.
+    with_answer : bool, optional
+        Pass the answer itself to the judge as its first argument, ``judge(answer, got, case,
+        messages)``, for a diagnosis that tries the answer on other inputs.
 
     Examples
     --------
@@ -651,18 +661,32 @@ class Cases:
     judge: object
     inputs: object = _after_description
     failed: object = None
+    what: object = None
+    call: object = None
+    with_answer: bool = False
 
     def __call__(self, answer) -> None:
+        call_answer = self.call or call_watching
         for case in self.cases():
             arguments = [a.copy() if isinstance(a, np.ndarray) else a for a in self.inputs(case)]
             try:
-                got, messages = call_watching(answer, *arguments)
+                got, messages, *extra = call_answer(answer, *arguments)
             except Wrong as exc:
-                message = self.failed(exc, case) if self.failed is not None else None
+                message = self._failed_message(exc, case)
                 if message is None:
                     raise
                 raise Wrong(message) from None
-            self.judge(got, case, messages)
+            judged = (answer, got, case, messages, *extra) if self.with_answer \
+                else (got, case, messages, *extra)
+            self.judge(*judged)
+
+    def _failed_message(self, exc: Wrong, case) -> str | None:
+        """The message for a call that failed, or None to keep ``exc`` as it is."""
+        if self.failed is not None:
+            return self.failed(exc, case)
+        if self.what is not None:
+            return f"{self.what(case)} failed. {exc}"
+        return None
 
 
 def as_number(value) -> float | None:
