@@ -1,0 +1,155 @@
+"""The exercise kit in attnlab.exercises.core: the one checking loop (Cases) and its helpers."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from attnlab.exercises.core import (
+    Cases,
+    Exercise,
+    NotAttempted,
+    Outcome,
+    Wrong,
+    as_number,
+    as_numbers,
+    call_watching,
+    expect_close,
+    quietly,
+    recognised,
+    same_values,
+)
+
+CASES = [("a row", np.array([1.0, 2.0])), ("a matrix", np.array([[0.0, 3.0], [1.0, 1.0]]))]
+
+
+def judge_double(got, case, messages):
+    expect_close(got, 2 * case[1], f"double({case[0]})")
+
+
+def test_every_case_is_tried_in_order_until_one_fails():
+    seen = []
+
+    def answer(x):
+        seen.append(x.shape)
+        return 2 * x if x.ndim == 1 else x
+
+    with pytest.raises(Wrong, match=r"double\(a matrix\) should be"):
+        Cases(lambda: CASES, judge_double)(answer)
+    assert seen == [(2,), (2, 2)]
+    assert Cases(lambda: CASES, judge_double)(lambda x: x + x) is None
+
+
+def test_each_call_gets_fresh_copies_so_a_mutating_answer_is_reported():
+    cases = CASES[:1]
+    original = cases[0][1].copy()
+
+    def mutating(x):
+        x *= 2
+        return x
+
+    with pytest.raises(Wrong, match="changed its input"):
+        Cases(lambda: cases, judge_double)(mutating)
+    np.testing.assert_array_equal(cases[0][1], original)  # the case itself is untouched
+
+
+def test_a_failed_call_keeps_its_own_reason_unless_what_or_failed_rewrites_it():
+    def broken(x):
+        raise ValueError("no")
+
+    with pytest.raises(Wrong) as plain:
+        Cases(lambda: CASES, judge_double)(broken)
+    assert str(plain.value).startswith("Calling your function with")
+    assert isinstance(plain.value.__cause__, ValueError)  # the original Wrong, not a copy
+
+    with pytest.raises(Wrong) as named:
+        Cases(lambda: CASES, judge_double, what=lambda case: f"double(x) for {case[0]},")(broken)
+    assert str(named.value).startswith("double(x) for a row, failed. Calling your function")
+
+    with pytest.raises(Wrong, match="^custom: a row$"):
+        Cases(lambda: CASES, judge_double, failed=lambda exc, case: f"custom: {case[0]}")(broken)
+
+    keep = Cases(lambda: CASES, judge_double, what=str, failed=lambda exc, case: None)
+    with pytest.raises(Wrong, match="^Calling your function"):
+        keep(broken)
+
+
+def test_a_stub_is_not_attempted_not_wrong():
+    def stub(x):
+        raise NotImplementedError
+
+    with pytest.raises(NotAttempted):
+        Cases(lambda: CASES, judge_double)(stub)
+
+
+def test_inputs_call_and_with_answer_hooks():
+    cases = [{"n": 3}, {"n": 5}]
+    received = []
+
+    def judge(answer, got, case, messages, extra):
+        received.append((answer(1), got, case["n"], messages, extra))
+
+    def counting_call(answer, *args):
+        got, messages = call_watching(answer, *args)
+        return got, messages, "extra"
+
+    def square(n):
+        return n * n
+
+    Cases(lambda: cases, judge, inputs=lambda case: (case["n"],), call=counting_call,
+          with_answer=True)(square)
+    assert received == [(1, 9, 3, [], "extra"), (1, 25, 5, [], "extra")]
+
+
+def test_numpy_warnings_reach_the_judge():
+    got_messages = []
+    Cases(lambda: [("big", np.array([1000.0]))],
+          lambda got, case, messages: got_messages.extend(messages))(np.exp)
+    assert got_messages == ["overflow encountered in exp"]
+
+
+def test_an_exercise_built_from_cases_gives_the_three_outcomes():
+    exercise = Exercise("Doubling", Cases(lambda: CASES, judge_double), hints=["Add x to x."])
+    assert exercise.check(None).outcome is Outcome.NOT_ATTEMPTED
+    wrong = exercise.check(lambda x: x * x)
+    assert wrong.outcome is Outcome.WRONG and "double(a row) should be [2, 4]" in wrong.message
+    assert exercise.check(lambda x: np.add(x, x).tolist()).outcome is Outcome.CORRECT  # a list
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [(2, 2.0), (np.float32(0.5), 0.5), (np.array(-1.5), -1.5), (float("nan"), "nan"),
+     ([1.0], None), (np.array([1.0, 2.0]), None), ("1", None), (True, None),
+     (np.bool_(False), None), (None, None), (1 + 2j, None)],
+)
+def test_as_number(value, expected):
+    got = as_number(value)
+    if expected == "nan":
+        assert got is not None and np.isnan(got)
+    else:
+        assert got == expected
+
+
+def test_as_numbers_names_the_shape_it_wanted():
+    np.testing.assert_array_equal(as_numbers([[1, 2]], "out", (1, 2)), [[1.0, 2.0]])
+    with pytest.raises(Wrong, match=r"out should be an array of numbers of shape \(2,\); got"):
+        as_numbers(["a", "b"], "out", (2,))
+
+
+def test_same_values_and_recognised_respect_shape_tolerance_and_nan():
+    assert same_values([1.0, np.nan], [1.0, np.nan])
+    assert not same_values([1.0, 2.0], [[1.0, 2.0]])
+    assert not same_values([1.0], [1.001])
+    assert same_values([1.0], [1.001], rtol=1e-2)
+    mistakes = [(None, "impossible"), (np.array([1.0, 2.0]), "first"), ([1.0, 2.0], "second")]
+    assert recognised(np.array([1.0, 2.0]), mistakes) == "first"
+    assert recognised(np.array([2.0, 1.0]), mistakes) == ""
+    assert recognised("not numbers", mistakes) == ""
+
+
+def test_quietly_silences_numpy_warnings():
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert quietly(np.log, np.array([0.0]))[0] == -np.inf
