@@ -8,6 +8,7 @@ import importlib
 import inspect
 import pkgutil
 import re
+import shutil
 import subprocess
 import sys
 import types
@@ -211,16 +212,21 @@ def test_contributing_lesson_to_code_table_is_the_course_map():
     )
 
 
-def ignored(name: str) -> bool:
+def top_level_folders() -> set[str]:
+    """The repository's top-level folders: git's tracked files, or the tree minus .gitignore."""
+    listed = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True,
+                            check=False) if shutil.which("git") else None
+    if listed and listed.returncode == 0 and listed.stdout:
+        return {line.split("/")[0] for line in listed.stdout.splitlines() if "/" in line}
     patterns = [line.strip().strip("/") for line in (ROOT / ".gitignore").read_text().splitlines()
                 if line.strip() and not line.startswith("#")]
-    return any(fnmatch.fnmatch(name, pattern) for pattern in patterns)
+    return {p.name for p in ROOT.iterdir() if p.is_dir() and not p.name.startswith(".")
+            and not any(fnmatch.fnmatch(p.name, pattern) for pattern in patterns)}
 
 
 def test_contributing_layout_names_every_folder_and_package_module():
     layout = contributing_section("Layout")
-    folders = [p.name for p in ROOT.iterdir()
-               if p.is_dir() and p.name != ".git" and not ignored(p.name)]
+    folders = top_level_folders()
     assert {"attnlab", "source", "notebooks", "tests"} <= set(folders)
     for name in folders:
         assert f"`{name}/" in layout, f"CONTRIBUTING.md's layout table lacks {name}/"
