@@ -28,7 +28,6 @@ True
 
 from __future__ import annotations
 
-import functools
 import re
 
 import numpy as np
@@ -339,15 +338,9 @@ def _judge_mix(answer, got, case, messages) -> None:
                 f"{_one_hot_note(w, values, 'w')}{cause}{warned(messages)}")
 
 
-def _check_mix(answer) -> None:
-    """The :class:`Cases` of 5.1, its judge holding ``answer`` (which the kit's judges do not
-    get) for the diagnosis of a loop that stops early."""
-    Cases(mix_cases, functools.partial(_judge_mix, answer), failed=_mix_failed)(answer)
-
-
 mix_one = Exercise(
     "Exercise 5.1 (mix the values for one query)",
-    _check_mix,
+    Cases(mix_cases, _judge_mix, failed=_mix_failed, with_answer=True),  # answer: _loop_bound
     hints=[
         "The output is a weighted average of the value vectors: each value vector (one row of "
         "values) is scaled by its own weight, and the scaled vectors are added up. The result "
@@ -714,7 +707,7 @@ def _judge_box(got, case, messages) -> None:
 
 output_box = Exercise(
     "Exercise 5.3 (the box every output lies in)",
-    Cases(box_cases, _judge_box, failed=lambda exc, case: f"{_box_what(case[0])} failed. {exc}"),
+    Cases(box_cases, _judge_box, what=lambda case: _box_what(case[0])),
     hints=[
         "Every output is a weighted average of the value vectors, with weights that are "
         "never negative and add up to 1. Can an average be larger than the largest thing it "

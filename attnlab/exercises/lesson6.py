@@ -192,8 +192,7 @@ def _judge_shapes(got, sizes, messages) -> None:
 attention_shapes = Exercise(
     "Exercise 6.1 (the shapes of batched attention)",
     # shape_cases is looked up at each check, so a test can try other sizes in its place.
-    Cases(lambda: shape_cases(), _judge_shapes, inputs=tuple,
-          failed=lambda exc, sizes: f"{_shapes_what(sizes)} failed. {exc}"),
+    Cases(lambda: shape_cases(), _judge_shapes, inputs=tuple, what=_shapes_what),
     hints=[
         "Follow the formula one product at a time, and write down each shape. In a matrix "
         "product the size the two factors share is added over and disappears; the batch axis "
@@ -291,8 +290,7 @@ def _judge_causal(got, n, messages) -> None:
 
 causal_mask_from_scratch = Exercise(
     "Exercise 6.2 (a causal mask from scratch)",
-    Cases(causal_cases, _judge_causal, inputs=lambda n: (n,),
-          failed=lambda exc, n: f"{_causal_what(n)} failed. {exc}"),
+    Cases(causal_cases, _judge_causal, inputs=lambda n: (n,), what=_causal_what),
     hints=[
         "Row i is query i and column j is key j. Which keys may a token look at when it "
         "cannot see the future? Draw the 4 × 4 grid for the running example and shade them "
@@ -501,8 +499,7 @@ SOFTMAX_LIBRARY = ("attnlab.softmax", "attnlab.log_softmax", "attnlab.softmax_fa
 
 masked_softmax = Exercise(
     "Exercise 6.3 (softmax with a mask)",
-    Cases(softmax_cases, _judge_softmax,
-          failed=lambda exc, case: f"{_softmax_what(case[0])} failed. {exc}"),
+    Cases(softmax_cases, _judge_softmax, what=lambda case: _softmax_what(case[0])),
     hints=[
         "A masked key must end up with weight exactly 0, and the allowed keys of a row must "
         "still share all of the weight. Which score gives a weight of exactly 0 after exp? "

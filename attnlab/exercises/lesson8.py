@@ -189,8 +189,7 @@ def _number(value) -> str:
 
 scores_memory = Exercise(
     "Exercise 8.1 (memory of the scores)",
-    Cases(memory_cases, _judge_memory, inputs=tuple,
-          failed=lambda exc, case: f"{_memory_what(case)} failed. {exc}"),
+    Cases(memory_cases, _judge_memory, inputs=tuple, what=_memory_what),
     hints=[
         "How many score matrices are there (one per sequence in the batch and per head), how "
         "many entries does each hold, and how many bytes is one entry?",
@@ -837,18 +836,6 @@ def _loop_what(case) -> str:
             f"{case.description}")
 
 
-def _check_loop(answer) -> None:
-    """The one check with its own loop: :class:`Cases` calls the answer without measuring the
-    memory it allocates, which 8.4 judges (:func:`_peak_of`)."""
-    for case in loop_cases():
-        try:
-            got, messages, peak = _peak_of(answer, case.q.copy(), case.k.copy(), case.v.copy(),
-                                           case.block, case.causal)
-        except Wrong as exc:
-            raise Wrong(f"{_loop_what(case)} failed. {exc}") from None
-        _judge_loop(got, case, messages, peak)
-
-
 def _judge_loop(got, case, messages, peak) -> None:
     """Judge ``(output, tiles)`` for one of :func:`loop_cases`, and the ``peak`` bytes the call
     allocated."""
@@ -901,7 +888,8 @@ def _judge_loop(got, case, messages, peak) -> None:
 
 tiled_loop = Exercise(
     "Exercise 8.4 (the whole tiled loop)",
-    _check_loop,
+    Cases(loop_cases, _judge_loop, inputs=lambda c: (c.q, c.k, c.v, c.block, c.causal),
+          what=_loop_what, call=_peak_of),  # the judge also gets the bytes each call allocated
     hints=[
         "Two loops: the outer one over query blocks, the inner one over key blocks. Each "
         "query block starts with fresh running values (m = -inf, l = 0, acc = 0) and writes "

@@ -178,8 +178,7 @@ def _judge_vjp(got, case, messages) -> None:
 
 vjp = Exercise(
     "Exercise 9.1 (the gradient of softmax)",
-    Cases(vjp_cases, _judge_vjp, inputs=lambda case: (case.weights, case.g),
-          failed=lambda exc, case: f"{_vjp_what(case)} failed. {exc}"),
+    Cases(vjp_cases, _judge_vjp, inputs=lambda case: (case.weights, case.g), what=_vjp_what),
     hints=[
         "The Jacobian of one softmax row is J = diag(w) − w wᵀ (lesson 2). You need Jᵀ g, and "
         "J is symmetric. Multiply it out on paper: what is entry i of diag(w) g, and what is "
@@ -310,7 +309,7 @@ def _generic_backward(name: str) -> str:
 backward_step = Exercise(
     "Exercise 9.2 (one attention backward step)",
     Cases(attention_cases, _judge_backward, inputs=lambda c: (c.q, c.k, c.v, c.g),
-          failed=lambda exc, case: f"{_backward_what(case)} failed. {exc}"),
+          what=_backward_what),
     hints=[
         "Go backwards through the forward pass one line at a time: output = W V, "
         "W = softmax(S), S = Q Kᵀ / √d_k. Each line gives one gradient from the one after it.",
@@ -383,8 +382,7 @@ def _judge_reads(got, step, messages) -> None:
 
 reads = Exercise(
     "Exercise 9.3 (which token does the head read?)",
-    Cases(reads_cases, _judge_reads, inputs=lambda step: (),
-          failed=lambda exc, step: f"tokens_read() failed. {exc}"),
+    Cases(reads_cases, _judge_reads, inputs=lambda step: (), what=lambda step: "tokens_read()"),
     hints=[
         "Each row is one query. The token it reads most is the key whose cell is brightest in "
         "that row (the largest weight), whatever the task says it should read in the end.",
