@@ -107,9 +107,10 @@ def _table_answers():
         module = importlib.import_module(path.stem)
         for test in list(vars(module).values()):
             for mark in getattr(test, "pytestmark", []):
-                if mark.name == "parametrize" and mark.args[0].replace(" ", "") == \
-                        "exercise,answer,reason":
-                    yield from ((p.values[0], p.values[1]) for p in mark.args[1])
+                if mark.name == "parametrize" and mark.args[0].replace(" ", "") == "table,name":
+                    for param in mark.args[1]:  # accept_reject's test_rejects: (Answers, name)
+                        table, name = param.values
+                        yield table.exercise, table.wrong[name][0]
 
     def silent_crash(*args, **kwargs):
         raise ValueError()
