@@ -81,7 +81,11 @@ def test_placeholders_are_not_attempted(exercise, answer):
 
 @by_title
 @pytest.mark.parametrize(
-    "answer", [crashes, lambda *a, **k: "weights", 12345.678], ids=["crashes", "junk", "number"]
+    "answer",
+    [crashes, lambda *a, **k: "weights", 12345.678, lambda *a, **k: (*a, "extra"),
+     lambda *a, **k: ([1.0, 2.0], [3.0]), lambda *a, **k: [[0.5], 1.0, "x"],
+     lambda *a, **k: object()],
+    ids=["crashes", "junk", "number", "its-own-inputs", "ragged", "mixed-list", "object"],
 )
 def test_crashes_and_junk_are_wrong_not_raised(exercise, answer):
     feedback = exercise.check(answer)

@@ -700,11 +700,11 @@ def as_number(value) -> float | None:
     >>> as_number(np.float32(0.5)), as_number(np.array(3)), as_number([1.0]), as_number("1")
     (0.5, 3.0, None, None)
     """
-    if np.ndim(value) != 0 or isinstance(value, (str, bytes, bool, np.bool_)):
+    if isinstance(value, (str, bytes, bool, np.bool_)):
         return None
     try:
-        return float(value)
-    except (TypeError, ValueError):
+        return float(value) if np.ndim(value) == 0 else None
+    except (TypeError, ValueError):  # not a number, or a ragged list (np.ndim raises)
         return None
 
 
@@ -776,12 +776,15 @@ def _short(value) -> str:
     '[[0, 1], [0.25, -1e-09]]'
     >>> _short([[1, 2], [3]])
     '[[1, 2], [3]]'
+    >>> _short((np.array([1.5, 2.0]), 1.0))
+    '([1.5, 2], 1.0)'
     """
     if isinstance(value, np.ndarray) or isinstance(value, (list, tuple)):
         try:
             array = np.asarray(value)
-        except ValueError:  # a ragged list
-            return repr(value)
+        except ValueError:  # a ragged list: each item as a learner writes it
+            items = ", ".join(_short(item) for item in value)
+            return f"[{items}]" if isinstance(value, list) else f"({items})"
         if array.dtype.kind in "fiub":
             return _nested(array)
     return repr(value)

@@ -91,8 +91,16 @@ def _judge_dot(got, case, messages) -> None:
     expect_close(got, expected, what, atol=_float_atol(got, q[None, :], k[None, :]))
 
 
+def _products_of(got, q, k) -> bool:
+    """``got`` is the products ``q[d]·k[d]``, not yet added up (False for anything ragged)."""
+    try:
+        return np.shape(got) == q.shape and bool(np.allclose(np.asarray(got, dtype=float), q * k))
+    except (TypeError, ValueError):
+        return False
+
+
 def _diagnose_dot(got, q, k, expected, what) -> None:
-    if np.shape(got) == q.shape and np.allclose(np.asarray(got, dtype=float), q * k):
+    if _products_of(got, q, k):
         raise Wrong(
             f"{what} should be one number, {expected:.4g}, but yours gave the {len(q)} products "
             f"q[d]·k[d], {_short(np.asarray(got))}: add the products up."

@@ -21,7 +21,6 @@ Examples
 
 from __future__ import annotations
 
-import functools
 import math
 
 import numpy as np
@@ -36,6 +35,7 @@ from attnlab.exercises.core import (
     _short,
     as_number,
     call,
+    one_line,
     quietly,
 )
 
@@ -51,9 +51,13 @@ __all__ = [
 def _one_number(value, what: str) -> float:
     """``value`` as one finite float (:func:`as_number`; a bool reads as 1 or 0), or
     :class:`Wrong` saying what came back instead."""
-    if np.ndim(value) != 0:
+    try:
+        shape = np.shape(value)
+    except ValueError:  # a ragged list or tuple
+        raise Wrong(f"{what} should be a single number; got {one_line(value)}.") from None
+    if shape != ():
         raise Wrong(
-            f"{what} should be a single number, but yours has shape {np.shape(value)}: "
+            f"{what} should be a single number, but yours has shape {shape}: "
             f"{_short(np.asarray(value))}."
         )
     number = float(value) if isinstance(value, (bool, np.bool_)) else as_number(value)
@@ -258,7 +262,11 @@ def _indices(value, what: str) -> list[int]:
             "np.where(mask) gives (one array per dimension). Return its first element, "
             "np.where(mask)[0], or use np.flatnonzero(mask)."
         )
-    array = np.asarray(value)
+    try:
+        array = np.asarray(value)
+    except (TypeError, ValueError):  # a ragged list or tuple
+        raise Wrong(f"{what} should be a list of row indices (ints); got "
+                    f"{one_line(value)}.") from None
     if array.dtype == bool:
         raise Wrong(
             f"{what} returned True/False per row: {_short(array)}. Return the row *numbers* "
@@ -332,15 +340,9 @@ def _judge_collapsed_rows(answer, result, case, messages) -> None:
     )
 
 
-def _check_collapsed_rows(answer) -> None:
-    """The :class:`Cases` of 2.3, its judge holding ``answer`` (which the kit's judges do not
-    get) to try every known mistake on every case."""
-    Cases(collapse_cases, functools.partial(_judge_collapsed_rows, answer), inputs=tuple)(answer)
-
-
 collapsed_rows = Exercise(
     "Exercise 2.3 (which rows collapse?)",
-    _check_collapsed_rows,
+    Cases(collapse_cases, _judge_collapsed_rows, inputs=tuple, with_answer=True),
     hints=[
         "A row has collapsed when softmax gives almost all of its weight to one key — so look "
         "at the largest *softmax weight* of each row, not at the scores.",

@@ -32,7 +32,7 @@ import numpy as np
 
 import attnlab
 from attnlab.examples import SCORE_ROW, cat_sat_down, please_study_man
-from attnlab.exercises.core import Cases, Exercise, Wrong, quietly, recognised, warned
+from attnlab.exercises.core import Cases, Exercise, Wrong, one_line, quietly, recognised, warned
 
 __all__ = [
     "softmax_row",
@@ -47,7 +47,10 @@ __all__ = [
 # ---------------------------------------------------------------- shared helpers
 def _show(value) -> str:
     """A compact, one-line view of an array for feedback messages."""
-    array = np.asarray(value)
+    try:
+        array = np.asarray(value)
+    except (TypeError, ValueError):  # a ragged list or tuple
+        return one_line(value)
     if array.dtype.kind not in "fiub":
         return repr(value)
     text = np.array2string(array, precision=4, separator=", ", threshold=20, suppress_small=True)

@@ -27,7 +27,6 @@ True
 
 from __future__ import annotations
 
-import functools
 import math
 import numbers
 import re
@@ -621,15 +620,9 @@ def _judge_hub_key(answer, got, case, messages) -> None:
     raise Wrong(f"{what} should be {expected!r}, but yours gave {token!r}. {reason}")
 
 
-def _check_hub_key(answer) -> None:
-    """The :class:`Cases` of 4.3, its judge holding ``answer`` (which the kit's judges do not
-    get) to try every known mistake on every case."""
-    Cases(hub_cases, functools.partial(_judge_hub_key, answer), failed=_hub_failed)(answer)
-
-
 hub_key = Exercise(
     "Exercise 4.3 (the hub key)",
-    _check_hub_key,
+    Cases(hub_cases, _judge_hub_key, failed=_hub_failed, with_answer=True),
     hints=[
         "A row is what one query reads; a column is what one key receives. To find the key "
         "that everybody reads, which do you add up — rows or columns?",
