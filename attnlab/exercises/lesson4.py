@@ -31,7 +31,7 @@ import math
 import numbers
 import re
 import warnings
-from types import SimpleNamespace
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -236,6 +236,23 @@ row_entropy = Exercise(
 QUIZ = {"A": "hub", "B": "diagonal", "C": "link", "D": "uniform"}
 
 
+@dataclass(frozen=True, eq=False)
+class QuizHeatmap:
+    """One heatmap of the quiz, without its pattern's name (printing it gives nothing away).
+
+    Attributes
+    ----------
+    tokens : list of str
+        The n tokens, in order.
+    scores, weights : ndarray, shape (n, n)
+        The attention scores and their row softmax.
+    """
+
+    tokens: list
+    scores: np.ndarray  # (n, n)
+    weights: np.ndarray  # (n, n)
+
+
 def quiz_examples() -> dict:
     """The four heatmaps of the quiz, ``{letter: example}``, letters in order.
 
@@ -252,9 +269,7 @@ def quiz_examples() -> dict:
     shown = {}
     for letter in sorted(QUIZ):
         example = pattern_example(QUIZ[letter])
-        shown[letter] = SimpleNamespace(
-            tokens=example.tokens, scores=example.scores, weights=example.weights
-        )
+        shown[letter] = QuizHeatmap(example.tokens, example.scores, example.weights)
     return shown
 
 
