@@ -12,7 +12,7 @@ import numpy as np
 
 import attnlab
 from attnlab.examples import SCORE_ROW
-from attnlab.exercises.core import _short
+from attnlab.exercises.core import short
 from attnlab.exercises.quiz import Key
 from attnlab.mixing import barycentric
 from attnlab.patterns import column_mass
@@ -117,7 +117,7 @@ def key_a(scope) -> dict:
         ),
         "A7": Key(
             "a",
-            why_not=(("b", f"compare them: softmax of these scores is {_short(p.round(3))}."),
+            why_not=(("b", f"compare them: softmax of these scores is {short(p.round(3))}."),
                      ("c", f"they do add up to {plain.sum():g}; look at the signs instead."),
                      ("d", "dividing by a positive sum keeps the order; look at the signs.")),
         ),
@@ -214,7 +214,7 @@ def key_b(scope) -> dict:
                            "token?"),
                      ("b", f"a uniform row has every weight 1/n = {1 / len(link.tokens):g}; "
                            "these rows have a clear winner."),
-                     ("d", f"column sums {_short(column_mass(link.weights).round(2))}: no "
+                     ("d", f"column sums {short(column_mass(link.weights).round(2))}: no "
                            "column stands out.")),
         ),
         "B4": Key(
@@ -260,8 +260,8 @@ def key_b(scope) -> dict:
         ),
         "B9": Key(
             next(key for key, ok in inside.items() if ok),
-            why_not=tuple((key, f"to land on {_short(p)} you would need the weights "
-                                f"{_short(barycentric(p, two_d.values).round(2))}, and a "
+            why_not=tuple((key, f"to land on {short(p)} you would need the weights "
+                                f"{short(barycentric(p, two_d.values).round(2))}, and a "
                                 "weight can't be negative: it lies outside the triangle "
                                 "of the values.")
                           for key, p in points.items() if not inside[key]),

@@ -90,14 +90,14 @@ SCORES_WRONG = {
 def test_score_matrix_names_expected_and_got_values_for_a_scaled_answer():
     q, k = ex.score_matrix_cases()[0]
     message = ex.score_matrix.check(lambda Q, K: Q @ K.T / 8).message
-    assert f"should be {ex._short(q @ k.T)}, but yours gave {ex._short(q @ k.T / 8)}" in message
+    assert f"should be {ex.short(q @ k.T)}, but yours gave {ex.short(q @ k.T / 8)}" in message
 
 
 def test_score_matrix_shape_errors_do_not_print_the_input_arrays():
     """A learner who forgot the transpose sees shapes and advice, not a wall of numbers."""
     q, _ = ex.score_matrix_cases()[0]
     message = ex.score_matrix.check(lambda Q, K: Q @ K).message
-    assert ex._short(q) not in message
+    assert ex.short(q) not in message
     assert "K.T has shape (8, 4)" in message
 
 

@@ -12,7 +12,7 @@ from answer_tables import Answers, accept_reject, assert_hints_climb, judged
 import attnlab
 from attnlab.examples import cat_sat_down, dog_bites_man, query_and_keys_2d
 from attnlab.exercises import lesson5 as L
-from attnlab.exercises.core import _short
+from attnlab.exercises.core import short
 from attnlab.mixing import coordinate_bounds, weighted_values
 
 
@@ -145,7 +145,7 @@ def test_a_one_hot_row_must_give_its_value_vector():
     _, w, values = next(case for case in L.mix_cases() if np.isclose(case[1].max(), 1.0))
     j = int(np.argmax(w))
     message = judged(L.mix_one, smoothed_on_one_hot).message
-    assert f"the output must be values[{j}] = {_short(values[j])} itself" in message
+    assert f"the output must be values[{j}] = {short(values[j])} itself" in message
     assert "plain mean" in message
 
 
@@ -158,8 +158,8 @@ def test_a_mix_with_other_weights_is_named_with_those_weights():
 
     _, w, values = next(c for c in L.mix_cases() if c[2].shape == dog.v.shape)
     message = judged(L.mix_one, squared_on_dog).message
-    assert f"u = {_short(np.round(w**2, 4))}, which add up to {np.sum(w**2):.4g}" in message
-    assert f"w = {_short(np.round(w, 4))}, which add up to 1" in message
+    assert f"u = {short(np.round(w**2, 4))}, which add up to {np.sum(w**2):.4g}" in message
+    assert f"w = {short(np.round(w, 4))}, which add up to 1" in message
 
 
 def test_an_index_error_in_the_loop_is_explained_with_the_sizes():
@@ -533,11 +533,11 @@ def test_messages_show_numbers_computed_from_the_inputs(exercise, answer, expect
     """With every example's values doubled, the right answer shown follows: nothing is typed
     in."""
     before = judged(exercise, answer).message
-    assert _short(expected()) in before
+    assert short(expected()) in before
     for name in ("query_and_keys_2d", "dog_bites_man", "cat_sat_down"):
         monkeypatch.setattr(L, name, doubled(getattr(L, name)))
     after = judged(exercise, answer).message
-    assert _short(expected()) in after and _short(expected()) not in before
+    assert short(expected()) in after and short(expected()) not in before
 
 
 @pytest.mark.parametrize("exercise", [L.mix_one, L.attention_output, L.output_box],

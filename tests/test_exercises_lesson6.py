@@ -13,7 +13,7 @@ import attnlab
 from attnlab import causal_mask
 from attnlab.examples import cat_sat_down
 from attnlab.exercises import lesson6 as L
-from attnlab.exercises.core import _short
+from attnlab.exercises.core import short
 
 
 # ---------------------------------------------------------------- 6.1 the shapes
@@ -376,7 +376,7 @@ def test_messages_show_numbers_computed_from_the_inputs(monkeypatch):
         return library_like_softmax(np.where(m, s, 0.0), axis=1)
 
     before = judged(L.masked_softmax, fill_zero).message
-    assert _short(expected()) in before
+    assert short(expected()) in before
 
     def doubled():
         ex = cat_sat_down()
@@ -384,7 +384,7 @@ def test_messages_show_numbers_computed_from_the_inputs(monkeypatch):
 
     monkeypatch.setattr(L, "cat_sat_down", doubled)
     after = judged(L.masked_softmax, fill_zero).message
-    assert _short(expected()) in after and _short(expected()) not in before
+    assert short(expected()) in after and short(expected()) not in before
 
 
 def test_shape_messages_follow_the_sizes(monkeypatch):

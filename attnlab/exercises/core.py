@@ -503,7 +503,7 @@ def call(function, *args, **kwargs):
     """
     if not callable(function):
         raise Wrong(f"Expected a function, got {type(function).__name__} {function!r}.")
-    shown = ", ".join([_short(a) for a in args] + [f"{k}={_short(v)}" for k, v in kwargs.items()])
+    shown = ", ".join([short(a) for a in args] + [f"{k}={short(v)}" for k, v in kwargs.items()])
     before = copy.deepcopy((args, kwargs))
     try:
         with forbidding(_FORBIDDEN.get()):
@@ -561,7 +561,7 @@ def warned(messages) -> str:
 def one_line(value) -> str:
     """What the learner returned, in one line of at most 300 characters; never fails."""
     try:
-        text = _short(value)
+        text = short(value)
     except (TypeError, ValueError):
         text = repr(value)
     return text if len(text) <= 300 else f"{text[:300]}…"
@@ -579,7 +579,7 @@ float32) explains.'
     >>> hidden_difference([1.0], [1.5])
     ''
     """
-    if _short(got) != _short(expected):
+    if short(got) != short(expected):
         return ""
     gap = float(np.max(np.abs(np.asarray(got, float) - np.asarray(expected, float))))
     return (f" They agree to the digits shown, but differ by up to {gap:.3g}, more than "
@@ -592,13 +592,13 @@ def expect_close(got, expected, what, rtol=1e-6, atol=1e-9) -> np.ndarray:
     try:
         got = np.asarray(got, dtype=float)
     except (TypeError, ValueError) as exc:
-        raise Wrong(f"{what} should be numbers; got {_short(got)}.") from exc
+        raise Wrong(f"{what} should be numbers; got {short(got)}.") from exc
     if got.shape != expected.shape:
         raise Wrong(f"{what} should have shape {expected.shape}, but yours has shape {got.shape}.")
     if not np.all(np.isfinite(got)):
-        raise Wrong(f"{what} contains nan or inf: {_short(got)}. Expected {_short(expected)}.")
+        raise Wrong(f"{what} contains nan or inf: {short(got)}. Expected {short(expected)}.")
     if not np.allclose(got, expected, rtol=rtol, atol=atol):
-        raise Wrong(f"{what} should be {_short(expected)}, but yours gave {_short(got)}.")
+        raise Wrong(f"{what} should be {short(expected)}, but yours gave {short(got)}.")
     return got
 
 
@@ -766,24 +766,24 @@ def quietly(formula, *args):
         return formula(*args)
 
 
-def _short(value) -> str:
+def short(value) -> str:
     """A number or an array as a learner writes it: ``[0, 0.25, 1]``, without numpy's padding.
 
     At most 4 significant digits, no alignment padding, long rows elided; anything that is
     not numeric (or a ragged list) falls back to ``repr``.
 
-    >>> _short(np.array([[0.0, 1.0], [0.25, -1e-9]]))
+    >>> short(np.array([[0.0, 1.0], [0.25, -1e-9]]))
     '[[0, 1], [0.25, -1e-09]]'
-    >>> _short([[1, 2], [3]])
+    >>> short([[1, 2], [3]])
     '[[1, 2], [3]]'
-    >>> _short((np.array([1.5, 2.0]), 1.0))
+    >>> short((np.array([1.5, 2.0]), 1.0))
     '([1.5, 2], 1.0)'
     """
     if isinstance(value, np.ndarray) or isinstance(value, (list, tuple)):
         try:
             array = np.asarray(value)
         except ValueError:  # a ragged list: each item as a learner writes it
-            items = ", ".join(_short(item) for item in value)
+            items = ", ".join(short(item) for item in value)
             return f"[{items}]" if isinstance(value, list) else f"({items})"
         if array.dtype.kind in "fiub":
             return _nested(array)

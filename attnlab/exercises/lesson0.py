@@ -20,9 +20,9 @@ from attnlab.exercises.core import (
     Exercise,
     Feedback,
     Wrong,
-    _short,
     as_number,
     expect_close,
+    short,
 )
 
 
@@ -35,14 +35,14 @@ def largest_score_cases() -> list:
 
 def _judge_largest_score(got, row, messages) -> None:
     """``got`` must be the largest score of ``row``; a wrong number is diagnosed."""
-    what = f"largest_score({_short(row)})"
+    what = f"largest_score({short(row)})"
     expected = float(np.max(row))
     row = np.asarray(row, dtype=float)
     # unlike the kit's as_number, a returned bool is read as the number 1 or 0 here
     number = float(got) if isinstance(got, (bool, np.bool_)) else as_number(got)
     if number is None:
         raise Wrong(
-            f"{what} should be one number, {expected:g}, but yours gave {_short(got)}"
+            f"{what} should be one number, {expected:g}, but yours gave {short(got)}"
             f"{_what_kind(got)}. Return the largest score itself."
         )
     if not np.isclose(number, expected):
@@ -54,7 +54,7 @@ def _largest_score_failed(exc, row) -> str | None:
     """A list row that met an array method (``scores.max()``) says lists are allowed too."""
     if isinstance(row, list) and isinstance(exc.__cause__, (AttributeError, TypeError)):
         return (
-            f"largest_score({_short(row)}) failed for a plain Python list: {exc.__cause__}. "
+            f"largest_score({short(row)}) failed for a plain Python list: {exc.__cause__}. "
             "scores may be a list as well as a numpy array, and lists have no array methods "
             "such as scores.max(). Use max(scores) (or np.max(scores)), which take both."
         )

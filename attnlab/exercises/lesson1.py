@@ -27,7 +27,7 @@ import numpy as np
 
 import attnlab
 from attnlab.examples import cat_sat_down, dog_bites_man, query_and_keys_2d
-from attnlab.exercises.core import Cases, Exercise, Wrong, _short, as_number, expect_close
+from attnlab.exercises.core import Cases, Exercise, Wrong, as_number, expect_close, short
 
 
 def raw_scores(q, k) -> np.ndarray:
@@ -85,7 +85,7 @@ def dot_cases() -> list[tuple[np.ndarray, np.ndarray]]:
 def _judge_dot(got, case, messages) -> None:
     """``got`` must be the raw score ``q · k`` of the pair ``case``; known mistakes are named."""
     q, k = case
-    what = f"dot({_short(q)}, {_short(k)})"
+    what = f"dot({short(q)}, {short(k)})"
     expected = float(raw_scores(q[None, :], k[None, :])[0, 0])
     _diagnose_dot(got, q, k, expected, what)
     expect_close(got, expected, what, atol=_float_atol(got, q[None, :], k[None, :]))
@@ -103,7 +103,7 @@ def _diagnose_dot(got, q, k, expected, what) -> None:
     if _products_of(got, q, k):
         raise Wrong(
             f"{what} should be one number, {expected:.4g}, but yours gave the {len(q)} products "
-            f"q[d]·k[d], {_short(np.asarray(got))}: add the products up."
+            f"q[d]·k[d], {short(np.asarray(got))}: add the products up."
         )
     number = _finite_number(got)
     if number is None or math.isclose(number, expected, rel_tol=1e-6, abs_tol=1e-9):
@@ -207,7 +207,7 @@ def _diagnose_score_matrix(got, q, k, expected, what) -> None:
             if got.shape != expected.shape:
                 said = f"should have shape {expected.shape}, but yours has shape {got.shape}"
             else:
-                said = f"should be {_short(expected)}, but yours gave {_short(got)}"
+                said = f"should be {short(expected)}, but yours gave {short(got)}"
             raise Wrong(f"{what} {said}: {reason}")
 
 
@@ -322,15 +322,15 @@ def orthogonal_cases() -> list[np.ndarray]:
 
 def _judge_orthogonal_query(got, k, messages) -> None:
     """``got`` must be a non-zero 2-D vector whose raw score against the key ``k`` is 0."""
-    what = f"orthogonal_query({_short(k)})"
+    what = f"orthogonal_query({short(k)})"
     try:
         q = np.asarray(got, dtype=float)
     except (TypeError, ValueError) as exc:
-        raise Wrong(f"{what} should return a 2-D vector; got {_short(got)}.") from exc
+        raise Wrong(f"{what} should return a 2-D vector; got {short(got)}.") from exc
     if q.shape != (2,):
         raise Wrong(f"{what} should return a vector of shape (2,); got shape {q.shape}.")
     if not np.all(np.isfinite(q)):
-        raise Wrong(f"{what} returned {_short(q)}, which contains nan or inf.")
+        raise Wrong(f"{what} returned {short(q)}, which contains nan or inf.")
     size = float(np.linalg.norm(q)) * float(np.linalg.norm(k))  # |q| |k|
     if size <= 1e-9:
         raise Wrong(
@@ -341,7 +341,7 @@ def _judge_orthogonal_query(got, k, messages) -> None:
     cosine = score / size
     if abs(cosine) <= _cosine_tolerance(got):
         return
-    said = f"{what} returned q = {_short(q)}, whose score q·k is {score:.4g}, not 0"
+    said = f"{what} returned q = {short(q)}, whose score q·k is {score:.4g}, not 0"
     if cosine > 0.999:
         raise Wrong(f"{said}: q points along k (aligned), which gives the largest score.")
     if cosine < -0.999:

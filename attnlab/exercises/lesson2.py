@@ -32,11 +32,11 @@ from attnlab.exercises.core import (
     Exercise,
     NotAttempted,
     Wrong,
-    _short,
     as_number,
     call,
     one_line,
     quietly,
+    short,
 )
 
 __all__ = [
@@ -58,7 +58,7 @@ def _one_number(value, what: str) -> float:
     if shape != ():
         raise Wrong(
             f"{what} should be a single number, but yours has shape {shape}: "
-            f"{_short(np.asarray(value))}."
+            f"{short(np.asarray(value))}."
         )
     number = float(value) if isinstance(value, (bool, np.bool_)) else as_number(value)
     if number is None:
@@ -258,7 +258,7 @@ def _indices(value, what: str) -> list[int]:
     """The learner's answer as a sorted list of row indices, or :class:`Wrong`."""
     if isinstance(value, tuple) and len(value) == 1 and isinstance(value[0], np.ndarray):
         raise Wrong(
-            f"{what} returned a tuple holding one array, {_short(value[0])}: that is what "
+            f"{what} returned a tuple holding one array, {short(value[0])}: that is what "
             "np.where(mask) gives (one array per dimension). Return its first element, "
             "np.where(mask)[0], or use np.flatnonzero(mask)."
         )
@@ -269,14 +269,14 @@ def _indices(value, what: str) -> list[int]:
                     f"{one_line(value)}.") from None
     if array.dtype == bool:
         raise Wrong(
-            f"{what} returned True/False per row: {_short(array)}. Return the row *numbers* "
+            f"{what} returned True/False per row: {short(array)}. Return the row *numbers* "
             "instead, e.g. np.flatnonzero(mask)."
         )
     whole = array.dtype.kind in "iu" or (
         array.dtype.kind == "f" and bool(np.all(array == np.round(array)))
     )
     if array.ndim != 1 or not whole:
-        raise Wrong(f"{what} should be a list of row indices (ints); got {_short(array)}.")
+        raise Wrong(f"{what} should be a list of row indices (ints); got {short(array)}.")
     return sorted(int(i) for i in array)
 
 
@@ -336,7 +336,7 @@ def _judge_collapsed_rows(answer, result, case, messages) -> None:
                   "")
     raise Wrong(
         f"{what} should be {expected}, but yours gave {got}. The largest softmax weight "
-        f"of each row is {_short(largest.round(4))}. {reason}".rstrip()
+        f"of each row is {short(largest.round(4))}. {reason}".rstrip()
     )
 
 

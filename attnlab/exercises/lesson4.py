@@ -42,11 +42,11 @@ from attnlab.exercises.core import (
     Exercise,
     NotAttempted,
     Wrong,
-    _short,
     call,
     call_watching,
     quietly,
     recognised,
+    short,
     warned,
 )
 from attnlab.patterns import (
@@ -93,10 +93,10 @@ def entropy_cases() -> list[tuple[str, np.ndarray]]:
                       ex.weights))
     n = 4
     one_hot_and_uniform = np.stack([np.eye(n)[1], np.full(n, 1 / n)])  # (2, 4)
-    cases.append((f"a one-hot row and a uniform row, {_short(one_hot_and_uniform)}",
+    cases.append((f"a one-hot row and a uniform row, {short(one_hot_and_uniform)}",
                   one_hot_and_uniform))
     masked = attnlab.softmax(np.array([[1, 2, -np.inf, -np.inf, 0], [0, 1, 2, 1, 0]]))  # (2, 5)
-    cases.append((f"two queries over five keys, {_short(masked.round(4))}", masked))
+    cases.append((f"two queries over five keys, {short(masked.round(4))}", masked))
     return cases
 
 
@@ -152,12 +152,12 @@ def _judge_row_entropy(got, case, messages) -> None:
     try:
         values = np.asarray(got, dtype=float)
     except (TypeError, ValueError):
-        raise Wrong(f"{what} should be an array of {n_q} numbers; got {_short(got)}.") from None
-    said = f"{what} should be {_short(expected)}"
+        raise Wrong(f"{what} should be an array of {n_q} numbers; got {short(got)}.") from None
+    said = f"{what} should be {short(expected)}"
     if values.shape != expected.shape:
         if values.ndim == 0:
             raise Wrong(f"{said}, one entropy per row (shape {expected.shape}), but yours gave "
-                        f"one number for the whole matrix, {_short(values)}. Sum -p·log p "
+                        f"one number for the whole matrix, {short(values)}. Sum -p·log p "
                         "along each row only (axis=1), not over every entry.")
         if values.shape == (n_k,) and n_k != n_q:
             raise Wrong(f"{said}, shape {expected.shape} (one entropy per query), but yours "
@@ -174,9 +174,9 @@ def _judge_row_entropy(got, case, messages) -> None:
         raise Wrong(f"{said}, shape {expected.shape}, but yours has shape {values.shape}.")
     if not np.all(np.isfinite(values)):
         if np.any(w == 0):
-            raise Wrong(f"{said}, but yours gave {_short(values)}. {_ZERO_LOG}"
+            raise Wrong(f"{said}, but yours gave {short(values)}. {_ZERO_LOG}"
                         f"{warned(messages)}")
-        raise Wrong(f"{said}, but yours contains nan or inf: {_short(values)}."
+        raise Wrong(f"{said}, but yours contains nan or inf: {short(values)}."
                     f"{warned(messages)}")
     low = getattr(got, "dtype", np.dtype(float))  # a float32 answer: judged to its precision
     rtol, atol = (1e-6, 1e-9) if low.kind != "f" or low.itemsize >= 8 else (
@@ -200,7 +200,7 @@ def _judge_row_entropy(got, case, messages) -> None:
         cause = "A one-hot row has no uncertainty at all: its entropy must be exactly 0."
     if not cause:
         cause = "Check the formula H = -Σ_j w_ij · log w_ij, summed along each row."
-    raise Wrong(f"{said}, but yours gave {_short(values)}. {cause}{warned(messages)}")
+    raise Wrong(f"{said}, but yours gave {short(values)}. {cause}{warned(messages)}")
 
 
 def _entropy_failed(exc, case) -> str:
@@ -360,7 +360,7 @@ def _as_quiz_answer(answer) -> dict:
         raise Wrong(
             f"Your answer should be a dict from letter to pattern, like "
             f"{{'A': '...', 'B': '...', 'C': '...', 'D': '...'}}; got a {kind}, "
-            f"{_short(answer)}.{extra}"
+            f"{short(answer)}.{extra}"
         )
     return answer
 
@@ -550,9 +550,9 @@ def _as_token(got, tokens, what) -> str | int:
         array = None
     if array is not None and array.shape == (len(tokens),) and array.dtype.kind in "fiu":
         raise Wrong(f"{what} should be one token (a str from tokens), but yours gave one "
-                    f"number per key, {_short(array)}. Those totals are the right start: now "
+                    f"number per key, {short(array)}. Those totals are the right start: now "
                     "return the token whose total is the largest.")
-    raise Wrong(f"{what} should be one token, a str from tokens; yours gave {_short(got)}.")
+    raise Wrong(f"{what} should be one token, a str from tokens; yours gave {short(got)}.")
 
 
 def _answers_on_every_case(answer, cases) -> list[str | None]:

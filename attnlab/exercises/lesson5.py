@@ -39,13 +39,13 @@ from attnlab.exercises.core import (
     Exercise,
     NotAttempted,
     Wrong,
-    _short,
     as_numbers,
     call_watching,
     hidden_difference,
     one_line,
     recognised,
     same_values,
+    short,
     warned,
 )
 from attnlab.mixing import coordinate_bounds, weighted_values
@@ -75,7 +75,7 @@ def _same(got, wrong) -> bool:
 
 def _weights_of(u) -> str:
     """``"[0.2, 0.8], which add up to 1"``."""
-    return f"{_short(np.round(u, 4))}, which add up to {float(np.sum(u)):.4g}"
+    return f"{short(np.round(u, 4))}, which add up to {float(np.sum(u)):.4g}"
 
 
 def _implied_weights(got, values):
@@ -133,8 +133,8 @@ def _one_hot_note(w, values, name) -> str:
     if not np.isclose(w.max(), 1.0, rtol=0, atol=1e-12):
         return ""
     j = int(np.argmax(w))
-    return (f"With all the weight on key {j} ({name} = {_short(w)}), the output must be "
-            f"values[{j}] = {_short(values[j])} itself. ")
+    return (f"With all the weight on key {j} ({name} = {short(w)}), the output must be "
+            f"values[{j}] = {short(values[j])} itself. ")
 
 
 # ---------------------------------------------------------------- 5.1 mix the values, one query
@@ -157,16 +157,16 @@ def mix_cases() -> list[tuple[str, np.ndarray, np.ndarray]]:
     cat_q, cat_k, cat_v = cat.x @ cat.w_q, cat.x @ cat.w_k, cat.x @ cat.w_v  # (4, d) each
     one_hot = np.eye(len(ex.values))[1]  # all the weight on B
     return [
-        (f"the 2-D example: w = {_short(_scaled_row(ex.query, ex.keys))} (softmax of its scaled "
-         f"scores) and values of shape {ex.values.shape}, {_short(ex.values)}",
+        (f"the 2-D example: w = {short(_scaled_row(ex.query, ex.keys))} (softmax of its scaled "
+         f"scores) and values of shape {ex.values.shape}, {short(ex.values)}",
          _scaled_row(ex.query, ex.keys), ex.values),
         (f'the "{dog.tokens[1]}" row of "dog bites man": w = '
-         f"{_short(_scaled_row(dog.q[1], dog.k))} and values of shape {dog.v.shape}",
+         f"{short(_scaled_row(dog.q[1], dog.k))} and values of shape {dog.v.shape}",
          _scaled_row(dog.q[1], dog.k), dog.v),
-        (f"the one-hot row w = {_short(one_hot)} and the 2-D example's values",
+        (f"the one-hot row w = {short(one_hot)} and the 2-D example's values",
          one_hot, ex.values),
         (f'the "{cat.tokens[1]}" row of "The cat sat down": w = '
-         f"{_short(_scaled_row(cat_q[1], cat_k))} and V = X W_V of shape {cat_v.shape}",
+         f"{short(_scaled_row(cat_q[1], cat_k))} and V = X W_V of shape {cat_v.shape}",
          _scaled_row(cat_q[1], cat_k), cat_v),
     ]
 
@@ -319,7 +319,7 @@ def _judge_mix(answer, got, case, messages) -> None:
     expected = weighted_values(w, values)  # (d_v,)
     n_k, d_v = values.shape
     got = as_numbers(got, what, expected.shape)
-    said = f"{what} should be {_short(expected)}"
+    said = f"{what} should be {short(expected)}"
     if got.shape != expected.shape:
         cause = (recognised(got, _mix_mistakes(w, values), _RTOL, _ATOL)
                  or _mix_shape_note(got.shape, n_k, d_v))
@@ -327,14 +327,14 @@ def _judge_mix(answer, got, case, messages) -> None:
                     f"vector), but yours has shape {got.shape}. {cause}{warned(messages)}"
                     .rstrip())
     if not np.all(np.isfinite(got)):
-        raise Wrong(f"{said}, but yours contains nan or inf: {_short(got)}.{warned(messages)}")
+        raise Wrong(f"{said}, but yours contains nan or inf: {short(got)}.{warned(messages)}")
     if np.allclose(got, expected, rtol=_RTOL, atol=_ATOL):
         return
     m = _first_terms(got, w, values)
     cause = (recognised(got, _mix_mistakes(w, values), _RTOL, _ATOL)
              or (_first_terms_reason(answer, m, n_k, d_v) if m else "")
              or _mix_diagnosis(got, w, values, expected, "w", "w[j]"))
-    raise Wrong(f"{said}, but yours gave {_short(got)}.{hidden_difference(got, expected)} "
+    raise Wrong(f"{said}, but yours gave {short(got)}.{hidden_difference(got, expected)} "
                 f"{_one_hot_note(w, values, 'w')}{cause}{warned(messages)}")
 
 
@@ -380,7 +380,7 @@ def output_cases() -> list[tuple[str, np.ndarray, np.ndarray]]:
          dog_weights, dog.v),
         (f'"The cat sat down": weights of shape {cat_weights.shape} and V = X W_V of shape '
          f"{cat_v.shape}", cat_weights, cat_v),
-        (f"the 2-D example: weights {_short(two_d)} (its query's row and a one-hot row) and "
+        (f"the 2-D example: weights {short(two_d)} (its query's row and a one-hot row) and "
          f"values of shape {ex.values.shape}", two_d, ex.values),
     ]
 
@@ -511,9 +511,9 @@ def _judge_output(got, case, messages) -> None:
                  or _output_shape_note(got.shape, n_q, n_k, d_v))
         raise Wrong(f"{said}, but yours has shape {got.shape}. {cause}{warned(messages)}"
                     .rstrip())
-    said = f"{what} should be {_short(expected)}"
+    said = f"{what} should be {short(expected)}"
     if not np.all(np.isfinite(got)):
-        raise Wrong(f"{said}, but yours contains nan or inf: {_short(got)}.{warned(messages)}")
+        raise Wrong(f"{said}, but yours contains nan or inf: {short(got)}.{warned(messages)}")
     if np.allclose(got, expected, rtol=_RTOL, atol=_ATOL):
         return
     cause = recognised(got, _output_mistakes(weights, values), _RTOL, _ATOL)
@@ -523,9 +523,9 @@ def _judge_output(got, case, messages) -> None:
         name = f"weights[{i}]"
         diagnosis = _mix_diagnosis(got[i], weights[i], values, expected[i], name,
                                    f"weights[{i}, j]")
-        cause = (f"Row {i} (query {i}'s output) should be {_short(expected[i])}, but yours is "
-                 f"{_short(got[i])}. {_one_hot_note(weights[i], values, name)}{diagnosis}")
-    raise Wrong(f"{said}, but yours gave {_short(got)}.{hidden_difference(got, expected)} "
+        cause = (f"Row {i} (query {i}'s output) should be {short(expected[i])}, but yours is "
+                 f"{short(got[i])}. {_one_hot_note(weights[i], values, name)}{diagnosis}")
+    raise Wrong(f"{said}, but yours gave {short(got)}.{hidden_difference(got, expected)} "
                 f"{cause}{warned(messages)}")
 
 
@@ -555,11 +555,11 @@ def box_cases() -> list[tuple[str, np.ndarray]]:
     cat = cat_sat_down()
     cat_v = cat.x @ cat.w_v  # (4, 8)
     return [
-        (f"the 2-D example's values {_short(ex.values)}, shape {ex.values.shape}", ex.values),
+        (f"the 2-D example's values {short(ex.values)}, shape {ex.values.shape}", ex.values),
         (f'the values of "dog bites man", shape {dog.v.shape}', dog.v),
         (f'V = X W_V of "The cat sat down", shape {cat_v.shape}', cat_v),
         # Every coordinate well away from 0, so a box stretched to take in the origin fails.
-        (f"the 2-D example's values moved by [3, 2], {_short(ex.values + [3.0, 2.0])}",
+        (f"the 2-D example's values moved by [3, 2], {short(ex.values + [3.0, 2.0])}",
          ex.values + [3.0, 2.0]),
     ]
 
@@ -613,8 +613,8 @@ def _matches(got: np.ndarray, wrong, d_v: int) -> bool:
 
 
 def _shown(x: np.ndarray) -> str:
-    """An array as _short shows it, a single number as 4 significant digits."""
-    return f"{float(x):.4g}" if np.ndim(x) == 0 else _short(x)
+    """An array as short shows it, a single number as 4 significant digits."""
+    return f"{float(x):.4g}" if np.ndim(x) == 0 else short(x)
 
 
 def _box_mistake(low, high, values) -> str:
@@ -637,7 +637,7 @@ def _as_box(got, what, values) -> tuple[np.ndarray, np.ndarray]:
         if got.ndim == 1 and got.dtype.kind in "fiub" and not (
                 len(got) == 2 and _box_mistake(got[0], got[1], values)):
             raise Wrong(f"{what} should be {pair}, but yours is one array of shape {got.shape}: "
-                        f"{_short(got)}. Return both: return low, high.")
+                        f"{short(got)}. Return both: return low, high.")
         if got.ndim == 0 or len(got) != 2:
             raise Wrong(f"{what} should be {pair}; yours is an array of shape {got.shape}.")
     elif isinstance(got, (tuple, list)):
@@ -687,8 +687,8 @@ def _judge_box(got, case, messages) -> None:
     low, high = _as_box(got, what, values)
     if (_matches(low, expected_low, d_v) and _matches(high, expected_high, d_v)):
         return
-    said = (f"{what} low should be {_short(expected_low)} and high "
-            f"{_short(expected_high)}, but yours gave low = {_shown(low)} and high = "
+    said = (f"{what} low should be {short(expected_low)} and high "
+            f"{short(expected_high)}, but yours gave low = {_shown(low)} and high = "
             f"{_shown(high)}.")
     if (isinstance(got, np.ndarray) and got.shape == (2, 2) and d_v == 2
             and _same(got.T, np.stack([expected_low, expected_high]))):

@@ -47,12 +47,12 @@ from attnlab.exercises.core import (
     Cases,
     Exercise,
     Wrong,
-    _short,
     as_numbers,
     hidden_difference,
     one_line,
     quietly,
     recognised,
+    short,
     warned,
 )
 
@@ -253,7 +253,7 @@ def _judge_causal(got, n, messages) -> None:
     if mask.shape != (n, n):
         raise Wrong(f"{what} should have shape ({n}, {n}), one row per query and one "
                     f"column per key, but yours has shape {mask.shape}: {one_line(got)}.")
-    said = f"{what} should be {_short(expected)}, but yours gave {_short(mask)}."
+    said = f"{what} should be {short(expected)}, but yours gave {short(mask)}."
     note = ""
     if mask.dtype.kind != "b":
         if np.all(np.isin(mask, (0.0, -np.inf))) and np.any(mask == -np.inf):
@@ -336,14 +336,14 @@ def softmax_cases() -> list[tuple[str, np.ndarray, np.ndarray]]:
     small_mask = np.array([[True, True, False], [True, True, True], [False, True, True]])
     return [
         (f'the scaled scores of "{" ".join(cat.tokens)}", shape {cat_scores.shape}, with the '
-         f"causal mask {_short(attnlab.causal_mask(n))}", cat_scores, attnlab.causal_mask(n)),
-        (f'the scaled scores of "{" ".join(dog.tokens)}" {_short(np.round(dog_scores, 4))} with '
-         f"the padding mask {_short(padding)} (the last key is padding)", dog_scores, padding),
-        (f'the scores of "{" ".join(dog.tokens)}" with the mask {_short(holes)}, whose row 1 '
+         f"causal mask {short(attnlab.causal_mask(n))}", cat_scores, attnlab.causal_mask(n)),
+        (f'the scaled scores of "{" ".join(dog.tokens)}" {short(np.round(dog_scores, 4))} with '
+         f"the padding mask {short(padding)} (the last key is padding)", dog_scores, padding),
+        (f'the scores of "{" ".join(dog.tokens)}" with the mask {short(holes)}, whose row 1 '
          "is fully masked", dog_scores, holes),
-        (f"the large scores {_short(large)} with the mask {_short(large_mask)}", large,
+        (f"the large scores {short(large)} with the mask {short(large_mask)}", large,
          large_mask),
-        (f"the float32 scores {_short(small)} with the mask {_short(small_mask)}", small,
+        (f"the float32 scores {short(small)} with the mask {short(small_mask)}", small,
          small_mask),
     ]
 
@@ -359,7 +359,7 @@ def _softmax_mistakes(scores, mask) -> list[tuple[np.ndarray, str]]:
     return [
         (_renormalised(s, mask), _renormalised_reason(s, mask)),
         (after, "You masked after the softmax without renormalising: the weights left in a "
-         f"row add up to less than 1 (row sums {_short(np.round(after.sum(axis=1), 4))}). Set "
+         f"row add up to less than 1 (row sums {short(np.round(after.sum(axis=1), 4))}). Set "
          "the masked scores to -inf before the softmax, so the allowed keys share all the "
          "weight."),
         (zero_fill, "You set the masked scores to 0, but a score of 0 is not 'never': "
@@ -432,7 +432,7 @@ def _judge_softmax(got, case, messages) -> None:
     if weights.shape != expected.shape:
         raise Wrong(f"{what} should have the shape of the scores, {expected.shape}, one weight "
                     f"per (query, key) pair, but yours has shape {weights.shape}.")
-    said = f"{what} should be {_short(expected)}, but yours gave {_short(weights)}."
+    said = f"{what} should be {short(expected)}, but yours gave {short(weights)}."
     fully = ~mask.any(axis=1)  # (n_q,)
     bad = ~np.isfinite(weights)
     if bad.any():
@@ -463,7 +463,7 @@ def _judge_softmax(got, case, messages) -> None:
         i, j = (int(x) for x in np.argwhere(leaked)[0])
         if fully[i]:
             cause = (f"Row {i} is fully masked (no key allowed), so all its weights must be 0; "
-                     f"yours is {_short(weights[i])}.")
+                     f"yours is {short(weights[i])}.")
         else:
             cause = (f"weights[{i}, {j}] = {weights[i, j]:.4g}, but key {j} is masked for "
                      f"query {i} (mask[{i}, {j}] is False): a masked weight must be exactly 0.")
@@ -484,9 +484,9 @@ def _judge_softmax(got, case, messages) -> None:
                          "with an allowed key add up to 1.")
     if not cause:
         i = next(i for i in range(n_q) if not np.allclose(weights[i], expected[i], **tol))
-        cause = (f"Row {i} should be {_short(expected[i])}, the softmax of its allowed scores "
-                 f"{_short(np.where(mask[i], scores[i].astype(float), np.nan)[mask[i]])}, "
-                 f"but yours is {_short(weights[i])}.")
+        cause = (f"Row {i} should be {short(expected[i])}, the softmax of its allowed scores "
+                 f"{short(np.where(mask[i], scores[i].astype(float), np.nan)[mask[i]])}, "
+                 f"but yours is {short(weights[i])}.")
     raise Wrong(f"{said}{hidden_difference(weights, expected)} {cause}{warned(messages)}")
 
 

@@ -74,10 +74,10 @@ from attnlab.exercises.core import (
     Exercise,
     Text,
     Wrong,
-    _short,
     one_line,
     quietly,
     recognised,
+    short,
     warned,
 )
 from attnlab.exercises.quiz import Question, Questions
@@ -152,15 +152,15 @@ def _questions_a() -> tuple[list[Question], dict]:
         ),
         Question(
             "A2", 1, "one scaled score",
-            f'In "{" ".join(dog.tokens)}", query "{dog.tokens[qi]}" is q = {_short(q)} and key '
-            f'"{dog.tokens[kj]}" is k = {_short(k)} (d_k = {d}). What is their **scaled** '
+            f'In "{" ".join(dog.tokens)}", query "{dog.tokens[qi]}" is q = {short(q)} and key '
+            f'"{dog.tokens[kj]}" is k = {short(k)} (d_k = {d}). What is their **scaled** '
             "score q·k / √d_k?",
             tolerance=1e-3,
         ),
         Question(
             "A3", 1, "length and angle in a score",
             "A query q = [1, 0] meets four keys. Which key gets the **lowest** score?",
-            options=tuple(zip("abcd", (f"k = {_short(g)}" for g in geometry), strict=True)),
+            options=tuple(zip("abcd", (f"k = {short(g)}" for g in geometry), strict=True)),
         ),
         Question(
             "A4", 2, "the variance of q·k",
@@ -176,17 +176,17 @@ def _questions_a() -> tuple[list[Question], dict]:
         ),
         Question(
             "A6", 2, "a collapsed softmax and its gradient",
-            f"p = softmax({_short(COLLAPSE_ROW)} × 100) has largest weight {collapsed.max():.6f}"
+            f"p = softmax({short(COLLAPSE_ROW)} × 100) has largest weight {collapsed.max():.6f}"
             ": it has collapsed. What does its Jacobian diag(p) − p pᵀ look like?",
             options=(("a", "close to the identity matrix: the gradient passes unchanged"),
                      ("b", "large on the winning key, small elsewhere"),
                      ("c", "almost all zeros: almost no gradient reaches the scores"),
-                     ("d", f"the same as for softmax({_short(COLLAPSE_ROW)}): multiplying "
+                     ("d", f"the same as for softmax({short(COLLAPSE_ROW)}): multiplying "
                            "every score by the same number changes nothing")),
         ),
         Question(
             "A7", 3, "why exponentiate",
-            f"Dividing the scores {_short(SCORE_ROW)} by their sum gives {_short(plain)}. "
+            f"Dividing the scores {short(SCORE_ROW)} by their sum gives {short(plain)}. "
             "Why doesn't attention make its weights that way?",
             options=(("a", "a negative score gives a negative weight, and scores that add "
                            "up to 0 cannot be divided at all"),
@@ -198,7 +198,7 @@ def _questions_a() -> tuple[list[Question], dict]:
         Question(
             "A8", 3, "softmax by hand",
             f"What is the softmax weight of the **third** key for the scores "
-            f"{_short(SCORE_ROW)}? Give 3 decimals.",
+            f"{short(SCORE_ROW)}? Give 3 decimals.",
             tolerance=2e-3,
         ),
         Question(
@@ -221,7 +221,7 @@ def _questions_a() -> tuple[list[Question], dict]:
         ),
         Question(
             "A11", 3, "log-softmax",
-            f"For x = {_short(far)} in float64, np.log(softmax(x))[1] is {naive_log:g}. "
+            f"For x = {short(far)} in float64, np.log(softmax(x))[1] is {naive_log:g}. "
             "What is the exact-enough value, log_softmax(x)[1]? Give 2 decimals.",
             tolerance=0.01,
         ),
@@ -238,7 +238,7 @@ def _questions_b() -> tuple[list[Question], dict]:
     p = attnlab.softmax(SCORE_ROW)  # (4,)
     raw_h = float(attnlab.entropy(p))  # nats
     link = pattern_example("link")
-    shown = "\n".join(f"    {t:>7} {_short(row.round(2))}" for t, row in
+    shown = "\n".join(f"    {t:>7} {short(row.round(2))}" for t, row in
                       zip(link.tokens, link.weights, strict=True))
     two_d = query_and_keys_2d()
     w2 = attnlab.softmax(two_d.keys @ two_d.query)  # (3,)
@@ -270,7 +270,7 @@ def _questions_b() -> tuple[list[Question], dict]:
         ),
         Question(
             "B2", 4, "row entropy",
-            f"What is the entropy H = −Σ w ln w of the weights softmax({_short(SCORE_ROW)}), "
+            f"What is the entropy H = −Σ w ln w of the weights softmax({short(SCORE_ROW)}), "
             "in nats (natural log)? Give 3 decimals.",
             tolerance=2e-3,
         ),
@@ -302,9 +302,9 @@ def _questions_b() -> tuple[list[Question], dict]:
         ),
         Question(
             "B6", 5, "one output by hand",
-            f"A 2-D query {_short(two_d.query)} has keys {_short(two_d.keys)} and values "
-            f"{_short(two_d.values)}. Without scaling, its weights are softmax(keys @ query) "
-            f"= {_short(w2.round(4))}. What is the **first** coordinate of its output? Give 3 "
+            f"A 2-D query {short(two_d.query)} has keys {short(two_d.keys)} and values "
+            f"{short(two_d.values)}. Without scaling, its weights are softmax(keys @ query) "
+            f"= {short(w2.round(4))}. What is the **first** coordinate of its output? Give 3 "
             "decimals.",
             tolerance=2e-3,
         ),
@@ -317,19 +317,19 @@ def _questions_b() -> tuple[list[Question], dict]:
         ),
         Question(
             "B8", 5, "what W_K and W_V each decide",
-            f"Two tokens x₁ = {_short(x_two[0])} and x₂ = {_short(x_two[1])} differ only in "
-            f"their second coordinate. W_K = {_short(w_k2)} keeps only that coordinate; "
-            f"W_V = {_short(w_v2)} drops it (k = x W_K, v = x W_V). A query q = "
-            f"{_short(q_two)} reads both, without scaling, so its weights are softmax(K q) = "
-            f"{_short(w_two.round(4))}. What is its output?",
-            options=tuple((letter, _short(mixes[kind].round(4)))
+            f"Two tokens x₁ = {short(x_two[0])} and x₂ = {short(x_two[1])} differ only in "
+            f"their second coordinate. W_K = {short(w_k2)} keeps only that coordinate; "
+            f"W_V = {short(w_v2)} drops it (k = x W_K, v = x W_V). A query q = "
+            f"{short(q_two)} reads both, without scaling, so its weights are softmax(K q) = "
+            f"{short(w_two.round(4))}. What is its output?",
+            options=tuple((letter, short(mixes[kind].round(4)))
                           for letter, kind in filter_options.items()),
         ),
         Question(
             "B9", 5, "the convex hull of the values",
-            f"Three 2-D value vectors: {_short(two_d.values)}. Which point can an attention "
+            f"Three 2-D value vectors: {short(two_d.values)}. Which point can an attention "
             "output over them be?",
-            options=tuple((key, str(_short(p))) for key, p in points.items()),
+            options=tuple((key, str(short(p))) for key, p in points.items()),
         ),
         Question(
             "B10", 5, "moving the output",
@@ -661,7 +661,7 @@ def mask_cases() -> list[tuple[str, tuple]]:
          (cat.x @ cat.w_q, cat.x @ cat.w_k, cat.x @ cat.w_v)),
         (f'"{" ".join(dog.tokens)}" (q, k, v of shape (3, 4))', (dog.q, dog.k, dog.v)),
         ("a batch of 2 random sequences (q, k of shape (2, 5, 3), v of shape (2, 5, 2))", batch),
-        (f"3 tokens whose scaled scores are {_short(future)} (k = √3 · I, v of shape (3, 2))",
+        (f"3 tokens whose scaled scores are {short(future)} (k = √3 · I, v of shape (3, 2))",
          (q, k, rng.normal(size=(3, 2)))),
     ]
 
@@ -707,7 +707,7 @@ def _mask_mistakes(q, k, v) -> list[tuple[np.ndarray, str]]:
                                                                  "what is left cannot bring "
                                                                  "it back")),
         (after, "You zero the future weights after the softmax, so the weights left in each "
-         f"row add up to less than 1 (row sums {_short(sums.round(3))}): the share the future "
+         f"row add up to less than 1 (row sums {short(sums.round(3))}): the share the future "
          "keys had is lost instead of going to the allowed keys. Mask the scores before the "
          "softmax, with -np.inf, so that the allowed keys share all the weight."),
         (zero, "You set the future scores to 0 before the softmax; but exp(0) = 1, so the "
@@ -802,7 +802,7 @@ def shift_cases() -> list[tuple[str, tuple]]:
     cases = []
     for dtype, scores in table:
         q, k = _scores_as_queries(scores, dtype)
-        cases.append((f"{dtype} inputs whose scaled scores are {_short(np.array(scores))}",
+        cases.append((f"{dtype} inputs whose scaled scores are {short(np.array(scores))}",
                       (q, k, v.astype(dtype))))
     return cases
 
@@ -932,8 +932,8 @@ def _judge_expose(got, case, messages) -> None:
     rtol, atol = tolerance(scores.dtype)
     if not np.allclose(buggy, right, rtol=rtol, atol=atol):
         return
-    gave = (f"On your input the patched function gave {_short(buggy)} and a correct masked "
-            f"softmax gave {_short(right)}: they agree (the largest difference is "
+    gave = (f"On your input the patched function gave {short(buggy)} and a correct masked "
+            f"softmax gave {short(right)}: they agree (the largest difference is "
             f"{float(np.max(np.abs(buggy - right))):.2g}).")
     with np.errstate(all="ignore"):
         top_masked = np.where(allowed, -np.inf, rows).max(axis=-1)  # (n_rows,)

@@ -65,10 +65,10 @@ from attnlab.exercises.core import (
     Cases,
     Exercise,
     Wrong,
-    _short,
     call_watching,
     one_line,
     quietly,
+    short,
     warned,
 )
 from attnlab.online import _fold, online_softmax_update
@@ -316,7 +316,7 @@ class _Step:
     def what(self) -> str:
         """``"For <case>, step 2 of 3 (m = ..., l = ..., block = ...):"``."""
         named = zip((*self.names, *self.case.inputs), self.arguments, strict=True)
-        shown = ", ".join(f"{n} = {_short(np.round(a, 4))}" for n, a in named)
+        shown = ", ".join(f"{n} = {short(np.round(a, 4))}" for n, a in named)
         return (f"For {self.case.description}, step {self.number} of {len(self.case.blocks)} "
                 f"({shown}):")
 
@@ -365,7 +365,7 @@ def _judge_step(mistakes, got, step, messages) -> None:
 
 
 def _pairs(names, values) -> str:
-    return ", ".join(f"{n} = {_short(np.round(v, 4))}" for n, v in zip(names, values, strict=True))
+    return ", ".join(f"{n} = {short(np.round(v, 4))}" for n, v in zip(names, values, strict=True))
 
 
 def _first_difference(got, expected, names) -> str:
@@ -844,8 +844,8 @@ def _judge_loop(got, case, messages, peak) -> None:
     out, tiles = _as_loop_result(got, what, (n, d_v))
     expected = _plain(case.q, case.k, case.v, case.causal)  # (n, d_v)
     if not np.all(_close(out, expected)):
-        said = f"{what}: the output should be {_short(expected)}, but yours gave {_short(out)}."
-        hidden = _looks_equal(_short(out), _short(expected), [out], [expected])
+        said = f"{what}: the output should be {short(expected)}, but yours gave {short(out)}."
+        hidden = _looks_equal(short(out), short(expected), [out], [expected])
         cause = next((text for wrong, text in _loop_mistakes(case)
                       if np.all(_close(out, wrong))), "")
         if not cause:

@@ -44,10 +44,10 @@ from attnlab.exercises.core import (
     Cases,
     Exercise,
     Wrong,
-    _short,
     as_numbers,
     one_line,
     recognised,
+    short,
     warned,
 )
 from attnlab.training import PROBE, train
@@ -162,7 +162,7 @@ def _judge_vjp(got, case, messages) -> None:
             raise Wrong(f"{what} is right, but numpy warned: {'; '.join(messages)}.")
         return
     said = (f"{what} should match the finite differences "
-            f"{_short(np.round(case.expected, 4))}, but yours gave {_short(np.round(got, 4))}.")
+            f"{short(np.round(case.expected, 4))}, but yours gave {short(np.round(got, 4))}.")
     if not np.all(np.isfinite(got)):
         raise Wrong(f"{said} It holds nan or inf: a masked weight is 0, so multiply by w "
                     f"rather than divide, and never take a log.{warned(messages)}")
@@ -171,7 +171,7 @@ def _judge_vjp(got, case, messages) -> None:
         row_sums = got.sum(axis=-1)
         cause = ("Every row of your gradient should add up to 0 (adding a constant to all "
                  "scores changes no weight); yours add up to "
-                 f"{_short(np.round(row_sums, 4))}." if not np.allclose(row_sums, 0, atol=1e-6)
+                 f"{short(np.round(row_sums, 4))}." if not np.allclose(row_sums, 0, atol=1e-6)
                  else "Compare yours with w ⊙ (g − w · g), row by row.")  # fmt: skip
     raise Wrong(f"{said} {cause}{warned(messages)}")
 
@@ -292,8 +292,8 @@ def _judge_backward(got, case, messages) -> None:
     first = bad[0]
     index = names.index(first)
     said = (f"{what}: {', '.join(bad)} {'is' if len(bad) == 1 else 'are'} not right; "
-            f"{first} should be {_short(np.round(case.expected[index], 4))}, but yours gave "
-            f"{_short(np.round(arrays[index], 4))}.")
+            f"{first} should be {short(np.round(case.expected[index], 4))}, but yours gave "
+            f"{short(np.round(arrays[index], 4))}.")
     raise Wrong(f"{said} {cause or _generic_backward(first)}{warned(messages)}")
 
 
