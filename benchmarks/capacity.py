@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))  # tests/processes.py, which both harnesses use
 sys.path.insert(0, str(ROOT / "tests" / "hub"))
 sys.path.insert(0, str(ROOT / "tests" / "browser"))
 sys.path.insert(0, str(ROOT / "benchmarks"))
@@ -116,8 +117,10 @@ class Class:
             s.latencies.clear()
             s.steps = s.misses = s.run.kernel.reconnects = 0
             s.failed = ""
-        self.threads = [threading.Thread(target=self._loop, args=(s, i), daemon=True)
-                        for i, s in enumerate(self.students)]
+        self.threads = [
+            threading.Thread(target=self._loop, args=(s, i), daemon=True)
+            for i, s in enumerate(self.students)
+        ]
         for t in self.threads:
             t.start()
 
@@ -209,15 +212,30 @@ def measure_learner(browser, hub: hubrun.Hub, steps: int) -> tuple[list[float], 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--students", default="0,4,8,16,24,32",
-                        help="comma-separated numbers of simulated students, increasing")
-    parser.add_argument("--pace", type=float, default=0.5,
-                        help="seconds between one simulated student's slider steps")
+    parser.add_argument(
+        "--students",
+        default="0,4,8,16,24,32",
+        help="comma-separated numbers of simulated students, increasing",
+    )
+    parser.add_argument(
+        "--pace",
+        type=float,
+        default=0.5,
+        help="seconds between one simulated student's slider steps",
+    )
     parser.add_argument("--steps", type=int, default=20, help="real learner's timed steps per N")
-    parser.add_argument("--warmup", type=float, default=5.0,
-                        help="seconds the class steps before the real learner starts timing")
-    parser.add_argument("--time-cap", type=float, default=900.0,
-                        help="stop before starting an N once this many seconds have passed")
+    parser.add_argument(
+        "--warmup",
+        type=float,
+        default=5.0,
+        help="seconds the class steps before the real learner starts timing",
+    )
+    parser.add_argument(
+        "--time-cap",
+        type=float,
+        default=900.0,
+        help="stop before starting an N once this many seconds have passed",
+    )
     args = parser.parse_args(argv)
     args.students = [int(n) for n in args.students.split(",")]
     if args.students != sorted(args.students) or args.students[0] < 0:
@@ -237,7 +255,8 @@ def row(n: int, learner: list[float], klass: Class, cpu: float, load: float) -> 
         "median": statistics.median(learner) if learner else float("nan"),
         "p90": latency.percentile(learner, 90) if learner else float("nan"),
         "sim_median": statistics.median(sims) if sims else float("nan"),
-        "sim_steps": steps, "misses": misses,
+        "sim_steps": steps,
+        "misses": misses,
         "reconnects": sum(s.run.kernel.reconnects for s in klass.students),
         "failed": sum(bool(s.failed) for s in klass.students),
         "mem": klass.memory_per_server(),
@@ -247,24 +266,32 @@ def row(n: int, learner: list[float], klass: Class, cpu: float, load: float) -> 
 
 
 def print_table(rows: list[dict], learner_mem: float | None) -> None:
-    print(f"\n{'N':>4} {'median':>8} {'p90':>8} {'sim med':>8} {'sim steps':>9} {'lost':>5} "
-          f"{'dead':>4} {'MiB/server':>10} {'kernel CPU/step':>15} {'load1':>6}"
-          "   (ms unless stated)")
+    print(
+        f"\n{'N':>4} {'median':>8} {'p90':>8} {'sim med':>8} {'sim steps':>9} {'lost':>5} "
+        f"{'dead':>4} {'MiB/server':>10} {'kernel CPU/step':>15} {'load1':>6}"
+        "   (ms unless stated)"
+    )
     for r in rows:
         mem = f"{r['mem']:10.0f}" if r["mem"] is not None else f"{'-':>10}"
-        print(f"{r['n']:>4} {r['median']:8.1f} {r['p90']:8.1f} {r['sim_median']:8.1f} "
-              f"{r['sim_steps']:>9} {r['misses']:>5} {r['failed']:>4} {mem} "
-              f"{r['cpu_ms']:13.1f}ms "
-              f"{r['load']:6.2f}")
+        print(
+            f"{r['n']:>4} {r['median']:8.1f} {r['p90']:8.1f} {r['sim_median']:8.1f} "
+            f"{r['sim_steps']:>9} {r['misses']:>5} {r['failed']:>4} {mem} "
+            f"{r['cpu_ms']:13.1f}ms "
+            f"{r['load']:6.2f}"
+        )
     if learner_mem is not None:
         print(f"real learner's server (JupyterLab session, lesson kernel): {learner_mem:.0f} MiB")
     over = [r["n"] for r in rows if r["p90"] > BAR_MS]
     if over:
-        print(f"p90 passes {BAR_MS:.0f} ms at N = {over[0]} simulated students "
-              f"(+1 real learner) on {os.cpu_count()} cores")
+        print(
+            f"p90 passes {BAR_MS:.0f} ms at N = {over[0]} simulated students "
+            f"(+1 real learner) on {os.cpu_count()} cores"
+        )
     else:
-        print(f"p90 stayed under {BAR_MS:.0f} ms up to N = {rows[-1]['n']} (+1 real learner) "
-              f"on {os.cpu_count()} cores")
+        print(
+            f"p90 stayed under {BAR_MS:.0f} ms up to N = {rows[-1]['n']} (+1 real learner) "
+            f"on {os.cpu_count()} cores"
+        )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -277,9 +304,12 @@ def main(argv: list[str] | None = None) -> int:
     began = time.monotonic()
     rows: list[dict] = []
     learner_mem = None
-    print(f"capacity: lesson {LESSON}, pace {args.pace} s/step per simulated student, "
-          f"{args.steps} real steps per N, {os.cpu_count()} cores, "
-          f"{psutil.virtual_memory().total / 2**30:.1f} GiB", flush=True)
+    print(
+        f"capacity: lesson {LESSON}, pace {args.pace} s/step per simulated student, "
+        f"{args.steps} real steps per N, {os.cpu_count()} cores, "
+        f"{psutil.virtual_memory().total / 2**30:.1f} GiB",
+        flush=True,
+    )
     with hubrun.Hub(groups={"students": [LEARNER]}) as hub, sync_playwright() as playwright:
         hub.start_servers([LEARNER])
         ld.copy_lesson(hub, LEARNER, LESSON)
@@ -302,9 +332,12 @@ def main(argv: list[str] | None = None) -> int:
                 load = os.getloadavg()[0]
                 rows.append(row(n, learner, klass, cpu, load))
                 r = rows[-1]
-                print(f"  N = {n}: median {r['median']:.1f} ms, p90 {r['p90']:.1f} ms, "
-                      f"MiB/server {r['mem'] or 0:.0f}, kernel CPU/step {r['cpu_ms']:.1f} ms, "
-                      f"lost {r['misses']}, dead {r['failed']}, load {load:.2f}", flush=True)
+                print(
+                    f"  N = {n}: median {r['median']:.1f} ms, p90 {r['p90']:.1f} ms, "
+                    f"MiB/server {r['mem'] or 0:.0f}, kernel CPU/step {r['cpu_ms']:.1f} ms, "
+                    f"lost {r['misses']}, dead {r['failed']}, load {load:.2f}",
+                    flush=True,
+                )
                 if r["p90"] > BAR_MS:
                     break
         finally:

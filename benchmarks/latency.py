@@ -33,7 +33,8 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "browser"))
+TESTS = Path(__file__).resolve().parents[1] / "tests"
+sys.path[:0] = [str(TESTS / "browser"), str(TESTS)]  # the browser harness and tests/processes.py
 
 import lab_harness as lab  # noqa: E402
 

@@ -14,7 +14,6 @@ import json
 import os
 import re
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -24,6 +23,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from processes import free_port
 
 ROOT = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.skipif(
@@ -31,12 +31,6 @@ pytestmark = pytest.mark.skipif(
 )
 OVERRIDES = "lab/settings/overrides.d/attnlab.json"
 PRINTED_URL = re.compile(r"http://127\.0\.0\.1:\d+/\S*")
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def get(url: str) -> tuple[int, str]:
@@ -61,12 +55,27 @@ def test_run_sh_lab_headless_prints_a_url_that_opens_lesson_0(tmp_path):
     for var in ("JUPYTER_CONFIG_DIR", "JUPYTER_DATA_DIR", "JUPYTER_RUNTIME_DIR"):
         env[var] = str(tmp_path / var.lower())
     env.pop("JUPYTER_CONFIG_PATH", None)
-    command = ["bash", str(ROOT / "run.sh"), "lab", "--no-browser", "--ip", "127.0.0.1",
-               "--port", str(port), "--ServerApp.port_retries=0"]  # fmt: skip
+    command = [
+        "bash",
+        str(ROOT / "run.sh"),
+        "lab",
+        "--no-browser",
+        "--ip",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--ServerApp.port_retries=0",
+    ]
     log = tmp_path / "lab.log"
     with open(log, "w") as out:
-        server = subprocess.Popen(command, env=env, stdout=out, stderr=subprocess.STDOUT,
-                                  start_new_session=True, cwd=tmp_path)  # fmt: skip
+        server = subprocess.Popen(
+            command,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            cwd=tmp_path,
+        )
     try:
         url = wait_for_printed_url(server, log)
         parts = urllib.parse.urlsplit(url)
@@ -110,10 +119,22 @@ def test_editable_install_prints_no_setuptools_warning(tmp_path):
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
     result = subprocess.run(
-        [sys.executable, "-m", "pip", "--python", str(venv / "bin" / "python"), "install",
-         "--quiet", "--no-deps", "-e", str(ROOT)],
-        capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "--python",
+            str(venv / "bin" / "python"),
+            "install",
+            "--quiet",
+            "--no-deps",
+            "-e",
+            str(ROOT),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     output = result.stdout + result.stderr
     assert "Editable installation" not in output and "Warning" not in output, output
@@ -125,10 +146,21 @@ def test_installed_package_brings_the_course_settings(tmp_path):
     """``pip install .`` (Binder, The Littlest JupyterHub, the hub image) installs the same
     JupyterLab settings defaults ./run.sh lab reads in place: widget state saved, no news."""
     result = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--wheel-dir",
-         str(tmp_path), str(ROOT)],
-        capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--quiet",
+            "--no-deps",
+            "--wheel-dir",
+            str(tmp_path),
+            str(ROOT),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     (wheel,) = tmp_path.glob("attnlab-*.whl")
     with zipfile.ZipFile(wheel) as archive:

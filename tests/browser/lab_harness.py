@@ -20,8 +20,6 @@ import json
 import os
 import secrets
 import shutil
-import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -33,6 +31,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from processes import free_port, stop_tree
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser, Locator, Page, Playwright
@@ -83,51 +83,7 @@ def chromium_available() -> bool:
     return CHROMIUM.is_file() and os.access(CHROMIUM, os.X_OK)
 
 
-def free_port() -> int:
-    """A TCP port on 127.0.0.1 that was free a moment ago."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 # --------------------------------------------------------------------------- the server
-
-
-def _process_start_time(pid: int) -> str | None:
-    """Field 22 of /proc/PID/stat (start time in clock ticks), to recognise a PID later."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    return stat.rsplit(")", 1)[1].split()[19]
-
-
-def _descendants(pid: int) -> list[tuple[int, str]]:
-    """(pid, start time) of every live descendant of ``pid`` (Linux /proc; else empty)."""
-    children: dict[int, list[int]] = {}
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        children.setdefault(int(fields[1]), []).append(int(stat.parent.name))
-    found, todo = [], list(children.get(pid, []))
-    while todo:
-        child = todo.pop()
-        start = _process_start_time(child)
-        if start is not None:
-            found.append((child, start))
-        todo.extend(children.get(child, []))
-    return found
-
-
-def _kill_if_same(pid: int, start: str) -> None:
-    """SIGKILL ``pid`` only if it is still the process that started at ``start``."""
-    if _process_start_time(pid) == start:
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
 
 
 def _write_lab_settings(config_dir: Path) -> None:
@@ -306,15 +262,7 @@ class LabServer:
     def _stop_running(self, process: subprocess.Popen) -> None:
         """Shut kernels down via REST, terminate the server, kill any descendant left over."""
         self.shutdown_kernels()
-        family = _descendants(process.pid)
-        process.terminate()
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=15)
-        for pid, start in family:
-            _kill_if_same(pid, start)
+        stop_tree(process, subprocess.Popen.terminate, wait_s=15)
 
 
 # --------------------------------------------------------------------------- the browser
@@ -592,7 +540,10 @@ def kernel_breakdown(marks: dict, messages: list[dict], time_origin: float, offs
 
 @contextmanager
 def opened_lesson(
-    browser: Browser, server: LabServer, name: str, artifacts_dir: Path,
+    browser: Browser,
+    server: LabServer,
+    name: str,
+    artifacts_dir: Path,
     viewport: dict | None = LAPTOP_VIEWPORT,
 ) -> Iterator[LessonPage]:
     """A lesson opened (at laptop size, 1366 x 768, unless told) with all cells run; closed after.

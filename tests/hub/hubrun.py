@@ -20,8 +20,6 @@ import json
 import os
 import secrets
 import shutil
-import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -34,18 +32,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from processes import free_port, stop_tree
+
 ROOT = Path(__file__).resolve().parents[2]
 DEPLOY = ROOT / "deploy"
 CHP_VERSION = "5.3.0"  # configurable-http-proxy from npm
 HUB_START_S = 60
 SERVER_START_S = 90
-
-
-def free_port() -> int:
-    """A TCP port on 127.0.0.1 that was free a moment ago."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def cache_dir() -> Path:
@@ -68,35 +61,21 @@ def proxy_command() -> Path:
         raise FileNotFoundError("node and npm are needed for configurable-http-proxy")
     prefix.mkdir(parents=True, exist_ok=True)
     subprocess.run(
-        [npm, "install", "--no-audit", "--no-fund", "--silent", "--prefix", str(prefix),
-         f"configurable-http-proxy@{CHP_VERSION}"],
-        check=True, timeout=600, stdout=subprocess.DEVNULL,
+        [
+            npm,
+            "install",
+            "--no-audit",
+            "--no-fund",
+            "--silent",
+            "--prefix",
+            str(prefix),
+            f"configurable-http-proxy@{CHP_VERSION}",
+        ],
+        check=True,
+        timeout=600,
+        stdout=subprocess.DEVNULL,
     )
     return binary
-
-
-def _start_time(pid: int) -> str | None:
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19]
-    except OSError:
-        return None
-
-
-def descendants(pid: int) -> list[int]:
-    """Every live descendant of ``pid`` (Linux /proc)."""
-    children: dict[int, list[int]] = {}
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        children.setdefault(int(fields[1]), []).append(int(stat.parent.name))
-    found, todo = [], list(children.get(pid, []))
-    while todo:
-        child = todo.pop()
-        found.append(child)
-        todo.extend(children.get(child, []))
-    return found
 
 
 HUB_CONFIG = """\
@@ -195,15 +174,26 @@ class Hub:
         args = ["--allow-root"] if hasattr(os, "geteuid") and os.geteuid() == 0 else []
         groups = {name: {"users": users} for name, users in self.groups.items()}
         return HUB_CONFIG.format(
-            port=self.port, hub_port=free_port(), proxy_api_port=free_port(),
-            proxy=str(proxy_command()), work=self.workdir, singleuser=str(
-                bin_dir / "jupyterhub-singleuser"), args=args, server_start=SERVER_START_S,
-            token=self.token, groups=groups, jupyter_config=str(ROOT / "jupyter-config"),
-            fragment=str(DEPLOY / "hub" / "attnlab_hub.py"))
+            port=self.port,
+            hub_port=free_port(),
+            proxy_api_port=free_port(),
+            proxy=str(proxy_command()),
+            work=self.workdir,
+            singleuser=str(bin_dir / "jupyterhub-singleuser"),
+            args=args,
+            server_start=SERVER_START_S,
+            token=self.token,
+            groups=groups,
+            jupyter_config=str(ROOT / "jupyter-config"),
+            fragment=str(DEPLOY / "hub" / "attnlab_hub.py"),
+        )
 
     def _environment(self) -> dict[str, str]:
-        env = {k: v for k, v in os.environ.items()
-               if not k.startswith(("ATTNLAB_", "NBGRADER_", "JUPYTER", "JPY_"))}
+        env = {
+            k: v
+            for k, v in os.environ.items()
+            if not k.startswith(("ATTNLAB_", "NBGRADER_", "JUPYTER", "JPY_"))
+        }
         bin_dir = str(Path(sys.executable).parent)
         env["PATH"] = f"{bin_dir}{os.pathsep}{env.get('PATH', '')}"
         env.pop("PYTHONPATH", None)
@@ -218,14 +208,18 @@ class Hub:
         with open(self.workdir / "jupyterhub.log", "wb") as log:
             self.process = subprocess.Popen(
                 [str(Path(sys.executable).parent / "jupyterhub"), "-f", str(config)],
-                cwd=self.workdir, env=self._environment(), stdout=log, stderr=subprocess.STDOUT,
+                cwd=self.workdir,
+                env=self._environment(),
+                stdout=log,
+                stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,
             )
         deadline = time.monotonic() + HUB_START_S
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
-                raise RuntimeError(f"jupyterhub exited ({self.process.returncode}):\n"
-                                   f"{self.log_tail()}")
+                raise RuntimeError(
+                    f"jupyterhub exited ({self.process.returncode}):\n{self.log_tail()}"
+                )
             try:
                 self.api("GET", "/")
                 return
@@ -237,25 +231,13 @@ class Hub:
         """SIGTERM the hub by PID (it stops the proxy and the servers it spawned), then kill
         whatever of its process tree is left, by PID."""
         process, self.process = self.process, None
-        family = [(pid, _start_time(pid)) for pid in descendants(process.pid)]
-        if process.poll() is None:
-            process.send_signal(signal.SIGTERM)
-            try:
-                process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait(timeout=15)
-        for pid, start in family:
-            if start is not None and _start_time(pid) == start:
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
+        stop_tree(process, subprocess.Popen.terminate, wait_s=30)
 
     # -- REST ------------------------------------------------------------------------------
 
-    def request(self, method: str, url: str, body: Any = None, timeout: float = 120,
-                raw: bool = False) -> Any:
+    def request(
+        self, method: str, url: str, body: Any = None, timeout: float = 120, raw: bool = False
+    ) -> Any:
         """One HTTP request with the service token; JSON in, JSON (or bytes) out."""
         data = None if body is None else json.dumps(body).encode()
         headers = {"Authorization": f"token {self.token}"}
@@ -291,8 +273,11 @@ class Hub:
         cookie = first.headers.get("Set-Cookie", "").split(";")[0]
         xsrf = cookie.split("=", 1)[1] if cookie.startswith("_xsrf=") else ""
         request = urllib.request.Request(
-            f"{self.url}/hub/login?_xsrf={xsrf}", data=data, method="POST",
-            headers={"Cookie": cookie})
+            f"{self.url}/hub/login?_xsrf={xsrf}",
+            data=data,
+            method="POST",
+            headers={"Cookie": cookie},
+        )
         try:
             opener.open(request, timeout=30)
         except urllib.error.HTTPError as error:
@@ -324,9 +309,17 @@ class Hub:
 
     def kernel(self, user: str, cwd: str = "") -> Kernel:
         """A new kernel in ``user``'s server (in folder ``cwd`` of their home)."""
-        session = self.user_api(user, "POST", "/api/sessions", {
-            "path": f"{cwd}/attnlab-{uuid.uuid4().hex[:8]}.ipynb".lstrip("/"),
-            "type": "notebook", "name": "", "kernel": {"name": "python3"}})
+        session = self.user_api(
+            user,
+            "POST",
+            "/api/sessions",
+            {
+                "path": f"{cwd}/attnlab-{uuid.uuid4().hex[:8]}.ipynb".lstrip("/"),
+                "type": "notebook",
+                "name": "",
+                "kernel": {"name": "python3"},
+            },
+        )
         return Kernel(self, user, session["kernel"]["id"], session["id"])
 
 
@@ -350,10 +343,13 @@ class Kernel:
         import websocket  # websocket-client, a dependency of jupyter_server
 
         self.session = uuid.uuid4().hex
-        url = (f"ws://127.0.0.1:{self.hub.port}/user/{self.user}/api/kernels/{self.id}/channels"
-               f"?session_id={self.session}")
+        url = (
+            f"ws://127.0.0.1:{self.hub.port}/user/{self.user}/api/kernels/{self.id}/channels"
+            f"?session_id={self.session}"
+        )
         self.ws = websocket.create_connection(
-            url, header=[f"Authorization: token {self.hub.token}"], timeout=120)
+            url, header=[f"Authorization: token {self.hub.token}"], timeout=120
+        )
 
     def close(self) -> None:
         try:
@@ -366,9 +362,18 @@ class Kernel:
 
     def _message(self, channel: str, msg_type: str, content: dict) -> dict:
         return {
-            "header": {"msg_id": uuid.uuid4().hex, "msg_type": msg_type, "username": self.user,
-                       "session": self.session, "date": "", "version": "5.3"},
-            "parent_header": {}, "metadata": {}, "content": content, "channel": channel,
+            "header": {
+                "msg_id": uuid.uuid4().hex,
+                "msg_type": msg_type,
+                "username": self.user,
+                "session": self.session,
+                "date": "",
+                "version": "5.3",
+            },
+            "parent_header": {},
+            "metadata": {},
+            "content": content,
+            "channel": channel,
             "buffers": [],
         }
 
@@ -384,9 +389,10 @@ class Kernel:
             raise ConnectionError(f"{self.user}: the kernel websocket was closed")
         if isinstance(frame, bytes):  # n, n offsets (big-endian), then the JSON and buffers
             count = int.from_bytes(frame[:4], "big")
-            offsets = [int.from_bytes(frame[4 + 4 * i: 8 + 4 * i], "big")
-                       for i in range(count)] + [len(frame)]
-            message = json.loads(frame[offsets[0]:offsets[1]])
+            offsets = [
+                int.from_bytes(frame[4 + 4 * i : 8 + 4 * i], "big") for i in range(count)
+            ] + [len(frame)]
+            message = json.loads(frame[offsets[0] : offsets[1]])
         else:
             message = json.loads(frame)
         content = message.get("content", {})
@@ -416,12 +422,23 @@ class Kernel:
 
     def execute(self, code: str, timeout: float = 300) -> Execution:
         """Run ``code``; returns its stdout, rich text, error and the shell reply status."""
-        msg_id = self.send("shell", "execute_request", {
-            "code": code, "silent": False, "store_history": True, "user_expressions": {},
-            "allow_stdin": False, "stop_on_error": True})
+        msg_id = self.send(
+            "shell",
+            "execute_request",
+            {
+                "code": code,
+                "silent": False,
+                "store_history": True,
+                "user_expressions": {},
+                "allow_stdin": False,
+                "stop_on_error": True,
+            },
+        )
         messages = self.wait_for(
-            msg_id, lambda m: m["msg_type"] == "status"
-            and m["content"]["execution_state"] == "idle", timeout)
+            msg_id,
+            lambda m: m["msg_type"] == "status" and m["content"]["execution_state"] == "idle",
+            timeout,
+        )
         return Execution(messages)
 
     def restart(self) -> None:
@@ -437,8 +454,11 @@ class Execution:
 
     @property
     def stdout(self) -> str:
-        return "".join(m["content"]["text"] for m in self.messages
-                       if m["msg_type"] == "stream" and m["content"]["name"] == "stdout")
+        return "".join(
+            m["content"]["text"]
+            for m in self.messages
+            if m["msg_type"] == "stream" and m["content"]["name"] == "stdout"
+        )
 
     @property
     def text(self) -> str:
