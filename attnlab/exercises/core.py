@@ -204,8 +204,9 @@ class Exercise:
             try:
                 feedback = self.grade(answer)
             except KeyboardInterrupt as exc:
-                raise CheckInterrupted(interrupted_sentence(
-                    time.monotonic() - start, getattr(exc, "in_answer", False))) from None
+                raise CheckInterrupted(
+                    interrupted_sentence(time.monotonic() - start, getattr(exc, "in_answer", False))
+                ) from None
         if must_pass() and not feedback:
             raise AssertionError(str(feedback))
         return feedback
@@ -291,11 +292,14 @@ class Exercise:
             return Text("Solutions are switched off for this course run.")
         body = worked_solution(self.name)
         if body is None:
-            return Text("Worked solutions are not part of this installation (a graded course "
-                        "run installs the course without them). Ask your instructor, or work "
-                        "from a clone of the course repository.")
-        return Text(f"**A solution.** Try it only after you have had a go.\n\n"
-                    f"```python\n{body}\n```")
+            return Text(
+                "Worked solutions are not part of this installation (a graded course "
+                "run installs the course without them). Ask your instructor, or work "
+                "from a clone of the course repository."
+            )
+        return Text(
+            f"**A solution.** Try it only after you have had a go.\n\n```python\n{body}\n```"
+        )
 
     @property
     def name(self) -> str | None:
@@ -303,8 +307,11 @@ class Exercise:
         for module_name, module in list(sys.modules.items()):
             if module_name.startswith("attnlab.exercises.lesson") and module is not None:
                 for attr, value in vars(module).items():
-                    if value is self or (isinstance(value, Exercise) and value.title == self.title
-                                         and value.checker is self.checker):
+                    if value is self or (
+                        isinstance(value, Exercise)
+                        and value.title == self.title
+                        and value.checker is self.checker
+                    ):
                         return f"{module_name.rpartition('.')[2]}.{attr}"
         return None
 
@@ -319,12 +326,16 @@ def interrupted_sentence(seconds: float, in_answer: bool) -> str:
     """
     after = f"{max(1, round(seconds))} s"
     if in_answer:
-        return (f"Check interrupted: your function was still running after {after}. If it "
-                "loops forever, look at what should end each loop (a `while` condition that "
-                "never turns false, a counter that is never updated), then run your cell and "
-                "this check again.")
-    return (f"Check interrupted after {after}, before it had judged your answer; run the "
-            "check again to see the result.")
+        return (
+            f"Check interrupted: your function was still running after {after}. If it "
+            "loops forever, look at what should end each loop (a `while` condition that "
+            "never turns false, a counter that is never updated), then run your cell and "
+            "this check again."
+        )
+    return (
+        f"Check interrupted after {after}, before it had judged your answer; run the "
+        "check again to see the result."
+    )
 
 
 def joined(message: str, tip: str) -> str:
@@ -367,15 +378,21 @@ def code_spans_html(text: str) -> str:
     'Did you forget <code>return</code>? a &lt; b'
     """
     parts = re.split(r"`([^`\n]+)`", text)
-    return "".join(f"<code>{html.escape(part)}</code>" if i % 2 else html.escape(part)
-                   for i, part in enumerate(parts))
+    return "".join(
+        f"<code>{html.escape(part)}</code>" if i % 2 else html.escape(part)
+        for i, part in enumerate(parts)
+    )
 
 
 #: The end of a hint, in the words of where it was asked for: a call or the help panel.
-_CALLED = {"more": "Call `.hint()` again for a stronger one.",
-           "last": "That was the last hint; `.solution()` shows a worked answer."}
-_PANEL = {"more": "Press Next hint for a stronger one.",
-          "last": "That was the last hint; press Show a solution for a worked answer."}
+_CALLED = {
+    "more": "Call `.hint()` again for a stronger one.",
+    "last": "That was the last hint; `.solution()` shows a worked answer.",
+}
+_PANEL = {
+    "more": "Press Next hint for a stronger one.",
+    "last": "That was the last hint; press Show a solution for a worked answer.",
+}
 
 
 _NOT_ATTEMPTED_TEXT = (
@@ -443,12 +460,16 @@ def forbidden_code_objects(names, namespace) -> dict:
                     if key.startswith("_"):
                         continue
                     members = vars(value).values() if isinstance(value, type) else [value]
-                    targets += [(f"{name}.{getattr(m, '__name__', '?')}", m) for m in members
-                                if getattr(m, "__module__", None) == whole.__name__]
+                    targets += [
+                        (f"{name}.{getattr(m, '__name__', '?')}", m)
+                        for m in members
+                        if getattr(m, "__module__", None) == whole.__name__
+                    ]
         if not targets:
             try:
-                target = getattr(importlib.import_module(module), attr) if module \
-                    else namespace[name]
+                target = (
+                    getattr(importlib.import_module(module), attr) if module else namespace[name]
+                )
             except (ImportError, AttributeError, KeyError):
                 continue
             targets = [(name, target)]
@@ -520,9 +541,9 @@ def call(function, *args, **kwargs):
         ) from None
     except Exception as exc:
         said = f": {exc}" if str(exc) else ""
-        raise Wrong(finished(
-            f"Calling your function with ({shown}) raised {type(exc).__name__}{said}"
-        )) from exc
+        raise Wrong(
+            finished(f"Calling your function with ({shown}) raised {type(exc).__name__}{said}")
+        ) from exc
     if result is None:
         raise Wrong(f"Your function returned None for ({shown}). Did you forget `return`?")
     if not _same((args, kwargs), before):
@@ -582,8 +603,10 @@ float32) explains.'
     if short(got) != short(expected):
         return ""
     gap = float(np.max(np.abs(np.asarray(got, float) - np.asarray(expected, float))))
-    return (f" They agree to the digits shown, but differ by up to {gap:.3g}, more than "
-            "rounding (even in float32) explains.")
+    return (
+        f" They agree to the digits shown, but differ by up to {gap:.3g}, more than "
+        "rounding (even in float32) explains."
+    )
 
 
 def expect_close(got, expected, what, rtol=1e-6, atol=1e-9) -> np.ndarray:
@@ -600,6 +623,21 @@ def expect_close(got, expected, what, rtol=1e-6, atol=1e-9) -> np.ndarray:
     if not np.allclose(got, expected, rtol=rtol, atol=atol):
         raise Wrong(f"{what} should be {short(expected)}, but yours gave {short(got)}.")
     return got
+
+
+#: Every library function that computes a softmax, whole modules included (naive, stable,
+#: masked, online, tiled, inside attention): forbidden where an exercise is to write one.
+SOFTMAX_LIBRARY = (
+    "attnlab.softmax",
+    "attnlab.log_softmax",
+    "attnlab.softmax_family",
+    "attnlab.online",
+    "attnlab.tiling",
+    "attnlab.scaled_dot_product_attention",
+    "attnlab.attention.scaled_dot_product_attention",
+    "scipy.special.softmax",
+    "scipy.special.log_softmax",
+)
 
 
 # ------------------------------------------------------------------ the case loop, written once
@@ -676,8 +714,11 @@ class Cases:
                 if message is None:
                     raise
                 raise Wrong(message) from None
-            judged = (answer, got, case, messages, *extra) if self.with_answer \
+            judged = (
+                (answer, got, case, messages, *extra)
+                if self.with_answer
                 else (got, case, messages, *extra)
+            )
             self.judge(*judged)
 
     def _failed_message(self, exc: Wrong, case) -> str | None:
@@ -719,8 +760,9 @@ def as_numbers(got, what: str, shape) -> np.ndarray:
     try:
         return np.asarray(got, dtype=float)
     except (TypeError, ValueError):
-        raise Wrong(f"{what} should be an array of numbers of shape {shape}; got "
-                    f"{one_line(got)}.") from None
+        raise Wrong(
+            f"{what} should be an array of numbers of shape {shape}; got {one_line(got)}."
+        ) from None
 
 
 def same_values(got, wrong, rtol: float = 1e-6, atol: float = 1e-9) -> bool:
@@ -733,7 +775,8 @@ def same_values(got, wrong, rtol: float = 1e-6, atol: float = 1e-9) -> bool:
     """
     got, wrong = np.asarray(got, dtype=float), np.asarray(wrong, dtype=float)
     return wrong.shape == got.shape and bool(
-        np.allclose(got, wrong, rtol=rtol, atol=atol, equal_nan=True))
+        np.allclose(got, wrong, rtol=rtol, atol=atol, equal_nan=True)
+    )
 
 
 def recognised(got, mistakes, rtol: float = 1e-6, atol: float = 1e-9) -> str:
@@ -756,8 +799,14 @@ def recognised(got, mistakes, rtol: float = 1e-6, atol: float = 1e-9) -> str:
         got = np.asarray(got, dtype=float)
     except (TypeError, ValueError):
         return ""
-    return next((explanation for wrong, explanation in mistakes
-                 if wrong is not None and same_values(got, wrong, rtol, atol)), "")
+    return next(
+        (
+            explanation
+            for wrong, explanation in mistakes
+            if wrong is not None and same_values(got, wrong, rtol, atol)
+        ),
+        "",
+    )
 
 
 def quietly(formula, *args):

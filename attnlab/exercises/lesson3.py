@@ -32,7 +32,16 @@ import numpy as np
 
 import attnlab
 from attnlab.examples import SCORE_ROW, cat_sat_down, please_study_man
-from attnlab.exercises.core import Cases, Exercise, Wrong, one_line, quietly, recognised, warned
+from attnlab.exercises.core import (
+    SOFTMAX_LIBRARY,
+    Cases,
+    Exercise,
+    Wrong,
+    one_line,
+    quietly,
+    recognised,
+    warned,
+)
 
 __all__ = [
     "softmax_row",
@@ -62,8 +71,10 @@ def _broadcast_failed(exc, case) -> str | None:
     reason says so (the ``failed`` of every exercise here)."""
     if "broadcast" not in str(exc):
         return None
-    return (f"{exc} That usually means a row max or row sum lost its axis: "
-            "use keepdims=True so it has shape (n, 1) and broadcasts along each row.")
+    return (
+        f"{exc} That usually means a row max or row sum lost its axis: "
+        "use keepdims=True so it has shape (n, 1) and broadcasts along each row."
+    )
 
 
 _EXP_LIMIT = float(np.log(np.finfo(np.float64).max))  # exp overflows past this (≈ 709.78)
@@ -156,11 +167,13 @@ def _tied_but_different(z, rows) -> str:
         order = np.argsort(zr)
         for a, b in zip(order[:-1], order[1:], strict=True):
             if zr[a] != zr[b] and vr[a] > 1e-12 and np.isclose(vr[a], vr[b], rtol=1e-9, atol=0):
-                return (f"Scores that differ got the same weight (in row {i}, {zr[a]:g} and "
-                        f"{zr[b]:g} both got {vr[a]:.4g}): it looks like you clipped the scores "
-                        "before exp (np.clip or np.minimum). Clipping changes the scores, so the "
-                        "weights change too. Subtract each row's maximum instead: the whole "
-                        "row moves by the same amount, which leaves softmax unchanged.")
+                return (
+                    f"Scores that differ got the same weight (in row {i}, {zr[a]:g} and "
+                    f"{zr[b]:g} both got {vr[a]:.4g}): it looks like you clipped the scores "
+                    "before exp (np.clip or np.minimum). Clipping changes the scores, so the "
+                    "weights change too. Subtract each row's maximum instead: the whole "
+                    "row moves by the same amount, which leaves softmax unchanged."
+                )
     return ""
 
 
@@ -177,45 +190,62 @@ def _diagnosis(values, expected, exponents) -> str:
         return ""
     rows = values.reshape(-1, values.shape[-1])  # (n_rows, n)
     z = exponents.reshape(rows.shape)  # (n_rows, n)
-    if (values.ndim == 2 and values.shape[0] == values.shape[1] > 1
-            and np.allclose(values.T, expected, rtol=1e-6, atol=1e-9)):
-        return ("Your rows and columns are swapped: the weights for query i should be row i, "
-                "not column i. Normalise along axis=-1 and do not transpose.")
+    if (
+        values.ndim == 2
+        and values.shape[0] == values.shape[1] > 1
+        and np.allclose(values.T, expected, rtol=1e-6, atol=1e-9)
+    ):
+        return (
+            "Your rows and columns are swapped: the weights for query i should be row i, "
+            "not column i. Normalise along axis=-1 and do not transpose."
+        )
     row_sums = rows.sum(axis=-1)  # (n_rows,)
     rows_sum_to_one = bool(np.allclose(row_sums, 1.0, rtol=1e-6, atol=1e-9))
     if not rows_sum_to_one and rows.shape[0] > 1 and np.isclose(values.sum(), 1.0):
-        return ("Your weights sum to 1 over the whole matrix, not along each row: each sum "
-                "needs axis=-1 and keepdims=True.")
+        return (
+            "Your weights sum to 1 over the whole matrix, not along each row: each sum "
+            "needs axis=-1 and keepdims=True."
+        )
     if not rows_sum_to_one and values.ndim == 2 and np.allclose(values.sum(axis=0), 1.0):
-        return ("Your columns sum to 1, not your rows: every sum (and max) should run along "
-                "the last axis, axis=-1, with keepdims=True.")
+        return (
+            "Your columns sum to 1, not your rows: every sum (and max) should run along "
+            "the last axis, axis=-1, with keepdims=True."
+        )
     clipped = _tied_but_different(z, rows)
     if clipped:
         return clipped
     if np.any(values < 0):
-        return ("Some of your weights are negative. Softmax weights never are: exponentiate "
-                "the scores before you divide (exp of any number is positive).")
+        return (
+            "Some of your weights are negative. Softmax weights never are: exponentiate "
+            "the scores before you divide (exp of any number is positive)."
+        )
     # Only rows with three or more distinct scores say anything: through two points any
     # function is a straight line.
     telling = [(zr, vr) for zr, vr in zip(z, rows, strict=True) if np.unique(zr).size >= 3]
     lines = [_fits_line(zr, vr) for zr, vr in telling]
     if lines and all(fits for fits, _ in lines):
-        return ("Your weights are a straight-line function of the scores — shifted and divided, "
-                "but never exponentiated. Apply np.exp to the (shifted) scores, then divide by "
-                "the sum of the exponentials.")
+        return (
+            "Your weights are a straight-line function of the scores — shifted and divided, "
+            "but never exponentiated. Apply np.exp to the (shifted) scores, then divide by "
+            "the sum of the exponentials."
+        )
     if np.all(values > 0):
         logs = [_fits_line(zr, np.log(vr)) for zr, vr in telling]
         if logs and all(fits for fits, _ in logs):
             slopes = np.array([slope for _, slope in logs])
             if np.allclose(slopes, 1.0, rtol=1e-6):
-                return (f"Your weights are proportional to exp(x) within each row — good — but "
-                        f"the rows sum to {_show(row_sums)}, not 1. Divide each row by the sum "
-                        "of its own exponentials, computed from the same shifted scores: "
-                        "e.sum(axis=-1, keepdims=True).")
+                return (
+                    f"Your weights are proportional to exp(x) within each row — good — but "
+                    f"the rows sum to {_show(row_sums)}, not 1. Divide each row by the sum "
+                    "of its own exponentials, computed from the same shifted scores: "
+                    "e.sum(axis=-1, keepdims=True)."
+                )
             if np.allclose(slopes, slopes[0], rtol=1e-6):
-                return (f"Your weights grow like exp({slopes[0]:.4g}·x) instead of exp(x): "
-                        f"did you use another base (2**x grows like exp({np.log(2):.4g}·x)) or "
-                        "rescale the scores? Use np.exp on the scores themselves.")
+                return (
+                    f"Your weights grow like exp({slopes[0]:.4g}·x) instead of exp(x): "
+                    f"did you use another base (2**x grows like exp({np.log(2):.4g}·x)) or "
+                    "rescale the scores? Use np.exp on the scores themselves."
+                )
     return ""
 
 
@@ -357,17 +387,19 @@ def _cat_qk():
 def _judge_softmax_row(got, case, messages) -> None:
     """``got`` must be the softmax of the row of ``case``; known mistakes are named."""
     what, x = case
-    _expect(got, attnlab.softmax(x), f"For {what}, {_show(x)}, the weights", _row_mistakes(x),
-            messages, exponents=x)
+    _expect(
+        got,
+        attnlab.softmax(x),
+        f"For {what}, {_show(x)}, the weights",
+        _row_mistakes(x),
+        messages,
+        exponents=x,
+    )
 
 
-#: Every library function that computes a softmax, whole modules included (naive, stable,
-#: online, tiled, inside attention), and the lesson's own worked example: the exercises of
-#: this lesson are to write it.
-SOFTMAX_LIBRARY = ("attnlab.softmax", "attnlab.log_softmax", "attnlab.softmax_family",
-                   "attnlab.online", "attnlab.tiling", "attnlab.scaled_dot_product_attention",
-                   "attnlab.attention.scaled_dot_product_attention", "scipy.special.softmax",
-                   "scipy.special.log_softmax", "softmax_steps")
+#: Every library softmax (:data:`~attnlab.exercises.core.SOFTMAX_LIBRARY`) and the lesson's own
+#: worked example: the exercises of this lesson are to write it.
+FORBIDDEN = (*SOFTMAX_LIBRARY, "softmax_steps")
 
 softmax_row = Exercise(
     "Exercise 3.1 (softmax of one row)",
@@ -376,10 +408,10 @@ softmax_row = Exercise(
         "Two steps: make every score positive with the exponential, then divide by the total "
         "so the weights add up to 1.",
         "`np.exp(x)` exponentiates every entry; `.sum()` adds them up.",
-        'Name the exponentials (`e = ...`), then return them divided by their total. Two lines; '
-        'nothing else is needed for these scores.',
+        "Name the exponentials (`e = ...`), then return them divided by their total. Two lines; "
+        "nothing else is needed for these scores.",
     ],
-    forbidden=SOFTMAX_LIBRARY,
+    forbidden=FORBIDDEN,
 )
 
 
@@ -403,8 +435,14 @@ def _judge_stable_softmax(got, case, messages) -> None:
     """``got`` must be the row-wise softmax of the matrix of ``case``; known mistakes are
     named."""
     what, x = case
-    _expect(got, attnlab.softmax(x, axis=-1), f"For {what}, {_show(x)}, the weights",
-            _matrix_mistakes(x), messages, exponents=x)
+    _expect(
+        got,
+        attnlab.softmax(x, axis=-1),
+        f"For {what}, {_show(x)}, the weights",
+        _matrix_mistakes(x),
+        messages,
+        exponents=x,
+    )
 
 
 stable_softmax = Exercise(
@@ -415,10 +453,10 @@ stable_softmax = Exercise(
         "Pick the number that makes the largest exponent exactly 0.",
         "Work row by row with `axis=-1`, and keep that axis with `keepdims=True` so a row "
         "maximum of shape (n, 1) broadcasts back over its row.",
-        'Three steps, each along `axis=-1` with `keepdims=True`: the row maximum; the '
-        'exponentials of the scores minus it; those exponentials divided by their row sum.',
+        "Three steps, each along `axis=-1` with `keepdims=True`: the row maximum; the "
+        "exponentials of the scores minus it; those exponentials divided by their row sum.",
     ],
-    forbidden=SOFTMAX_LIBRARY,
+    forbidden=FORBIDDEN,
 )
 
 
@@ -463,9 +501,14 @@ def _judge_temperature(got, case, messages) -> None:
     named."""
     x, t = case
     kind = "x" if x.ndim == 1 else f"the {x.shape[0]}-row matrix x"
-    _expect(got, attnlab.softmax(x, temperature=t),
-            f"For {kind} = {_show(x)} and T = {t:g}, the weights", _temperature_mistakes(x, t),
-            messages, exponents=x / t)
+    _expect(
+        got,
+        attnlab.softmax(x, temperature=t),
+        f"For {kind} = {_show(x)} and T = {t:g}, the weights",
+        _temperature_mistakes(x, t),
+        messages,
+        exponents=x / t,
+    )
 
 
 temperature = Exercise(
@@ -476,8 +519,8 @@ temperature = Exercise(
         "gaps between scores bigger, so the weights get sharper.",
         "At T = 0.05 the scores are multiplied by 20, so exp can overflow: shift by the max, "
         "as in exercise 3.2.",
-        'Reuse exercise 3.2: compute `z = x / T` first, then run the stable softmax of 3.2 on '
-        '`z` (row maximum subtracted before `np.exp`, divided by the row sum).',
+        "Reuse exercise 3.2: compute `z = x / T` first, then run the stable softmax of 3.2 on "
+        "`z` (row maximum subtracted before `np.exp`, divided by the row sum).",
     ],
-    forbidden=SOFTMAX_LIBRARY,
+    forbidden=FORBIDDEN,
 )

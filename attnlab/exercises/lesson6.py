@@ -44,6 +44,7 @@ import attnlab
 import attnlab.attention
 from attnlab.examples import cat_sat_down, dog_bites_man
 from attnlab.exercises.core import (
+    SOFTMAX_LIBRARY,
     Cases,
     Exercise,
     Wrong,
@@ -78,9 +79,17 @@ def _expected_shapes(batch, n, d_model, d_k, d_v) -> dict:
     q, v = x @ np.zeros((d_model, d_k)), x @ np.zeros((d_model, d_v))  # (batch, n, d_k|d_v)
     output, weights = attnlab.scaled_dot_product_attention(q, q, v)  # (batch, n, d_v|n)
     scores = attnlab.attention_scores(q, q)  # (batch, n, n)
-    return {name: array.shape for name, array in
-            (("Q", q), ("K", q), ("V", v), ("scores", scores), ("weights", weights),
-             ("output", output))}
+    return {
+        name: array.shape
+        for name, array in (
+            ("Q", q),
+            ("K", q),
+            ("V", v),
+            ("scores", scores),
+            ("weights", weights),
+            ("output", output),
+        )
+    }
 
 
 def shape_cases() -> list[tuple[int, int, int, int, int]]:
@@ -101,13 +110,20 @@ def _as_shape(value, key, what) -> tuple[int, ...]:
     if isinstance(value, np.ndarray):
         value = value.tolist() if value.ndim == 1 else value
     if not isinstance(value, (tuple, list)):
-        extra = (" That is an array; give its shape, e.g. Q.shape, not the array itself."
-                 if isinstance(value, np.ndarray) else "")
-        raise Wrong(f"{what} gave {key!r}: {one_line(value)}, but each shape should be a tuple "
-                    f"of ints such as (2, 3, 8).{extra}")
+        extra = (
+            " That is an array; give its shape, e.g. Q.shape, not the array itself."
+            if isinstance(value, np.ndarray)
+            else ""
+        )
+        raise Wrong(
+            f"{what} gave {key!r}: {one_line(value)}, but each shape should be a tuple "
+            f"of ints such as (2, 3, 8).{extra}"
+        )
     if not all(isinstance(s, numbers.Integral) and not isinstance(s, bool) for s in value):
-        raise Wrong(f"{what} gave {key!r}: {one_line(value)}, but a shape holds whole numbers "
-                    "(ints), the length of each axis, such as (2, 3, 8).")
+        raise Wrong(
+            f"{what} gave {key!r}: {one_line(value)}, but a shape holds whole numbers "
+            "(ints), the length of each axis, such as (2, 3, 8)."
+        )
     return tuple(int(s) for s in value)
 
 
@@ -115,43 +131,61 @@ def _shape_mistake(key, got, expected, sizes) -> str:
     """Why ``got`` is not the shape of ``key``, from the sizes in it."""
     batch, n, d_model, d_k, d_v = sizes
     if got == expected[1:]:
-        return (f"You dropped the batch axis. X has shape (batch, n, d_model) = "
-                f"({batch}, {n}, {d_model}), and every array computed from it keeps the batch "
-                f"axis in front: each of the {batch} sequences gets its own {key}.")
+        return (
+            f"You dropped the batch axis. X has shape (batch, n, d_model) = "
+            f"({batch}, {n}, {d_model}), and every array computed from it keeps the batch "
+            f"axis in front: each of the {batch} sequences gets its own {key}."
+        )
     if len(got) != 3 or got[:2] != (batch, n):
         return ""
     last = got[2]
     if key in ("Q", "K") and last == d_model:
-        return (f"X W_{key[0]} is (batch, n, d_model) @ (d_model, d_k): a matrix product adds "
-                f"over the size the two share, d_model = {d_model}, which disappears. {key} "
-                f"keeps the last size of W_{key[0]}, d_k = {d_k}.")
+        return (
+            f"X W_{key[0]} is (batch, n, d_model) @ (d_model, d_k): a matrix product adds "
+            f"over the size the two share, d_model = {d_model}, which disappears. {key} "
+            f"keeps the last size of W_{key[0]}, d_k = {d_k}."
+        )
     if key == "V" and last == d_model:
-        return (f"X W_V is (batch, n, d_model) @ (d_model, d_v): d_model = {d_model} is added "
-                f"over and disappears; V keeps the last size of W_V, d_v = {d_v}.")
+        return (
+            f"X W_V is (batch, n, d_model) @ (d_model, d_v): d_model = {d_model} is added "
+            f"over and disappears; V keeps the last size of W_V, d_v = {d_v}."
+        )
     if key in ("Q", "K") and last == d_v:
-        return (f"W_{key[0]} has shape (d_model, d_k), so {key} has d_k = {d_k} columns; d_v "
-                "belongs to W_V and V only.")
+        return (
+            f"W_{key[0]} has shape (d_model, d_k), so {key} has d_k = {d_k} columns; d_v "
+            "belongs to W_V and V only."
+        )
     if key == "V" and last == d_k:
-        return (f"W_V has shape (d_model, d_v), so V has d_v = {d_v} columns, which need not "
-                f"equal d_k = {d_k}: only Q and K must agree on d_k, because they are "
-                "dotted with each other.")
+        return (
+            f"W_V has shape (d_model, d_v), so V has d_v = {d_v} columns, which need not "
+            f"equal d_k = {d_k}: only Q and K must agree on d_k, because they are "
+            "dotted with each other."
+        )
     if key in ("scores", "weights") and last in (d_k, d_v, d_model):
         name = {d_k: "d_k", d_v: "d_v", d_model: "d_model"}[last]
-        return (f"The {key} hold one number per (query, key) pair: Q Kᵀ is (n, d_k) @ (d_k, n) "
-                f"→ (n, n) for each batch entry. The {name} = {last} you kept is not an axis "
-                f"of the {key}" + (": d_k is added over in every dot product." if name == "d_k"
-                                   else "."))
+        return (
+            f"The {key} hold one number per (query, key) pair: Q Kᵀ is (n, d_k) @ (d_k, n) "
+            f"→ (n, n) for each batch entry. The {name} = {last} you kept is not an axis "
+            f"of the {key}"
+            + (": d_k is added over in every dot product." if name == "d_k" else ".")
+        )
     if key == "output" and last == d_k:
-        return (f"The output is weights @ V, (n, n) @ (n, d_v) → (n, d_v): its rows are mixes "
-                f"of the value vectors, so it has d_v = {d_v} columns. d_k = {d_k} only lives "
-                "in Q and K, and is gone once the scores are computed.")
+        return (
+            f"The output is weights @ V, (n, n) @ (n, d_v) → (n, d_v): its rows are mixes "
+            f"of the value vectors, so it has d_v = {d_v} columns. d_k = {d_k} only lives "
+            "in Q and K, and is gone once the scores are computed."
+        )
     if key == "output" and last == n:
-        return ("That is the shape of the weights. The output is weights @ V, (n, n) @ "
-                f"(n, d_v) → (n, d_v): one mix of the value vectors per query, d_v = {d_v} "
-                "columns.")
+        return (
+            "That is the shape of the weights. The output is weights @ V, (n, n) @ "
+            f"(n, d_v) → (n, d_v): one mix of the value vectors per query, d_v = {d_v} "
+            "columns."
+        )
     if key == "output" and last == d_model:
-        return (f"There is no output projection here: the output is weights @ V, (n, n) @ "
-                f"(n, d_v) → (n, d_v), with d_v = {d_v} columns, not d_model = {d_model}.")
+        return (
+            f"There is no output projection here: the output is weights @ V, (n, n) @ "
+            f"(n, d_v) → (n, d_v), with d_v = {d_v} columns, not d_model = {d_model}."
+        )
     return ""
 
 
@@ -167,24 +201,34 @@ def _judge_shapes(got, sizes, messages) -> None:
     what = _shapes_what(sizes)
     expected = _expected_shapes(*sizes)
     if not isinstance(got, Mapping):
-        raise Wrong(f"{what} should return a dict with the keys {', '.join(SHAPE_KEYS)}, "
-                    f"each giving a shape; yours returned {one_line(got)}.")
+        raise Wrong(
+            f"{what} should return a dict with the keys {', '.join(SHAPE_KEYS)}, "
+            f"each giving a shape; yours returned {one_line(got)}."
+        )
     missing = [key for key in SHAPE_KEYS if key not in got]
     if missing:
         lower = [key for key in missing if key.lower() in got and key.lower() != key]
-        case = (f" The keys are case-sensitive: write {', '.join(map(repr, lower))}, not "
-                f"{', '.join(repr(k.lower()) for k in lower)}." if lower else "")
-        raise Wrong(f"{what} returned a dict without the key(s) "
-                    f"{', '.join(map(repr, missing))}; it needs all of "
-                    f"{', '.join(map(repr, SHAPE_KEYS))}.{case}")
+        case = (
+            f" The keys are case-sensitive: write {', '.join(map(repr, lower))}, not "
+            f"{', '.join(repr(k.lower()) for k in lower)}."
+            if lower
+            else ""
+        )
+        raise Wrong(
+            f"{what} returned a dict without the key(s) "
+            f"{', '.join(map(repr, missing))}; it needs all of "
+            f"{', '.join(map(repr, SHAPE_KEYS))}.{case}"
+        )
     for key in SHAPE_KEYS:
         shape = _as_shape(got[key], key, what)
         want = expected[key]
         if shape == want:
             continue
         named = _axes(shape, names)
-        said = (f"{what} gave {key!r}: {shape}{f' = {named}' if named else ''}, but it "
-                f"should be {want} = {_axes(want, names)}.")
+        said = (
+            f"{what} gave {key!r}: {shape}{f' = {named}' if named else ''}, but it "
+            f"should be {want} = {_axes(want, names)}."
+        )
         cause = _shape_mistake(key, shape, want, sizes)
         raise Wrong(f"{said} {cause}".rstrip())
 
@@ -200,9 +244,9 @@ attention_shapes = Exercise(
         "Q = X W_Q is (batch, n, d_model) @ (d_model, d_k). The scores Q Kᵀ pair every query "
         "with every key, so their last two sizes are (n, n); softmax keeps the shape, and the "
         "output weights @ V takes its last size from V.",
-        'Fill in a dict with the six names as keys; each value is a tuple that starts with '
+        "Fill in a dict with the six names as keys; each value is a tuple that starts with "
         "`batch`. The score and weight matrices pair n queries with n keys; the output's last "
-        'size comes from V.',
+        "size comes from V.",
     ],
 )
 
@@ -218,19 +262,37 @@ def _causal_mistakes(n) -> list[tuple[np.ndarray, str]]:
     """(a boolean mask a known mistake gives, what to say about it)."""
     ones = np.ones((n, n), dtype=bool)
     return [
-        (np.triu(ones), "Yours is the upper triangle, so it looks at the future: row i is "
-         "query i, and True in column j > i lets it see a later token. Keep j ≤ i, the lower "
-         "triangle (np.tril)."),
-        (np.tril(ones, k=-1), "Yours is the strict lower triangle, so a query can't see "
-         "itself: the diagonal must be True too (j ≤ i, not j < i). With np.tril, leave k=0."),
-        (np.triu(ones, k=1), "Yours is True exactly where the query must not look, the keys "
-         "after it: the mask is inverted. In attnlab True means may attend, so flip it."),
-        (ones, "Yours lets every query see every key: nothing is masked. The keys after "
-         "query i (j > i) must be False."),
-        (np.eye(n, dtype=bool), "Yours lets each query see only itself. Causal means every "
-         "key up to and including the query's own position: j ≤ i."),
-        (np.tril(ones)[::-1], "Yours is the lower triangle upside down (the rows reversed): "
-         "row i is query i, so row 0 has a single True, at column 0."),
+        (
+            np.triu(ones),
+            "Yours is the upper triangle, so it looks at the future: row i is "
+            "query i, and True in column j > i lets it see a later token. Keep j ≤ i, the lower "
+            "triangle (np.tril).",
+        ),
+        (
+            np.tril(ones, k=-1),
+            "Yours is the strict lower triangle, so a query can't see "
+            "itself: the diagonal must be True too (j ≤ i, not j < i). With np.tril, leave k=0.",
+        ),
+        (
+            np.triu(ones, k=1),
+            "Yours is True exactly where the query must not look, the keys "
+            "after it: the mask is inverted. In attnlab True means may attend, so flip it.",
+        ),
+        (
+            ones,
+            "Yours lets every query see every key: nothing is masked. The keys after "
+            "query i (j > i) must be False.",
+        ),
+        (
+            np.eye(n, dtype=bool),
+            "Yours lets each query see only itself. Causal means every "
+            "key up to and including the query's own position: j ≤ i.",
+        ),
+        (
+            np.tril(ones)[::-1],
+            "Yours is the lower triangle upside down (the rows reversed): "
+            "row i is query i, so row 0 has a single True, at column 0.",
+        ),
     ]
 
 
@@ -248,28 +310,35 @@ def _judge_causal(got, n, messages) -> None:
     except ValueError:
         mask = np.asarray(None)
     if mask.dtype.kind not in "biuf":
-        raise Wrong(f"{what} should be a boolean array of shape ({n}, {n}); got "
-                    f"{one_line(got)}.")
+        raise Wrong(f"{what} should be a boolean array of shape ({n}, {n}); got {one_line(got)}.")
     if mask.shape != (n, n):
-        raise Wrong(f"{what} should have shape ({n}, {n}), one row per query and one "
-                    f"column per key, but yours has shape {mask.shape}: {one_line(got)}.")
+        raise Wrong(
+            f"{what} should have shape ({n}, {n}), one row per query and one "
+            f"column per key, but yours has shape {mask.shape}: {one_line(got)}."
+        )
     said = f"{what} should be {short(expected)}, but yours gave {short(mask)}."
     note = ""
     if mask.dtype.kind != "b":
         if np.all(np.isin(mask, (0.0, -np.inf))) and np.any(mask == -np.inf):
-            note = ("That is an additive mask, 0 where allowed and -inf where not, the "
-                    "kind you add to the scores. Here the mask is boolean: True where "
-                    "query i may look at key j.")
+            note = (
+                "That is an additive mask, 0 where allowed and -inf where not, the "
+                "kind you add to the scores. Here the mask is boolean: True where "
+                "query i may look at key j."
+            )
             mask = mask == 0
         elif np.all(np.isin(mask, (0, 1))):
             kind = "integers" if mask.dtype.kind in "iu" else "floats"
-            note = (f"Yours holds 0/1 {kind}, not booleans; use dtype=bool (or compare, "
-                    "j <= i, which gives booleans). attnlab's attention refuses a 0/1 "
-                    "mask, because a 1 could be meant as 'masked' as easily as 'allowed'.")
+            note = (
+                f"Yours holds 0/1 {kind}, not booleans; use dtype=bool (or compare, "
+                "j <= i, which gives booleans). attnlab's attention refuses a 0/1 "
+                "mask, because a 1 could be meant as 'masked' as easily as 'allowed'."
+            )
             mask = mask == 1
         else:
-            raise Wrong(f"{said} A mask holds booleans, True where query i may look at "
-                        "key j: use dtype=bool.")
+            raise Wrong(
+                f"{said} A mask holds booleans, True where query i may look at "
+                "key j: use dtype=bool."
+            )
         if np.array_equal(mask, expected):
             raise Wrong(f"{said} The pattern is right. {note}")
     if np.array_equal(mask, expected):
@@ -278,14 +347,18 @@ def _judge_causal(got, n, messages) -> None:
         cause = recognised(mask, _causal_mistakes(n), rtol=0, atol=0)
     if not cause and not np.array_equal(mask, expected):
         i, j = (int(x) for x in np.argwhere(mask != expected)[0])
-        cause = (f"Entry [{i}, {j}] (query {i}, key {j}) should be {bool(expected[i, j])}, "
-                 f"since key {j} is {'not after' if j <= i else 'after'} query {i}: "
-                 "True exactly where j ≤ i.")
+        cause = (
+            f"Entry [{i}, {j}] (query {i}, key {j}) should be {bool(expected[i, j])}, "
+            f"since key {j} is {'not after' if j <= i else 'after'} query {i}: "
+            "True exactly where j ≤ i."
+        )
     if cause:
         raise Wrong(f"{said} {f'{note} ' if note else ''}{cause}")
     if messages:
-        raise Wrong(f"{what} gives the right mask, but numpy warned: "
-                    f"{'; '.join(messages)}. Your function must not warn.")
+        raise Wrong(
+            f"{what} gives the right mask, but numpy warned: "
+            f"{'; '.join(messages)}. Your function must not warn."
+        )
 
 
 causal_mask_from_scratch = Exercise(
@@ -298,9 +371,9 @@ causal_mask_from_scratch = Exercise(
         "Compare positions: query i may see key j exactly when j ≤ i. A column of row "
         "positions, np.arange(n)[:, None], compared with a row of column positions, "
         "np.arange(n)[None, :], broadcasts to the whole (n, n) grid of booleans.",
-        'Compare a row of key positions with a column of query positions (`np.arange(n)` with '
-        '`[None, :]` and `[:, None]`): broadcasting gives an (n, n) grid of True/False. Or '
-        'start from `np.ones((n, n), dtype=bool)` and keep its lower triangle.',
+        "Compare a row of key positions with a column of query positions (`np.arange(n)` with "
+        "`[None, :]` and `[:, None]`): broadcasting gives an (n, n) grid of True/False. Or "
+        "start from `np.ones((n, n), dtype=bool)` and keep its lower triangle.",
     ],
     forbidden=("attnlab.causal_mask", "attnlab.attention.causal_mask"),
 )
@@ -325,26 +398,41 @@ def softmax_cases() -> list[tuple[str, np.ndarray, np.ndarray]]:
     dog_scores = attnlab.attention_scores(dog.q, dog.k)  # (3, 3)
     padding = np.broadcast_to(attnlab.padding_mask([2], 3)[0], (3, 3)).copy()  # (3, 3)
     holes = np.array([[True, False, True], [False, False, False], [True, True, True]])
-    large = np.array([[1000.0, 998.0, 990.0, 1000.0],
-                      [-1000.0, -998.0, -1001.0, -999.0],
-                      [5000.0, 1.0, 2.0, 3.0]])  # (3, 4)
-    large_mask = np.array([[True, True, True, False],
-                           [True, True, True, True],
-                           [False, True, True, True]])
-    small = np.array([[95.0, 90.0, 20.0], [-100.0, -95.0, 0.0], [100.0, 99.0, 98.0]],
-                     dtype=np.float32)
+    large = np.array(
+        [
+            [1000.0, 998.0, 990.0, 1000.0],
+            [-1000.0, -998.0, -1001.0, -999.0],
+            [5000.0, 1.0, 2.0, 3.0],
+        ]
+    )  # (3, 4)
+    large_mask = np.array(
+        [[True, True, True, False], [True, True, True, True], [False, True, True, True]]
+    )
+    small = np.array(
+        [[95.0, 90.0, 20.0], [-100.0, -95.0, 0.0], [100.0, 99.0, 98.0]], dtype=np.float32
+    )
     small_mask = np.array([[True, True, False], [True, True, True], [False, True, True]])
     return [
-        (f'the scaled scores of "{" ".join(cat.tokens)}", shape {cat_scores.shape}, with the '
-         f"causal mask {short(attnlab.causal_mask(n))}", cat_scores, attnlab.causal_mask(n)),
-        (f'the scaled scores of "{" ".join(dog.tokens)}" {short(np.round(dog_scores, 4))} with '
-         f"the padding mask {short(padding)} (the last key is padding)", dog_scores, padding),
-        (f'the scores of "{" ".join(dog.tokens)}" with the mask {short(holes)}, whose row 1 '
-         "is fully masked", dog_scores, holes),
-        (f"the large scores {short(large)} with the mask {short(large_mask)}", large,
-         large_mask),
-        (f"the float32 scores {short(small)} with the mask {short(small_mask)}", small,
-         small_mask),
+        (
+            f'the scaled scores of "{" ".join(cat.tokens)}", shape {cat_scores.shape}, with the '
+            f"causal mask {short(attnlab.causal_mask(n))}",
+            cat_scores,
+            attnlab.causal_mask(n),
+        ),
+        (
+            f'the scaled scores of "{" ".join(dog.tokens)}" {short(np.round(dog_scores, 4))} with '
+            f"the padding mask {short(padding)} (the last key is padding)",
+            dog_scores,
+            padding,
+        ),
+        (
+            f'the scores of "{" ".join(dog.tokens)}" with the mask {short(holes)}, whose row 1 '
+            "is fully masked",
+            dog_scores,
+            holes,
+        ),
+        (f"the large scores {short(large)} with the mask {short(large_mask)}", large, large_mask),
+        (f"the float32 scores {short(small)} with the mask {short(small_mask)}", small, small_mask),
     ]
 
 
@@ -358,18 +446,30 @@ def _softmax_mistakes(scores, mask) -> list[tuple[np.ndarray, str]]:
     finite_fill = quietly(lambda: attnlab.softmax(np.where(mask, s, -1e9), axis=1))
     return [
         (_renormalised(s, mask), _renormalised_reason(s, mask)),
-        (after, "You masked after the softmax without renormalising: the weights left in a "
-         f"row add up to less than 1 (row sums {short(np.round(after.sum(axis=1), 4))}). Set "
-         "the masked scores to -inf before the softmax, so the allowed keys share all the "
-         "weight."),
-        (zero_fill, "You set the masked scores to 0, but a score of 0 is not 'never': "
-         "exp(0) = 1, so masked keys still get weight. Use -np.inf, whose exp is exactly 0."),
-        (inverted, "Yours gives weight exactly where the mask is False: the mask is inverted. "
-         "True means the query may attend to that key; keep those scores."),
-        (finite_fill if fully.any() else None, "A fully masked row should be all zeros, but "
-         "yours spreads the weight evenly: with a finite fill such as -1e9 every score of the "
-         "row is the same, so softmax gives each key the same share. Give a row with no "
-         "allowed key zeros."),
+        (
+            after,
+            "You masked after the softmax without renormalising: the weights left in a "
+            f"row add up to less than 1 (row sums {short(np.round(after.sum(axis=1), 4))}). Set "
+            "the masked scores to -inf before the softmax, so the allowed keys share all the "
+            "weight.",
+        ),
+        (
+            zero_fill,
+            "You set the masked scores to 0, but a score of 0 is not 'never': "
+            "exp(0) = 1, so masked keys still get weight. Use -np.inf, whose exp is exactly 0.",
+        ),
+        (
+            inverted,
+            "Yours gives weight exactly where the mask is False: the mask is inverted. "
+            "True means the query may attend to that key; keep those scores.",
+        ),
+        (
+            finite_fill if fully.any() else None,
+            "A fully masked row should be all zeros, but "
+            "yours spreads the weight evenly: with a finite fill such as -1e9 every score of the "
+            "row is the same, so softmax gives each key the same share. Give a row with no "
+            "allowed key zeros.",
+        ),
     ]
 
 
@@ -378,8 +478,11 @@ def _renormalised(scores, mask, guarded=True) -> np.ndarray:
     with np.errstate(all="ignore"):
         kept = attnlab.softmax(scores.astype(float), axis=1) * mask  # (n_q, n_k)
         total = kept.sum(axis=1, keepdims=True)  # (n_q, 1)
-        return np.where(total > 0, kept / np.where(total > 0, total, 1.0), 0.0) if guarded \
+        return (
+            np.where(total > 0, kept / np.where(total > 0, total, 1.0), 0.0)
+            if guarded
             else kept / total
+        )
 
 
 def _renormalised_reason(scores, mask) -> str:
@@ -399,22 +502,23 @@ def _renormalised_reason(scores, mask) -> str:
         "sum are taken over the allowed keys only."
     )
 
+
 #: How close right weights must be: weights are at most 1, and float32 keeps about 7 digits,
 #: so an answer computed in float32 passes; every known mistake is off by far more.
 _TOL = {"rtol": 2e-5, "atol": 2e-6}
-
-
 
 
 def _overflow_advice(allowed) -> str:
     """Why exp of the allowed scores of a row (large ones) gave nan or inf."""
     top = float(np.max(np.abs(allowed)))
     dtype = np.dtype(allowed.dtype)
-    return (f"exp of scores as large as {top:.4g} overflows {dtype} (beyond about "
-            f"exp({float(np.log(np.finfo(dtype).max)):.4g}) it is inf, and inf/inf is nan), and "
-            "exp of a large negative score underflows to 0 (0/0 is nan). Subtract each row's "
-            "largest allowed score first: the softmax does not change, and the largest exp "
-            "of the row is then exactly 1.")
+    return (
+        f"exp of scores as large as {top:.4g} overflows {dtype} (beyond about "
+        f"exp({float(np.log(np.finfo(dtype).max)):.4g}) it is inf, and inf/inf is nan), and "
+        "exp of a large negative score underflows to 0 (0/0 is nan). Subtract each row's "
+        "largest allowed score first: the softmax does not change, and the largest exp "
+        "of the row is then exactly 1."
+    )
 
 
 def _softmax_what(description) -> str:
@@ -430,8 +534,10 @@ def _judge_softmax(got, case, messages) -> None:
     tol = {"rtol": 1e-4, "atol": 1e-6} if scores.dtype == np.float32 else _TOL
     weights = as_numbers(got, what, scores.shape)
     if weights.shape != expected.shape:
-        raise Wrong(f"{what} should have the shape of the scores, {expected.shape}, one weight "
-                    f"per (query, key) pair, but yours has shape {weights.shape}.")
+        raise Wrong(
+            f"{what} should have the shape of the scores, {expected.shape}, one weight "
+            f"per (query, key) pair, but yours has shape {weights.shape}."
+        )
     said = f"{what} should be {short(expected)}, but yours gave {short(weights)}."
     fully = ~mask.any(axis=1)  # (n_q,)
     bad = ~np.isfinite(weights)
@@ -440,9 +546,11 @@ def _judge_softmax(got, case, messages) -> None:
         if not fully[i] and np.isnan(_renormalised(scores, mask, guarded=False)[i]).all():
             cause = _renormalised_reason(scores, mask)
         elif fully[i]:
-            cause = (f"Row {i} is fully masked (no key allowed), and yours is nan there: every "
-                     "exp is 0, and 0/0 is nan. Return a row of zeros for a row with no "
-                     "allowed key, e.g. divide by the row sum only where it is > 0.")
+            cause = (
+                f"Row {i} is fully masked (no key allowed), and yours is nan there: every "
+                "exp is 0, and 0/0 is nan. Return a row of zeros for a row with no "
+                "allowed key, e.g. divide by the row sum only where it is > 0."
+            )
         elif np.max(np.abs(scores[i][mask[i]])) > 80:
             cause = _overflow_advice(scores[i][mask[i]])
         else:
@@ -450,11 +558,13 @@ def _judge_softmax(got, case, messages) -> None:
         raise Wrong(f"{said} {cause}{warned(messages)}")
     if np.allclose(weights, expected, **tol):
         if messages:
-            raise Wrong(f"{what} gives the right weights, but numpy warned: "
-                        f"{'; '.join(messages)}. Your function must not warn: np.where "
-                        "computes both branches, so 0/0 or -inf - (-inf) on a fully masked "
-                        "row warns even if you replace it afterwards. Shift a fully masked row "
-                        "by 0 and divide it by 1 instead.")
+            raise Wrong(
+                f"{what} gives the right weights, but numpy warned: "
+                f"{'; '.join(messages)}. Your function must not warn: np.where "
+                "computes both branches, so 0/0 or -inf - (-inf) on a fully masked "
+                "row warns even if you replace it afterwards. Shift a fully masked row "
+                "by 0 and divide it by 1 instead."
+            )
         return
     cause = recognised(weights, _softmax_mistakes(scores, mask), **tol)
     leaked = ~mask & (np.abs(weights) > tol["atol"])
@@ -462,40 +572,43 @@ def _judge_softmax(got, case, messages) -> None:
     if not cause and leaked.any():
         i, j = (int(x) for x in np.argwhere(leaked)[0])
         if fully[i]:
-            cause = (f"Row {i} is fully masked (no key allowed), so all its weights must be 0; "
-                     f"yours is {short(weights[i])}.")
+            cause = (
+                f"Row {i} is fully masked (no key allowed), so all its weights must be 0; "
+                f"yours is {short(weights[i])}."
+            )
         else:
-            cause = (f"weights[{i}, {j}] = {weights[i, j]:.4g}, but key {j} is masked for "
-                     f"query {i} (mask[{i}, {j}] is False): a masked weight must be exactly 0.")
+            cause = (
+                f"weights[{i}, {j}] = {weights[i, j]:.4g}, but key {j} is masked for "
+                f"query {i} (mask[{i}, {j}] is False): a masked weight must be exactly 0."
+            )
     if not cause:
         rows = np.flatnonzero(~fully & ~np.isclose(sums, 1.0, rtol=0, atol=1e-6))
         if rows.size:
             i = int(rows[0])
             if abs(sums[i]) <= tol["atol"]:
                 top = scores[i][~mask[i]].max() if (~mask[i]).any() else None
-                cause = (f"Row {i} has allowed keys but yours is all zeros.")
+                cause = f"Row {i} has allowed keys but yours is all zeros."
                 if top is not None and top > scores[i][mask[i]].max() + 80:
-                    cause += (f" The max you subtracted included the masked score "
-                              f"{float(top):.4g}, so every allowed exp underflowed to 0. Take "
-                              "the max over the allowed keys only (after setting the masked "
-                              "scores to -inf).")
+                    cause += (
+                        f" The max you subtracted included the masked score "
+                        f"{float(top):.4g}, so every allowed exp underflowed to 0. Take "
+                        "the max over the allowed keys only (after setting the masked "
+                        "scores to -inf)."
+                    )
             else:
-                cause = (f"Row {i} of yours adds up to {sums[i]:.4g}; the weights of a row "
-                         "with an allowed key add up to 1.")
+                cause = (
+                    f"Row {i} of yours adds up to {sums[i]:.4g}; the weights of a row "
+                    "with an allowed key add up to 1."
+                )
     if not cause:
         i = next(i for i in range(n_q) if not np.allclose(weights[i], expected[i], **tol))
-        cause = (f"Row {i} should be {short(expected[i])}, the softmax of its allowed scores "
-                 f"{short(np.where(mask[i], scores[i].astype(float), np.nan)[mask[i]])}, "
-                 f"but yours is {short(weights[i])}.")
+        cause = (
+            f"Row {i} should be {short(expected[i])}, the softmax of its allowed scores "
+            f"{short(np.where(mask[i], scores[i].astype(float), np.nan)[mask[i]])}, "
+            f"but yours is {short(weights[i])}."
+        )
     raise Wrong(f"{said}{hidden_difference(weights, expected)} {cause}{warned(messages)}")
 
-
-#: Every library function that computes a softmax (masked or not, whole or tiled): 6.3 is to
-#: write the masked one.
-SOFTMAX_LIBRARY = ("attnlab.softmax", "attnlab.log_softmax", "attnlab.softmax_family",
-                   "attnlab.online", "attnlab.tiling", "attnlab.scaled_dot_product_attention",
-                   "attnlab.attention.scaled_dot_product_attention", "scipy.special.softmax",
-                   "scipy.special.log_softmax")
 
 masked_softmax = Exercise(
     "Exercise 6.3 (softmax with a mask)",
@@ -508,8 +621,8 @@ masked_softmax = Exercise(
         "row's max is -inf: use 0 there instead), exponentiate and divide by the row sum — "
         "but only where that sum is > 0, so a fully masked row stays 0 without a 0/0.",
         "Fill the masked scores with −∞ (`np.where`), subtract each row's maximum where it is "
-        'finite (use 0 where the whole row is masked), exponentiate, and divide by the row sum '
-        'where it is positive — a fully masked row stays all zeros.',
+        "finite (use 0 where the whole row is masked), exponentiate, and divide by the row sum "
+        "where it is positive — a fully masked row stays all zeros.",
     ],
     forbidden=SOFTMAX_LIBRARY,
 )
