@@ -45,6 +45,7 @@ case "${1:-}" in
         export PATH="$PWD/$VENV/bin:$PATH"
         shift
         ruff check .
+        ruff format --check .  # the one formatter: run `ruff format .` before committing
         pytest "$@"
         if compgen -G "notebooks/*.ipynb" >/dev/null; then
             pytest -p no:cacheprovider --nbval-lax notebooks/

@@ -202,86 +202,86 @@ def _check_qkv(q, k, v) -> tuple[np.ndarray, np.ndarray, np.ndarray, tuple]:
 def scaled_dot_product_attention(q, k, v, mask=None, scale=None, *, causal: bool = False):
     r"""Attention :math:`\operatorname{softmax}(Q K^\top \cdot \text{scale}) V`, optionally masked.
 
-    Parameters
-    ----------
-    q : array_like, shape (..., n_q, d_k)
-        Queries.  All of ``q``, ``k``, ``v`` must be finite real numbers.
-    k : array_like, shape (..., n_k, d_k)
-        Keys; same ``d_k`` as ``q``, at least one key.
-    v : array_like, shape (..., n_k, d_v)
-        Values; one row per key (same ``n_k`` as ``k``).  The leading (batch)
-        dims of ``q``, ``k`` and ``v`` broadcast together.
-    mask : array_like of bool, optional
-        Broadcastable to ``(..., n_q, n_k)``; ``True`` = query ``i`` may attend
-        to key ``j``.  A float (0 / -inf) or 0/1 integer mask is rejected;
-        convert it with ``mask == 0`` or ``mask.astype(bool)``.
-    scale : float, optional
-        Finite and > 0.  Defaults to ``1 / sqrt(d_k)``.
-    causal : bool, default False
-        Also apply :func:`causal_mask` ``(n_q, n_k)``: query ``i`` sees key ``j``
-        iff ``j <= i + (n_k - n_q)`` (``j <= i`` when ``n_q == n_k``), the
-        alignment of :func:`attnlab.tiling.tiled_attention`'s ``causal``.  With
-        a ``mask`` too, a key must be allowed by both.
+        Parameters
+        ----------
+        q : array_like, shape (..., n_q, d_k)
+            Queries.  All of ``q``, ``k``, ``v`` must be finite real numbers.
+        k : array_like, shape (..., n_k, d_k)
+            Keys; same ``d_k`` as ``q``, at least one key.
+        v : array_like, shape (..., n_k, d_v)
+            Values; one row per key (same ``n_k`` as ``k``).  The leading (batch)
+            dims of ``q``, ``k`` and ``v`` broadcast together.
+        mask : array_like of bool, optional
+            Broadcastable to ``(..., n_q, n_k)``; ``True`` = query ``i`` may attend
+            to key ``j``.  A float (0 / -inf) or 0/1 integer mask is rejected;
+            convert it with ``mask == 0`` or ``mask.astype(bool)``.
+        scale : float, optional
+            Finite and > 0.  Defaults to ``1 / sqrt(d_k)``.
+        causal : bool, default False
+            Also apply :func:`causal_mask` ``(n_q, n_k)``: query ``i`` sees key ``j``
+            iff ``j <= i + (n_k - n_q)`` (``j <= i`` when ``n_q == n_k``), the
+            alignment of :func:`attnlab.tiling.tiled_attention`'s ``causal``.  With
+            a ``mask`` too, a key must be allowed by both.
 
-    Returns
-    -------
-    output : ndarray, shape (..., n_q, d_v)
-        Row ``i`` is ``sum_j weights[..., i, j] * v[..., j, :]``.  ``...`` is
-        the broadcast of the batch dims of ``q``, ``k`` and ``v``.
-    weights : ndarray, shape (..., n_q, n_k)
-        Same ``...`` as ``output`` (a fresh array, even when only ``v`` has
-        batch dims).  Each row sums to 1; masked entries are exactly 0.  A
-        fully masked row has all-zero weights and a zero output row (not NaN).
+        Returns
+        -------
+        output : ndarray, shape (..., n_q, d_v)
+            Row ``i`` is ``sum_j weights[..., i, j] * v[..., j, :]``.  ``...`` is
+            the broadcast of the batch dims of ``q``, ``k`` and ``v``.
+        weights : ndarray, shape (..., n_q, n_k)
+            Same ``...`` as ``output`` (a fresh array, even when only ``v`` has
+            batch dims).  Each row sums to 1; masked entries are exactly 0.  A
+            fully masked row has all-zero weights and a zero output row (not NaN).
 
-    Raises
-    ------
-    ValueError
-        Bad dtype, NaN/inf, fewer than 2 dims, ``d_k`` of ``q`` and ``k`` or
-        ``n_k`` of ``k`` and ``v`` differ, batch dims that do not broadcast,
-        non-boolean or non-broadcastable ``mask``, bad ``scale``, a ``causal``
-        that is not a bool.  The message names the arguments involved and their
-        shapes.
+        Raises
+        ------
+        ValueError
+            Bad dtype, NaN/inf, fewer than 2 dims, ``d_k`` of ``q`` and ``k`` or
+            ``n_k`` of ``k`` and ``v`` differ, batch dims that do not broadcast,
+            non-boolean or non-broadcastable ``mask``, bad ``scale``, a ``causal``
+            that is not a bool.  The message names the arguments involved and their
+            shapes.
 
-    Notes
-    -----
-    The result dtype is the common float dtype of ``q``, ``k``, ``v`` (lists
-    and ints count as float64).  float16 inputs are computed in float32 —
-    scores, softmax and the weighted sum — and rounded to float16 once at the
-    end, so e.g. ``d_k = 64`` and entries of 100 (scores ≈ 80 000 > 65 504)
-    still work.  Masking sets scores to ``-inf`` before the softmax, which
-    gives masked weights of exactly 0.  Inputs are never modified.
+        Notes
+        -----
+        The result dtype is the common float dtype of ``q``, ``k``, ``v`` (lists
+        and ints count as float64).  float16 inputs are computed in float32 —
+        scores, softmax and the weighted sum — and rounded to float16 once at the
+        end, so e.g. ``d_k = 64`` and entries of 100 (scores ≈ 80 000 > 65 504)
+        still work.  Masking sets scores to ``-inf`` before the softmax, which
+        gives masked weights of exactly 0.  Inputs are never modified.
 
-    Examples
-    --------
-    >>> import numpy as np
-    >>> q = np.array([[1.0, 0.0], [0.0, 1.0]])       # n_q = 2, d_k = 2
-    >>> k = np.array([[1.0, 0.0], [0.0, 1.0]])       # n_k = 2
-    >>> v = np.array([[10.0, 0.0], [0.0, 10.0]])     # d_v = 2
-    >>> out, w = scaled_dot_product_attention(q, k, v, scale=100.0)
-    >>> np.round(w, 3).tolist()                       # each query picks its key
-    [[1.0, 0.0], [0.0, 1.0]]
-    >>> np.round(out, 3).tolist()
-    [[10.0, 0.0], [0.0, 10.0]]
+        Examples
+        --------
+        >>> import numpy as np
+        >>> q = np.array([[1.0, 0.0], [0.0, 1.0]])       # n_q = 2, d_k = 2
+        >>> k = np.array([[1.0, 0.0], [0.0, 1.0]])       # n_k = 2
+        >>> v = np.array([[10.0, 0.0], [0.0, 10.0]])     # d_v = 2
+        >>> out, w = scaled_dot_product_attention(q, k, v, scale=100.0)
+        >>> np.round(w, 3).tolist()                       # each query picks its key
+        [[1.0, 0.0], [0.0, 1.0]]
+        >>> np.round(out, 3).tolist()
+        [[10.0, 0.0], [0.0, 10.0]]
 
-    A causal mask: query 0 may only look at key 0; masked weights are exactly 0:
+        A causal mask: query 0 may only look at key 0; masked weights are exactly 0:
 
-    >>> out, w = scaled_dot_product_attention(q, k, v, mask=causal_mask(2))
-    >>> w[0].tolist(), np.round(w[1], 3).tolist()
-    ([1.0, 0.0], [0.33, 0.67])
+        >>> out, w = scaled_dot_product_attention(q, k, v, mask=causal_mask(2))
+        >>> w[0].tolist(), np.round(w[1], 3).tolist()
+        ([1.0, 0.0], [0.33, 0.67])
 
-``causal=True`` applies the same mask, and combines with any other mask by AND:
+    ``causal=True`` applies the same mask, and combines with any other mask by AND:
 
-    >>> bool(np.array_equal(scaled_dot_product_attention(q, k, v, causal=True)[1], w))
-    True
-    >>> keys_0 = [[True, False]]                      # a key mask: only key 0 is real
-    >>> scaled_dot_product_attention(q, k, v, mask=keys_0, causal=True)[1].tolist()
-    [[1.0, 0.0], [1.0, 0.0]]
+        >>> bool(np.array_equal(scaled_dot_product_attention(q, k, v, causal=True)[1], w))
+        True
+        >>> keys_0 = [[True, False]]                      # a key mask: only key 0 is real
+        >>> scaled_dot_product_attention(q, k, v, mask=keys_0, causal=True)[1].tolist()
+        [[1.0, 0.0], [1.0, 0.0]]
 
-    A fully masked row gives zeros, not NaN:
+        A fully masked row gives zeros, not NaN:
 
-    >>> out, w = scaled_dot_product_attention(q, k, v, mask=[[True, True], [False, False]])
-    >>> w[1].tolist(), out[1].tolist()
-    ([0.0, 0.0], [0.0, 0.0])
+        >>> out, w = scaled_dot_product_attention(q, k, v, mask=[[True, True], [False, False]])
+        >>> w[1].tolist(), out[1].tolist()
+        ([0.0, 0.0], [0.0, 0.0])
     """
     q, k, v, batch = _check_qkv(q, k, v)  # batch: the common "..." of every result
     dtype = np.result_type(q, k, v)

@@ -324,8 +324,10 @@ def _project_back(x, w_q, w_k, w_v, dq, dk, dv):
 
 def _check_projections(x, w_q, w_k, w_v):
     x = _check_matrices(x=x)["x"]
-    ws = {name: as_float_array(w, name, allow_inf=False)
-          for name, w in (("w_q", w_q), ("w_k", w_k), ("w_v", w_v))}  # fmt: skip
+    ws = {
+        name: as_float_array(w, name, allow_inf=False)
+        for name, w in (("w_q", w_q), ("w_k", w_k), ("w_v", w_v))
+    }
     for name, w in ws.items():
         if w.ndim != 2 or w.shape[0] != x.shape[-1]:
             raise ValueError(
@@ -393,4 +395,3 @@ def _scalar(value) -> float:
     if value.size != 1 or value.dtype.kind not in "fiu" or not np.isfinite(value).all():
         raise ValueError(f"f must return one finite real number; got {value!r}")
     return float(value.reshape(()))
-

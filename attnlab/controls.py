@@ -209,7 +209,6 @@ class _AnyButNone(traitlets.Any):
     allow_none = False
 
 
-
 class Control(anywidget.AnyWidget):
     """Base class of the kit: a labelled control drawn by ``controls.js``.
 
@@ -297,8 +296,14 @@ class Slider(Control):
             raise ValueError(f"min must be below max; got min={min!r}, max={max!r}")
         if not size > 0:
             raise ValueError(f"step must be > 0; got {step!r}")
-        super().__init__(min=low, max=high, step=size, decimals=max_decimals(size, low),
-                         description=description, **kwargs)  # fmt: skip
+        super().__init__(
+            min=low,
+            max=high,
+            step=size,
+            decimals=max_decimals(size, low),
+            description=description,
+            **kwargs,
+        )
         self._start = True  # the start may be off the grid (e.g. 1/√2); every later value snaps
         self.value = value
         self._start = False
@@ -334,8 +339,9 @@ class Slider(Control):
         picks = range(count)
         if count > max_steps:
             picks = sorted({round(i * (count - 1) / (max_steps - 1)) for i in range(max_steps)})
-        return [self._kind(snap(self.min + i * self.step, self.min, self.max, self.step))
-                for i in picks]  # fmt: skip
+        return [
+            self._kind(snap(self.min + i * self.step, self.min, self.max, self.step)) for i in picks
+        ]
 
 
 def max_decimals(step: float, low: float) -> int:
@@ -364,8 +370,9 @@ class IntSlider(Slider):
         for number, name in ((min, "min"), (max, "max"), (step, "step")):
             if float(_number(number, name)) != int(number):
                 raise ValueError(f"{name} of an IntSlider must be a whole number; got {number!r}")
-        super().__init__(value=value, min=min, max=max, step=step, description=description,
-                         **kwargs)  # fmt: skip
+        super().__init__(
+            value=value, min=min, max=max, step=step, description=description, **kwargs
+        )
 
 
 class Choice(Control):
@@ -454,8 +461,7 @@ def _labelled(options: Iterable) -> tuple:
     (('a', 'a'), ('two', 2))
     """
     pairs = tuple(
-        (str(o[0]), o[1]) if isinstance(o, tuple) and len(o) == 2 else (str(o), o)
-        for o in options
+        (str(o[0]), o[1]) if isinstance(o, tuple) and len(o) == 2 else (str(o), o) for o in options
     )
     if not pairs:
         raise ValueError("options must not be empty")
@@ -555,14 +561,12 @@ class Checkbox(Control):
     def _valid_value(self, proposal):
         value = proposal["value"]
         if type(value).__name__ not in ("bool", "bool_"):
-            raise ValueError(
-                f"value must be True or False for {self.description!r}; got {value!r}"
-            )
+            raise ValueError(f"value must be True or False for {self.description!r}; got {value!r}")
         return bool(value)
 
     @property
     def text(self) -> str:
-        """"on" or "off"."""
+        """ "on" or "off"."""
         return "on" if self.value else "off"
 
     def grid(self, max_steps: int = 200) -> list:

@@ -106,7 +106,11 @@ class Lesson:
 def _lesson(number, notebook, title, minutes, learn, explorers, numerics) -> Lesson:
     """A ready lesson; explorers as ``"module.Class"`` and numerics as module names, in short."""
     return Lesson(
-        number, title, minutes, learn, notebook,
+        number,
+        title,
+        minutes,
+        learn,
+        notebook,
         exercises=f"attnlab.exercises.lesson{number}",
         explorers=tuple(f"attnlab.explorers.{name}" for name in explorers),
         numerics=tuple(f"attnlab.{name}" for name in numerics),
@@ -116,37 +120,96 @@ def _lesson(number, notebook, title, minutes, learn, explorers, numerics) -> Les
 #: The whole course, in order. ``tests/test_course.py`` checks every field against the notebooks
 #: and the package.
 COURSE = (
-    _lesson(0, "00-start-here", "Start here", 20, "how cells, sliders, checks and hints work",
-            ["score_row.ScoreRowExplorer"], ["softmax_family"]),
-    _lesson(1, "01-dot-product-scores", "Dot-product scores", 40,
-            "queries, keys, the score matrix Q Kᵀ and its geometry",
-            ["dot_product.DotProductExplorer"], ["attention"]),
-    _lesson(2, "02-why-scale", "Why divide by √d_k", 50,
-            "the variance of q·k, softmax collapse, lost gradients",
-            ["scaling.ScalingExplorer"], ["attention", "softmax_family"]),
-    _lesson(3, "03-softmax", "Softmax", 60,
-            "scores to weights, temperature, overflow and the stable form",
-            ["overflow.OverflowExplorer", "temperature.TemperatureExplorer"],
-            ["softmax_family", "attention"]),
-    _lesson(4, "04-reading-heatmaps", "Reading attention heatmaps", 40,
-            "the patterns a heatmap of weights can show",
-            ["heatmap.HeatmapExplorer"], ["patterns", "attention", "softmax_family"]),
-    _lesson(5, "05-weighted-values", "Weighted values", 40,
-            "each output as a weighted mixture of value vectors",
-            ["mixture.MixtureExplorer"], ["mixing", "attention", "softmax_family"]),
-    _lesson(6, "06-full-formula", "The full formula, shapes and masking", 55,
-            "the whole pipeline with every shape; causal and padding masks; the block around it",
-            ["masking.MaskExplorer"], ["attention", "softmax_family", "patterns"]),
-    _lesson(7, "07-test-your-understanding", "Test your understanding", 45,
-            "a checked quiz and bug hunts from real code",
-            ["bug_lab.BugLabExplorer"], ["attention", "softmax_family"]),
-    _lesson(8, "08-cost-of-attention", "The cost of attention", 60,
-            "time and memory grow like N²; online softmax; tiled attention, the whole loop",
-            ["cost.CostExplorer"], ["online", "tiling", "attention", "softmax_family"]),
-    _lesson(9, "09-watch-a-head-learn", "Watch a head learn", 50,
-            "backpropagation through attention; train a head; test the √d_k claim",
-            ["training.TrainingExplorer"],
-            ["backward", "training", "sqrt_dk", "attention", "softmax_family", "patterns"]),
+    _lesson(
+        0,
+        "00-start-here",
+        "Start here",
+        20,
+        "how cells, sliders, checks and hints work",
+        ["score_row.ScoreRowExplorer"],
+        ["softmax_family"],
+    ),
+    _lesson(
+        1,
+        "01-dot-product-scores",
+        "Dot-product scores",
+        40,
+        "queries, keys, the score matrix Q Kᵀ and its geometry",
+        ["dot_product.DotProductExplorer"],
+        ["attention"],
+    ),
+    _lesson(
+        2,
+        "02-why-scale",
+        "Why divide by √d_k",
+        50,
+        "the variance of q·k, softmax collapse, lost gradients",
+        ["scaling.ScalingExplorer"],
+        ["attention", "softmax_family"],
+    ),
+    _lesson(
+        3,
+        "03-softmax",
+        "Softmax",
+        60,
+        "scores to weights, temperature, overflow and the stable form",
+        ["overflow.OverflowExplorer", "temperature.TemperatureExplorer"],
+        ["softmax_family", "attention"],
+    ),
+    _lesson(
+        4,
+        "04-reading-heatmaps",
+        "Reading attention heatmaps",
+        40,
+        "the patterns a heatmap of weights can show",
+        ["heatmap.HeatmapExplorer"],
+        ["patterns", "attention", "softmax_family"],
+    ),
+    _lesson(
+        5,
+        "05-weighted-values",
+        "Weighted values",
+        40,
+        "each output as a weighted mixture of value vectors",
+        ["mixture.MixtureExplorer"],
+        ["mixing", "attention", "softmax_family"],
+    ),
+    _lesson(
+        6,
+        "06-full-formula",
+        "The full formula, shapes and masking",
+        55,
+        "the whole pipeline with every shape; causal and padding masks; the block around it",
+        ["masking.MaskExplorer"],
+        ["attention", "softmax_family", "patterns"],
+    ),
+    _lesson(
+        7,
+        "07-test-your-understanding",
+        "Test your understanding",
+        45,
+        "a checked quiz and bug hunts from real code",
+        ["bug_lab.BugLabExplorer"],
+        ["attention", "softmax_family"],
+    ),
+    _lesson(
+        8,
+        "08-cost-of-attention",
+        "The cost of attention",
+        60,
+        "time and memory grow like N²; online softmax; tiled attention, the whole loop",
+        ["cost.CostExplorer"],
+        ["online", "tiling", "attention", "softmax_family"],
+    ),
+    _lesson(
+        9,
+        "09-watch-a-head-learn",
+        "Watch a head learn",
+        50,
+        "backpropagation through attention; train a head; test the √d_k claim",
+        ["training.TrainingExplorer"],
+        ["backward", "training", "sqrt_dk", "attention", "softmax_family", "patterns"],
+    ),
 )
 
 
@@ -214,15 +277,20 @@ def code_table(lessons: tuple[Lesson, ...] = COURSE) -> str:
 [`ScoreRowExplorer`](attnlab/explorers/score_row.py) | \
 [`softmax_family`](attnlab/softmax_family.py) |
     """
-    rows = ["| lesson | source notebook | exercises | explorers | numerics |",
-            "| --- | --- | --- | --- | --- |"]
+    rows = [
+        "| lesson | source notebook | exercises | explorers | numerics |",
+        "| --- | --- | --- | --- | --- |",
+    ]
     for entry in lessons:
-        explorers = ", ".join(_link(name.rpartition(".")[2], name.rpartition(".")[0])
-                              for name in entry.explorers)
+        explorers = ", ".join(
+            _link(name.rpartition(".")[2], name.rpartition(".")[0]) for name in entry.explorers
+        )
         numerics = ", ".join(_link(name.rpartition(".")[2], name) for name in entry.numerics)
         exercises = _link(entry.exercises.rpartition(".")[2], entry.exercises)
-        rows.append(f"| {entry.number} | [{entry.notebook}]({entry.source}) | {exercises} | "
-                    f"{explorers} | {numerics} |")
+        rows.append(
+            f"| {entry.number} | [{entry.notebook}]({entry.source}) | {exercises} | "
+            f"{explorers} | {numerics} |"
+        )
     return "\n".join(rows)
 
 
@@ -265,13 +333,16 @@ class CourseMap:
         )
 
     def _repr_markdown_(self) -> str:
-        rows = ["| lesson | title | what you learn | time | status |",
-                "| --- | --- | --- | --- | --- |"]
+        rows = [
+            "| lesson | title | what you learn | time | status |",
+            "| --- | --- | --- | --- | --- |",
+        ]
         for entry in self.lessons:
             title = f"[{entry.title}]({entry.notebook}.ipynb)" if entry.ready else entry.title
             status = "ready" if entry.ready else "coming soon"
-            rows.append(f"| {entry.number} | {title} | {entry.learn} | "
-                        f"{entry.minutes} min | {status} |")
+            rows.append(
+                f"| {entry.number} | {title} | {entry.learn} | {entry.minutes} min | {status} |"
+            )
         return "\n".join(rows) + f"\n\n{self.summary()}"
 
     def __str__(self) -> str:

@@ -139,9 +139,7 @@ def cat_sat_down(seed: int = 7) -> Embedded:
     d_model, d_k = 16, 8
     x = rng.normal(size=(4, d_model))  # (n, d_model)
     w_q, w_k, w_v = rng.normal(scale=d_model**-0.5, size=(3, d_model, d_k))  # (d_model, d_k)
-    return Embedded(
-        tokens=("The", "cat", "sat", "down"), x=x, w_q=w_q, w_k=w_k, w_v=w_v, d_k=d_k
-    )
+    return Embedded(tokens=("The", "cat", "sat", "down"), x=x, w_q=w_q, w_k=w_k, w_v=w_v, d_k=d_k)
 
 
 def cat_sat_down_wide(max_d_k: int = 512, seed: int = 8) -> WideEmbedded:

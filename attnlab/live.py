@@ -219,9 +219,11 @@ class FigureTheme:
                     if not self.dark or not ticks:
                         continue
                     first = ticks[0]
-                    shown = {"color": first.tick1line.get_color(),
-                             "labelcolor": first.label1.get_color(),
-                             "grid_color": first.gridline.get_color()}  # fmt: skip
+                    shown = {
+                        "color": first.tick1line.get_color(),
+                        "labelcolor": first.label1.get_color(),
+                        "grid_color": first.gridline.get_color(),
+                    }
                     raw = {name: defaults.get(name) for name in shown}
                     self._originals[key] = (axis, raw, shown)
                 _, raw, shown = self._originals[key]
@@ -239,13 +241,26 @@ class FigureTheme:
         for legend in figure.legends:
             found += _legend_artists(legend)
         for axes in figure.get_axes():
-            found += [axes.patch, *axes.spines.values(), axes.title, axes._left_title,
-                      axes._right_title, axes.xaxis.label, axes.yaxis.label,
-                      axes.xaxis.get_offset_text(), axes.yaxis.get_offset_text()]  # fmt: skip
+            found += [
+                axes.patch,
+                *axes.spines.values(),
+                axes.title,
+                axes._left_title,
+                axes._right_title,
+                axes.xaxis.label,
+                axes.yaxis.label,
+                axes.xaxis.get_offset_text(),
+                axes.yaxis.get_offset_text(),
+            ]
             for axis in (axes.xaxis, axes.yaxis):
                 for tick in axis.get_major_ticks() + axis.get_minor_ticks():
-                    found += [tick.tick1line, tick.tick2line, tick.label1, tick.label2,
-                              tick.gridline]  # fmt: skip
+                    found += [
+                        tick.tick1line,
+                        tick.tick2line,
+                        tick.label1,
+                        tick.label2,
+                        tick.gridline,
+                    ]
             if axes.get_legend() is not None:
                 found += _legend_artists(axes.get_legend())
             if not _colour_mapped(axes):
@@ -253,8 +268,9 @@ class FigureTheme:
             else:  # only what sits on the page, not over the data: titles in axes
                 # coordinates, unclipped captions drawn above the axes
                 found += [t for t in axes.texts if t.get_transform() is not axes.transData]
-                found += [c for c in axes.collections
-                          if c.get_array() is None and not c.get_clip_on()]  # fmt: skip
+                found += [
+                    c for c in axes.collections if c.get_array() is None and not c.get_clip_on()
+                ]
                 for table in axes.tables:
                     for cell in table.get_celld().values():
                         found += [cell, cell.get_text()]
@@ -262,8 +278,7 @@ class FigureTheme:
 
 
 def _legend_artists(legend) -> list[Artist]:
-    return [legend.get_frame(), legend.get_title(), *legend.get_texts(),
-            *legend.legend_handles]  # fmt: skip
+    return [legend.get_frame(), legend.get_title(), *legend.get_texts(), *legend.legend_handles]
 
 
 def _colour_mapped(axes) -> bool:

@@ -107,8 +107,14 @@ class WidgetSelfTest:
     def __init__(self):
         self.received: list[int] = []
         headline = widgets.HTML(LIVE_HEADLINE)
-        self.slider = IntSlider(value=0, min=0, max=10, step=1, description="drag me",
-                                layout=widgets.Layout(width="330px"))
+        self.slider = IntSlider(
+            value=0,
+            min=0,
+            max=10,
+            step=1,
+            description="drag me",
+            layout=widgets.Layout(width="330px"),
+        )
         self.reply = Readout(WAITING_TEXT).add_class("attnlab-selftest-reply")
         self.bar = FigureCanvas(alt="a bar that grows with the slider")
         self.bar.show(bar_pixels(0, self.slider.max))
@@ -291,8 +297,7 @@ def version_problem(name: str, version: str, minimum: tuple) -> str:
     wanted = ".".join(map(str, minimum))
     if version == "not installed":
         return (
-            f"{name} is not installed in this kernel's environment: "
-            "pip install -r requirements.txt"
+            f"{name} is not installed in this kernel's environment: pip install -r requirements.txt"
         )
     if release(version) < minimum:
         return f"{name} {version} is older than {wanted}: pip install -r requirements.txt"

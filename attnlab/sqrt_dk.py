@@ -52,23 +52,31 @@ def _round(value):
     return None if value is None else round(float(value), DIGITS)
 
 
-def run_record(exponent: float, d_k: int, seed: int, steps: int = STEPS,
-               lr: float = LEARNING_RATE) -> dict:
+def run_record(
+    exponent: float, d_k: int, seed: int, steps: int = STEPS, lr: float = LEARNING_RATE
+) -> dict:
     """Train once and keep the numbers the experiment compares (rounded to :data:`DIGITS`)."""
     run = train(d_k, exponent, seed, steps=steps, lr=lr)
     return {
-        "exponent": _round(exponent), "d_k": d_k, "seed": seed,
+        "exponent": _round(exponent),
+        "d_k": d_k,
+        "seed": seed,
         "solved_at": run.solved_at,
         "final_loss": _round(run.eval_loss[-1]),
         "anti_diagonal": _round(anti_diagonal_mass(run.weights[-1])),
         "final_entropy": _round(run.entropy[-1].mean()),
         "start_entropy": _round(run.entropy[0].mean()),
         "start_grad": _round(run.grad_norm[0]),
-    }  # fmt: skip
+    }
 
 
-def sweep(exponents=CONFIG["exponents"], d_ks=CONFIG["d_ks"], seeds=CONFIG["seeds"],
-          steps: int = STEPS, lr: float = LEARNING_RATE) -> list[dict]:
+def sweep(
+    exponents=CONFIG["exponents"],
+    d_ks=CONFIG["d_ks"],
+    seeds=CONFIG["seeds"],
+    steps: int = STEPS,
+    lr: float = LEARNING_RATE,
+) -> list[dict]:
     """One :func:`run_record` per (exponent, d_k, seed), in that nesting order."""
     return [run_record(a, d, s, steps, lr) for a in exponents for d in d_ks for s in seeds]
 
@@ -96,9 +104,9 @@ def summary(records, key: str) -> dict:
     for r in records:
         value = r[key]
         groups.setdefault((r["exponent"], r["d_k"]), []).append(
-            np.inf if value is None else float(value))
-    return {g: (float(np.median(v)), float(np.min(v)), float(np.max(v)))
-            for g, v in groups.items()}  # fmt: skip
+            np.inf if value is None else float(value)
+        )
+    return {g: (float(np.median(v)), float(np.min(v)), float(np.max(v))) for g, v in groups.items()}
 
 
 def table(records, key: str = "solved_at", fmt: str = "{:.0f}") -> str:
@@ -115,6 +123,8 @@ def table(records, key: str = "solved_at", fmt: str = "{:.0f}") -> str:
     cells = [[cell(*stats[(a, d)]) for d in d_ks] for a in exponents]
     width = max(len(c) for row in cells for c in row) + 2
     head = "α \\ d_k".ljust(8) + "".join(str(d).rjust(width) for d in d_ks)
-    rows = [exponent_name(a).ljust(8) + "".join(c.rjust(width) for c in row)
-            for a, row in zip(exponents, cells, strict=True)]  # fmt: skip
+    rows = [
+        exponent_name(a).ljust(8) + "".join(c.rjust(width) for c in row)
+        for a, row in zip(exponents, cells, strict=True)
+    ]
     return "\n".join([head, *rows])

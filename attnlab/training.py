@@ -69,8 +69,9 @@ EVAL_EVERY = 10  #: steps between evaluations and snapshots
 PROBE = ("C", "A", "F", "E", "A", "B")
 
 
-def reverse_batch(rng: np.random.Generator, batch: int = BATCH, n: int = N,
-                  vocab: int = len(TOKENS)) -> tuple[np.ndarray, np.ndarray]:
+def reverse_batch(
+    rng: np.random.Generator, batch: int = BATCH, n: int = N, vocab: int = len(TOKENS)
+) -> tuple[np.ndarray, np.ndarray]:
     """A batch of random token sequences and their reverses.
 
     Returns
@@ -124,8 +125,9 @@ class Head:
         return {"w_q": self.w_q, "w_k": self.w_k, "w_v": self.w_v, "w_o": self.w_o}.items()
 
 
-def init_head(d_k: int, seed: int = 0, d_v: int = D_V, n: int = N,
-              vocab: int = len(TOKENS)) -> Head:
+def init_head(
+    d_k: int, seed: int = 0, d_v: int = D_V, n: int = N, vocab: int = len(TOKENS)
+) -> Head:
     """Random weights such that every entry of ``q``, ``k`` and ``v`` starts with variance 1.
 
     An input row has two ones (its token and its position), so a projection entry drawn with
@@ -187,13 +189,18 @@ def loss_and_grads(head: Head, x: np.ndarray, targets: np.ndarray, scale: float)
     count = targets.size
     loss = -float(picked.sum()) / count
     d_logits = np.exp(log_p)  # (batch, n, vocab) softmax of the logits
-    np.put_along_axis(d_logits, targets[..., None],
-                      np.take_along_axis(d_logits, targets[..., None], axis=-1) - 1.0, axis=-1)
+    np.put_along_axis(
+        d_logits,
+        targets[..., None],
+        np.take_along_axis(d_logits, targets[..., None], axis=-1) - 1.0,
+        axis=-1,
+    )
     d_logits /= count  # (batch, n, vocab) ∂loss/∂logits
     d_w_o = np.einsum("bnv,bnc->vc", cache["mixed"], d_logits)  # (d_v, vocab)
     d_mixed = d_logits @ head.w_o.T  # (batch, n, d_v)
-    dq, dk, dv = _attention_backward(cache["q"], cache["k"], cache["v"], cache["weights"],
-                                     d_mixed, scale)  # fmt: skip
+    dq, dk, dv = _attention_backward(
+        cache["q"], cache["k"], cache["v"], cache["weights"], d_mixed, scale
+    )
     grads = Head(
         w_q=np.einsum("bnd,bnk->dk", x, dq),  # (d_in, d_k)
         w_k=np.einsum("bnd,bnk->dk", x, dk),  # (d_in, d_k)
@@ -251,11 +258,17 @@ class Run:
 
     @property
     def scale(self) -> float:
-        return self.d_k ** -self.exponent
+        return self.d_k**-self.exponent
 
 
-def train(d_k: int, exponent: float = 0.5, seed: int = 0, steps: int = STEPS,
-          lr: float = LEARNING_RATE, eval_every: int = EVAL_EVERY) -> Run:
+def train(
+    d_k: int,
+    exponent: float = 0.5,
+    seed: int = 0,
+    steps: int = STEPS,
+    lr: float = LEARNING_RATE,
+    eval_every: int = EVAL_EVERY,
+) -> Run:
     r"""Train the head on the reversal task; deterministic for given arguments.
 
     Parameters
@@ -303,8 +316,9 @@ def train(d_k: int, exponent: float = 0.5, seed: int = 0, steps: int = STEPS,
         log_p = log_softmax(logits, axis=-1)
         evals["step"].append(step)
         evals["accuracy"].append(float((logits.argmax(axis=-1) == eval_targets).mean()))
-        evals["loss"].append(-float(np.take_along_axis(log_p, eval_targets[..., None],
-                                                       axis=-1).mean()))
+        evals["loss"].append(
+            -float(np.take_along_axis(log_p, eval_targets[..., None], axis=-1).mean())
+        )
         evals["weights"].append(head_forward(head, probe_x, scale)[1]["weights"])  # (n, n)
 
     evaluate(0)
@@ -321,8 +335,18 @@ def train(d_k: int, exponent: float = 0.5, seed: int = 0, steps: int = STEPS,
     solved = np.flatnonzero(accuracy >= SOLVED)
     weights = np.array(evals["weights"])  # (m, n, n)
     return Run(
-        d_k=d_k, exponent=float(exponent), seed=seed, lr=lr, steps=steps, loss=losses,
-        eval_steps=eval_steps, accuracy=accuracy, eval_loss=np.array(evals["loss"]),
-        weights=weights, entropy=normalised_entropy(weights), grad_norm=norms,
-        solved_at=int(eval_steps[solved[0]]) if solved.size else None, head=head,
-    )  # fmt: skip
+        d_k=d_k,
+        exponent=float(exponent),
+        seed=seed,
+        lr=lr,
+        steps=steps,
+        loss=losses,
+        eval_steps=eval_steps,
+        accuracy=accuracy,
+        eval_loss=np.array(evals["loss"]),
+        weights=weights,
+        entropy=normalised_entropy(weights),
+        grad_norm=norms,
+        solved_at=int(eval_steps[solved[0]]) if solved.size else None,
+        head=head,
+    )

@@ -93,8 +93,11 @@ def imports_notebook(lesson: nbformat.NotebookNode) -> nbformat.NotebookNode:
         except SyntaxError:  # IPython syntax: read it line by line
             statements = [line for line in cell.source.splitlines() if IMPORT_LINE.match(line)]
         else:  # whole statements, so an import written over several lines stays whole
-            statements = [ast.get_source_segment(cell.source, node) for node in tree.body
-                          if isinstance(node, (ast.Import, ast.ImportFrom))]
+            statements = [
+                ast.get_source_segment(cell.source, node)
+                for node in tree.body
+                if isinstance(node, (ast.Import, ast.ImportFrom))
+            ]
         lines += [s for s in statements if s not in lines]
     notebook = empty_notebook()
     notebook.cells[0].source = "\n".join(lines)

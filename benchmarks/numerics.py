@@ -33,8 +33,14 @@ import sys
 import time
 
 SLOWING_VARIABLES = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
-SHAPES = [(1, 1, 256, 64), (1, 1, 1024, 64), (1, 8, 512, 64), (1, 8, 1024, 64),
-          (1, 8, 2048, 64), (1, 8, 4096, 64)]  # (B, H, N, d)
+SHAPES = [
+    (1, 1, 256, 64),
+    (1, 1, 1024, 64),
+    (1, 8, 512, 64),
+    (1, 8, 1024, 64),
+    (1, 8, 2048, 64),
+    (1, 8, 4096, 64),
+]  # (B, H, N, d)
 PLAIN_BAR, TILED_BAR = 1.1, 1.5
 
 
@@ -117,19 +123,27 @@ def main(argv=None) -> int:
     import numpy as np
 
     unset = os.environ.get("ATTNLAB_BENCH_UNSET")
-    print("numerics: float32 attention, median ms of", args.repeats, "runs;",
-          f"OpenBLAS variables unset for this run: {unset}" if unset else
-          "OpenBLAS variables as set in the environment")
+    print(
+        "numerics: float32 attention, median ms of",
+        args.repeats,
+        "runs;",
+        f"OpenBLAS variables unset for this run: {unset}"
+        if unset
+        else "OpenBLAS variables as set in the environment",
+    )
     try:
         import torch
 
         torch.set_num_threads(os.cpu_count() or 1)
-        print(f"torch {torch.__version__}, {torch.get_num_threads()} threads; "
-              f"numpy {np.__version__}")
+        print(
+            f"torch {torch.__version__}, {torch.get_num_threads()} threads; numpy {np.__version__}"
+        )
     except ImportError:
         print("torch not installed (pip install -r requirements-bench.txt): its column is empty")
-    header = (f"{'(B, H, N, d)':<20} {'plain':>9} {'numpy':>9} {'tiled':>9} {'torch':>9}"
-              f"  {'plain/numpy':>11} {'tiled/plain':>11} {'plain/torch':>11}  max |diff|")
+    header = (
+        f"{'(B, H, N, d)':<20} {'plain':>9} {'numpy':>9} {'tiled':>9} {'torch':>9}"
+        f"  {'plain/numpy':>11} {'tiled/plain':>11} {'plain/torch':>11}  max |diff|"
+    )
     print(header)
     met = True
     rng = np.random.default_rng(0)
@@ -145,11 +159,15 @@ def main(argv=None) -> int:
         met &= ok
         torch_ms = f"{ms['torch']:9.1f}" if "torch" in ms else f"{'—':>9}"
         torch_ratio = f"{ms['plain'] / ms['torch']:10.2f}×" if "torch" in ms else f"{'—':>11}"
-        print(f"{str(shape):<20} {ms['plain']:9.1f} {ms['numpy']:9.1f} {ms['tiled']:9.1f} "
-              f"{torch_ms}  {plain_ratio:10.2f}× {tiled_ratio:10.2f}× {torch_ratio}"
-              f"  {largest_difference(runs):.1e}  {'ok' if ok else 'OVER BAR'}")
-    print(f"bars: plain ≤ {PLAIN_BAR}× numpy, tiled ≤ {TILED_BAR}× plain at every shape: "
-          f"{'met' if met else 'NOT met'}")
+        print(
+            f"{str(shape):<20} {ms['plain']:9.1f} {ms['numpy']:9.1f} {ms['tiled']:9.1f} "
+            f"{torch_ms}  {plain_ratio:10.2f}× {tiled_ratio:10.2f}× {torch_ratio}"
+            f"  {largest_difference(runs):.1e}  {'ok' if ok else 'OVER BAR'}"
+        )
+    print(
+        f"bars: plain ≤ {PLAIN_BAR}× numpy, tiled ≤ {TILED_BAR}× plain at every shape: "
+        f"{'met' if met else 'NOT met'}"
+    )
     return 0
 
 

@@ -18,8 +18,9 @@ START = "notebooks/00-start-here.ipynb"
 TARGET = "attnlab"  # the folder in the student's home
 
 
-def nbgitpuller_link(hub: str, repo: str, branch: str = "main", open_path: str = START,
-                     target: str = TARGET) -> str:
+def nbgitpuller_link(
+    hub: str, repo: str, branch: str = "main", open_path: str = START, target: str = TARGET
+) -> str:
     """The ``/hub/user-redirect/git-pull`` link for ``repo`` on ``hub``.
 
     >>> nbgitpuller_link("https://hub.example.org/", "https://github.com/attnlab/attnlab")
@@ -27,8 +28,14 @@ def nbgitpuller_link(hub: str, repo: str, branch: str = "main", open_path: str =
     """
     if not hub.startswith(("http://", "https://")) or not repo.startswith(("http", "git@")):
         raise ValueError(f"hub and repo must be URLs, got hub={hub!r} repo={repo!r}")
-    query = urlencode({"repo": repo, "branch": branch, "targetPath": target,
-                       "urlpath": f"lab/tree/{target}/{open_path}"})
+    query = urlencode(
+        {
+            "repo": repo,
+            "branch": branch,
+            "targetPath": target,
+            "urlpath": f"lab/tree/{target}/{open_path}",
+        }
+    )
     return f"{hub.rstrip('/')}/hub/user-redirect/git-pull?{query}"
 
 

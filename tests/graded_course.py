@@ -29,8 +29,11 @@ def lessons() -> list[str]:
 def make_course(folder: Path) -> Path:
     """A course folder with the repository's sources, keys and nbgrader config."""
     for name in ("source", "answer_keys"):
-        shutil.copytree(ROOT / name, folder / name, ignore=shutil.ignore_patterns(
-            ".ipynb_checkpoints", "__pycache__"))
+        shutil.copytree(
+            ROOT / name,
+            folder / name,
+            ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__"),
+        )
     shutil.copy(ROOT / "nbgrader_config.py", folder / "nbgrader_config.py")
     return folder
 
@@ -51,8 +54,14 @@ def nbgrader_env(**extra: str) -> dict[str, str]:
 
 def nbgrader(course: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess:
     """Run a stock nbgrader command in ``course``."""
-    result = subprocess.run([*NBGRADER, *args], cwd=course, env=nbgrader_env(),
-                            capture_output=True, text=True, timeout=1800)
+    result = subprocess.run(
+        [*NBGRADER, *args],
+        cwd=course,
+        env=nbgrader_env(),
+        capture_output=True,
+        text=True,
+        timeout=1800,
+    )
     if check and result.returncode != 0:
         raise AssertionError(f"nbgrader {' '.join(args)} failed:\n{result.stderr[-4000:]}")
     return result
@@ -91,9 +100,13 @@ def graded_answers(source_nb) -> list[tuple[str, str, float]]:
 
 def worked(source_nb) -> dict[str, str]:
     """Solution grade_id -> the worked answer's code (nbgrader's markers taken out)."""
-    return {_meta(c)["grade_id"]: "\n".join(line for line in _code(c).splitlines()
-                                            if line.strip() not in (BEGIN, END))
-            for c in source_nb["cells"] if c["cell_type"] == "code" and _meta(c).get("solution")}
+    return {
+        _meta(c)["grade_id"]: "\n".join(
+            line for line in _code(c).splitlines() if line.strip() not in (BEGIN, END)
+        )
+        for c in source_nb["cells"]
+        if c["cell_type"] == "code" and _meta(c).get("solution")
+    }
 
 
 def _with_answers(release_nb, answers: dict[str, str]) -> dict:
@@ -109,8 +122,17 @@ def _after_imports(nb, code: str) -> dict:
     """``nb`` with a new code cell holding ``code`` right after its first code cell."""
     nb = copy.deepcopy(nb)
     first = next(i for i, c in enumerate(nb["cells"]) if c["cell_type"] == "code")
-    nb["cells"].insert(first + 1, {"cell_type": "code", "execution_count": None, "id": "cheat",
-                                   "metadata": {}, "outputs": [], "source": code})
+    nb["cells"].insert(
+        first + 1,
+        {
+            "cell_type": "code",
+            "execution_count": None,
+            "id": "cheat",
+            "metadata": {},
+            "outputs": [],
+            "source": code,
+        },
+    )
     return nb
 
 
@@ -120,8 +142,10 @@ def _warning_first(code: str) -> str:
     for line in code.splitlines():
         out.append(line)
         if line.startswith("def ") and line.rstrip().endswith(":"):
-            out += ["    import warnings",
-                    '    warnings.warn("this call is deprecated", DeprecationWarning)']
+            out += [
+                "    import warnings",
+                '    warnings.warn("this call is deprecated", DeprecationWarning)',
+            ]
     return "\n".join(out)
 
 
@@ -134,21 +158,27 @@ CHEATS = {
         "import attnlab.exercises.core as core\n"
         "def always_right(self, answer):\n"
         "    return core.Feedback(self.title, core.Outcome.CORRECT, 'ok', 1.0)\n"
-        "core.Exercise.check = core.Exercise.grade = always_right\n"),
+        "core.Exercise.check = core.Exercise.grade = always_right\n"
+    ),
     "edit-environment": lambda name: (
         "import os\nos.environ.pop('NBGRADER_EXECUTION', None)\n"
-        "os.environ['ATTNLAB_REQUIRE_CORRECT'] = '0'\n"),
+        "os.environ['ATTNLAB_REQUIRE_CORRECT'] = '0'\n"
+    ),
     "rebind-names": lambda name: (
         "class Anything:\n    def __getattr__(self, attr):\n        return self\n"
         "    def __call__(self, *args, **kwargs):\n        return None\n"
-        f"{name} = Anything()\n"),
+        f"{name} = Anything()\n"
+    ),
     "patch-numpy": lambda name: (
         "import numpy as np\nnp.allclose = lambda *a, **k: True\n"
-        "np.isclose = lambda *a, **k: True\nnp.array_equal = lambda *a, **k: True\n"),
+        "np.isclose = lambda *a, **k: True\nnp.array_equal = lambda *a, **k: True\n"
+    ),
     "blank-later-cells": lambda name: (
-        "get_ipython().input_transformers_cleanup.append(lambda lines: [])\n"),
+        "get_ipython().input_transformers_cleanup.append(lambda lines: [])\n"
+    ),
     "swallow-errors": lambda name: (
-        "get_ipython().set_custom_exc((BaseException,), lambda *args, **kwargs: None)\n"),
+        "get_ipython().set_custom_exc((BaseException,), lambda *args, **kwargs: None)\n"
+    ),
 }
 
 
@@ -166,13 +196,21 @@ def submissions(lesson: str, source_nb, release_nb, cheats: bool):
     quizzes = [(g, f, p) for g, f, p in answers if f.startswith("quiz")]
     if quizzes:  # two answers wrong in the first quiz: each question is worth the same share
         grade_id, function, points = quizzes[0]
-        code = solved[grade_id].replace("return answers", "answers.update({k: 'z' for k in "
-                                        "list(answers)[:2]})\n    return answers")
+        code = solved[grade_id].replace(
+            "return answers",
+            "answers.update({k: 'z' for k in list(answers)[:2]})\n    return answers",
+        )
         n = len(_exercise_for(source_nb, function).checker.__self__.questions)
-        yield "quiz-2-wrong", _with_answers(release_nb, {**solved, grade_id: code}), \
-            total - 2 * points / n
-    yield "right-but-warns", _with_answers(
-        release_nb, {g: _warning_first(code) for g, code in solved.items()}), total
+        yield (
+            "quiz-2-wrong",
+            _with_answers(release_nb, {**solved, grade_id: code}),
+            total - 2 * points / n,
+        )
+    yield (
+        "right-but-warns",
+        _with_answers(release_nb, {g: _warning_first(code) for g, code in solved.items()}),
+        total,
+    )
     if not cheats:
         return
     name = _lesson_name(lesson)
@@ -186,41 +224,78 @@ def submissions(lesson: str, source_nb, release_nb, cheats: bool):
         if _meta(cell).get("grade"):
             _set(cell, "pass")
     yield "edit-grade-cells", edited, 0.0
+
     def every_answer(body: str) -> dict[str, str]:
         return {grade_id: body.format(function=function) for grade_id, function, _ in answers}
 
     # the worked answers, through the package's own reader of source/ (no longer shipped)
-    yield "copy-from-package", _with_answers(release_nb, every_answer(
-        "from attnlab.exercises.solutions import worked_solution\n"
-        "def {function}(*args, **kwargs):\n"
-        "    return eval(worked_solution('{function}'))(*args, **kwargs)\n")), 0.0
+    yield (
+        "copy-from-package",
+        _with_answers(
+            release_nb,
+            every_answer(
+                "from attnlab.exercises.solutions import worked_solution\n"
+                "def {function}(*args, **kwargs):\n"
+                "    return eval(worked_solution('{function}'))(*args, **kwargs)\n"
+            ),
+        ),
+        0.0,
+    )
     # the instructor's source notebook, read from disk next to the grading kernel
     source = f"../../source/{lesson}/{lesson}.ipynb"
-    yield "read-source-files", _with_answers(release_nb, every_answer(
-        "import numpy as np\n"
-        "def {function}(*args, **kwargs):\n"
-        f"    lines = np.loadtxt({source!r}, dtype=str, delimiter='\\x00')\n"
-        "    return lines[0]\n")), 0.0
+    yield (
+        "read-source-files",
+        _with_answers(
+            release_nb,
+            every_answer(
+                "import numpy as np\n"
+                "def {function}(*args, **kwargs):\n"
+                f"    lines = np.loadtxt({source!r}, dtype=str, delimiter='\\x00')\n"
+                "    return lines[0]\n"
+            ),
+        ),
+        0.0,
+    )
     # the grading worker's frame (its response, its tripwire), reached from a generator
-    yield "walk-frames", _with_answers(release_nb, every_answer(
-        "def {function}(*args, **kwargs):\n"
-        "    def peek():\n"
-        "        yield walker.gi_frame.f_back.f_back.f_globals\n"
-        "    walker = peek()\n"
-        "    return next(walker)\n")), 0.0
+    yield (
+        "walk-frames",
+        _with_answers(
+            release_nb,
+            every_answer(
+                "def {function}(*args, **kwargs):\n"
+                "    def peek():\n"
+                "        yield walker.gi_frame.f_back.f_back.f_globals\n"
+                "    walker = peek()\n"
+                "    return next(walker)\n"
+            ),
+        ),
+        0.0,
+    )
     forbidden = {}
     for grade_id, function, points in answers:
         exercise = _exercise_for(source_nb, function)
         if exercise.forbidden and "." in exercise.forbidden[0]:
-            forbidden[grade_id] = (f"def {function}(*args, **kwargs):\n"
-                                   f"    return {exercise.forbidden[0]}(*args, **kwargs)\n", points)
+            forbidden[grade_id] = (
+                f"def {function}(*args, **kwargs):\n"
+                f"    return {exercise.forbidden[0]}(*args, **kwargs)\n",
+                points,
+            )
     if forbidden:
         lost = sum(points for _, points in forbidden.values())
-        yield "forbidden-function", _with_answers(
-            release_nb, {**solved, **{g: code for g, (code, _) in forbidden.items()}}), total - lost
-    tamper = {grade_id: ("import sys\nsys.modules['attnlab.grading.worker'] = None\n"
-                         f"def {function}(*args, **kwargs):\n    raise NotImplementedError()\n")
-              for grade_id, function, _ in answers}
+        yield (
+            "forbidden-function",
+            _with_answers(
+                release_nb, {**solved, **{g: code for g, (code, _) in forbidden.items()}}
+            ),
+            total - lost,
+        )
+    tamper = {
+        grade_id: (
+            "import sys\nsys.modules['attnlab.grading.worker'] = None\n"
+            f"def {function}(*args, **kwargs):\n    raise NotImplementedError()\n"
+        )
+        for grade_id, function, _ in answers
+    }
     yield "tamper-in-answer-cell", _with_answers(release_nb, tamper), 0.0
 
 
@@ -246,5 +321,4 @@ def scores(course: Path, lesson: str) -> dict[str, tuple[float, float]]:
     from nbgrader.api import Gradebook
 
     with Gradebook(f"sqlite:///{course / 'gradebook.db'}", course_id="attnlab") as gb:
-        return {s.student.id: (s.score, s.max_score)
-                for s in gb.assignment_submissions(lesson)}
+        return {s.student.id: (s.score, s.max_score) for s in gb.assignment_submissions(lesson)}

@@ -25,8 +25,10 @@ def _fold(line: str) -> str:
 #: Lines of any array code that give no answer away: reading sizes off a shape, and the end
 #: of a block (every blocked loop has one; the library's own tiled attention, which lesson 8
 #: teaches, too).
-GENERIC = (re.compile(r"^[\w\s,]+ = \w+\.shape(\[[^]]*\])?(, \w+\.shape(\[[^]]*\])?)*$"),
-           re.compile(r"^\w+ = min\(\w+ \+ \w+, \w+\)$"))
+GENERIC = (
+    re.compile(r"^[\w\s,]+ = \w+\.shape(\[[^]]*\])?(, \w+\.shape(\[[^]]*\])?)*$"),
+    re.compile(r"^\w+ = min\(\w+ \+ \w+, \w+\)$"),
+)
 
 
 def telling(line: str) -> bool:

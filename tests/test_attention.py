@@ -366,8 +366,11 @@ def test_causal_attention_ignores_the_future(n, d, data):
 
 def causal_problem(n_q, n_k, seed=0, batch=()):
     rng = np.random.default_rng(seed)
-    return (rng.normal(size=batch + (n_q, 3)), rng.normal(size=batch + (n_k, 3)),
-            rng.normal(size=batch + (n_k, 2)))
+    return (
+        rng.normal(size=batch + (n_q, 3)),
+        rng.normal(size=batch + (n_k, 3)),
+        rng.normal(size=batch + (n_k, 2)),
+    )
 
 
 @pytest.mark.parametrize("n_q, n_k", [(1, 1), (5, 5), (2, 6), (6, 2), (4, 7)])
@@ -397,9 +400,7 @@ def test_causal_flag_combines_with_a_mask_by_and():
     q, k, v = causal_problem(5, 5, seed=3, batch=(2,))
     keys = np.array([[True] * 5, [True, True, True, False, False]])[:, None, :]  # (2, 1, 5)
     out, w = scaled_dot_product_attention(q, k, v, mask=keys, causal=True)
-    expected_out, expected_w = scaled_dot_product_attention(
-        q, k, v, mask=keys & causal_mask(5)
-    )
+    expected_out, expected_w = scaled_dot_product_attention(q, k, v, mask=keys & causal_mask(5))
     np.testing.assert_array_equal(w, expected_w)
     np.testing.assert_array_equal(out, expected_out)
     ref_out, ref_w = ref_attention(q, k, v, keys & causal_mask(5))

@@ -47,8 +47,10 @@ def attention_loops(q, k, v, mask, scale):
     """Attention in plain Python loops, float64: the forward reference for the differences."""
     out = np.zeros((q.shape[0], v.shape[1]))
     for i in range(q.shape[0]):
-        row = [sum(q[i, d] * k[j, d] for d in range(q.shape[1])) * scale if mask[i, j]
-               else -math.inf for j in range(k.shape[0])]  # fmt: skip
+        row = [
+            sum(q[i, d] * k[j, d] for d in range(q.shape[1])) * scale if mask[i, j] else -math.inf
+            for j in range(k.shape[0])
+        ]
         if all(s == -math.inf for s in row):
             continue  # a fully masked query gives zeros
         w = softmax_loops(row)
@@ -87,14 +89,18 @@ def test_softmax_vjp_with_masked_keys_and_a_fully_masked_row():
 def test_softmax_vjp_along_another_axis():
     s, g = rng_arrays(3, (4, 3), (4, 3))
     expected = numeric_grad(lambda x: float(np.sum(g * attnlab.softmax(x, axis=0))), s)
-    np.testing.assert_allclose(softmax_vjp(attnlab.softmax(s, axis=0), g, axis=0), expected,
-                               atol=1e-8)
+    np.testing.assert_allclose(
+        softmax_vjp(attnlab.softmax(s, axis=0), g, axis=0), expected, atol=1e-8
+    )
 
 
 @FAST
-@given(hnp.arrays(np.float64, st.tuples(st.integers(1, 4), st.integers(1, 7)),
-                  elements=st.floats(-30, 30)),
-       st.integers(0, 2**32 - 1))  # fmt: skip
+@given(
+    hnp.arrays(
+        np.float64, st.tuples(st.integers(1, 4), st.integers(1, 7)), elements=st.floats(-30, 30)
+    ),
+    st.integers(0, 2**32 - 1),
+)
 def test_softmax_vjp_properties(scores, seed):
     """J g with the explicit Jacobian; rows sum to 0; linear in g; a constant g gives 0."""
     w = attnlab.softmax(scores)  # (m, n)
@@ -141,7 +147,8 @@ def make_mask(kind, n_q, n_k):
 @pytest.mark.parametrize("mask_kind", MASKS)
 @pytest.mark.parametrize("n_q, n_k, d_k, d_v", SHAPES)
 def test_attention_backward_matches_finite_differences_of_a_loop_reference(
-        n_q, n_k, d_k, d_v, mask_kind):
+    n_q, n_k, d_k, d_v, mask_kind
+):
     q, k, v, g = rng_arrays(n_q * 7 + d_k, (n_q, d_k), (n_k, d_k), (n_k, d_v), (n_q, d_v))
     mask = make_mask(mask_kind, n_q, n_k)
     scale = 1 / math.sqrt(d_k)
@@ -161,8 +168,7 @@ def test_every_scaling_exponent_of_the_experiment(exponent):
     scale = 8.0**-exponent
     grads = attention_backward(q, k, v, g, scale=scale)
     mask = np.ones((N, N), dtype=bool)
-    expected = numeric_grad(lambda x: float(np.sum(g * attention_loops(x, k, v, mask, scale))),
-                            q)
+    expected = numeric_grad(lambda x: float(np.sum(g * attention_loops(x, k, v, mask, scale))), q)
     np.testing.assert_allclose(grads.q, expected, atol=1e-7)
 
 
@@ -182,8 +188,13 @@ def test_batched_and_broadcast_inputs_get_summed_gradients():
 
 
 @settings(max_examples=40, deadline=None)
-@given(st.integers(1, 5), st.integers(1, 5), st.integers(1, 6), st.integers(1, 4),
-       st.integers(0, 2**32 - 1))  # fmt: skip
+@given(
+    st.integers(1, 5),
+    st.integers(1, 5),
+    st.integers(1, 6),
+    st.integers(1, 4),
+    st.integers(0, 2**32 - 1),
+)
 def test_attention_backward_properties(n_q, n_k, d_k, d_v, seed):
     """Shifting every key by one vector changes no weight, so the key gradients sum to 0;
     every row of weights sums to 1, so the value gradients add up to the summed grad_output."""
@@ -257,28 +268,37 @@ def test_training_gradients_match_finite_differences_of_the_loss(d_k, exponent):
     x, scale = encode(tokens), d_k**-exponent
     loss, grads, _ = loss_and_grads(head, x, targets, scale)
     for name, w in head.items():
+
         def f(a, name=name):
             changed = head.__class__(**{**dict(head.items()), name: a})
             return loss_and_grads(changed, x, targets, scale)[0]
 
-        np.testing.assert_allclose(getattr(grads, name), numeric_grad(f, w), atol=1e-7,
-                                   err_msg=name)
+        np.testing.assert_allclose(
+            getattr(grads, name), numeric_grad(f, w), atol=1e-7, err_msg=name
+        )
 
 
 # ---------------------------------------------------------------- numpy only
 def test_lesson_9_numerics_import_without_plotting_or_widgets():
     from test_numerics_import import heavy_modules_after
 
-    statement = ("import attnlab.backward, attnlab.training, attnlab.sqrt_dk; "
-                 "attnlab.training.train(4, steps=2); attnlab.sqrt_dk.load_shipped()")
+    statement = (
+        "import attnlab.backward, attnlab.training, attnlab.sqrt_dk; "
+        "attnlab.training.train(4, steps=2); attnlab.sqrt_dk.load_shipped()"
+    )
     assert heavy_modules_after(statement) == []
 
 
 def test_public_functions_are_documented_with_shapes_and_examples():
     import attnlab.backward as B
 
-    for name in ("attention_backward", "softmax_vjp", "self_attention", "self_attention_backward",
-                 "finite_difference_gradient"):
+    for name in (
+        "attention_backward",
+        "softmax_vjp",
+        "self_attention",
+        "self_attention_backward",
+        "finite_difference_gradient",
+    ):
         doc = getattr(B, name).__doc__
         for section in ("Parameters", "Returns", "Raises", "Examples"):
             assert section in doc, f"{name} lacks {section}"

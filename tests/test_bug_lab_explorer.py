@@ -60,8 +60,7 @@ def test_float32_weights_match_plain_numpy(heads, scale):
     for bug in BUGS:
         state = bug_lab_state(bug, heads, scale, "cat", "float32")
         np.testing.assert_allclose(state.right, right, rtol=1e-5, atol=1e-6)
-        np.testing.assert_allclose(state.wrong, expected[bug], rtol=1e-5, atol=1e-6,
-                                   err_msg=bug)  # fmt: skip
+        np.testing.assert_allclose(state.wrong, expected[bug], rtol=1e-5, atol=1e-6, err_msg=bug)
 
 
 def test_the_correct_side_never_breaks():
@@ -116,9 +115,11 @@ def test_no_max_shift_breaks_exactly_where_exp_overflows_or_every_exp_underflows
 
 def test_limits_are_the_logs_of_the_largest_numbers():
     assert round(bug_lab_state(SHIFT, 4, 1.0, "cat", "float16").limit, 2) == round(
-        math.log(65504), 2)
+        math.log(65504), 2
+    )
     assert bug_lab_state(SHIFT, 4, 1.0, "cat", "float32").limit == pytest.approx(
-        math.log(float(np.finfo(np.float32).max)))
+        math.log(float(np.finfo(np.float32).max))
+    )
 
 
 def test_nothing_warns_at_any_setting():
@@ -155,8 +156,13 @@ def explorer():
 def test_controls_and_start(explorer):
     c = explorer.controls
     assert list(c) == ["bug", "heads", "scale", "query", "dtype"]
-    assert explorer.values == {"bug": SCALE_BUG, "heads": 4, "scale": 1.0, "query": "cat",
-                               "dtype": "float32"}
+    assert explorer.values == {
+        "bug": SCALE_BUG,
+        "heads": 4,
+        "scale": 1.0,
+        "query": "cat",
+        "dtype": "float32",
+    }
     assert control_values(c["heads"]) == list(HEADS)
     assert control_values(c["scale"]) == list(SCALES)
     assert control_values(c["query"]) == list(TOKENS)
@@ -196,16 +202,22 @@ def test_selected_row_is_outlined_and_barred(explorer):
     for token in TOKENS:
         explorer.set(query=token)
         i = TOKENS.index(token)
-        assert explorer.artists["right_row"].get_y() == explorer.artists["wrong_row"].get_y() \
+        assert (
+            explorer.artists["right_row"].get_y()
+            == explorer.artists["wrong_row"].get_y()
             == i - 0.5
+        )
         heights = [bar.get_height() for bar in explorer.artists["right_bars"]]
         np.testing.assert_allclose(heights, explorer.state.right[i])
 
 
 def test_draw_never_adds_artists(explorer):
     before = explorer.figure.findobj(lambda artist: True)
-    for settings in [{"bug": SHIFT, "scale": 12.0, "dtype": "float16"}, {"bug": AFTER},
-                     {"heads": 1, "query": "down"}]:
+    for settings in [
+        {"bug": SHIFT, "scale": 12.0, "dtype": "float16"},
+        {"bug": AFTER},
+        {"heads": 1, "query": "down"},
+    ]:
         explorer.set(**settings)
     after = explorer.figure.findobj(lambda artist: True)
     assert set(map(id, after)) == set(map(id, before))
@@ -222,8 +234,7 @@ def test_readout_tells_each_symptom(explorer):
     assert "the bug changes nothing" in words(explorer)
     explorer.set(bug=AFTER, heads=4)
     sums = explorer.state.wrong_sums
-    assert f"3 of 4 rows sum to less than 1; row “The” keeps only {sums[0]:.3f}" in words(
-        explorer)
+    assert f"3 of 4 rows sum to less than 1; row “The” keeps only {sums[0]:.3f}" in words(explorer)
     explorer.set(bug=ZERO)
     assert f"Weight on future keys: {explorer.state.leak.sum():.3f} in all" in words(explorer)
     explorer.set(bug=SHIFT)

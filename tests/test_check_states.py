@@ -27,12 +27,18 @@ ANSI = re.compile(r"\x1b\[[0-9;]*m")
 LESSON_3 = Path(__file__).resolve().parents[1] / "notebooks" / "03-softmax.ipynb"
 #: The exercise cell of lesson 3 as the learner receives it (the stub), and a first try at it
 #: with a bracket left open on its line 4.
-STUB = next("".join(cell["source"]) for cell in json.loads(LESSON_3.read_text())["cells"]
-            if "def softmax_row(" in "".join(cell["source"]))
-BROKEN = STUB.replace("raise NotImplementedError()",
-                      "e = np.exp(x - x.max()\n    return e / e.sum()")
-FIXED = ('def softmax_row(x):\n    e = np.exp(np.asarray(x, float) - np.max(x))\n'
-         '    return e / e.sum()\n')
+STUB = next(
+    "".join(cell["source"])
+    for cell in json.loads(LESSON_3.read_text())["cells"]
+    if "def softmax_row(" in "".join(cell["source"])
+)
+BROKEN = STUB.replace(
+    "raise NotImplementedError()", "e = np.exp(x - x.max()\n    return e / e.sum()"
+)
+FIXED = (
+    "def softmax_row(x):\n    e = np.exp(np.asarray(x, float) - np.max(x))\n"
+    "    return e / e.sum()\n"
+)
 CHECK = "lesson3.softmax_row.check(softmax_row)"
 
 
@@ -42,11 +48,15 @@ class Kernel:
     def __init__(self, tmp_path, **env):
         from jupyter_client.manager import KernelManager
 
-        environment = {k: v for k, v in os.environ.items()
-                       if k not in ("NBGRADER_EXECUTION", "ATTNLAB_REQUIRE_CORRECT")}
+        environment = {
+            k: v
+            for k, v in os.environ.items()
+            if k not in ("NBGRADER_EXECUTION", "ATTNLAB_REQUIRE_CORRECT")
+        }
         environment.update(HOME=str(tmp_path), MPLBACKEND="agg", **env)
-        self.manager = KernelManager(kernel_name="python3", transport="ipc",
-                                     ip=str(tmp_path / "kernel"))
+        self.manager = KernelManager(
+            kernel_name="python3", transport="ipc", ip=str(tmp_path / "kernel")
+        )
         self.manager.start_kernel(cwd=str(tmp_path), env=environment)
         self.client = self.manager.client()
         self.client.start_channels()
@@ -109,9 +119,11 @@ def test_a_syntax_error_in_the_answer_cell_is_named_not_called_not_attempted(ker
     status, text = kernel.run(CHECK)
     assert status == "ok"
     assert "not attempted" not in text
-    assert ("answer cell did not run. Your last run of the cell defining `softmax_row` stopped "
-            "with SyntaxError: '(' was never closed (line 4); fix it and run that cell "
-            "again.") in text, text
+    assert (
+        "answer cell did not run. Your last run of the cell defining `softmax_row` stopped "
+        "with SyntaxError: '(' was never closed (line 4); fix it and run that cell "
+        "again."
+    ) in text, text
     one_sentence(text)
     assert kernel.run(FIXED)[0] == "ok"  # fixed and run: judged again, on the new function
     assert "correct" in kernel.run(CHECK)[1]
@@ -132,8 +144,10 @@ def test_an_older_attempt_is_not_judged_silently_after_the_cell_fails(kernel):
 def test_a_check_before_its_exercise_cell_says_which_cell_to_run(kernel):
     status, text = kernel.run("lesson3.stable_softmax.check(stable_softmax)")
     assert status == "error"  # the cell still fails: Run All stops here
-    assert text == ("`stable_softmax` is not defined yet: run the cell that defines it (the "
-                    "exercise cell above) first."), text
+    assert text == (
+        "`stable_softmax` is not defined yet: run the cell that defines it (the "
+        "exercise cell above) first."
+    ), text
 
 
 def test_a_check_whose_answer_cell_never_ran_through_says_why(kernel):
@@ -141,17 +155,21 @@ def test_a_check_whose_answer_cell_never_ran_through_says_why(kernel):
     assert status == "error"
     status, text = kernel.run("lesson3.temperature.check(softmax_with_temperature)")
     assert status == "error"
-    assert text.startswith("`softmax_with_temperature` is not defined. Your last run of the "
-                           "cell defining `softmax_with_temperature` stopped with "
-                           "SyntaxError: invalid syntax (line 2)"), text
+    assert text.startswith(
+        "`softmax_with_temperature` is not defined. Your last run of the "
+        "cell defining `softmax_with_temperature` stopped with "
+        "SyntaxError: invalid syntax (line 2)"
+    ), text
     one_sentence(text)
 
 
 def test_a_check_before_the_lesson_import_says_to_run_the_first_cell(kernel):
     status, text = kernel.run("lesson5.mix_one.check(mix_one)")
     assert status == "error"
-    assert text == ("`lesson5` is not defined yet: run the notebook's first code cell (it "
-                    "imports `lesson5` with `from attnlab.exercises import lesson5`) first.")
+    assert text == (
+        "`lesson5` is not defined yet: run the notebook's first code cell (it "
+        "imports `lesson5` with `from attnlab.exercises import lesson5`) first."
+    )
 
 
 def test_the_learners_own_name_errors_keep_their_traceback(kernel):
@@ -167,8 +185,11 @@ def test_an_interrupted_check_says_so_in_one_sentence(kernel):
     assert kernel.run("def softmax_row(x):\n    while True:\n        pass\n")[0] == "ok"
     status, text = kernel.run(CHECK, interrupt_after=3)
     assert status == "error"  # still a failed cell
-    assert re.fullmatch(r"Check interrupted: your function was still running after \d+ s\. "
-                        r"If it loops forever, look at .*", text), text
+    assert re.fullmatch(
+        r"Check interrupted: your function was still running after \d+ s\. "
+        r"If it loops forever, look at .*",
+        text,
+    ), text
     one_sentence(text)
 
 
@@ -197,7 +218,8 @@ def test_nothing_is_registered_in_a_grading_kernel(tmp_path):
         status, text = grading.run(
             "from attnlab.exercises import cells\n"
             "print(get_ipython().custom_exceptions, cells.watch(),\n"
-            "      getattr(get_ipython(), '_attnlab_watching', False))")
+            "      getattr(get_ipython(), '_attnlab_watching', False))"
+        )
         assert (status, text) == ("ok", "() False False")
     finally:
         grading.close()

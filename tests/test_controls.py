@@ -29,8 +29,16 @@ JS = Path(kit.__file__).with_name("controls.js").read_text()
 
 def score(**kwargs) -> Slider:
     """A score slider as the explorers make them: -5..5 in steps of 0.1."""
-    return Slider(**{"value": 1.0, "min": -5.0, "max": 5.0, "step": 0.1,
-                     "description": "score of key 1", **kwargs})  # fmt: skip
+    return Slider(
+        **{
+            "value": 1.0,
+            "min": -5.0,
+            "max": 5.0,
+            "step": 0.1,
+            "description": "score of key 1",
+            **kwargs,
+        }
+    )
 
 
 def changes(control) -> list:
@@ -137,8 +145,9 @@ def test_bad_choices_raise_value_errors_naming_the_argument():
 
 
 def test_a_bool_option_is_never_matched_by_a_number():
-    toggle = ToggleButtons(options=[("on", True), ("off", False)], value=False,
-                           description="scaling")  # fmt: skip
+    toggle = ToggleButtons(
+        options=[("on", True), ("off", False)], value=False, description="scaling"
+    )
     with pytest.raises(ValueError, match="value must be one of the options"):
         toggle.value = 1
     numbers = SelectionSlider(options=[("0", 0), ("1", 1)], value=1, description="n")
@@ -249,7 +258,11 @@ def test_every_explorer_uses_the_kit_with_named_controls(cls):
     for name, control in explorer.controls.items():
         assert isinstance(control, kit.Control), name
         assert control.description.strip(), name
-        assert control.trait_metadata("value" if isinstance(control, Slider | Checkbox)
-                                      else "index", "echo_update") is False, name  # fmt: skip
+        assert (
+            control.trait_metadata(
+                "value" if isinstance(control, Slider | Checkbox) else "index", "echo_update"
+            )
+            is False
+        ), name
     assert isinstance(explorer.readout, Readout)
     assert "attnlab-readout" in explorer.readout._dom_classes

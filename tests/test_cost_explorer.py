@@ -68,7 +68,12 @@ def test_bad_values_are_refused(n, block_size):
 def test_working_set_and_bytes_text():
     assert working_set(1, d=0, itemsize=1) == 4
     assert [format_bytes(2**k) for k in (0, 10, 20, 30, 40)] == [
-        "1 B", "1 KiB", "1 MiB", "1 GiB", "1.02e+03 GiB"]  # fmt: skip
+        "1 B",
+        "1 KiB",
+        "1 MiB",
+        "1 GiB",
+        "1.02e+03 GiB",
+    ]
 
 
 @pytest.fixture
@@ -85,8 +90,9 @@ def test_controls(explorer):
     assert control_values(explorer.controls["block_size"]) == list(BLOCKS)
 
 
-@pytest.mark.parametrize("name, value", [("n", 2048), ("n", 512), ("block_size", 128),
-                                         ("block_size", 32)])  # fmt: skip
+@pytest.mark.parametrize(
+    "name, value", [("n", 2048), ("n", 512), ("block_size", 128), ("block_size", 32)]
+)
 def test_one_step_changes_the_figure_and_the_readout(explorer, name, value):
     before_pixels = explorer.view.widget.pixels.copy()
     before_text = explorer.readout.value
@@ -104,8 +110,9 @@ def test_every_setting_draws_cleanly_and_in_place(explorer):
         for _ in clean_sweep(explorer, "block_size"):
             s = explorer.state
             np.testing.assert_array_equal(artists["working"].get_ydata(), s.working_curve)
-            np.testing.assert_array_equal(artists["markers"].get_ydata(),
-                                          [s.matrix_bytes, s.working_bytes])  # fmt: skip
+            np.testing.assert_array_equal(
+                artists["markers"].get_ydata(), [s.matrix_bytes, s.working_bytes]
+            )
             segments = artists["grid"].get_segments()
             expected = 0 if s.tiles_per_side > MAX_GRID else 2 * (s.tiles_per_side - 1)
             assert len(segments) == expected

@@ -123,8 +123,11 @@ def test_every_explorer_module_belongs_to_exactly_one_lesson():
 
 def test_every_exercise_module_belongs_to_exactly_one_lesson():
     # found as tests/test_exercises_contract.py finds them
-    modules = [f"attnlab.exercises.{info.name}" for info in pkgutil.iter_modules(
-        attnlab.exercises.__path__) if info.name.startswith("lesson")]
+    modules = [
+        f"attnlab.exercises.{info.name}"
+        for info in pkgutil.iter_modules(attnlab.exercises.__path__)
+        if info.name.startswith("lesson")
+    ]
     assert len(modules) == len(READY)
     for module in modules:
         assert len(lessons_using(module)) == 1, (module, lessons_using(module))
@@ -133,10 +136,18 @@ def test_every_exercise_module_belongs_to_exactly_one_lesson():
 def test_every_numerics_module_is_taught_and_needs_numpy_only():
     for module in NUMERICS:
         assert lessons_using(module), f"no lesson names {module}"
-    code = (f"import sys\nfor m in {NUMERICS!r}: __import__(m)\n"
-            "print(sorted({m.split('.')[0] for m in sys.modules} & {'matplotlib', 'ipywidgets'}))")
-    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
-                          timeout=120, check=True)
+    code = (
+        f"import sys\nfor m in {NUMERICS!r}: __import__(m)\n"
+        "print(sorted({m.split('.')[0] for m in sys.modules} & {'matplotlib', 'ipywidgets'}))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
     assert done.stdout.strip() == "[]", done.stdout + done.stderr
 
 
@@ -176,8 +187,11 @@ def test_the_map_names_what_the_lesson_cells_import(entry):
     used = notebook_uses(ROOT / entry.source)
     modules = {module_of(thing) for thing in used}
     assert {m for m in modules if m.startswith("attnlab.exercises.lesson")} == {entry.exercises}
-    explorers = {f"{cls.__module__}.{cls.__name__}" for cls in used
-                 if inspect.isclass(cls) and issubclass(cls, Explorer)}
+    explorers = {
+        f"{cls.__module__}.{cls.__name__}"
+        for cls in used
+        if inspect.isclass(cls) and issubclass(cls, Explorer)
+    }
     assert explorers == set(entry.explorers)
     assert modules & set(NUMERICS) == set(entry.numerics)
 
@@ -214,14 +228,25 @@ def test_contributing_lesson_to_code_table_is_the_course_map():
 
 def top_level_folders() -> set[str]:
     """The repository's top-level folders: git's tracked files, or the tree minus .gitignore."""
-    listed = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True,
-                            check=False) if shutil.which("git") else None
+    listed = (
+        subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=False)
+        if shutil.which("git")
+        else None
+    )
     if listed and listed.returncode == 0 and listed.stdout:
         return {line.split("/")[0] for line in listed.stdout.splitlines() if "/" in line}
-    patterns = [line.strip().strip("/") for line in (ROOT / ".gitignore").read_text().splitlines()
-                if line.strip() and not line.startswith("#")]
-    return {p.name for p in ROOT.iterdir() if p.is_dir() and not p.name.startswith(".")
-            and not any(fnmatch.fnmatch(p.name, pattern) for pattern in patterns)}
+    patterns = [
+        line.strip().strip("/")
+        for line in (ROOT / ".gitignore").read_text().splitlines()
+        if line.strip() and not line.startswith("#")
+    ]
+    return {
+        p.name
+        for p in ROOT.iterdir()
+        if p.is_dir()
+        and not p.name.startswith(".")
+        and not any(fnmatch.fnmatch(p.name, pattern) for pattern in patterns)
+    }
 
 
 def test_contributing_layout_names_every_folder_and_package_module():

@@ -97,8 +97,13 @@ def test_zero_key_is_handled():
 
 
 @pytest.mark.parametrize(
-    "args", [(0, -1.0, KEYS), (0, float("nan"), KEYS), (0, 1.0, np.ones((3, 3))),
-             (0, 1.0, [[np.inf, 0.0]])]
+    "args",
+    [
+        (0, -1.0, KEYS),
+        (0, float("nan"), KEYS),
+        (0, 1.0, np.ones((3, 3))),
+        (0, 1.0, [[np.inf, 0.0]]),
+    ],
 )
 def test_bad_input_is_refused(args):
     with pytest.raises(ValueError):

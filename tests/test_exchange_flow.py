@@ -24,8 +24,14 @@ LESSON = "01-dot-product-scores"
 
 def run(cwd: Path, exchange: Path, *args: str) -> str:
     env = gc.nbgrader_env(ATTNLAB_EXCHANGE=str(exchange))
-    result = subprocess.run([sys.executable, "-m", "nbgrader", *args], cwd=cwd, env=env,
-                            capture_output=True, text=True, timeout=900)
+    result = subprocess.run(
+        [sys.executable, "-m", "nbgrader", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert result.returncode == 0, f"nbgrader {' '.join(args)}:\n{result.stderr[-3000:]}"
     return result.stdout + result.stderr
 

@@ -96,15 +96,18 @@ def test_inputs_call_and_with_answer_hooks():
     def square(n):
         return n * n
 
-    Cases(lambda: cases, judge, inputs=lambda case: (case["n"],), call=counting_call,
-          with_answer=True)(square)
+    Cases(
+        lambda: cases, judge, inputs=lambda case: (case["n"],), call=counting_call, with_answer=True
+    )(square)
     assert received == [(1, 9, 3, [], "extra"), (1, 25, 5, [], "extra")]
 
 
 def test_numpy_warnings_reach_the_judge():
     got_messages = []
-    Cases(lambda: [("big", np.array([1000.0]))],
-          lambda got, case, messages: got_messages.extend(messages))(np.exp)
+    Cases(
+        lambda: [("big", np.array([1000.0]))],
+        lambda got, case, messages: got_messages.extend(messages),
+    )(np.exp)
     assert got_messages == ["overflow encountered in exp"]
 
 
@@ -118,9 +121,19 @@ def test_an_exercise_built_from_cases_gives_the_three_outcomes():
 
 @pytest.mark.parametrize(
     ("value", "expected"),
-    [(2, 2.0), (np.float32(0.5), 0.5), (np.array(-1.5), -1.5), (float("nan"), "nan"),
-     ([1.0], None), (np.array([1.0, 2.0]), None), ("1", None), (True, None),
-     (np.bool_(False), None), (None, None), (1 + 2j, None)],
+    [
+        (2, 2.0),
+        (np.float32(0.5), 0.5),
+        (np.array(-1.5), -1.5),
+        (float("nan"), "nan"),
+        ([1.0], None),
+        (np.array([1.0, 2.0]), None),
+        ("1", None),
+        (True, None),
+        (np.bool_(False), None),
+        (None, None),
+        (1 + 2j, None),
+    ],
 )
 def test_as_number(value, expected):
     got = as_number(value)

@@ -82,9 +82,15 @@ def test_placeholders_are_not_attempted(exercise, answer):
 @by_title
 @pytest.mark.parametrize(
     "answer",
-    [crashes, lambda *a, **k: "weights", 12345.678, lambda *a, **k: (*a, "extra"),
-     lambda *a, **k: ([1.0, 2.0], [3.0]), lambda *a, **k: [[0.5], 1.0, "x"],
-     lambda *a, **k: object()],
+    [
+        crashes,
+        lambda *a, **k: "weights",
+        12345.678,
+        lambda *a, **k: (*a, "extra"),
+        lambda *a, **k: ([1.0, 2.0], [3.0]),
+        lambda *a, **k: [[0.5], 1.0, "x"],
+        lambda *a, **k: object(),
+    ],
     ids=["crashes", "junk", "number", "its-own-inputs", "ragged", "mixed-list", "object"],
 )
 def test_crashes_and_junk_are_wrong_not_raised(exercise, answer):
@@ -221,17 +227,21 @@ def _float_array(value) -> bool:
 
 def in_float32(answer):
     """The answer computed in float32: every float-array input is cast first."""
+
     def answer_in_float32(*args, **kwargs):
         args = [a.astype(np.float32) if _float_array(a) else a for a in args]
         kwargs = {k: v.astype(np.float32) if _float_array(v) else v for k, v in kwargs.items()}
         return answer(*args, **kwargs)
+
     return answer_in_float32
 
 
 def as_lists(answer):
     """The answer returned as (nested) Python lists where it is an array."""
+
     def answer_as_lists(*args, **kwargs):
         return listed(answer(*args, **kwargs))
+
     return answer_as_lists
 
 
@@ -251,15 +261,17 @@ def has_array(result) -> bool:
 def row_by_row(answer, positions: tuple):
     """The answer applied to one row of the arguments at ``positions`` at a time (a batch of
     one row, shape (1, n)), the results stacked."""
+
     def answer_row_by_row(*args):
         if np.ndim(args[positions[0]]) < 2:  # a single row: nothing to split
             return answer(*args)
 
         def one(i):
-            return [a[i:i + 1] if p in positions else a for p, a in enumerate(args)]
+            return [a[i : i + 1] if p in positions else a for p, a in enumerate(args)]
 
         rows = [answer(*one(i)) for i in range(len(args[positions[0]]))]
         return np.concatenate([np.asarray(row) for row in rows])
+
     return answer_row_by_row
 
 
@@ -313,11 +325,12 @@ def test_every_formulation_the_task_allows_is_accepted(exercise, formulation):
     reason = NOT_APPLICABLE.get((exercise.title, formulation))
     if reason is not None:
         assert not applies(exercise, formulation, worked), (
-            f"NOT_APPLICABLE says {formulation!r} does not apply ({reason}), but it does")
+            f"NOT_APPLICABLE says {formulation!r} does not apply ({reason}), but it does"
+        )
         return
     assert applies(exercise, formulation, worked), (
-        f"{formulation!r} changes nothing for this check: list it in NOT_APPLICABLE with "
-        "the reason")
+        f"{formulation!r} changes nothing for this check: list it in NOT_APPLICABLE with the reason"
+    )
     feedback = exercise.check(formulated(formulation, worked, exercise))
     assert feedback.outcome is Outcome.CORRECT, feedback.message
 
@@ -329,7 +342,8 @@ def test_checks_of_batch_tasks_pass_a_batch(title):
     seen = calls_made(exercise, worked_answer(exercise))
     batches = [args[ROW_BATCHES[title][0]] for args in seen]
     assert any(np.ndim(b) >= 2 and np.shape(b)[0] >= 2 for b in batches), [
-        np.shape(b) for b in batches]
+        np.shape(b) for b in batches
+    ]
 
 
 def test_tables_name_real_exercises_and_formulations():

@@ -43,8 +43,7 @@ def rendered_text(markdown: str) -> tuple[str, str]:
 def test_hints_render_without_a_stray_bullet_or_asterisk(exercise, asked):
     exercise = copy.copy(exercise)
     for level in range(1, len(exercise.hints) + 1):
-        text = (exercise.hint(level) if asked == "call"
-                else exercise._hint(level, _PANEL)).markdown
+        text = (exercise.hint(level) if asked == "call" else exercise._hint(level, _PANEL)).markdown
         page, prose = rendered_text(text)
         assert "<li>" not in page and "*" not in prose, text
         last_line = re.findall(r"<em>(.*?)</em>", page)[-1]  # what to do next, in italics
@@ -65,7 +64,8 @@ def test_the_help_panel_goes_through_the_hints_once(exercise, capsys):
         next_hint.click()
     shown = capsys.readouterr().out
     assert [int(n) for n in re.findall(r"Hint (\d) of", shown)] == list(
-        range(1, len(exercise.hints) + 1)), shown
+        range(1, len(exercise.hints) + 1)
+    ), shown
     assert shown.count("That was the last hint") == 1
     assert ".hint()" not in shown and "Press Next hint" in shown
     assert next_hint.disabled and next_hint.description == "No more hints"
@@ -76,8 +76,11 @@ def _grade_cells() -> list[tuple[str, str, set[str]]]:
     every lesson notebook a learner opens."""
     found = []
     for path in sorted(NOTEBOOKS.glob("*.ipynb")):
-        cells = [c for c in json.loads(path.read_text(encoding="utf-8"))["cells"]
-                 if c["cell_type"] == "code"]
+        cells = [
+            c
+            for c in json.loads(path.read_text(encoding="utf-8"))["cells"]
+            if c["cell_type"] == "code"
+        ]
         defined = set().union(*(defined_names("".join(c["source"])) for c in cells))
         for cell in cells:
             if called := checked_call("".join(cell["source"])):
@@ -90,8 +93,9 @@ def test_every_exercise_is_checked_in_a_lesson_notebook():
     assert named == {name for name, _, _ in _grade_cells()}
 
 
-@pytest.mark.parametrize(("name", "answer", "defined"), _grade_cells(),
-                         ids=lambda v: v if isinstance(v, str) else "")
+@pytest.mark.parametrize(
+    ("name", "answer", "defined"), _grade_cells(), ids=lambda v: v if isinstance(v, str) else ""
+)
 def test_the_solution_defines_the_function_the_check_cell_passes(name, answer, defined):
     lesson, _, attr = name.partition(".")
     exercise = getattr(importlib.import_module(f"attnlab.exercises.{lesson}"), attr)
@@ -140,8 +144,9 @@ def test_every_reason_a_check_gives_ends_a_sentence():
 @by_title
 def test_the_stuck_tip_follows_a_full_stop(exercise):
     message = copy.copy(exercise).check(crashes).message
-    assert re.search(r"[^.!?]\. Stuck\? Ask for a hint", message) or \
-        re.search(r"[.!?][)'\"]? Stuck\?", message), message
+    assert re.search(r"[^.!?]\. Stuck\? Ask for a hint", message) or re.search(
+        r"[.!?][)'\"]? Stuck\?", message
+    ), message
     assert ".. Stuck" not in message
 
 

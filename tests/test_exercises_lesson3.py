@@ -243,8 +243,10 @@ TEMPERATURE_CORRECT = [
     temperature_shift_then_divide,
 ]
 TEMPERATURE_WRONG = {
-    "attnlab's temperature": (lambda x, T: attnlab.softmax(x, temperature=T),
-                              "asks you not to use"),
+    "attnlab's temperature": (
+        lambda x, T: attnlab.softmax(x, temperature=T),
+        "asks you not to use",
+    ),
     "through log_softmax": (temperature_logsoftmax, "asks you not to use"),
     "multiplies by T": (lambda x, T: np_softmax(x * T), "multiplied the scores by T"),
     "divides after softmax": (lambda x, T: np_softmax(x) / T, "divided the softmax output"),

@@ -108,14 +108,14 @@ def test_columns_on_a_square_matrix_are_named_by_their_values():
     """Some square case has column entropies that differ from the row entropies."""
     columns = ENTROPY_WRONG["columns"][0]
     square = [(what, w) for what, w in L.entropy_cases() if w.shape[0] == w.shape[1]]
-    first = next(what for what, w in square
-                 if not np.allclose(columns(w), attnlab.entropy(w)))
+    first = next(what for what, w in square if not np.allclose(columns(w), attnlab.entropy(w)))
     message = judged(L.row_entropy, columns).message
     assert first in message and "entropies of the columns" in message
 
 
 def test_columns_change_the_shape_on_the_non_square_case():
     """The (2, 5) case catches the wrong axis even when the square ones cannot."""
+
     def columns_only_when_wide(w):
         terms = -w * safe_log(w)
         return terms.sum(axis=0) if w.shape[0] != w.shape[1] else terms.sum(axis=1)
@@ -332,7 +332,7 @@ def test_every_known_mistake_can_be_told_from_the_others():
         for rank, extreme, reason in L._hub_mistakes()[:-1]
     ]
     for i, (reason_a, a) in enumerate(picks):
-        for reason_b, b in picks[i + 1:]:
+        for reason_b, b in picks[i + 1 :]:
             if reason_a != reason_b:
                 assert any(not x & y for x, y in zip(a, b, strict=True)), (reason_a, reason_b)
 
@@ -374,8 +374,9 @@ test_accepts, test_rejects = accept_reject(
 )
 
 
-@pytest.mark.parametrize("exercise", [L.row_entropy, L.name_the_patterns, L.hub_key],
-                         ids=lambda e: e.title)
+@pytest.mark.parametrize(
+    "exercise", [L.row_entropy, L.name_the_patterns, L.hub_key], ids=lambda e: e.title
+)
 def test_hints_go_from_a_nudge_to_nearly_the_code(exercise):
     assert_hints_climb(exercise)
     assert "`" in exercise.hints[-1]

@@ -164,6 +164,7 @@ def test_a_mix_with_other_weights_is_named_with_those_weights():
 
 def test_an_index_error_in_the_loop_is_explained_with_the_sizes():
     """Looping over the coordinates fails with IndexError once d_v > n_k (dog: 3 keys, 4)."""
+
     def over_coordinates_when_wider(w, values):
         if len(w) < values.shape[1]:
             return sum(w[d] * values[d] for d in range(values.shape[1]))
@@ -276,13 +277,15 @@ OUTPUT_WRONG = {
         "range(len(weights)) = range(2); inside it, over the keys, range(3)",
     ),
     "weights.T where it fits": (
-        lambda weights, values: weights.T @ values if len(weights) == len(values) else
-        weights @ values,
+        lambda weights, values: (
+            weights.T @ values if len(weights) == len(values) else weights @ values
+        ),
         "You mixed with weights.T",
     ),
     "transposed where the shape allows": (
-        lambda weights, values: (weights @ values).T if len(weights) == values.shape[1] else
-        weights @ values,
+        lambda weights, values: (
+            (weights @ values).T if len(weights) == values.shape[1] else weights @ values
+        ),
         "yours has one row per coordinate, shape (2, 2)",
     ),
     "last row missing": (output_last_row_missing, "Row 1 (query 1's output)"),
@@ -336,6 +339,7 @@ def test_every_known_output_mistake_is_reachable():
     cases = L.output_cases()
     reasons = [reason for _, reason in L._output_mistakes(*cases[0][1:])]
     for k, reason in enumerate(reasons):
+
         def told_apart(weights, values, k=k):
             mistakes = L._output_mistakes(weights, values)
             mine = mistakes[k][0]
@@ -352,8 +356,12 @@ def test_shape_errors_name_both_shapes():
     _, weights, values = L.output_cases()[0]
     n_q, n_k = weights.shape
     d_v = values.shape[1]
-    for answer in (lambda w, v: v @ w, lambda w, v: w * v, lambda w, v: w @ v.T,
-                   lambda w, v: w @ np.ones((7, 1))):
+    for answer in (
+        lambda w, v: v @ w,
+        lambda w, v: w * v,
+        lambda w, v: w @ v.T,
+        lambda w, v: w @ np.ones((7, 1)),
+    ):
         message = judged(L.attention_output, answer).message
         assert f"weights has shape {weights.shape}" in message
         assert f"values has shape {values.shape}" in message
@@ -394,8 +402,9 @@ BOX_RIGHT = {
     "sorted columns": lambda values: np.sort(values, axis=0)[[0, -1]],
     "percentiles": lambda values: np.percentile(values, [0, 100], axis=0),
     "low plus range": lambda values: (values.min(0), values.min(0) + np.ptp(values, axis=0)),
-    "in float32": lambda values: tuple(x.astype(np.float32) for x in (values.min(0),
-                                                                      values.max(0))),
+    "in float32": lambda values: tuple(
+        x.astype(np.float32) for x in (values.min(0), values.max(0))
+    ),
     "lists": lambda values: [values.min(0).tolist(), values.max(0).tolist()],
 }
 BOX_WRONG = {
@@ -471,12 +480,13 @@ def test_known_box_mistakes_differ_on_the_first_case():
     d_v = values.shape[1]
     seen = [coordinate_bounds(values)]
     for wrong_low, wrong_high, reason in L._box_mistakes(values)[1:]:
-        pair = [np.full(d_v, x) if np.ndim(x) == 0 else np.asarray(x, dtype=float)
-                for x in (wrong_low, wrong_high)]
+        pair = [
+            np.full(d_v, x) if np.ndim(x) == 0 else np.asarray(x, dtype=float)
+            for x in (wrong_low, wrong_high)
+        ]
         if pair[0].shape != (d_v,) or pair[1].shape != (d_v,):
             continue
-        assert not any(np.allclose(pair[0], a) and np.allclose(pair[1], b) for a, b in seen), \
-            reason
+        assert not any(np.allclose(pair[0], a) and np.allclose(pair[1], b) for a, b in seen), reason
         seen.append(pair)
     assert len(seen) >= 10
 
@@ -501,14 +511,20 @@ def test_box_mistakes_with_numbers_are_recognised_when_filled_in():
 # entry of its table is expected to give.
 test_accepts, test_rejects = accept_reject(
     Answers(L.mix_one, MIX_RIGHT, MIX_WRONG, call="mix_one(w, values) for ", told_apart=True),
-    Answers(L.attention_output, OUTPUT_RIGHT, OUTPUT_WRONG,
-            call="attention_output(weights, values) for ", told_apart=True),
+    Answers(
+        L.attention_output,
+        OUTPUT_RIGHT,
+        OUTPUT_WRONG,
+        call="attention_output(weights, values) for ",
+        told_apart=True,
+    ),
     Answers(L.output_box, BOX_RIGHT, BOX_WRONG, call="output_box(values) for ", told_apart=True),
 )
 
 
 def doubled(example):
     """``example`` with its values doubled, to see the checks compute what they show."""
+
     def make():
         ex = example()
         changes = {key: 2 * getattr(ex, key) for key in ("values", "v", "w_v") if hasattr(ex, key)}
@@ -520,12 +536,21 @@ def doubled(example):
 @pytest.mark.parametrize(
     "exercise, answer, expected",
     [
-        (L.mix_one, lambda w, values: values.mean(axis=0),
-         lambda: weighted_values(*L.mix_cases()[0][1:])),
-        (L.attention_output, lambda weights, values: attnlab.softmax(weights) @ values,
-         lambda: weighted_values(*L.output_cases()[0][1:])),
-        (L.output_box, lambda values: (values.max(0), values.min(0)),
-         lambda: coordinate_bounds(L.box_cases()[0][1])[0]),
+        (
+            L.mix_one,
+            lambda w, values: values.mean(axis=0),
+            lambda: weighted_values(*L.mix_cases()[0][1:]),
+        ),
+        (
+            L.attention_output,
+            lambda weights, values: attnlab.softmax(weights) @ values,
+            lambda: weighted_values(*L.output_cases()[0][1:]),
+        ),
+        (
+            L.output_box,
+            lambda values: (values.max(0), values.min(0)),
+            lambda: coordinate_bounds(L.box_cases()[0][1])[0],
+        ),
     ],
     ids=["mix_one", "attention_output", "output_box"],
 )
@@ -540,8 +565,9 @@ def test_messages_show_numbers_computed_from_the_inputs(exercise, answer, expect
     assert short(expected()) in after and short(expected()) not in before
 
 
-@pytest.mark.parametrize("exercise", [L.mix_one, L.attention_output, L.output_box],
-                         ids=lambda e: e.title)
+@pytest.mark.parametrize(
+    "exercise", [L.mix_one, L.attention_output, L.output_box], ids=lambda e: e.title
+)
 def test_hints_go_from_a_nudge_to_the_method(exercise):
     assert_hints_climb(exercise)
     assert len(set(exercise.hints)) == 3  # each tier says something new (never the code:
@@ -556,6 +582,7 @@ def test_solutions_show_their_source():
 
 def test_a_wrong_answer_is_judged_on_the_first_case_it_fails():
     """Right on the first case, wrong later: the feedback names the later case."""
+
     def wrong_on_cat(w, values):
         return values.mean(axis=0) if values.shape[0] == 4 else w @ values
 
@@ -568,5 +595,6 @@ def test_a_difference_hidden_by_rounding_is_said_to_be_one():
         out = weights @ values
         out[0, 1] += 3e-5  # 0.15536 -> 0.15539: both print as 0.1554
         return out
+
     message = judged(L.attention_output, nearly).message
     assert "agree to the digits shown, but differ by up to" in message, message

@@ -20,28 +20,42 @@ from attnlab.exercises.core import short
 def shapes_by_computing(batch, n, d_model, d_k, d_v):
     """Make arrays of the right sizes and read the shapes off numpy's results."""
     x = np.zeros((batch, n, d_model))
-    q, k, v = x @ np.zeros((d_model, d_k)), x @ np.zeros((d_model, d_k)), x @ np.zeros(
-        (d_model, d_v))
+    q, k, v = (
+        x @ np.zeros((d_model, d_k)),
+        x @ np.zeros((d_model, d_k)),
+        x @ np.zeros((d_model, d_v)),
+    )
     scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(d_k)
     weights = attnlab.softmax(scores, axis=-1)
     output = weights @ v
-    return {"Q": q.shape, "K": k.shape, "V": v.shape, "scores": scores.shape,
-            "weights": weights.shape, "output": output.shape}
+    return {
+        "Q": q.shape,
+        "K": k.shape,
+        "V": v.shape,
+        "scores": scores.shape,
+        "weights": weights.shape,
+        "output": output.shape,
+    }
 
 
 def shapes_as(kind):
     def answer(batch, n, d_model, d_k, d_v):
-        return {key: kind(shape) for key, shape in
-                W.solution_attention_shapes(batch, n, d_model, d_k, d_v).items()}
+        return {
+            key: kind(shape)
+            for key, shape in W.solution_attention_shapes(batch, n, d_model, d_k, d_v).items()
+        }
+
     return answer
 
 
 def shapes_with(**changes):
     """The right shapes, with some replaced by ``changes[key](batch, n, d_model, d_k, d_v)``."""
+
     def answer(batch, n, d_model, d_k, d_v):
         shapes = W.solution_attention_shapes(batch, n, d_model, d_k, d_v)
         shapes.update({key: make(batch, n, d_model, d_k, d_v) for key, make in changes.items()})
         return shapes
+
     return answer
 
 
@@ -51,44 +65,75 @@ SHAPES_RIGHT = {
     "lists": shapes_as(list),
     "numpy int arrays": shapes_as(lambda s: np.array(s, dtype=np.int64)),
     "dict() with an extra key": lambda b, n, dm, dk, dv: dict(
-        Q=(b, n, dk), K=(b, n, dk), V=(b, n, dv), scores=(b, n, n), weights=(b, n, n),
-        output=(b, n, dv), X=(b, n, dm)),
+        Q=(b, n, dk),
+        K=(b, n, dk),
+        V=(b, n, dv),
+        scores=(b, n, n),
+        weights=(b, n, n),
+        output=(b, n, dv),
+        X=(b, n, dm),
+    ),
 }
 SHAPES_WRONG = {
-    "d_model in Q": (shapes_with(Q=lambda b, n, dm, dk, dv: (b, n, dm)),
-                     "adds over the size the two share, d_model = 16"),
-    "d_model in V": (shapes_with(V=lambda b, n, dm, dk, dv: (b, n, dm)),
-                     "V keeps the last size of W_V, d_v = 5"),
-    "d_k in V": (shapes_with(V=lambda b, n, dm, dk, dv: (b, n, dk)),
-                 "which need not equal d_k = 8"),
-    "scores (batch, n, d_k)": (shapes_with(scores=lambda b, n, dm, dk, dv: (b, n, dk)),
-                               "d_k is added over in every dot product"),
-    "output with d_k": (shapes_with(output=lambda b, n, dm, dk, dv: (b, n, dk)),
-                        "d_k = 8 only lives in Q and K"),
-    "output like the weights": (shapes_with(output=lambda b, n, dm, dk, dv: (b, n, n)),
-                                "That is the shape of the weights"),
-    "output with d_model": (shapes_with(output=lambda b, n, dm, dk, dv: (b, n, dm)),
-                            "There is no output projection here"),
-    "no batch axis": (lambda *sizes: {k: v[1:] for k, v in
-                                      W.solution_attention_shapes(*sizes).items()},
-                      "You dropped the batch axis"),
-    "missing output": (lambda *sizes: {k: v for k, v in
-                                       W.solution_attention_shapes(*sizes).items()
-                                       if k != "output"},
-                       "without the key(s) 'output'"),
-    "lower-case keys": (lambda *sizes: {k.lower(): v for k, v in
-                                        W.solution_attention_shapes(*sizes).items()},
-                        "The keys are case-sensitive: write 'Q', 'K', 'V'"),
+    "d_model in Q": (
+        shapes_with(Q=lambda b, n, dm, dk, dv: (b, n, dm)),
+        "adds over the size the two share, d_model = 16",
+    ),
+    "d_model in V": (
+        shapes_with(V=lambda b, n, dm, dk, dv: (b, n, dm)),
+        "V keeps the last size of W_V, d_v = 5",
+    ),
+    "d_k in V": (
+        shapes_with(V=lambda b, n, dm, dk, dv: (b, n, dk)),
+        "which need not equal d_k = 8",
+    ),
+    "scores (batch, n, d_k)": (
+        shapes_with(scores=lambda b, n, dm, dk, dv: (b, n, dk)),
+        "d_k is added over in every dot product",
+    ),
+    "output with d_k": (
+        shapes_with(output=lambda b, n, dm, dk, dv: (b, n, dk)),
+        "d_k = 8 only lives in Q and K",
+    ),
+    "output like the weights": (
+        shapes_with(output=lambda b, n, dm, dk, dv: (b, n, n)),
+        "That is the shape of the weights",
+    ),
+    "output with d_model": (
+        shapes_with(output=lambda b, n, dm, dk, dv: (b, n, dm)),
+        "There is no output projection here",
+    ),
+    "no batch axis": (
+        lambda *sizes: {k: v[1:] for k, v in W.solution_attention_shapes(*sizes).items()},
+        "You dropped the batch axis",
+    ),
+    "missing output": (
+        lambda *sizes: {
+            k: v for k, v in W.solution_attention_shapes(*sizes).items() if k != "output"
+        },
+        "without the key(s) 'output'",
+    ),
+    "lower-case keys": (
+        lambda *sizes: {k.lower(): v for k, v in W.solution_attention_shapes(*sizes).items()},
+        "The keys are case-sensitive: write 'Q', 'K', 'V'",
+    ),
     "the arrays, not their shapes": (
         shapes_with(Q=lambda b, n, dm, dk, dv: np.zeros((b, n, dk))),
-        "give its shape, e.g. Q.shape"),
-    "float sizes": (shapes_with(V=lambda b, n, dm, dk, dv: (b, n, dv / 1)),
-                    "a shape holds whole numbers"),
-    "a list of shapes": (lambda *sizes: list(W.solution_attention_shapes(*sizes).values()),
-                         "should return a dict with the keys"),
-    "right for the first sizes only": (lambda *sizes: W.solution_attention_shapes(
-        2, 3, 16, 8, 5), "attention_shapes(batch=4, n=7, d_model=12, d_k=6, d_v=9) gave 'Q': "
-        "(2, 3, 8), but it should be (4, 7, 6)"),
+        "give its shape, e.g. Q.shape",
+    ),
+    "float sizes": (
+        shapes_with(V=lambda b, n, dm, dk, dv: (b, n, dv / 1)),
+        "a shape holds whole numbers",
+    ),
+    "a list of shapes": (
+        lambda *sizes: list(W.solution_attention_shapes(*sizes).values()),
+        "should return a dict with the keys",
+    ),
+    "right for the first sizes only": (
+        lambda *sizes: W.solution_attention_shapes(2, 3, 16, 8, 5),
+        "attention_shapes(batch=4, n=7, d_model=12, d_k=6, d_v=9) gave 'Q': "
+        "(2, 3, 8), but it should be (4, 7, 6)",
+    ),
 }
 
 
@@ -126,19 +171,24 @@ CAUSAL_RIGHT = {
 }
 CAUSAL_WRONG = {
     "upper triangle": (lambda n: np.triu(np.ones((n, n), dtype=bool)), "looks at the future"),
-    "strict lower": (lambda n: np.tril(np.ones((n, n), dtype=bool), k=-1),
-                     "a query can't see itself"),
+    "strict lower": (
+        lambda n: np.tril(np.ones((n, n), dtype=bool), k=-1),
+        "a query can't see itself",
+    ),
     "inverted": (lambda n: np.triu(np.ones((n, n), dtype=bool), k=1), "the mask is inverted"),
     "nothing masked": (lambda n: np.ones((n, n), dtype=bool), "nothing is masked"),
     "only itself": (lambda n: np.eye(n, dtype=bool), "only itself"),
     "upside down": (lambda n: np.tril(np.ones((n, n), dtype=bool))[::-1], "upside down"),
     "0/1 ints": (lambda n: np.tril(np.ones((n, n), dtype=int)), "0/1 integers, not booleans"),
     "0/1 floats": (lambda n: np.tril(np.ones((n, n))), "0/1 floats, not booleans"),
-    "0/1 upper floats": (lambda n: np.triu(np.ones((n, n))), "0/1 floats, not booleans; use "
-                         "dtype=bool (or compare, j <= i, which gives booleans). attnlab's "
-                         "attention refuses a 0/1 mask, because a 1 could be meant as 'masked' "
-                         "as easily as 'allowed'. Yours is the upper triangle, so it looks at the "
-                         "future"),
+    "0/1 upper floats": (
+        lambda n: np.triu(np.ones((n, n))),
+        "0/1 floats, not booleans; use "
+        "dtype=bool (or compare, j <= i, which gives booleans). attnlab's "
+        "attention refuses a 0/1 mask, because a 1 could be meant as 'masked' "
+        "as easily as 'allowed'. Yours is the upper triangle, so it looks at the "
+        "future",
+    ),
     "additive mask": (lambda n: np.where(np.tri(n) > 0, 0.0, -np.inf), "an additive mask"),
     "other numbers": (lambda n: np.tri(n) * 2, "A mask holds booleans, True where"),
     "too wide": (lambda n: np.tri(n, n + 1, dtype=bool), "yours has shape (4, 5)"),
@@ -147,9 +197,10 @@ CAUSAL_WRONG = {
     "from attnlab": (causal_from_attnlab, "asks you not to use"),
     "bound as a default": (lambda n, _f=causal_mask: _f(n), "asks you not to use"),
     "through the module": (causal_through_the_module, "asks you not to use"),
-    "one wrong entry": (lambda n: np.tri(n, dtype=bool) ^ (np.arange(n * n).reshape(n, n) == 1),
-                        "Entry [0, 1] (query 0, key 1) should be False, since key 1 is after "
-                        "query 0"),
+    "one wrong entry": (
+        lambda n: np.tri(n, dtype=bool) ^ (np.arange(n * n).reshape(n, n) == 1),
+        "Entry [0, 1] (query 0, key 1) should be False, since key 1 is after query 0",
+    ),
     "right for 4 only": (lambda n: np.tri(4, dtype=bool), "causal(1) should have shape (1, 1)"),
 }
 
@@ -202,8 +253,9 @@ def softmax_log_sum_exp(scores, mask):
     m = np.max(s, axis=1, keepdims=True, initial=-np.inf, where=mask)
     m = np.where(mask.any(axis=1, keepdims=True), m, 0.0)
     e = np.exp(s - m)
-    return np.divide(e, e.sum(axis=1, keepdims=True), out=np.zeros_like(e),
-                     where=mask.any(axis=1, keepdims=True))
+    return np.divide(
+        e, e.sum(axis=1, keepdims=True), out=np.zeros_like(e), where=mask.any(axis=1, keepdims=True)
+    )
 
 
 def no_shift(scores, mask):
@@ -245,8 +297,11 @@ def renormalise_nan(scores, mask):
     kept = library_like_softmax(scores, axis=1) * mask
     total = kept.sum(axis=1, keepdims=True)
     with np.errstate(invalid="ignore"):
-        return np.where(mask.any(axis=1, keepdims=True), kept / np.where(
-            mask.any(axis=1, keepdims=True), total, 1.0), 0.0)
+        return np.where(
+            mask.any(axis=1, keepdims=True),
+            kept / np.where(mask.any(axis=1, keepdims=True), total, 1.0),
+            0.0,
+        )
 
 
 def in_float32(scores, mask):
@@ -259,8 +314,11 @@ def masks_in_place(scores, mask):
     return W.solution_masked_softmax(scores, mask)
 
 
-RENORMALISED = ("included the masked score 5000, the same computation as taking the softmax "
-                "over every key, zeroing the masked weights and renormalising")
+RENORMALISED = (
+    "included the masked score 5000, the same computation as taking the softmax "
+    "over every key, zeroing the masked weights and renormalising"
+)
+
 
 def library_like_softmax(x, axis=-1):
     """attnlab.softmax written out in numpy (a fully -inf row gives zeros), to build answers
@@ -280,46 +338,70 @@ SOFTMAX_RIGHT = {
     "in float32": in_float32,
     "a list of lists": lambda s, m: W.solution_masked_softmax(s, m).tolist(),
     "batch-ready (axis=-1)": lambda s, m: library_like_softmax(
-        np.where(m[None], s[None], -np.inf), axis=-1)[0],
+        np.where(m[None], s[None], -np.inf), axis=-1
+    )[0],
 }
 SOFTMAX_WRONG = {
-    "attnlab.softmax of -inf": (lambda s, m: attnlab.softmax(np.where(m, s, -np.inf), axis=-1),
-                                "asks you not to use"),
-    "masked after the softmax": (lambda s, m: library_like_softmax(s, axis=1) * m,
-                                 "masked after the softmax without renormalising"),
-    "fill 0": (lambda s, m: library_like_softmax(np.where(m, s, 0.0), axis=1),
-               "a score of 0 is not 'never'"),
-    "inverted": (lambda s, m: library_like_softmax(np.where(~m, s, -np.inf), axis=1),
-                 "the mask is inverted"),
-    "fill -1e9": (lambda s, m: library_like_softmax(np.where(m, s, -1e9), axis=1),
-                  "yours spreads the weight evenly"),
-    "nan on the full row": (nan_on_full_row, "Row 1 is fully masked (no key allowed), and "
-                            "yours is nan there"),
+    "attnlab.softmax of -inf": (
+        lambda s, m: attnlab.softmax(np.where(m, s, -np.inf), axis=-1),
+        "asks you not to use",
+    ),
+    "masked after the softmax": (
+        lambda s, m: library_like_softmax(s, axis=1) * m,
+        "masked after the softmax without renormalising",
+    ),
+    "fill 0": (
+        lambda s, m: library_like_softmax(np.where(m, s, 0.0), axis=1),
+        "a score of 0 is not 'never'",
+    ),
+    "inverted": (
+        lambda s, m: library_like_softmax(np.where(~m, s, -np.inf), axis=1),
+        "the mask is inverted",
+    ),
+    "fill -1e9": (
+        lambda s, m: library_like_softmax(np.where(m, s, -1e9), axis=1),
+        "yours spreads the weight evenly",
+    ),
+    "nan on the full row": (
+        nan_on_full_row,
+        "Row 1 is fully masked (no key allowed), and yours is nan there",
+    ),
     "no max shift": (no_shift, "exp of scores as large as 1000 overflows float64"),
     "no max shift, float32 only": (
-        lambda s, m: no_shift(s, m) if s.dtype == np.float32 else W.solution_masked_softmax(
-            s, m), "exp of scores as large as 95 overflows float32"),
+        lambda s, m: no_shift(s, m) if s.dtype == np.float32 else W.solution_masked_softmax(s, m),
+        "exp of scores as large as 95 overflows float32",
+    ),
     # one computation, so one reason: the max includes the masked score 5000
     "max over masked scores too": (max_over_everything, RENORMALISED),
     "softmax, zero the future, renormalise": (renormalise, RENORMALISED),
     "renormalise, nan where a masked score dominates": (renormalise_nan, RENORMALISED),
-    "warns, then cleans up": (warns_then_cleans, "gives the right weights, but numpy warned: "
-                              "invalid value encountered in subtract"),
+    "warns, then cleans up": (
+        warns_then_cleans,
+        "gives the right weights, but numpy warned: invalid value encountered in subtract",
+    ),
     "masks in place": (masks_in_place, "changed its input"),
-    "plain softmax": (lambda s, m: library_like_softmax(s, axis=1),
-                      "weights[0, 1] = 0.4146, but key 1 is masked for query 0"),
-    "half the weights": (lambda s, m: W.solution_masked_softmax(s, m) / 2,
-                         "Row 0 of yours adds up to 0.5"),
+    "plain softmax": (
+        lambda s, m: library_like_softmax(s, axis=1),
+        "weights[0, 1] = 0.4146, but key 1 is masked for query 0",
+    ),
+    "half the weights": (
+        lambda s, m: W.solution_masked_softmax(s, m) / 2,
+        "Row 0 of yours adds up to 0.5",
+    ),
     "full row set to 1": (
         lambda s, m: W.solution_masked_softmax(s, m) + ~m.any(axis=1, keepdims=True) * 0.25,
         "Row 1 is fully masked (no key allowed), so all its weights must be 0; yours is "
-        "[0.25, 0.25, 0.25]"),
-    "temperature 2": (lambda s, m: W.solution_masked_softmax(s / 2, m),
-                      "Row 1 should be [0.4596, 0.5404, 0, 0], the softmax of its allowed "
-                      "scores"),
+        "[0.25, 0.25, 0.25]",
+    ),
+    "temperature 2": (
+        lambda s, m: W.solution_masked_softmax(s / 2, m),
+        "Row 1 should be [0.4596, 0.5404, 0, 0], the softmax of its allowed scores",
+    ),
     "transposed": (lambda s, m: W.solution_masked_softmax(s, m).T, "weights[0, 1] ="),
-    "one row": (lambda s, m: W.solution_masked_softmax(s, m)[0],
-                "should have the shape of the scores, (4, 4)"),
+    "one row": (
+        lambda s, m: W.solution_masked_softmax(s, m)[0],
+        "should have the shape of the scores, (4, 4)",
+    ),
     "the mask": (lambda s, m: m, "Row 1 of yours adds up to 2"),
 }
 
@@ -340,10 +422,12 @@ def test_softmax_cases_cover_what_the_exercise_promises():
 
 def test_each_known_softmax_mistake_differs_from_the_right_answer_somewhere():
     for k, (_, reason) in enumerate(L._softmax_mistakes(*L.softmax_cases()[0][1:])):
+
         def differs(scores, mask, k=k):
             mine = L._softmax_mistakes(scores, mask)[k][0]
             return mine is not None and not np.allclose(
-                mine, attnlab.softmax(np.where(mask, scores, -np.inf), axis=-1), equal_nan=True)
+                mine, attnlab.softmax(np.where(mask, scores, -np.inf), axis=-1), equal_nan=True
+            )
 
         assert any(differs(s, m) for _, s, m in L.softmax_cases()), reason
 
@@ -357,17 +441,29 @@ def test_an_answer_right_until_the_large_scores_is_judged_there():
 # Each wrong answer's feedback begins with the call that failed, and carries no reason another
 # entry of its table is expected to give.
 test_accepts, test_rejects = accept_reject(
-    Answers(L.attention_shapes, SHAPES_RIGHT, SHAPES_WRONG,
-            call="attention_shapes(batch=", told_apart=True),
-    Answers(L.causal_mask_from_scratch, CAUSAL_RIGHT, CAUSAL_WRONG,
-            call="causal(", told_apart=True),
-    Answers(L.masked_softmax, SOFTMAX_RIGHT, SOFTMAX_WRONG,
-            call="masked_softmax(scores, mask) for ", told_apart=True),
+    Answers(
+        L.attention_shapes,
+        SHAPES_RIGHT,
+        SHAPES_WRONG,
+        call="attention_shapes(batch=",
+        told_apart=True,
+    ),
+    Answers(
+        L.causal_mask_from_scratch, CAUSAL_RIGHT, CAUSAL_WRONG, call="causal(", told_apart=True
+    ),
+    Answers(
+        L.masked_softmax,
+        SOFTMAX_RIGHT,
+        SOFTMAX_WRONG,
+        call="masked_softmax(scores, mask) for ",
+        told_apart=True,
+    ),
 )
 
 
 def test_messages_show_numbers_computed_from_the_inputs(monkeypatch):
     """With the running example's projections doubled, the weights shown follow."""
+
     def expected():
         _, scores, mask = L.softmax_cases()[0]
         return W.solution_masked_softmax(scores, mask)
@@ -393,8 +489,11 @@ def test_shape_messages_follow_the_sizes(monkeypatch):
     assert "gave 'output': (5, 2, 11) = (batch, n, d_k), but it should be (5, 2, 7)" in message
 
 
-@pytest.mark.parametrize("exercise", [L.attention_shapes, L.causal_mask_from_scratch,
-                                      L.masked_softmax], ids=lambda e: e.title)
+@pytest.mark.parametrize(
+    "exercise",
+    [L.attention_shapes, L.causal_mask_from_scratch, L.masked_softmax],
+    ids=lambda e: e.title,
+)
 def test_hints_go_from_a_nudge_to_the_method(exercise):
     assert_hints_climb(exercise)
     assert "`" not in exercise.hints[1]  # the method, in words
@@ -404,6 +503,7 @@ def test_hints_go_from_a_nudge_to_the_method(exercise):
 
 def test_the_last_hints_lead_to_a_right_answer():
     """Code written from the words of the last hint of 6.2 and 6.3 passes the check."""
+
     def causal(n):
         return np.arange(n)[None, :] <= np.arange(n)[:, None]
 
@@ -430,6 +530,7 @@ def test_a_difference_hidden_by_rounding_is_said_to_be_one():
     def nearly(scores, mask):
         w = W.solution_masked_softmax(scores, mask)
         return w + 4e-5 * (w > 0.5)  # below the 4 digits shown, above float32 rounding
+
     message = judged(L.masked_softmax, nearly).message
     assert "agree to the digits shown, but differ by up to" in message, message
 

@@ -35,66 +35,90 @@ QUIZ_A_RIGHT = {
     "a plain dict": A,
     "upper-case letters, strings for numbers, lower-case keys": {
         key.lower(): (value.upper() if isinstance(value, str) else str(value))
-        for key, value in A.items()},
+        for key, value in A.items()
+    },
     "letters in brackets, numbers rounded as asked": answers(
-        A, A3="(d)", A8=round(A["A8"], 3), A10=round(A["A10"], 2), A11=round(A["A11"], 2)),
+        A, A3="(d)", A8=round(A["A8"], 3), A10=round(A["A10"], 2), A11=round(A["A11"], 2)
+    ),
     "an option's text instead of its letter, numpy numbers": answers(
-        A, A9="flatter, with a higher entropy, and the keys keep their order",
-        A1=np.int64(35), A5=np.float32(16.0)),
+        A,
+        A9="flatter, with a higher entropy, and the keys keep their order",
+        A1=np.int64(35),
+        A5=np.float32(16.0),
+    ),
 }
 LIMIT32 = math.log(float(np.finfo(np.float32).max))
 QUIZ_A_WRONG = {
-    "d_k kept as an axis": (answers(A, A1=5 * 7 * 4), "d_k is added up inside each dot "
-                            "product: it is not an axis of the result"),
+    "d_k kept as an axis": (
+        answers(A, A1=5 * 7 * 4),
+        "d_k is added up inside each dot product: it is not an axis of the result",
+    ),
     "a square score matrix": (answers(A, A1=25), "the score matrix need not be square"),
     "the size of Q": (answers(A, A1=20), "that is the size of Q"),
     "raw score": (answers(A, A2=1.0), "that is the raw score q·k; scale it"),
     "divided by d_k": (answers(A, A2=0.25), "you divided by d_k"),
-    "orthogonal is lowest": (answers(A, A3="a"), "it is at right angles to q, so its score "
-                             "is 0 whatever its length"),
+    "orthogonal is lowest": (
+        answers(A, A3="a"),
+        "it is at right angles to q, so its score is 0 whatever its length",
+    ),
     "most opposite is lowest": (answers(A, A3="b"), "length counts as well as angle"),
     "shortest is lowest": (answers(A, A3="c"), "near 0 is not the lowest"),
     "the standard deviation": (answers(A, A4=8), "that is the standard deviation"),
-    "variance divided by the divisor": (answers(A, A5=64), "you divided the variance by the "
-                                        "divisor"),
+    "variance divided by the divisor": (
+        answers(A, A5=64),
+        "you divided the variance by the divisor",
+    ),
     "scaling always gives 1": (answers(A, A5=1), "that is what dividing by √d_k gives"),
     "std for the wrong power": (answers(A, A5=4), "that is the standard deviation"),
     "Jacobian is the identity": (answers(A, A6="a"), "compute it: its largest entry is"),
     "scale does not matter": (answers(A, A6="d"), "softmax ignores *adding* the same number"),
-    "same weights as softmax": (answers(A, A7="b"), "compare them: softmax of these scores "
-                                "is [0.156, 0.094, 0.698, 0.052]"),
+    "same weights as softmax": (
+        answers(A, A7="b"),
+        "compare them: softmax of these scores is [0.156, 0.094, 0.698, 0.052]",
+    ),
     "plain normalisation": (answers(A, A8=round(2.5 / 3.9, 3)), "divides the score by the sum"),
-    "fourth key": (answers(A, A8=float(attnlab.softmax(np.array([1, .5, 2.5, -.1]))[3])),
-                   "numpy counts from 0"),
+    "fourth key": (
+        answers(A, A8=float(attnlab.softmax(np.array([1, 0.5, 2.5, -0.1]))[3])),
+        "numpy counts from 0",
+    ),
     "temperature sharpens": (answers(A, A9="a"), "T > 1 shrinks the gaps"),
-    "one exp's limit": (answers(A, A10=round(LIMIT32, 2)), "that is where exp of one score "
-                        "overflows; here the sum of 1000 of them reaches the largest float32 "
-                        "first"),
+    "one exp's limit": (
+        answers(A, A10=round(LIMIT32, 2)),
+        "that is where exp of one score "
+        "overflows; here the sum of 1000 of them reaches the largest float32 "
+        "first",
+    ),
     "log10 of n": (answers(A, A10=LIMIT32 - 3), "the exponent is a natural log"),
     "log of softmax": (answers(A, A11=-np.inf), "after the weight underflowed to 0"),
     "not an option": (answers(A, A3="e"), "'e' is not one of the options; answer a, b, c or d"),
     "a letter for a number": (answers(A, A4="b"), "this one wants a number"),
     "a number for a letter": (answers(A, A3=1), "this one is multiple choice"),
     "nan": (answers(A, A10=float("nan")), "yours is not-a-number"),
-    "two missing": (answers(A, A3=None, A4=...), "9 of 11 right so far; not answered yet: A3, "
-                                                 "A4."),
+    "two missing": (answers(A, A3=None, A4=...), "9 of 11 right so far; not answered yet: A3, A4."),
     "a stray key": (answers(A, B1="a"), "the key(s) 'B1', but quiz A has the questions A1"),
     "a list": ([A["A1"], A["A2"]], "should be a dict from question to answer"),
     "one wrong among many": (answers(A, A7="c"), "10 of 11 right so far; not yet right: A7."),
 }
-QUIZ_B_RIGHT = {"reference": W.solution_quiz_b, "a plain dict": B,
-                "rounded": answers(B, B2=round(B["B2"], 3), B6=round(B["B6"], 3)),
-                "B8 as the output's text": answers(B, B8="[1, 0]")}
-H = float(attnlab.entropy(attnlab.softmax(np.array([1, .5, 2.5, -.1]))))
+QUIZ_B_RIGHT = {
+    "reference": W.solution_quiz_b,
+    "a plain dict": B,
+    "rounded": answers(B, B2=round(B["B2"], 3), B6=round(B["B6"], 3)),
+    "B8 as the output's text": answers(B, B8="[1, 0]"),
+}
+H = float(attnlab.entropy(attnlab.softmax(np.array([1, 0.5, 2.5, -0.1]))))
 QUIZ_B_WRONG = {
     "columns sum to 1": (answers(B, B1="a"), "a column is what one key hands out"),
     "entropy in bits": (answers(B, B2=H / math.log(2)), "that is H in bits"),
-    "normalised entropy": (answers(B, B2=H / math.log(4)), "that is H / log n, the "
-                           "normalised entropy"),
+    "normalised entropy": (
+        answers(B, B2=H / math.log(4)),
+        "that is H / log n, the normalised entropy",
+    ),
     "diagonal": (answers(B, B3="a"), "is it on the diagonal"),
     "stretched scale is fine": (answers(B, B4="a"), "the same colour then means different"),
-    "stretching flattens sharp rows": (answers(B, B4="b"), "a sharp map already spans about "
-                                       "0 to 1"),
+    "stretching flattens sharp rows": (
+        answers(B, B4="b"),
+        "a sharp map already spans about 0 to 1",
+    ),
     "weights as reasons": (answers(B, B5="b"), "weights are not explanations"),
     "plain average": (answers(B, B6=0.5), "that is the plain average of the values"),
     "no batch axis": (answers(B, B7="d"), "the batch axis is missing"),
@@ -102,8 +126,10 @@ QUIZ_B_WRONG = {
     "mixing the keys": (answers(B, B8="b"), "you mixed the keys"),
     "the weights as the output": (answers(B, B8="c"), "those are the weights"),
     "outside the hull": (answers(B, B9="d"), "a weight can't be negative"),
-    "only the winner moves it": (answers(B, B10="c"), "a higher score raises A's weight "
-                                 "whatever the others are"),
+    "only the winner moves it": (
+        answers(B, B10="c"),
+        "a higher score raises A's weight whatever the others are",
+    ),
     "strict triangle": (answers(B, B11=15), "the diagonal is True"),
     "uniform in float16": (answers(B, B12="b"), "np.float16(-1e9) is -inf"),
 }
@@ -155,8 +181,10 @@ def test_an_empty_template_is_not_attempted():
 def test_a_partial_answer_reports_what_is_right_without_revealing_the_rest():
     feedback = judged(L.quiz_a, {"A4": 64, "A1": 140})
     lines = feedback.message.splitlines()
-    assert lines[0] == ("1 of 11 right so far; not yet right: A1; not answered yet: A2, A3, A5, "
-                        "A6, A7, A8, A9, A10, A11.")
+    assert lines[0] == (
+        "1 of 11 right so far; not yet right: A1; not answered yet: A2, A3, A5, "
+        "A6, A7, A8, A9, A10, A11."
+    )
     assert lines[-1].startswith("✓ right: A4.")
     assert "35" not in feedback.message  # the right answer to A1
 
@@ -188,8 +216,10 @@ def _shows(text: str, value: float) -> bool:
     """Whether ``text`` shows ``value`` as a learner would write it (2 decimals or 4 digits)."""
     import re
 
-    return any(re.search(rf"(?<![\d.]){re.escape(shown)}(?!\d)", text)
-               for shown in {f"{value:.2f}", f"{value:.4g}"})
+    return any(
+        re.search(rf"(?<![\d.]){re.escape(shown)}(?!\d)", text)
+        for shown in {f"{value:.2f}", f"{value:.4g}"}
+    )
 
 
 def test_no_cell_of_the_notebook_prints_or_states_a_quiz_answer(capsys):
@@ -201,8 +231,12 @@ def test_no_cell_of_the_notebook_prints_or_states_a_quiz_answer(capsys):
         if kind == "code" and "print(" in text and "BEGIN SOLUTION" not in text:
             exec(text, namespace)  # noqa: S102 - the course's own cells
     shown = capsys.readouterr().out + "\n".join(t for k, t in cells if k == "markdown")
-    numbers = {name: key.answer for questions in (L.QUESTIONS_A, L.QUESTIONS_B)
-               for name, key in questions.key().items() if not isinstance(key.answer, str)}
+    numbers = {
+        name: key.answer
+        for questions in (L.QUESTIONS_A, L.QUESTIONS_B)
+        for name, key in questions.key().items()
+        if not isinstance(key.answer, str)
+    }
     checked = {name: value for name, value in numbers.items() if round(value, 1) != value}
     assert {"A8", "A10", "B2", "B6"} <= set(checked)  # short numbers (0.5, 16) occur anyway
     for name, value in checked.items():
@@ -212,10 +246,13 @@ def test_no_cell_of_the_notebook_prints_or_states_a_quiz_answer(capsys):
 
 def test_question_numbers_are_computed():
     key_a, key_b = L.QUESTIONS_A.key(), L.QUESTIONS_B.key()
-    assert math.isclose(key_a["A2"].answer, 0.5) and "[0, 2, 0, 1]" in L.QUESTIONS_A.by_key[
-        "A2"].prompt
-    assert math.isclose(key_a["A10"].answer, math.log(float(np.finfo(np.float32).max))
-                        - math.log(1000))
+    assert (
+        math.isclose(key_a["A2"].answer, 0.5)
+        and "[0, 2, 0, 1]" in L.QUESTIONS_A.by_key["A2"].prompt
+    )
+    assert math.isclose(
+        key_a["A10"].answer, math.log(float(np.finfo(np.float32).max)) - math.log(1000)
+    )
     assert key_a["A1"].answer == 35 and key_a["A5"].answer == 16
     assert key_b["B11"].answer == 21
     assert "(2, 8, 10, 10)" in dict(L.QUESTIONS_B.by_key["B7"].options).values()
@@ -245,8 +282,9 @@ def test_without_the_key_answers_are_recorded_not_judged(monkeypatch, tmp_path):
     assert L.QUESTIONS_A.key() is None
     complete = judged(L.quiz_a, W.solution_quiz_a())
     assert complete.outcome is Outcome.RECORDED and bool(complete)
-    wrong_everywhere = {key: ("z" if q.options else -1.0) for key, q in
-                        L.QUESTIONS_A.by_key.items()}
+    wrong_everywhere = {
+        key: ("z" if q.options else -1.0) for key, q in L.QUESTIONS_A.by_key.items()
+    }
     feedback = judged(L.quiz_a, {**W.solution_quiz_a(), "A3": "b", "A2": 99.0})
     assert feedback.outcome is Outcome.RECORDED, feedback.message
     assert "right" not in feedback.message.replace("marked", "")
@@ -254,8 +292,7 @@ def test_without_the_key_answers_are_recorded_not_judged(monkeypatch, tmp_path):
     assert odd.outcome is Outcome.WRONG and "not one of the options" in odd.message
     assert "A2" not in odd.message  # a number is a well-formed answer, never judged
     partial = judged(L.quiz_a, {"A1": 140})
-    assert partial.outcome is Outcome.WRONG and partial.message.startswith(
-        "Not answered yet: A2")
+    assert partial.outcome is Outcome.WRONG and partial.message.startswith("Not answered yet: A2")
 
 
 def test_quiz_scores_per_question():
@@ -269,6 +306,7 @@ def test_quiz_scores_per_question():
 def mha_with(divisor):
     def answer(x, w_q, w_k, w_v, n_heads):
         return L._multi_head(x, w_q, w_k, w_v, n_heads, divisor=divisor(x.shape[1], n_heads))
+
     return answer
 
 
@@ -278,45 +316,62 @@ def mha_loops(x, w_q, w_k, w_v, n_heads):
     outs = []
     for h in range(n_heads):
         cols = slice(h * d, (h + 1) * d)
-        out, _ = attnlab.scaled_dot_product_attention(x @ w_q[:, cols], x @ w_k[:, cols],
-                                                      x @ w_v[:, cols])
+        out, _ = attnlab.scaled_dot_product_attention(
+            x @ w_q[:, cols], x @ w_k[:, cols], x @ w_v[:, cols]
+        )
         outs.append(out)
     return np.concatenate(outs, axis=1)
 
 
 def in_float32(answer):
     """``answer`` computed in float32: its inputs cast down (its result stays float32)."""
+
     def wrapped(*args):
-        return answer(*(a.astype(np.float32) if isinstance(a, np.ndarray) else a
-                        for a in args))
+        return answer(*(a.astype(np.float32) if isinstance(a, np.ndarray) else a for a in args))
+
     return wrapped
 
 
 def as_lists(answer):
     """``answer`` returning nested lists (a tuple of them if it returns several arrays)."""
+
     def wrapped(*args):
         got = answer(*args)
-        return tuple(np.asarray(g).tolist() for g in got) if isinstance(got, tuple) else \
-            np.asarray(got).tolist()
+        return (
+            tuple(np.asarray(g).tolist() for g in got)
+            if isinstance(got, tuple)
+            else np.asarray(got).tolist()
+        )
+
     return wrapped
 
 
-SCALE_RIGHT = {"reference": W.solution_multi_head_attention, "head by head": mha_loops,
-               "1 / sqrt(d_model / h)": mha_with(lambda dm, h: math.sqrt(dm / h)),
-               "in float32": in_float32(W.solution_multi_head_attention),
-               "as lists": as_lists(W.solution_multi_head_attention),
-               "float32 returned as lists": as_lists(in_float32(mha_loops))}
+SCALE_RIGHT = {
+    "reference": W.solution_multi_head_attention,
+    "head by head": mha_loops,
+    "1 / sqrt(d_model / h)": mha_with(lambda dm, h: math.sqrt(dm / h)),
+    "in float32": in_float32(W.solution_multi_head_attention),
+    "as lists": as_lists(W.solution_multi_head_attention),
+    "float32 returned as lists": as_lists(in_float32(mha_loops)),
+}
 SCALE_WRONG = {
-    "the buggy function": (L.buggy_multi_head_attention, "You divide every head's scores by "
-                           "√d_model = √16. But each head's scores are dot products of "
-                           "d_head = 2 numbers"),
+    "the buggy function": (
+        L.buggy_multi_head_attention,
+        "You divide every head's scores by "
+        "√d_model = √16. But each head's scores are dot products of "
+        "d_head = 2 numbers",
+    ),
     "no scaling": (mha_with(lambda dm, h: 1.0), "You do not scale the scores at all"),
     "d_head, not its root": (mha_with(lambda dm, h: dm / h), "You divide by d_head = 2"),
     "root of the head count": (mha_with(lambda dm, h: math.sqrt(h)), "You divide by √n_heads"),
-    "heads split wrongly": (lambda x, *w: L._multi_head(x, *w, split="wrong"),
-                            "The heads are split wrongly"),
-    "right for 8 heads only": (lambda x, wq, wk, wv, h: W.solution_multi_head_attention(
-        x, wq, wk, wv, 8), "with 4 heads"),
+    "heads split wrongly": (
+        lambda x, *w: L._multi_head(x, *w, split="wrong"),
+        "The heads are split wrongly",
+    ),
+    "right for 8 heads only": (
+        lambda x, wq, wk, wv, h: W.solution_multi_head_attention(x, wq, wk, wv, 8),
+        "with 4 heads",
+    ),
 }
 
 
@@ -335,6 +390,7 @@ def causal_with(mask_of):
         s = attnlab.attention_scores(q, k)
         w = attnlab.softmax(np.where(mask_of(q.shape[-2]), s, -np.inf))
         return w @ v, w
+
     return answer
 
 
@@ -347,37 +403,65 @@ def causal_with_k_t(q, k, v):
 MASK_RIGHT = {
     "reference": W.solution_causal_attention,
     "attnlab with mask=": lambda q, k, v: attnlab.scaled_dot_product_attention(
-        q, k, v, mask=attnlab.causal_mask(q.shape[-2])),
-    "-1e9 fill": lambda q, k, v: (lambda w: (w @ v, w))(attnlab.softmax(np.where(
-        attnlab.causal_mask(q.shape[-2]), attnlab.attention_scores(q, k), -1e9))),
+        q, k, v, mask=attnlab.causal_mask(q.shape[-2])
+    ),
+    "-1e9 fill": lambda q, k, v: (lambda w: (w @ v, w))(
+        attnlab.softmax(
+            np.where(attnlab.causal_mask(q.shape[-2]), attnlab.attention_scores(q, k), -1e9)
+        )
+    ),
     "in float32": in_float32(W.solution_causal_attention),
     "as lists": as_lists(W.solution_causal_attention),
 }
 MASK_WRONG = {
-    "renormalised after masking": (causal_renormalised, "You take the softmax over every key, "
-                                   "zero the masked weights and divide by what is left. With "
-                                   "exact numbers that is the same thing, but in row 1 a "
-                                   "masked score is 898 above the largest allowed one"),
-    "renormalised with an epsilon": (lambda q, k, v: causal_renormalised(q, k, v, eps=1e-9),
-                                     "dividing by what is left cannot bring it back"),
-    "the buggy function": (L.buggy_causal_attention, "You zero the future weights after the "
-                           "softmax, so the weights left in each row add up to less than 1 "
-                           "(row sums [0.212"),
-    "fill with 0": (lambda q, k, v: (lambda w: (w @ v, w))(attnlab.softmax(np.where(
-        attnlab.causal_mask(q.shape[-2]), attnlab.attention_scores(q, k), 0.0))),
-        "exp(0) = 1, so the future keys still get weight"),
-    "no mask": (lambda q, k, v: attnlab.scaled_dot_product_attention(q, k, v),
-                "Nothing is masked"),
-    "upper triangle": (causal_with(lambda n: attnlab.causal_mask(n).T),
-                       "Your mask is the upper triangle"),
-    "no diagonal": (causal_with(lambda n: np.tri(n, k=-1, dtype=bool)),
-                    "a query must be able to see itself"),
-    "only the output": (lambda q, k, v: W.solution_causal_attention(q, k, v)[0],
-                        "should return two arrays, (output, weights)"),
+    "renormalised after masking": (
+        causal_renormalised,
+        "You take the softmax over every key, "
+        "zero the masked weights and divide by what is left. With "
+        "exact numbers that is the same thing, but in row 1 a "
+        "masked score is 898 above the largest allowed one",
+    ),
+    "renormalised with an epsilon": (
+        lambda q, k, v: causal_renormalised(q, k, v, eps=1e-9),
+        "dividing by what is left cannot bring it back",
+    ),
+    "the buggy function": (
+        L.buggy_causal_attention,
+        "You zero the future weights after the "
+        "softmax, so the weights left in each row add up to less than 1 "
+        "(row sums [0.212",
+    ),
+    "fill with 0": (
+        lambda q, k, v: (lambda w: (w @ v, w))(
+            attnlab.softmax(
+                np.where(attnlab.causal_mask(q.shape[-2]), attnlab.attention_scores(q, k), 0.0)
+            )
+        ),
+        "exp(0) = 1, so the future keys still get weight",
+    ),
+    "no mask": (lambda q, k, v: attnlab.scaled_dot_product_attention(q, k, v), "Nothing is masked"),
+    "upper triangle": (
+        causal_with(lambda n: attnlab.causal_mask(n).T),
+        "Your mask is the upper triangle",
+    ),
+    "no diagonal": (
+        causal_with(lambda n: np.tri(n, k=-1, dtype=bool)),
+        "a query must be able to see itself",
+    ),
+    "only the output": (
+        lambda q, k, v: W.solution_causal_attention(q, k, v)[0],
+        "should return two arrays, (output, weights)",
+    ),
     "k.T in a batch": (causal_with_k_t, "k.T reverses *all* the axes"),
-    "output is the average": (lambda q, k, v: (np.broadcast_to(
-        v.mean(axis=-2, keepdims=True), v.shape[:-2] + (q.shape[-2], v.shape[-1])),
-        W.solution_causal_attention(q, k, v)[1]), "That is the plain average of the values"),
+    "output is the average": (
+        lambda q, k, v: (
+            np.broadcast_to(
+                v.mean(axis=-2, keepdims=True), v.shape[:-2] + (q.shape[-2], v.shape[-1])
+            ),
+            W.solution_causal_attention(q, k, v)[1],
+        ),
+        "That is the plain average of the values",
+    ),
 }
 
 
@@ -387,6 +471,7 @@ def shifted_by(shift):
         scores = q @ k.swapaxes(-1, -2) / q.shape[-1] ** 0.5
         e = np.exp(scores - shift(scores))
         return (e / e.sum(axis=-1, keepdims=True)) @ v
+
     return answer
 
 
@@ -400,26 +485,42 @@ SHIFT_RIGHT = {
     "as lists": as_lists(W.solution_stable_attention),
     "batched": lambda q, k, v: W.solution_stable_attention(q[None], k[None], v[None])[0],
     "attnlab": lambda q, k, v: attnlab.scaled_dot_product_attention(q, k, v)[0],
-    "attnlab.softmax in float64": lambda q, k, v: attnlab.softmax(
-        attnlab.attention_scores(q.astype(float), k.astype(float))) @ v.astype(float),
+    "attnlab.softmax in float64": lambda q, k, v: (
+        attnlab.softmax(attnlab.attention_scores(q.astype(float), k.astype(float)))
+        @ v.astype(float)
+    ),
 }
 SHIFT_WRONG = {
-    "the buggy function": (L.buggy_stable_attention, "exp of a score above 11.09 overflows "
-                           "float16 to inf, and inf / inf is nan. Subtract each row's largest"),
-    "float64 without the shift": (float64_no_shift, "exp of a score above 709.8 overflows "
-                                  "float64 to inf, and inf / inf is nan. Subtract each row's "
-                                  "largest score before exponentiating: the softmax does not "
-                                  "change (the factor cancels), and every exp is then at most 1. "
-                                  "Computing in a wider dtype, as here, only moves this limit."),
-    "one max for the matrix": (shifted_by(lambda s: s.max()), "You subtract one max for the "
-                               "whole matrix"),
-    "the min": (shifted_by(lambda s: s.min(axis=-1, keepdims=True)), "You subtract the row's "
-                "smallest score"),
-    "the mean": (shifted_by(lambda s: s.mean(axis=-1, keepdims=True)), "Subtracting the row's "
-                 "mean"),
+    "the buggy function": (
+        L.buggy_stable_attention,
+        "exp of a score above 11.09 overflows "
+        "float16 to inf, and inf / inf is nan. Subtract each row's largest",
+    ),
+    "float64 without the shift": (
+        float64_no_shift,
+        "exp of a score above 709.8 overflows "
+        "float64 to inf, and inf / inf is nan. Subtract each row's "
+        "largest score before exponentiating: the softmax does not "
+        "change (the factor cancels), and every exp is then at most 1. "
+        "Computing in a wider dtype, as here, only moves this limit.",
+    ),
+    "one max for the matrix": (
+        shifted_by(lambda s: s.max()),
+        "You subtract one max for the whole matrix",
+    ),
+    "the min": (
+        shifted_by(lambda s: s.min(axis=-1, keepdims=True)),
+        "You subtract the row's smallest score",
+    ),
+    "the mean": (
+        shifted_by(lambda s: s.mean(axis=-1, keepdims=True)),
+        "Subtracting the row's mean",
+    ),
     "max without keepdims": (shifted_by(lambda s: s.max(axis=-1)), "could not be broadcast"),
-    "column max": (shifted_by(lambda s: s.max(axis=0, keepdims=True)), "You subtract each "
-                   "*column's* max (axis=0)"),
+    "column max": (
+        shifted_by(lambda s: s.max(axis=0, keepdims=True)),
+        "You subtract each *column's* max (axis=0)",
+    ),
 }
 
 
@@ -428,33 +529,55 @@ EXPOSE_RIGHT = {
     "reference": W.solution_exposing_input,
     "lists, 0/1 mask": lambda: ([[0.0, 900.0, 1.0], [1.0, 2.0, 3.0]], [[1, 0, 1], [1, 1, 0]]),
     "float32, a smaller gap": lambda: (np.float32([[0.0, 200.0]]), np.array([[True, False]])),
-    "a batch, one row exposing": lambda: (np.array([[[0.0, 2.0], [5.0, 1.0]],
-                                                    [[0.0, 760.0], [3.0, 3.0]]]),
-                                          np.array([[True, False], [True, True]])[None]
-                                          .repeat(2, axis=0)),
-    "precision lost, not NaN": lambda: (np.array([[0.0, 743.0, 0.5]]),
-                                        np.array([[True, False, True]])),
+    "a batch, one row exposing": lambda: (
+        np.array([[[0.0, 2.0], [5.0, 1.0]], [[0.0, 760.0], [3.0, 3.0]]]),
+        np.array([[True, False], [True, True]])[None].repeat(2, axis=0),
+    ),
+    "precision lost, not NaN": lambda: (
+        np.array([[0.0, 743.0, 0.5]]),
+        np.array([[True, False, True]]),
+    ),
 }
 EXPOSE_WRONG = {
-    "the running example": (lambda: (attnlab.attention_scores(
-        *(lambda c: (c.x @ c.w_q, c.x @ c.w_k))(cat_sat_down())), attnlab.causal_mask(4)),
-        "they agree (the largest difference is"),
-    "allowed keys on top": (lambda: (np.array([[1000.0, 0.0], [5.0, -900.0]]),
-                                     np.array([[True, False], [True, False]])),
-                            "In every row an allowed key has the largest score"),
-    "a masked key 10 above": (lambda: (np.array([[0.0, 10.0]]), np.array([[True, False]])),
-                              "On your input the patched function gave [[1, 0]] and a correct "
-                              "masked softmax gave [[1, 0]]: they agree"),
-    "a gap that still fits": (lambda: (np.array([[0.0, 700.0]]), np.array([[True, False]])),
-                              "In float64, how far below the max must a score be"),
-    "nothing masked": (lambda: (np.array([[0.0, 1000.0]]), np.array([[True, True]])),
-                       "Nothing is masked"),
-    "a fully masked row": (lambda: (np.array([[0.0, 1000.0]]), np.array([[False, False]])),
-                           "Row 0 has no allowed key"),
-    "an infinite score": (lambda: (np.array([[0.0, np.inf]]), np.array([[True, False]])),
-                          "the claim under test is about finite scores"),
-    "mask of the wrong shape": (lambda: (np.zeros((2, 3)), np.ones((3, 2), dtype=bool)),
-                                "mask should have the shape of scores, (2, 3)"),
+    "the running example": (
+        lambda: (
+            attnlab.attention_scores(*(lambda c: (c.x @ c.w_q, c.x @ c.w_k))(cat_sat_down())),
+            attnlab.causal_mask(4),
+        ),
+        "they agree (the largest difference is",
+    ),
+    "allowed keys on top": (
+        lambda: (
+            np.array([[1000.0, 0.0], [5.0, -900.0]]),
+            np.array([[True, False], [True, False]]),
+        ),
+        "In every row an allowed key has the largest score",
+    ),
+    "a masked key 10 above": (
+        lambda: (np.array([[0.0, 10.0]]), np.array([[True, False]])),
+        "On your input the patched function gave [[1, 0]] and a correct "
+        "masked softmax gave [[1, 0]]: they agree",
+    ),
+    "a gap that still fits": (
+        lambda: (np.array([[0.0, 700.0]]), np.array([[True, False]])),
+        "In float64, how far below the max must a score be",
+    ),
+    "nothing masked": (
+        lambda: (np.array([[0.0, 1000.0]]), np.array([[True, True]])),
+        "Nothing is masked",
+    ),
+    "a fully masked row": (
+        lambda: (np.array([[0.0, 1000.0]]), np.array([[False, False]])),
+        "Row 0 has no allowed key",
+    ),
+    "an infinite score": (
+        lambda: (np.array([[0.0, np.inf]]), np.array([[True, False]])),
+        "the claim under test is about finite scores",
+    ),
+    "mask of the wrong shape": (
+        lambda: (np.zeros((2, 3)), np.ones((3, 2), dtype=bool)),
+        "mask should have the shape of scores, (2, 3)",
+    ),
     "only the scores": (lambda: np.array([[0.0, 1000.0]]), "should return two things"),
     "a mask of strings": (lambda: ([[0.0, 1.0]], [["yes", "no"]]), "mask should hold True"),
 }
@@ -473,9 +596,11 @@ test_accepts, test_rejects = accept_reject(
 def test_each_buggy_function_differs_from_its_fix_in_one_line():
     import inspect
 
-    for bug, fix in ((L.buggy_multi_head_attention, W.solution_multi_head_attention),
-                     (L.buggy_causal_attention, W.solution_causal_attention),
-                     (L.buggy_stable_attention, W.solution_stable_attention)):
+    for bug, fix in (
+        (L.buggy_multi_head_attention, W.solution_multi_head_attention),
+        (L.buggy_causal_attention, W.solution_causal_attention),
+        (L.buggy_stable_attention, W.solution_stable_attention),
+    ):
         bad = inspect.getsource(bug).splitlines()[1:]
         good = inspect.getsource(fix).splitlines()[1:]
         changed = [line for line in good if line not in bad]
@@ -497,12 +622,14 @@ def test_the_shift_cases_overflow_their_dtypes():
 # ---------------------------------------------------------------- tolerances and messages
 def nudged(answer, factor):
     """``answer`` with its first entry multiplied by ``factor`` (a tiny, real error)."""
+
     def wrapped(*args):
         got = answer(*args)
         first = got[0] if isinstance(got, tuple) else got
         first = np.array(first, dtype=float)
         first.flat[0] *= factor
         return (first, got[1]) if isinstance(got, tuple) else first
+
     return wrapped
 
 
@@ -517,11 +644,15 @@ def _shown_pair(message: str) -> tuple[str, str]:
 
 
 @pytest.mark.parametrize("factor", [1 + 1.5e-4, 1 + 3e-4, 1 + 1e-3, 1 - 2e-4])
-@pytest.mark.parametrize("exercise, answer", [
-    (L.scale_bug, W.solution_multi_head_attention),
-    (L.mask_bug, W.solution_causal_attention),
-    (L.shift_bug, W.solution_stable_attention),
-], ids=["7.3", "7.4", "7.5"])
+@pytest.mark.parametrize(
+    "exercise, answer",
+    [
+        (L.scale_bug, W.solution_multi_head_attention),
+        (L.mask_bug, W.solution_causal_attention),
+        (L.shift_bug, W.solution_stable_attention),
+    ],
+    ids=["7.3", "7.4", "7.5"],
+)
 def test_a_small_error_is_never_shown_as_equal_looking_numbers(exercise, answer, factor):
     """An error just above float32 precision is rejected, and the reason shows two numbers
     that differ (with more digits and the difference when 4 digits are not enough)."""
@@ -544,8 +675,9 @@ def test_float32_is_judged_to_float32_precision():
     rtol, _ = L.tolerance(np.float32)
     assert_right(L.scale_bug, in_float32(W.solution_multi_head_attention))
     assert_right(L.scale_bug, in_float32(nudged(W.solution_multi_head_attention, 1 + rtol / 20)))
-    assert_wrong(L.scale_bug, in_float32(nudged(W.solution_multi_head_attention,
-                                                1 + 20 * rtol)), "should be")
+    assert_wrong(
+        L.scale_bug, in_float32(nudged(W.solution_multi_head_attention, 1 + 20 * rtol)), "should be"
+    )
 
 
 def test_precision_of_lists_and_arrays():
@@ -565,8 +697,12 @@ def test_the_patched_softmax_is_right_for_ordinary_scores():
         scores = rng.normal(scale=20.0, size=(4, 6))  # (4, 6)
         mask = rng.random((4, 6)) < 0.6
         mask[:, 0] = True
-        np.testing.assert_allclose(L.patched_masked_softmax(scores, mask),
-                                   L._masked_softmax(scores, mask), rtol=1e-9, atol=1e-15)
+        np.testing.assert_allclose(
+            L.patched_masked_softmax(scores, mask),
+            L._masked_softmax(scores, mask),
+            rtol=1e-9,
+            atol=1e-15,
+        )
     _, (q, k, v) = L.mask_cases()[-1]
     with np.errstate(all="ignore"):
         assert np.isnan(causal_renormalised(q, k, v)[1][:2]).all()

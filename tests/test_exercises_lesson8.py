@@ -155,9 +155,10 @@ def shift_by_old_max_or_zero(m, l, block):
 
 def in_float32(function):
     """The same answer computed in float32: every float array cast before the call."""
+
     def answer(*args):
-        return function(*(a.astype(np.float32) if isinstance(a, np.ndarray) else a
-                           for a in args))  # fmt: skip
+        return function(*(a.astype(np.float32) if isinstance(a, np.ndarray) else a for a in args))
+
     return answer
 
 
@@ -181,7 +182,9 @@ ONLINE_WRONG = {
     "no max at all": (no_max_at_all, "adds exp(block) without subtracting the new max"),
     "shifted by the old max": (shift_by_old_max, "shifted the block's exponentials by the old"),
     "shifted by the old max, 0 at first": (
-        shift_by_old_max_or_zero, "If you shifted by the old running max"),
+        shift_by_old_max_or_zero,
+        "If you shifted by the old running max",
+    ),
     "nan on a masked block": (nan_on_masked, "-inf - (-inf) is nan. Shift by 0"),
     "warns on a masked block": (
         warns_on_masked,
@@ -333,7 +336,6 @@ def test_attention_cases_have_large_scores_and_uneven_blocks():
     assert any(c.blocks[-1][0].shape[1] != c.blocks[0][0].shape[1] for c in cases)
 
 
-
 def test_a_wrong_step_names_the_case_the_step_and_the_inputs():
     message = judged(L.online_update, no_rescale).message
     assert "step 2 of" in message and "m = " in message and "block = " in message
@@ -345,8 +347,18 @@ def loop_worked(q, k, v, block, causal):
     return worked_answer(L.tiled_loop)(q, k, v, block, causal)
 
 
-def loop_in(dtype=np.float64, *, skip=True, tail=True, diagonal_mask=True, local=False,
-            skip_diagonal=False, divide=True, count="tile", as_list=False):
+def loop_in(
+    dtype=np.float64,
+    *,
+    skip=True,
+    tail=True,
+    diagonal_mask=True,
+    local=False,
+    skip_diagonal=False,
+    divide=True,
+    count="tile",
+    as_list=False,
+):
     """A tiled loop written the way a learner might, with one choice (or mistake) switched."""
 
     def tiled(q, k, v, block, causal):
@@ -367,8 +379,11 @@ def loop_in(dtype=np.float64, *, skip=True, tail=True, diagonal_mask=True, local
                     continue
                 s = q[..., i0:i1, :] @ k[..., j0:j1, :].swapaxes(-1, -2) / np.sqrt(d_k)
                 if causal and diagonal_mask:
-                    r, c = (np.arange(i1 - i0), np.arange(j1 - j0)) if local else (
-                        np.arange(i0, i1), np.arange(j0, j1))
+                    r, c = (
+                        (np.arange(i1 - i0), np.arange(j1 - j0))
+                        if local
+                        else (np.arange(i0, i1), np.arange(j0, j1))
+                    )
                     s = np.where(c[None, :] <= r[:, None], s, -np.inf)
                 m_new = np.maximum(m, s.max(axis=-1))
                 shift = np.where(np.isfinite(m_new), m_new, 0.0)
@@ -403,7 +418,8 @@ LOOP_RIGHT = {
     "in float32": loop_in(np.float32),
     "returns a list": loop_in(as_list=True),
     "batch-ready (... axes)": lambda q, k, v, b, c: (lambda r: (r[0][0], r[1]))(
-        loop_in()(q[None], k[None], v[None], b, c)),
+        loop_in()(q[None], k[None], v[None], b, c)
+    ),
 }
 LOOP_WRONG = {
     "attnlab's tiled_attention": (loop_through_the_library, "asks you not to use"),
@@ -435,8 +451,11 @@ def test_expected_tiles_counts_the_loop():
     """Against a brute-force count: tiles holding at least one allowed (query, key) pair."""
     for n, b in [(4, 3), (10, 4), (10, 1), (1000, 64), (7, 7), (5, 9)]:
         allowed = attnlab.causal_mask(n)
-        brute = sum(bool(allowed[i:i + b, j:j + b].any())
-                    for i in range(0, n, b) for j in range(0, n, b))  # fmt: skip
+        brute = sum(
+            bool(allowed[i : i + b, j : j + b].any())
+            for i in range(0, n, b)
+            for j in range(0, n, b)
+        )
         assert L.expected_tiles(n, b, True) == brute
         assert L.expected_tiles(n, b, False) == (-(-n // b)) ** 2
 
@@ -444,7 +463,8 @@ def test_expected_tiles_counts_the_loop():
 def test_every_loop_mistake_differs_from_the_right_output():
     for case in L.loop_cases()[1:4]:
         expected = attnlab.scaled_dot_product_attention(
-            case.q, case.k, case.v, mask=attnlab.causal_mask(len(case.q)))[0]
+            case.q, case.k, case.v, mask=attnlab.causal_mask(len(case.q))
+        )[0]
         for mistake, reason in L._loop_mistakes(case):
             assert not np.allclose(mistake, expected, rtol=1e-4, equal_nan=True), reason
 
@@ -460,16 +480,20 @@ test_accepts, test_rejects = accept_reject(
 
 def test_a_difference_hidden_by_rounding_is_said_to_be_one():
     """Numbers that print alike but differ by more than float32 rounding: the message says so."""
+
     def nearly(m, l, block):
         m_new, l_new = W.solution_online_update(m, l, block)
         return m_new, l_new - 1.5e-4 * (np.arange(len(l_new)) == 0)
+
     message = judged(L.online_update, nearly).message
     assert "agree to the digits shown, but differ by up to" in message, message
 
 
 def test_float32_loop_is_checked_to_float32_precision_only():
     """A loop that is off by 1e-3 relative is wrong, even though float32 answers pass."""
+
     def off(q, k, v, block, causal):
         out, tiles = loop_in()(q, k, v, block, causal)
         return out * (1 + 1e-3), tiles
+
     assert judged(L.tiled_loop, off).outcome.name == "WRONG"

@@ -52,21 +52,35 @@ VJP_RIGHT = {
 VJP_WRONG = {
     "w * g": (lambda w, g: w * g, "You kept only w ⊙ g"),
     "diagonal of J only": (lambda w, g: w * (1 - w) * g, "only the diagonal of the Jacobian"),
-    "no factor w": (lambda w, g: g - np.sum(w * g, axis=-1, keepdims=True),
-                    "The factor w in front is missing"),
-    "unweighted sum": (lambda w, g: w * (g - np.sum(g, axis=-1, keepdims=True)),
-                       "must be weighted by the weights: w · g = Σ_j w_j g_j"),
-    "plain mean": (lambda w, g: w * (g - np.mean(g, axis=-1, keepdims=True)),
-                   "not the plain mean of g"),
+    "no factor w": (
+        lambda w, g: g - np.sum(w * g, axis=-1, keepdims=True),
+        "The factor w in front is missing",
+    ),
+    "unweighted sum": (
+        lambda w, g: w * (g - np.sum(g, axis=-1, keepdims=True)),
+        "must be weighted by the weights: w · g = Σ_j w_j g_j",
+    ),
+    "plain mean": (
+        lambda w, g: w * (g - np.mean(g, axis=-1, keepdims=True)),
+        "not the plain mean of g",
+    ),
     "sign flipped": (lambda w, g: -reference_vjp(w, g), "The sign is flipped"),
     "summed down the columns": (
-        lambda w, g: w * (g - np.sum(w * g, axis=0, keepdims=True)), "summed down the columns"),
+        lambda w, g: w * (g - np.sum(w * g, axis=0, keepdims=True)),
+        "summed down the columns",
+    ),
     "no keepdims": (lambda w, g: w * (g - np.sum(w * g, axis=-1)), "Without keepdims=True"),
-    "in place": (lambda w, g: np.multiply(w, g - np.sum(w * g, axis=-1, keepdims=True), out=w),
-                 "changed its input"),
+    "in place": (
+        lambda w, g: np.multiply(w, g - np.sum(w * g, axis=-1, keepdims=True), out=w),
+        "changed its input",
+    ),
     "wrong shape": (lambda w, g: np.sum(w * g, axis=-1), "should have shape (3,)"),
-    "a log of the weights": (lambda w, g: w * (g - np.sum(w * g, axis=-1, keepdims=True))
-                             + 0 * np.log(np.where(w > 0, w, np.nan)), "nan or inf"),
+    "a log of the weights": (
+        lambda w, g: (
+            w * (g - np.sum(w * g, axis=-1, keepdims=True)) + 0 * np.log(np.where(w > 0, w, np.nan))
+        ),
+        "nan or inf",
+    ),
 }
 
 
@@ -96,18 +110,24 @@ def grads_einsum_float32(q, k, v, g):
     w = e / e.sum(axis=-1, keepdims=True)
     dw = np.einsum("ie,je->ij", g, v)
     ds = w * (dw - np.einsum("ij,ij->i", w, dw)[:, None])
-    return [np.einsum("ij,jd->id", ds, k) * c, np.einsum("ij,id->jd", ds, q) * c,
-            np.einsum("ij,ie->je", w, g)]
+    return [
+        np.einsum("ij,jd->id", ds, k) * c,
+        np.einsum("ij,id->jd", ds, q) * c,
+        np.einsum("ij,ie->je", w, g),
+    ]
 
 
 def grads_by_finite_differences(q, k, v, g):
     """Slow but right: nudge every entry (the check cannot tell a careful learner from this)."""
+
     def loss(a, b, c):
         return float(np.sum(g * attnlab.scaled_dot_product_attention(a, b, c)[0]))
 
-    return (finite_difference_gradient(lambda a: loss(a, k, v), q),
-            finite_difference_gradient(lambda b: loss(q, b, v), k),
-            finite_difference_gradient(lambda c: loss(q, k, c), v))
+    return (
+        finite_difference_gradient(lambda a: loss(a, k, v), q),
+        finite_difference_gradient(lambda b: loss(q, b, v), k),
+        finite_difference_gradient(lambda c: loss(q, k, c), v),
+    )
 
 
 def _parts(q, k, v, g):
@@ -159,13 +179,21 @@ BACKWARD_WRONG = {
     "dq and dk swapped": (swapped, "dq and dk are swapped"),
     "W G for dv": (dv_untransposed, "dv should be Wᵀ G"),
     "∂S Q for dk": (dk_untransposed, "dk should be (∂L/∂S)ᵀ Q"),
-    "only two": (lambda q, k, v, g: grads_reference(q, k, v, g)[:2],
-                 "should return the three gradients (dq, dk, dv)"),
-    "the library's backward": (lambda q, k, v, g: tuple(attention_backward(q, k, v, g)),
-                               "asks you not to use"),
-    "off a little": (lambda q, k, v, g: (*grads_reference(q, k, v, g)[:2],
-                                         grads_reference(q, k, v, g)[2] * 1.01),
-                     "dv is not right; dv should be"),
+    "only two": (
+        lambda q, k, v, g: grads_reference(q, k, v, g)[:2],
+        "should return the three gradients (dq, dk, dv)",
+    ),
+    "the library's backward": (
+        lambda q, k, v, g: tuple(attention_backward(q, k, v, g)),
+        "asks you not to use",
+    ),
+    "off a little": (
+        lambda q, k, v, g: (
+            *grads_reference(q, k, v, g)[:2],
+            grads_reference(q, k, v, g)[2] * 1.01,
+        ),
+        "dv is not right; dv should be",
+    ),
 }
 
 
@@ -173,14 +201,19 @@ def test_backward_cases_are_rectangular_somewhere_and_the_references_agree():
     cases = L.attention_cases()
     assert any(c.q.shape[0] != c.k.shape[0] and c.q.shape[1] != c.v.shape[1] for c in cases)
     for case in cases:
-        for got, want in zip(grads_reference(case.q, case.k, case.v, case.g), case.expected,
-                             strict=True):
+        for got, want in zip(
+            grads_reference(case.q, case.k, case.v, case.g), case.expected, strict=True
+        ):
             np.testing.assert_allclose(got, want, atol=1e-10)
 
 
 def test_a_rectangular_case_names_the_transpose_by_shape():
-    feedback = L.backward_step.check(lambda q, k, v, g: (
-        *grads_reference(q, k, v, g)[:2], g.T @ np.ones((q.shape[0], k.shape[0]))))
+    feedback = L.backward_step.check(
+        lambda q, k, v, g: (
+            *grads_reference(q, k, v, g)[:2],
+            g.T @ np.ones((q.shape[0], k.shape[0])),
+        )
+    )
     assert "should have shape" in feedback.message
 
 
@@ -201,8 +234,10 @@ READS_WRONG = {
     "positions": (lambda: L.probe_heatmap().argmax(axis=1).tolist(), "Those are positions"),
     "too short": (lambda: read_with_argmax()[:-1], "one token per query, 6 in all"),
     "one string": (lambda: "BAEFAB", "should return a list of 6 tokens"),
-    "the faintest cell of each row": (lambda: [PROBE[j] for j in L.probe_heatmap().argmin(axis=1)],
-                          "Row 0 (query 'C'): its brightest cell is not under"),
+    "the faintest cell of each row": (
+        lambda: [PROBE[j] for j in L.probe_heatmap().argmin(axis=1)],
+        "Row 0 (query 'C'): its brightest cell is not under",
+    ),
 }
 
 

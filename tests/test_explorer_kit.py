@@ -74,8 +74,14 @@ def test_one_of_does_not_touch_its_input():
 
 # ------------------------------------------------------------------ slider makers
 def test_stops_slider_labels_each_stop_and_sets_the_width():
-    slider = stops_slider((16, 1024), 1024, "sequence length N", label="{:,}".format,
-                          width="470px", label_width="130px")
+    slider = stops_slider(
+        (16, 1024),
+        1024,
+        "sequence length N",
+        label="{:,}".format,
+        width="470px",
+        label_width="130px",
+    )
     assert isinstance(slider, SelectionSlider)
     assert slider.options == (("16", 16), ("1,024", 1024))
     assert slider.value == 1024 and slider.text == "1,024"
@@ -102,7 +108,10 @@ def test_score_sliders_and_scores_of_round_trip():
     assert list(sliders) == ["score_1", "score_2", "score_3"]
     assert all(isinstance(s, Slider) and (s.min, s.max) == (-3.0, 3.0) for s in sliders.values())
     assert [s.description for s in sliders.values()] == [
-        "score of key 1", "score of key 2", "score of key 3"]
+        "score of key 1",
+        "score of key 2",
+        "score of key 3",
+    ]
     values = {"temperature": 2.0} | {key: s.value for key, s in reversed(sliders.items())}
     assert scores_of(values) == [1.0, -0.5, 2.5]
 
@@ -110,8 +119,15 @@ def test_score_sliders_and_scores_of_round_trip():
 # ------------------------------------------------------------------ one palette
 def test_okabe_ito_order_is_the_palette_by_name():
     p = colours.PALETTE
-    assert colours.OKABE_ITO == (p["blue"], p["green"], p["vermillion"], p["purple"],
-                                 p["orange"], p["sky"], p["yellow"])
+    assert colours.OKABE_ITO == (
+        p["blue"],
+        p["green"],
+        p["vermillion"],
+        p["purple"],
+        p["orange"],
+        p["sky"],
+        p["yellow"],
+    )
     assert len(set(colours.PALETTE.values())) == len(colours.PALETTE)
     assert all(re.fullmatch(r"#[0-9A-F]{6}", c) for c in colours.PALETTE.values())
 
@@ -180,8 +196,9 @@ def test_weights_heatmap_without_ax_makes_its_own_figure_and_returns_its_artists
         assert drawn["image"].get_clim() == (0.0, 1.0)
         assert drawn["image"].cmap.name.startswith(colours.WEIGHT_CMAP)
         assert not drawn["image"].get_visible()
-        np.testing.assert_array_equal(drawn["squares"].get_paths()[1].vertices[:4],
-                                      unit_squares(3)[1])
+        np.testing.assert_array_equal(
+            drawn["squares"].get_paths()[1].vertices[:4], unit_squares(3)[1]
+        )
         offsets = drawn["cells"].get_offsets()
         np.testing.assert_array_equal(offsets[:4], [[0, 0], [1, 0], [2, 0], [0, 1]])
     finally:
@@ -190,8 +207,7 @@ def test_weights_heatmap_without_ax_makes_its_own_figure_and_returns_its_artists
 
 def test_weights_heatmap_options():
     fig = Figure()
-    drawn = weights_heatmap("ab", ax=fig.subplots(), colorbar=False, squares=False,
-                            cell_size=12.0)
+    drawn = weights_heatmap("ab", ax=fig.subplots(), colorbar=False, squares=False, cell_size=12.0)
     assert set(drawn) == {"image", "cells"}
     assert drawn["image"].get_visible() and len(fig.axes) == 1
     assert drawn["cells"].size == 12.0
@@ -221,8 +237,11 @@ def test_show_weights_changes_the_artists_in_place():
 
 def test_show_weights_refuses_another_shape():
     drawn = weights_heatmap(["a", "b"], ax=Figure().subplots())
-    with pytest.raises(ValueError, match=r"^weights must keep the drawn shape \(2, 2\); "
-                                         r"got shape \(1, 4\)"):
+    with pytest.raises(
+        ValueError,
+        match=r"^weights must keep the drawn shape \(2, 2\); "
+        r"got shape \(1, 4\)",
+    ):
         show_weights(drawn, np.ones((1, 4)) / 4)
 
 
@@ -237,8 +256,13 @@ def test_bar_end_labels_sit_inside_long_bars_and_beyond_short_ones():
     from attnlab.plots.outline_labels import OutlineLabels
 
     labels = OutlineLabels(Figure().subplots(), np.zeros((3, 2)), size=9)
-    labels.set_bar_ends([1.0, 0.2, 0.0], ["1", "0.2", "nan"], inside=[True, False, False],
-                        pad=0.05, colors=["red", "red", "black"])
+    labels.set_bar_ends(
+        [1.0, 0.2, 0.0],
+        ["1", "0.2", "nan"],
+        inside=[True, False, False],
+        pad=0.05,
+        colors=["red", "red", "black"],
+    )
     np.testing.assert_allclose(labels.get_offsets(), [[0.95, 0], [0.25, 1], [0.05, 2]])
     faces = labels.get_facecolor()  # (3, 4) RGBA
     assert faces.tolist() == [[1, 1, 1, 1], [1, 0, 0, 1], [0, 0, 0, 1]]  # white inside

@@ -57,8 +57,11 @@ def test_overflow_table_has_one_cell_per_weight():
 def test_mixture_subscripts_are_mathtext_not_underscores():
     explorer = quiet(MixtureExplorer)
     texts = [t.get_text() for t in explorer.figure.findobj(lambda a: hasattr(a, "get_text"))]
-    plain = [t for t in texts if re.search(r"\b[wv]_", t.replace("$", " $ "))
-             and not re.search(r"\$[^$]*[wv]_[^$]*\$", t)]  # fmt: skip
+    plain = [
+        t
+        for t in texts
+        if re.search(r"\b[wv]_", t.replace("$", " $ ")) and not re.search(r"\$[^$]*[wv]_[^$]*\$", t)
+    ]
     assert not plain, plain
     assert any(r"$w_\mathrm{A}$" in t for t in texts)
 
@@ -117,8 +120,9 @@ def any_explorer(request):
 
 
 def test_no_text_below_the_minimum_size(any_explorer):
-    small = [(size, what) for size, what in figure_font_sizes(any_explorer.figure)
-             if size < MIN_FONT_PT]  # fmt: skip
+    small = [
+        (size, what) for size, what in figure_font_sizes(any_explorer.figure) if size < MIN_FONT_PT
+    ]
     assert not small, f"texts under {MIN_FONT_PT} pt: {small}"
 
 
@@ -146,15 +150,22 @@ def test_scaling_plots_never_run_through_their_legends():
 
     explorer = quiet(ScalingExplorer)
     a = explorer.artists
-    moving = {"raw_hist": a["raw_hist"], "score_hist": a["score_hist"], "row": a["row"],
-              "jacobian_curve": a["jacobian_curve"]}  # fmt: skip
+    moving = {
+        "raw_hist": a["raw_hist"],
+        "score_hist": a["score_hist"],
+        "row": a["row"],
+        "jacobian_curve": a["jacobian_curve"],
+    }
     boxes = {name: legend_box(artist.axes) for name, artist in moving.items()}
     crossed = []
     for d_k in [1, 2, 4, 16, 64, 256, 1024]:
         for scaled, exponent in [(False, 0.5), (True, 1 / 3), (True, 0.5), (True, 2 / 3)]:
             explorer.set(d_k=d_k, scaled=scaled, exponent=exponent)
-            crossed += [(name, d_k, scaled, exponent) for name, artist in moving.items()
-                        if crosses(artist, boxes[name])]  # fmt: skip
+            crossed += [
+                (name, d_k, scaled, exponent)
+                for name, artist in moving.items()
+                if crosses(artist, boxes[name])
+            ]
     assert not crossed
 
 
@@ -224,8 +235,7 @@ def test_mask_lab_pad_marks_follow_a_dark_page():
     ("explorer_class", "values"),
     [
         ("MixtureExplorer", {"score_3": -2.0}),
-        ("ScoreRowExplorer", {"score_1": -1.0, "score_2": -2.0, "score_3": -0.5,
-                              "score_4": -3.0}),
+        ("ScoreRowExplorer", {"score_1": -1.0, "score_2": -2.0, "score_3": -0.5, "score_4": -3.0}),
         ("TemperatureExplorer", {"score_1": -3.0}),
         ("OverflowExplorer", {"row": "[1, 0.5, 2.5, -0.1]"}),
     ],
@@ -270,8 +280,10 @@ def drawn_through(artist, box) -> bool:
         return path.intersects_bbox(box, filled=filled)
     if isinstance(artist, LineCollection | PolyCollection) and len(artist.get_offsets()) <= 1:
         transform, filled = artist.get_transform(), isinstance(artist, PolyCollection)
-        return any(transform.transform_path(p).intersects_bbox(box, filled=filled)
-                   for p in artist.get_paths())  # fmt: skip
+        return any(
+            transform.transform_path(p).intersects_bbox(box, filled=filled)
+            for p in artist.get_paths()
+        )
     return False
 
 
@@ -297,7 +309,11 @@ def test_nothing_moving_runs_through_a_legend(any_explorer):
         start = control.value
         for value in control_values(control, 12):
             control.value = value
-            crossed |= {(type(a).__name__, name, str(value)) for a in moving for box in boxes
-                        if drawn_through(a, box)}  # fmt: skip
+            crossed |= {
+                (type(a).__name__, name, str(value))
+                for a in moving
+                for box in boxes
+                if drawn_through(a, box)
+            }
         control.value = start
     assert not crossed, sorted(crossed)[:10]

@@ -24,8 +24,7 @@ pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[1]
 #: Submissions that are not cheating: every other kind must score 0 for what it touches.
-HONEST = ("blank", "solved", "one-wrong", "right-but-warns", "quiz-2-wrong",
-          "forbidden-function")
+HONEST = ("blank", "solved", "one-wrong", "right-but-warns", "quiz-2-wrong", "forbidden-function")
 
 
 def _grade_lesson(folder: Path, lesson: str) -> dict:
@@ -54,8 +53,9 @@ def courses(tmp_path_factory):
 def graded(courses):
     """lesson -> kind -> (score, max, expected) after autograding every submission."""
     with ThreadPoolExecutor(max_workers=2) as pool:  # nbgrader runs in subprocesses
-        futures = {lesson: pool.submit(_grade_lesson, folder, lesson)
-                   for lesson, folder in courses.items()}
+        futures = {
+            lesson: pool.submit(_grade_lesson, folder, lesson) for lesson, folder in courses.items()
+        }
         table = {lesson: future.result() for lesson, future in futures.items()}
     print(score_table(table))
     return table
@@ -72,9 +72,11 @@ def score_table(table) -> str:
     solved                4/5 [5]
     """
     kinds = list(dict.fromkeys(k for row in table.values() for k in row))
-    lines = ["", "score / max points per kind of submission and lesson "
-             "([expected] where it differs)",
-             f"{'kind':<22}" + "".join(f"{lesson[:2]:>9}" for lesson in table)]
+    lines = [
+        "",
+        "score / max points per kind of submission and lesson ([expected] where it differs)",
+        f"{'kind':<22}" + "".join(f"{lesson[:2]:>9}" for lesson in table),
+    ]
     for kind in kinds:
         cells = []
         for row in table.values():
@@ -89,8 +91,12 @@ def score_table(table) -> str:
 
 
 def test_every_submission_scores_what_it_should(graded):
-    wrong = {(lesson, kind): (score, want) for lesson, row in graded.items()
-             for kind, (score, _, want) in row.items() if abs(score - want) > 1e-9}
+    wrong = {
+        (lesson, kind): (score, want)
+        for lesson, row in graded.items()
+        for kind, (score, _, want) in row.items()
+        if abs(score - want) > 1e-9
+    }
     assert not wrong, wrong
 
 
@@ -117,8 +123,10 @@ def test_grade_cells_are_silent_on_success(courses, graded):
 def test_nbgrader_never_coerces_a_grade(courses, graded):
     """A passing grade cell leaves nbgrader nothing to convert ('cannot be converted to a
     float' is nbgrader's deprecated fallback for a cell that printed a result)."""
-    logs = {lesson: (folder / "autograde.log").read_text(encoding="utf-8")
-            for lesson, folder in courses.items()}
+    logs = {
+        lesson: (folder / "autograde.log").read_text(encoding="utf-8")
+        for lesson, folder in courses.items()
+    }
     assert all(" of " in log and " points" in log for log in logs.values())  # ours ran
     assert [lesson for lesson, log in logs.items() if "converted to a float" in log] == []
 
@@ -133,15 +141,19 @@ def test_feedback_shows_the_reason(courses, graded):
 def test_validate_reports_a_blank_notebook_as_failing(courses, graded):
     lesson = "01-dot-product-scores"
     course = courses[lesson]
-    result = gc.nbgrader(course, "validate", str(course / "release" / lesson / f"{lesson}.ipynb"),
-                         check=False)
+    result = gc.nbgrader(
+        course, "validate", str(course / "release" / lesson / f"{lesson}.ipynb"), check=False
+    )
     assert "VALIDATION FAILED" in result.stdout + result.stderr
 
 
 def test_release_notebooks_hold_no_solution(courses, graded):
     """No telling line of any worked solution in what students receive."""
-    released = {p.name: notebook_text(p) for folder in courses.values()
-                for p in (folder / "release").glob("*/*.ipynb")}
+    released = {
+        p.name: notebook_text(p)
+        for folder in courses.values()
+        for p in (folder / "release").glob("*/*.ipynb")
+    }
     given = {p.name: notebook_text(p) for p in (ROOT / "notebooks").glob("*.ipynb")}
     assert released.keys() == given.keys()
     assert leaks(released, in_order=True) == []
@@ -149,15 +161,24 @@ def test_release_notebooks_hold_no_solution(courses, graded):
 
 
 def test_the_wheel_holds_no_solution_and_no_quiz_key(tmp_path):
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w",
-                    str(tmp_path), str(ROOT)], check=True, capture_output=True, timeout=600)
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(tmp_path), str(ROOT)],
+        check=True,
+        capture_output=True,
+        timeout=600,
+    )
     wheel = next(tmp_path.glob("attnlab-*.whl"))
     texts = wheel_texts(wheel)
     assert not any(name.startswith(("answer_keys/", "source/", "tests/")) for name in texts)
     found = [hit for hit in leaks(texts) if not _given(hit)]
     assert found == []
-    key = json.dumps(gc.worked(gc.read(ROOT / "source" / "07-test-your-understanding" /
-                                       "07-test-your-understanding.ipynb")))
+    key = json.dumps(
+        gc.worked(
+            gc.read(
+                ROOT / "source" / "07-test-your-understanding" / "07-test-your-understanding.ipynb"
+            )
+        )
+    )
     assert "answer_keys" not in " ".join(texts) and key
 
 
@@ -168,8 +189,9 @@ def _given(hit) -> bool:
     from attnlab.exercises import lesson7
 
     name, _, line = hit
-    buggy = "\n".join(inspect.getsource(getattr(lesson7, f)) for f in dir(lesson7)
-                      if f.startswith("buggy_"))
-    return name.endswith("lesson7.py") and line in {" ".join(x.split()) for x in
-                                                   (ln.split("  #")[0] for ln in
-                                                    buggy.splitlines())}
+    buggy = "\n".join(
+        inspect.getsource(getattr(lesson7, f)) for f in dir(lesson7) if f.startswith("buggy_")
+    )
+    return name.endswith("lesson7.py") and line in {
+        " ".join(x.split()) for x in (ln.split("  #")[0] for ln in buggy.splitlines())
+    }

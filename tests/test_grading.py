@@ -33,23 +33,26 @@ def test_every_worked_solution_passes_the_lint():
         assert problems(code, forbidden=exercise.forbidden) == [], (name, answer_name(name))
 
 
-@pytest.mark.parametrize("code, reason", [
-    ("import os", "may import only"),
-    ("from attnlab.exercises import lesson1", "may import only"),
-    ("import attnlab.grading.worker", "may import only"),
-    ("def f(x):\n    return x.__class__", "cannot use it"),
-    ("def f(x):\n    return lesson1.dot.checker", "cannot use it"),
-    ("get_ipython().input_transformers_cleanup.clear()", "cannot use it"),
-    ("f = eval('lambda x: x')", "cannot use it"),
-    ("def f(x):\n    return getattr(np, 'exp')(x)", "cannot use it"),
-    ("%env NBGRADER_EXECUTION=", "magics"),
-    ("!rm -rf /", "magics"),
-    ("def f(x):\n    return np.load('key.npy')", "cannot use it"),
-    ("import numpy.f2py", "may import only"),
-    ("def f(x:\n    return x", "syntax error"),
-    ("class A:\n    def __eq__(self, other):\n        return True", "special methods"),
-    ("def f(x):\n    return attnlab.exercises", "cannot use it"),
-])
+@pytest.mark.parametrize(
+    "code, reason",
+    [
+        ("import os", "may import only"),
+        ("from attnlab.exercises import lesson1", "may import only"),
+        ("import attnlab.grading.worker", "may import only"),
+        ("def f(x):\n    return x.__class__", "cannot use it"),
+        ("def f(x):\n    return lesson1.dot.checker", "cannot use it"),
+        ("get_ipython().input_transformers_cleanup.clear()", "cannot use it"),
+        ("f = eval('lambda x: x')", "cannot use it"),
+        ("def f(x):\n    return getattr(np, 'exp')(x)", "cannot use it"),
+        ("%env NBGRADER_EXECUTION=", "magics"),
+        ("!rm -rf /", "magics"),
+        ("def f(x):\n    return np.load('key.npy')", "cannot use it"),
+        ("import numpy.f2py", "may import only"),
+        ("def f(x:\n    return x", "syntax error"),
+        ("class A:\n    def __eq__(self, other):\n        return True", "special methods"),
+        ("def f(x):\n    return attnlab.exercises", "cannot use it"),
+    ],
+)
 def test_the_lint_refuses_what_reaches_outside_the_answer(code, reason):
     found = problems(code)
     assert found and reason in found[0], found
@@ -57,27 +60,43 @@ def test_the_lint_refuses_what_reaches_outside_the_answer(code, reason):
 
 def test_forbidden_names_are_refused_however_they_are_reached():
     banned = ["attnlab.softmax", "softmax_steps"]
-    for code in ("def f(x):\n    return attnlab.softmax(x)",
-                 "from attnlab import softmax as s\ndef f(x):\n    return s(x)",
-                 "def f(x):\n    return softmax_steps(x)"):
+    for code in (
+        "def f(x):\n    return attnlab.softmax(x)",
+        "from attnlab import softmax as s\ndef f(x):\n    return s(x)",
+        "def f(x):\n    return softmax_steps(x)",
+    ):
         assert any("not to use" in p for p in problems(code, forbidden=banned)), code
     assert problems("def f(x):\n    e = np.exp(x)\n    return e / e.sum()", banned) == []
 
 
 # ------------------------------------------------------------------------------------ wire
 values = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text()
-    | hnp.arrays(hnp.floating_dtypes() | hnp.integer_dtypes() | hnp.boolean_dtypes(),
-                 hnp.array_shapes(min_dims=0, max_dims=3, max_side=4)),
-    lambda inner: st.lists(inner, max_size=4) | st.tuples(inner, inner)
-    | st.dictionaries(st.text(max_size=3), inner, max_size=3),
-    max_leaves=12)
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False)
+    | st.text()
+    | hnp.arrays(
+        hnp.floating_dtypes() | hnp.integer_dtypes() | hnp.boolean_dtypes(),
+        hnp.array_shapes(min_dims=0, max_dims=3, max_side=4),
+    ),
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.tuples(inner, inner)
+        | st.dictionaries(st.text(max_size=3), inner, max_size=3)
+    ),
+    max_leaves=12,
+)
 
 
 def _equal(a, b) -> bool:
     if isinstance(a, np.ndarray):
-        return (isinstance(b, np.ndarray) and a.dtype == b.dtype and a.shape == b.shape
-                and np.array_equal(a, b, equal_nan=a.dtype.kind == "f"))
+        return (
+            isinstance(b, np.ndarray)
+            and a.dtype == b.dtype
+            and a.shape == b.shape
+            and np.array_equal(a, b, equal_nan=a.dtype.kind == "f")
+        )
     if isinstance(a, (list, tuple)):
         return type(a) is type(b) and len(a) == len(b) and all(map(_equal, a, b))
     if isinstance(a, dict):
@@ -99,11 +118,14 @@ def test_other_objects_travel_as_their_type_name_only():
     assert back["f"].dtype == np.float32
 
 
-@pytest.mark.parametrize("text", [
-    json.dumps({"array": "AAAA", "dtype": "|O", "shape": [1], "scalar": False}),
-    json.dumps({"pickle": "gASVAAAAAAAAAAB9lC4="}),
-    json.dumps({"int": "1", "float": "2"}),
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        json.dumps({"array": "AAAA", "dtype": "|O", "shape": [1], "scalar": False}),
+        json.dumps({"pickle": "gASVAAAAAAAAAAB9lC4="}),
+        json.dumps({"int": "1", "float": "2"}),
+    ],
+)
 def test_decoding_builds_nothing_but_plain_data(text):
     with pytest.raises((ValueError, TypeError)):
         decode(text)
@@ -126,7 +148,9 @@ def kernel(tmp_path_factory):
             "def slow(x):\n    while True:\n        pass\n"
             "def big(n):\n    return float(np.ones((n, n)).sum())\n"
             "def stubborn(x):\n    while True:\n        try:\n            pass\n"
-            "        except BaseException:\n            pass\n", remember=True)
+            "        except BaseException:\n            pass\n",
+            remember=True,
+        )
         assert status == "ok", error
         yield k
 
@@ -207,5 +231,6 @@ def test_the_kernel_sees_no_course_and_writes_nowhere(kernel, tmp_path_factory):
         "    net = True\n"
         "except OSError:\n"
         "    net = False\n"
-        "assert seen == [] and not wrote and not net, (seen, wrote, net)\n")
+        "assert seen == [] and not wrote and not net, (seen, wrote, net)\n"
+    )
     assert kernel.run(probe) == ("ok", "")

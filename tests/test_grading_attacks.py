@@ -37,12 +37,16 @@ from attnlab.grading import sandbox
 
 ROOT = Path(__file__).resolve().parents[1]
 pytestmark = [
-    pytest.mark.skipif(not Path("/proc/self/status").exists(),
-                       reason="the attacks find the course folder through /proc"),
+    pytest.mark.skipif(
+        not Path("/proc/self/status").exists(),
+        reason="the attacks find the course folder through /proc",
+    ),
     # Without the sandbox (attnlab/grading/sandbox.py) code in the grading kernel can reach
     # the disk; CI installs bubblewrap, and test_grading.py fails there if it is missing.
-    pytest.mark.skipif(sandbox.unavailable() is not None,
-                       reason=f"no grading sandbox here: {sandbox.unavailable()}"),
+    pytest.mark.skipif(
+        sandbox.unavailable() is not None,
+        reason=f"no grading sandbox here: {sandbox.unavailable()}",
+    ),
 ]
 
 # ------------------------------------------------------------------ pieces the attacks share
@@ -137,28 +141,52 @@ class Attack:
 
 ATTACKS = [
     # ------------------------------------------------- lesson 3: the forbidden softmax (3.1)
-    Attack("call-attnlab-softmax", "03-softmax", "softmax-row", """
+    Attack(
+        "call-attnlab-softmax",
+        "03-softmax",
+        "softmax-row",
+        """
 def softmax_row(x):
     return attnlab.softmax(x)
-"""),
-    Attack("attrgetter-softmax", "03-softmax", "softmax-row", """
+""",
+    ),
+    Attack(
+        "attrgetter-softmax",
+        "03-softmax",
+        "softmax-row",
+        """
 import operator
 def softmax_row(x):
     return operator.attrgetter('soft' + 'max')(attnlab)(x)
-"""),
-    Attack("notebook-softmax-steps-via-globals", "03-softmax", "softmax-row", """
+""",
+    ),
+    Attack(
+        "notebook-softmax-steps-via-globals",
+        "03-softmax",
+        "softmax-row",
+        """
 import operator
 def helper(x):
     return x
 def softmax_row(x):
     notebook = operator.attrgetter('_' + '_globals' + '_' + '_')(helper)
     return notebook['softmax' + '_steps'](x)
-"""),
-    Attack("attnlab-naive-softmax", "03-softmax", "softmax-row", """
+""",
+    ),
+    Attack(
+        "attnlab-naive-softmax",
+        "03-softmax",
+        "softmax-row",
+        """
 def softmax_row(x):
     return attnlab.naive_softmax(x)
-"""),
-    Attack("clone-forbidden-code", "03-softmax", "softmax-row", """
+""",
+    ),
+    Attack(
+        "clone-forbidden-code",
+        "03-softmax",
+        "softmax-row",
+        """
 import operator
 get = operator.attrgetter
 def helper(x):
@@ -169,16 +197,26 @@ clone = type(helper)(code, get('_' + '_globals' + '_' + '_')(original), 'x',
                      get('_' + '_defaults' + '_' + '_')(original))
 def softmax_row(x):
     return clone(x)
-"""),
-    Attack("forbidden-call-in-a-thread", "03-softmax", "softmax-row", """
+""",
+    ),
+    Attack(
+        "forbidden-call-in-a-thread",
+        "03-softmax",
+        "softmax-row",
+        """
 import operator
 def softmax_row(x):
     out = []
     np.testing.run_threaded(
         lambda: out.append(operator.attrgetter('soft' + 'max')(attnlab)(x)), max_workers=1)
     return out[0]
-"""),
-    Attack("frames-through-attrgetter", "03-softmax", "softmax-row", """
+""",
+    ),
+    Attack(
+        "frames-through-attrgetter",
+        "03-softmax",
+        "softmax-row",
+        """
 import operator
 get = operator.attrgetter
 box = []
@@ -193,8 +231,13 @@ def softmax_row(x):
                 value.codes = {}
         frame = get('f_' + 'back')(frame)
     return get('soft' + 'max')(attnlab)(x)
-"""),
-    Attack("frames-plain", "03-softmax", "softmax-row", """
+""",
+    ),
+    Attack(
+        "frames-plain",
+        "03-softmax",
+        "softmax-row",
+        """
 import operator
 box = []
 def peek():
@@ -204,13 +247,24 @@ def softmax_row(x):
     mine = next(box[0])
     mine.f_back.f_globals['sys'].setprofile(None)
     return operator.attrgetter('soft' + 'max')(attnlab)(x)
-"""),
-    Attack("setprofile-none-via-builtins", "03-softmax", "softmax-row", BUILTINS + """
+""",
+    ),
+    Attack(
+        "setprofile-none-via-builtins",
+        "03-softmax",
+        "softmax-row",
+        BUILTINS
+        + """
 def softmax_row(x):
     load('sy' + 's').setprofile(None)
     return get('soft' + 'max')(attnlab)(x)
-"""),
-    Attack("forged-worker-report", "03-softmax", "softmax-row", """
+""",
+    ),
+    Attack(
+        "forged-worker-report",
+        "03-softmax",
+        "softmax-row",
+        """
 import operator
 def softmax_row(x):
     w = operator.attrgetter('soft' + 'max')(attnlab)(x)
@@ -219,29 +273,51 @@ def softmax_row(x):
     for _ in range(100000):
         deep = [deep]
     return deep  # wire.encode hits the recursion limit: the worker writes no report
-""".replace("FORGE", repr(FORGE))),
-    Attack("another-cell-redefines-3.1", "03-softmax", "stable-softmax", """
+""".replace("FORGE", repr(FORGE)),
+    ),
+    Attack(
+        "another-cell-redefines-3.1",
+        "03-softmax",
+        "stable-softmax",
+        """
 def stable_softmax(scores):
     m = scores.max(axis=-1, keepdims=True)
     e = np.exp(scores - m)
     return e / e.sum(axis=-1, keepdims=True)
 def softmax_row(x):
     return attnlab.softmax(x)
-""", targets=("softmax-row", "stable-softmax"), blank=("softmax-row",)),
+""",
+        targets=("softmax-row", "stable-softmax"),
+        blank=("softmax-row",),
+    ),
     # (a cell that breaks the rules is not run at all, so the honest stable_softmax beside
     # the forbidden call earns nothing either: the whole cell is refused, with the reason)
     # ---------------- exercise design: the whole answer is one call into attnlab, not forbidden
-    Attack("3.2-is-attnlab-softmax", "03-softmax", "stable-softmax", """
+    Attack(
+        "3.2-is-attnlab-softmax",
+        "03-softmax",
+        "stable-softmax",
+        """
 def stable_softmax(scores):
     return attnlab.softmax(scores, axis=-1)
-"""),
-    Attack("3.3-is-attnlab-softmax-with-temperature", "03-softmax", "softmax-temperature", """
+""",
+    ),
+    Attack(
+        "3.3-is-attnlab-softmax-with-temperature",
+        "03-softmax",
+        "softmax-temperature",
+        """
 def softmax_with_temperature(x, T):
     return attnlab.softmax(x, temperature=T)
-"""),
+""",
+    ),
     # ---------------------- lesson 8: the whole matrix, counted as tiles (memory is measured
     # where the answer runs, not in the grading process)
-    Attack("8.4-whole-matrix-counted-as-tiles", "08-cost-of-attention", "tiled-loop", """
+    Attack(
+        "8.4-whole-matrix-counted-as-tiles",
+        "08-cost-of-attention",
+        "tiled-loop",
+        """
 def tiled_loop(q, k, v, block, causal):
     n = q.shape[0]
     s = q @ k.T / np.sqrt(q.shape[1])
@@ -251,48 +327,83 @@ def tiled_loop(q, k, v, block, causal):
     blocks = -(-n // block)
     tiles = blocks * (blocks + 1) // 2 if causal else blocks * blocks
     return w @ v / w.sum(axis=1, keepdims=True), tiles
-"""),
+""",
+    ),
     # 7.4 (mend the masking bug) rightly accepts scaled_dot_product_attention(q, k, v,
     # mask=causal_mask(n)): replacing buggy code with the library's correct call is a fix.
     # ------------------------------------------- lesson 3: values that lie about themselves
-    Attack("ndarray-subclass-that-lies", "03-softmax", "stable-softmax", """
+    Attack(
+        "ndarray-subclass-that-lies",
+        "03-softmax",
+        "stable-softmax",
+        """
 def stable_softmax(scores):
     liar = type('Liar', (np.ndarray,), {
         '_' + '_eq_' + '_': lambda self, other: True,
         '_' + '_array_' + '_': lambda self, *args, **kwargs: np.ones(1)})
     return np.zeros(scores.shape).view(liar)
-"""),
-    Attack("object-that-equals-anything", "03-softmax", "stable-softmax", """
+""",
+    ),
+    Attack(
+        "object-that-equals-anything",
+        "03-softmax",
+        "stable-softmax",
+        """
 def stable_softmax(scores):
     liar = type('Liar', (), {'_' + '_eq_' + '_': lambda self, other: True,
                              '_' + '_array_' + '_': lambda self, *a, **k: np.ones(1)})
     return liar()
-"""),
-    Attack("float-subclass-that-lies", "03-softmax", "softmax-temperature", """
+""",
+    ),
+    Attack(
+        "float-subclass-that-lies",
+        "03-softmax",
+        "softmax-temperature",
+        """
 def softmax_with_temperature(x, T):
     liar = type('Liar', (float,), {'_' + '_eq_' + '_': lambda self, other: True})
     return [liar(0.0)] * np.shape(x)[-1]
-"""),
-    Attack("huge-output", "03-softmax", "softmax-temperature", """
+""",
+    ),
+    Attack(
+        "huge-output",
+        "03-softmax",
+        "softmax-temperature",
+        """
 def softmax_with_temperature(x, T):
     return np.zeros(10**8)
-"""),
-    Attack("changes-its-input", "03-softmax", "softmax-temperature", """
+""",
+    ),
+    Attack(
+        "changes-its-input",
+        "03-softmax",
+        "softmax-temperature",
+        """
 def softmax_with_temperature(x, T):
     x /= T
     x -= x.max(axis=-1, keepdims=True)
     np.exp(x, out=x)
     x /= x.sum(axis=-1, keepdims=True)
     return x
-"""),
-    Attack("patch-numpy-in-the-kernel", "03-softmax", "stable-softmax", """
+""",
+    ),
+    Attack(
+        "patch-numpy-in-the-kernel",
+        "03-softmax",
+        "stable-softmax",
+        """
 np.allclose = lambda *args, **kwargs: True
 np.isclose = lambda *args, **kwargs: True
 def stable_softmax(scores):
     return scores
-"""),
+""",
+    ),
     # ---------------------------------------------- lesson 6: the forbidden causal mask (6.2)
-    Attack("causal-mask-in-a-thread", "06-full-formula", "causal", """
+    Attack(
+        "causal-mask-in-a-thread",
+        "06-full-formula",
+        "causal",
+        """
 import operator
 def causal(n):
     out = []
@@ -300,8 +411,14 @@ def causal(n):
         lambda: out.append(operator.attrgetter('causal' + '_mask')(attnlab)(n)),
         max_workers=1)
     return out[0]
-"""),
-    Attack("replace-the-grading-worker", "06-full-formula", "causal", BUILTINS + """
+""",
+    ),
+    Attack(
+        "replace-the-grading-worker",
+        "06-full-formula",
+        "causal",
+        BUILTINS
+        + """
 worker = space['_' + '_attnlab_worker' + '_' + '_']
 real_serve = worker.serve
 pick = load('pick' + 'le')
@@ -314,32 +431,56 @@ def serve(name, request, response):
 worker.serve = serve
 def causal(n):
     return get('causal' + '_mask')(attnlab)(n)
-"""),
+""",
+    ),
     # ------------------------------------- lesson 4: the forbidden entropy and column sums
-    Attack("tripwire-off-by-numpy-testing-measure", "04-reading-heatmaps", "row-entropy", """
+    Attack(
+        "tripwire-off-by-numpy-testing-measure",
+        "04-reading-heatmaps",
+        "row-entropy",
+        """
 import operator
 def row_entropy(weights):
     np.testing.measure("import sys; sys.setprofile(None)")
     return operator.attrgetter('entro' + 'py')(attnlab)(weights, axis=-1)
-"""),
-    Attack("forbidden-column-mass-called-plainly", "04-reading-heatmaps", "hub-key", """
+""",
+    ),
+    Attack(
+        "forbidden-column-mass-called-plainly",
+        "04-reading-heatmaps",
+        "hub-key",
+        """
 import operator
 def hub_key(weights, tokens):
     mass = operator.attrgetter('patterns.column' + '_mass')(attnlab)(weights)
     return tokens[int(np.argmax(mass))]
-"""),
+""",
+    ),
     # ---------------------------------------- lesson 7: the quiz key and the worked answers
-    Attack("quiz-regex-over-source-notebook", "07-test-your-understanding", "quiz-a",
-           BUILTINS + COURSE + """
+    Attack(
+        "quiz-regex-over-source-notebook",
+        "07-test-your-understanding",
+        "quiz-a",
+        BUILTINS
+        + COURSE
+        + """
 def quiz_a():
-    found = np.fromregex(""" + NB7 + r""", r'\\\"(A\d+)\\\": \\\"([a-d])\\\"',
+    found = np.fromregex("""
+        + NB7
+        + r""", r'\\\"(A\d+)\\\": \\\"([a-d])\\\"',
                          [('k', 'U4'), ('v', 'U1')])
     answers = {f'A{i}': 0.0 for i in range(1, 12)}
     answers.update({str(k): str(v) for k, v in found})
     return answers
-"""),
-    Attack("quiz-key-run-by-numpy-testing", "07-test-your-understanding", "quiz-b",
-           BUILTINS + COURSE + """
+""",
+    ),
+    Attack(
+        "quiz-key-run-by-numpy-testing",
+        "07-test-your-understanding",
+        "quiz-b",
+        BUILTINS
+        + COURSE
+        + """
 def quiz_b():
     keys = {'course': course}
     np.testing.runstring(
@@ -347,17 +488,30 @@ def quiz_b():
         "import attnlab.exercises.lesson7 as l7\\n"
         "answers = {k: v.answer for k, v in key_b(l7.QUESTIONS_B.scope).items()}", keys)
     return keys['answers']
-"""),
-    Attack("worked-solution-via-attrgetter-builtins", "07-test-your-understanding",
-           "multi-head-attention", BUILTINS + COURSE + """
-nb = load('json').loads(get('open')(bi)(""" + NB7 + """).read())
+""",
+    ),
+    Attack(
+        "worked-solution-via-attrgetter-builtins",
+        "07-test-your-understanding",
+        "multi-head-attention",
+        BUILTINS
+        + COURSE
+        + """
+nb = load('json').loads(get('open')(bi)("""
+        + NB7
+        + """).read())
 code = next(''.join(c['source']) for c in nb['cells']
             if c['metadata'].get('nbgrader', {}).get('grade_id') == 'multi-head-attention')
 get('exec')(bi)(code.replace('def multi_head_attention', 'def worked'), space)
 def multi_head_attention(x, w_q, w_k, w_v, n_heads):
     return space['worked'](x, w_q, w_k, w_v, n_heads)
-"""),
-    Attack("quiz-key-via-typing-annotations", "07-test-your-understanding", "quiz-a", """
+""",
+    ),
+    Attack(
+        "quiz-key-via-typing-annotations",
+        "07-test-your-understanding",
+        "quiz-a",
+        """
 import typing
 def tools(run: 'exec', read: 'open', load: '__import__', ns: 'globals'):
     pass
@@ -370,13 +524,22 @@ def quiz_a():
     t['run'](t['read'](course + 'answer_keys/lesson7.py').read(), keys)
     questions = t['ns']()['lesson' + '7'].QUESTIONS_A
     return {k: v.answer for k, v in keys['key_a'](questions.scope).items()}
-"""),
-    Attack("answer-key-overwritten", "07-test-your-understanding", "quiz-a",
-           BUILTINS + COURSE + f"""
+""",
+    ),
+    Attack(
+        "answer-key-overwritten",
+        "07-test-your-understanding",
+        "quiz-a",
+        BUILTINS
+        + COURSE
+        + f"""
 get('open')(bi)(course + 'answer_keys/lesson7.py', 'w').write({KEY_PAYLOAD!r})
 def quiz_a():
     return {{f'A{{i}}': 'a' for i in range(1, 12)}}
-""", blank=("quiz-b", "multi-head-attention"), alone=True),
+""",
+        blank=("quiz-b", "multi-head-attention"),
+        alone=True,
+    ),
 ]
 
 
@@ -454,8 +617,11 @@ def course(tmp_path_factory):
     """A copy of the course; the grading process runs in it, as nbgrader's does."""
     folder = tmp_path_factory.mktemp("attacked-course")
     for name in ("source", "answer_keys"):
-        shutil.copytree(ROOT / name, folder / name,
-                        ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__"))
+        shutil.copytree(
+            ROOT / name,
+            folder / name,
+            ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__"),
+        )
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("ATTNLAB_ANSWER_KEYS", str(folder / "answer_keys"))
         patch.setenv("ATTNLAB_SOURCE", str(folder / "source"))
@@ -486,7 +652,8 @@ def _student_notebook(source_nb, attacks, blank_all=False) -> dict:
         if cell["cell_type"] == "code" and _meta(cell).get("solution"):
             code, grade_id = _code(cell), _meta(cell)["grade_id"]
             answers[grade_id] = "\n".join(
-                line for line in code.splitlines() if line.strip() not in (BEGIN, END))
+                line for line in code.splitlines() if line.strip() not in (BEGIN, END)
+            )
             if blank_all or any(grade_id in a.blank for a in attacks):
                 answers[grade_id] = _stub(code)
     for attack in attacks:
@@ -506,8 +673,10 @@ def _grade(course: Path, lesson: str, student_nb) -> dict:
     path = course / "source" / lesson / f"{lesson}.ipynb"
     source_nb = json.loads(path.read_text(encoding="utf-8"))
     results = {r.grade_id: r for r in grade_notebook(source_nb, student_nb, path.parent)}
-    return {solution: (results[g].points, results[g].max_points, str(results[g].feedback))
-            for solution, g in grade_cells(source_nb).items()}
+    return {
+        solution: (results[g].points, results[g].max_points, str(results[g].feedback))
+        for solution, g in grade_cells(source_nb).items()
+    }
 
 
 @contextlib.contextmanager
@@ -539,8 +708,9 @@ def graded(course):
             attacks = SUBMISSIONS[name]
             lesson = attacks[0].lesson
             with _put_back(course):
-                cache[name] = _grade(course, lesson,
-                                     _student_notebook(_source(course, lesson), attacks))
+                cache[name] = _grade(
+                    course, lesson, _student_notebook(_source(course, lesson), attacks)
+                )
         return cache[name]
 
     return grade
@@ -566,11 +736,13 @@ def test_honest_answers_next_to_the_attacks_earn_full_points(name, graded):
     sees 0 is seeing the attack fail, not a grading pipeline that gives 0 to everything."""
     scores = graded(name)
     attacks = SUBMISSIONS[name]
-    touched = ({a.cell for a in attacks} | {t.lstrip("-") for a in attacks for t in a.targets}
-               | {b for a in attacks for b in a.blank})
+    touched = (
+        {a.cell for a in attacks}
+        | {t.lstrip("-") for a in attacks for t in a.targets}
+        | {b for a in attacks for b in a.blank}
+    )
     honest = {c: s for c, s in scores.items() if c not in touched}
-    honest.update({t[1:]: scores[t[1:]] for a in attacks for t in a.targets
-                   if t.startswith("-")})
+    honest.update({t[1:]: scores[t[1:]] for a in attacks for t in a.targets if t.startswith("-")})
     assert honest, name
     for cell, (points, max_points, feedback) in honest.items():
         assert points == max_points, f"{name}: honest {cell} earned {points}: {feedback}"
@@ -639,10 +811,15 @@ def test_no_lesson_cell_rebinds_an_answer_after_its_solution_cell():
                 tree = ast.parse(code)
             except SyntaxError:  # IPython magics: nothing assigned there
                 continue
-            bound = {n.id for n in ast.walk(tree)
-                     if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del))}
-            bound |= {n.name for n in ast.walk(tree)
-                      if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
-            found += [f"{path.name} cell {index}: {name}"
-                      for name in sorted(bound & answers.keys())]
+            bound = {
+                n.id
+                for n in ast.walk(tree)
+                if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del))
+            }
+            bound |= {
+                n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.ClassDef))
+            }
+            found += [
+                f"{path.name} cell {index}: {name}" for name in sorted(bound & answers.keys())
+            ]
     assert found == []

@@ -257,8 +257,9 @@ def test_entropy_bars_follow_the_heatmap_rows(explorer):
     np.testing.assert_allclose([bar.get_width() for bar in bars], effective, atol=1e-9)
     heat_ax, spread_ax = explorer.figure.axes[0], bars[0].axes
     # query 0 at the top of both panels (display y grows upwards)
-    bar_y = [spread_ax.transData.transform((0, bar.get_y() + bar.get_height() / 2))[1]
-             for bar in bars]
+    bar_y = [
+        spread_ax.transData.transform((0, bar.get_y() + bar.get_height() / 2))[1] for bar in bars
+    ]
     row_y = [heat_ax.transData.transform((0, i))[1] for i in range(4)]
     assert bar_y == sorted(bar_y, reverse=True) and row_y == sorted(row_y, reverse=True)
     np.testing.assert_allclose(bar_y, row_y, atol=1.0)  # and level with the heatmap rows

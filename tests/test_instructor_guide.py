@@ -23,7 +23,8 @@ def _between_markers(text: str) -> str:
 
 def test_points_table_matches_the_notebooks():
     assert _between_markers(GUIDE.read_text(encoding="utf-8")) == points_table.table(), (
-        "run: python tools/points_table.py --write")
+        "run: python tools/points_table.py --write"
+    )
 
 
 def test_points_table_counts_every_grade_cell():
@@ -41,11 +42,22 @@ def guide_commands() -> set[str]:
 
 def test_every_command_in_the_guide_is_run_by_a_test():
     tested = (ROOT / "tests" / "test_exchange_flow.py").read_text(encoding="utf-8") + (
-        ROOT / "tests" / "test_graded_use.py").read_text(encoding="utf-8")
+        ROOT / "tests" / "test_graded_use.py"
+    ).read_text(encoding="utf-8")
     commands = guide_commands()
-    assert {"generate_assignment", "release_assignment", "fetch_assignment", "submit",
-            "collect", "autograde", "generate_feedback", "release_feedback", "fetch_feedback",
-            "export", "validate"} <= commands
+    assert {
+        "generate_assignment",
+        "release_assignment",
+        "fetch_assignment",
+        "submit",
+        "collect",
+        "autograde",
+        "generate_feedback",
+        "release_feedback",
+        "fetch_feedback",
+        "export",
+        "validate",
+    } <= commands
     untested = sorted(c for c in commands if f'"{c}"' not in tested)
     assert untested == []
 

@@ -32,9 +32,11 @@ def luminance(rgba: np.ndarray) -> np.ndarray:
 
 def themed_colours(theme: FigureTheme) -> dict:
     """Every colour the theme looks after, as each artist reports it now (copies)."""
-    return {key: np.array(to_rgba_or_array(_raw_colour(artist, key[1])))
-            for key, (artist, *_) in theme._originals.items()
-            if not key[1].startswith("new ticks")}  # fmt: skip
+    return {
+        key: np.array(to_rgba_or_array(_raw_colour(artist, key[1])))
+        for key, (artist, *_) in theme._originals.items()
+        if not key[1].startswith("new ticks")
+    }
 
 
 def text_and_line_colours(figure) -> dict:
@@ -72,7 +74,8 @@ def test_explorer_turns_dark_is_idempotent_and_switches_back_exactly(explorer):
     once = themed_colours(view.theme)
     view.theme.apply(True)
     assert {k: v.tolist() for k, v in themed_colours(view.theme).items()} == {
-        k: v.tolist() for k, v in once.items()}, "restyling twice must change nothing"  # fmt: skip
+        k: v.tolist() for k, v in once.items()
+    }, "restyling twice must change nothing"
 
     explorer.update()  # a slider step while dark keeps the page dark
     assert luminance(view.widget.pixels[2, 2]) < 30

@@ -71,9 +71,12 @@ def test_weights_match_plain_numpy(mask, fill, dtype):
         rows = reference_mask(mask, length).any(axis=1)  # the rows with a key left
         expected = reference_weights(mask, length, fill)
         np.testing.assert_allclose(
-            state.weights[rows], expected[rows], rtol=TOL[dtype], atol=TOL[dtype],
+            state.weights[rows],
+            expected[rows],
+            rtol=TOL[dtype],
+            atol=TOL[dtype],
             err_msg=f"{mask}, length {length}, {fill}, {dtype}",
-        )  # fmt: skip
+        )
 
 
 def test_causal_mask_is_the_lower_triangle():
@@ -145,8 +148,9 @@ def test_mask_after_softmax_rows_sum_below_one():
         np.testing.assert_array_equal(state.sum_is_off, hidden & state.mask.any(axis=1))
         assert np.all(state.weights[~state.mask] == 0) and np.all(state.leak == 0), where
         unmasked = plain_softmax(SCORES)
-        np.testing.assert_allclose(state.row_sums, np.where(state.mask, unmasked, 0).sum(axis=1),
-                                   atol=6 * TOL[dtype])  # fmt: skip
+        np.testing.assert_allclose(
+            state.row_sums, np.where(state.mask, unmasked, 0).sum(axis=1), atol=6 * TOL[dtype]
+        )
 
 
 @pytest.mark.parametrize("mask", ["padding", "causal + padding"])
@@ -240,7 +244,10 @@ def test_controls(explorer):
     c = explorer.controls
     assert list(c) == ["mask", "length", "fill", "dtype"]
     assert explorer.values == {
-        "mask": "causal + padding", "length": 4, "fill": CORRECT, "dtype": "float64"
+        "mask": "causal + padding",
+        "length": 4,
+        "fill": CORRECT,
+        "dtype": "float64",
     }
     assert control_values(c["mask"]) == list(MASKS)
     assert control_values(c["length"]) == list(LENGTHS)

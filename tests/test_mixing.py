@@ -47,8 +47,9 @@ def problems(draw):
 @given(problems())
 def test_weighted_values_match_a_loop(problem):
     weights, values = problem
-    np.testing.assert_allclose(weighted_values(weights, values), mix_by_loop(weights, values),
-                               rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(
+        weighted_values(weights, values), mix_by_loop(weights, values), rtol=1e-12, atol=1e-12
+    )
 
 
 @FAST

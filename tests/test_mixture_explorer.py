@@ -128,8 +128,10 @@ def test_equal_scores_give_the_centroid(s, t):
 
 
 def test_large_temperature_approaches_the_centroid():
-    distances = [math.dist(mixture_state([5.0, -5.0, 0.0], t).output, VALUES.mean(axis=0))
-                 for t in (1.0, 10.0, 1e3, 1e6)]  # fmt: skip
+    distances = [
+        math.dist(mixture_state([5.0, -5.0, 0.0], t).output, VALUES.mean(axis=0))
+        for t in (1.0, 10.0, 1e3, 1e6)
+    ]
     assert distances == sorted(distances, reverse=True) and distances[-1] < 1e-5
 
 
@@ -168,8 +170,10 @@ def re_shape(shape):
     return str(shape).replace("(", r"\(").replace(")", r"\)")
 
 
-@pytest.mark.parametrize("bad", [[1.0, float("nan"), 0.0], [float("inf"), 0.0, 0.0],
-                                 ["a", "b", "c"], [1 + 2j, 0, 0], None])  # fmt: skip
+@pytest.mark.parametrize(
+    "bad",
+    [[1.0, float("nan"), 0.0], [float("inf"), 0.0, 0.0], ["a", "b", "c"], [1 + 2j, 0, 0], None],
+)
 def test_scores_that_are_not_finite_numbers_are_refused(bad):
     with pytest.raises(ValueError, match="^scores"):
         mixture_state(bad)
@@ -242,8 +246,13 @@ def test_moving_a_control_changes_the_figure_and_the_readout(explorer, name, val
     assert_shown_cleanly(explorer, f"{name}={value!r}")
     assert not np.array_equal(explorer.view.widget.pixels, before_pixels)
     assert explorer.readout.value != before_text
-    settings = {"score_1": START[0], "score_2": START[1], "score_3": START[2],
-                "temperature": 1.0, name: value}  # fmt: skip
+    settings = {
+        "score_1": START[0],
+        "score_2": START[1],
+        "score_3": START[2],
+        "temperature": 1.0,
+        name: value,
+    }
     view_matches(explorer, [settings[f"score_{j + 1}"] for j in range(3)], settings["temperature"])
 
 
@@ -252,8 +261,9 @@ def test_every_control_sweeps_cleanly(explorer):
     for name in explorer.controls:
         for _ in clean_sweep(explorer, name):
             values = explorer.values
-            view_matches(explorer, [values[f"score_{j + 1}"] for j in range(3)],
-                         values["temperature"])  # fmt: skip
+            view_matches(
+                explorer, [values[f"score_{j + 1}"] for j in range(3)], values["temperature"]
+            )
             assert np.all(explorer.state.barycentric >= -1e-12)
             assert "-0.00" not in readout_text(explorer)
     assert explorer.artists is artists
@@ -361,8 +371,10 @@ def test_readout_writes_out_the_weighted_sum(explorer):
     assert f"output = Σ w j v j = ({out[0]:.2f}, {out[1]:.2f})".replace("-", "−") in text
     for j, label in enumerate(EX.labels):
         v, c = VALUES[j], w[j] * VALUES[j]
-        row = (f"{label} (key {j + 1}) {START[j]:+.2f} {w[j]:.3f} ({v[0]:.2f}, {v[1]:.2f}) "
-               f"({c[0]:.2f}, {c[1]:.2f})").replace("-", "−")  # fmt: skip
+        row = (
+            f"{label} (key {j + 1}) {START[j]:+.2f} {w[j]:.3f} ({v[0]:.2f}, {v[1]:.2f}) "
+            f"({c[0]:.2f}, {c[1]:.2f})"
+        ).replace("-", "−")
         assert row in text, row
     assert f"sum 1.000 ({out[0]:.2f}, {out[1]:.2f}) = output" in text
     bary = ", ".join(f"{p:.3f}" for p in w)

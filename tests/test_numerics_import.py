@@ -23,7 +23,10 @@ NUMERICS = {
         "entropy",
     ],
     "attnlab.attention": [
-        "scaled_dot_product_attention", "attention_scores", "causal_mask", "padding_mask"
+        "scaled_dot_product_attention",
+        "attention_scores",
+        "causal_mask",
+        "padding_mask",
     ],
 }
 

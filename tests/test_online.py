@@ -16,6 +16,8 @@ from attnlab.online import online_normaliser, online_softmax, online_softmax_upd
 from attnlab.softmax_family import logsumexp, softmax
 
 TOL = {np.float16: 2e-3, np.float32: 1e-5, np.float64: 1e-12}
+
+
 def loop_reference(row):
     """Element by element over Python floats, the textbook online softmax; -inf allowed."""
     m, l = -math.inf, 0.0
@@ -34,8 +36,9 @@ def score_arrays(draw):
     dtype = draw(st.sampled_from(FLOAT_DTYPES))
     bound = {np.float16: 1e4, np.float32: 1e4, np.float64: 1e4}[dtype]
     shape = draw(hnp.array_shapes(min_dims=1, max_dims=3, min_side=1, max_side=9))
-    finite = st.floats(-bound, bound, allow_nan=False, allow_infinity=False,
-                       width=np.finfo(dtype).bits)  # fmt: skip
+    finite = st.floats(
+        -bound, bound, allow_nan=False, allow_infinity=False, width=np.finfo(dtype).bits
+    )
     elements = st.one_of(finite, finite, finite, st.just(-np.inf))
     return draw(hnp.arrays(dtype, shape, elements=elements))
 
@@ -47,8 +50,12 @@ def test_equals_the_two_pass_softmax(x, data):
     block = data.draw(st.integers(1, x.shape[axis] + 2))
     got = no_warnings(online_softmax, x, axis=axis, block_size=block)
     assert got.dtype == x.dtype and got.shape == x.shape
-    np.testing.assert_allclose(got.astype(float), softmax(x, axis=axis).astype(float),
-                               atol=TOL[x.dtype.type], rtol=TOL[x.dtype.type])  # fmt: skip
+    np.testing.assert_allclose(
+        got.astype(float),
+        softmax(x, axis=axis).astype(float),
+        atol=TOL[x.dtype.type],
+        rtol=TOL[x.dtype.type],
+    )
 
 
 @FAST
@@ -73,14 +80,16 @@ def test_against_plain_loops(block):
     x[1, :4] = -np.inf  # a first block that is fully masked
     x[2] = -np.inf  # a fully masked row
     expected = np.array([loop_reference(row) for row in x.tolist()])
-    np.testing.assert_allclose(no_warnings(online_softmax, x, block_size=block), expected,
-                               rtol=1e-12, atol=1e-15)  # fmt: skip
+    np.testing.assert_allclose(
+        no_warnings(online_softmax, x, block_size=block), expected, rtol=1e-12, atol=1e-15
+    )
 
 
 @pytest.mark.parametrize("dtype", FLOAT_DTYPES)
 def test_extreme_scores(dtype):
-    x = np.array([[1e4, 1e4 - 1, -1e4], [-1e4, -1e4, -1e4], [-np.inf, -np.inf, -np.inf]],
-                 dtype=dtype)  # fmt: skip
+    x = np.array(
+        [[1e4, 1e4 - 1, -1e4], [-1e4, -1e4, -1e4], [-np.inf, -np.inf, -np.inf]], dtype=dtype
+    )
     p = no_warnings(online_softmax, x, block_size=2)
     assert p.dtype == dtype and np.all(np.isfinite(p))
     np.testing.assert_allclose(p.astype(float), softmax(x).astype(float), atol=TOL[dtype])

@@ -15,7 +15,7 @@ import pytest
 from attnlab.exercises import Outcome
 from attnlab.exercises.quiz import Key, Question, Questions
 
-KEY_MODULE = '''
+KEY_MODULE = """
 from attnlab.exercises.quiz import Key
 
 def key_t(scope):
@@ -29,7 +29,7 @@ def key_t(scope):
         "T4": Key(float("-inf"), why_not=((0.0, "log(1) is 0, but this weight is not 1."),),
                   nudge="What is the log of a weight of exactly 0?"),
     }
-'''
+"""
 
 RIGHT = {"T1": 10, "T2": "a", "T3": 0.5, "T4": float("-inf")}
 
@@ -37,10 +37,20 @@ RIGHT = {"T1": 10, "T2": "a", "T3": 0.5, "T4": float("-inf")}
 def toy_questions() -> list[Question]:
     n = 4
     return [
-        Question("T1", 6, "the causal mask",
-                 f"How many entries of a {n}-token causal mask are True?", tolerance=0.5),
-        Question("T2", 3, "what adds up to 1", "After a softmax over the keys, what sums to 1?",
-                 options=(("a", "each row"), ("b", "each column"), ("c", "the whole matrix"))),
+        Question(
+            "T1",
+            6,
+            "the causal mask",
+            f"How many entries of a {n}-token causal mask are True?",
+            tolerance=0.5,
+        ),
+        Question(
+            "T2",
+            3,
+            "what adds up to 1",
+            "After a softmax over the keys, what sums to 1?",
+            options=(("a", "each row"), ("b", "each column"), ("c", "the whole matrix")),
+        ),
         Question("T3", 3, "softmax by hand", "What is softmax([0, 0])[0]?", tolerance=1e-3),
         Question("T4", 3, "log-softmax", "What is log of a fully masked weight?", tolerance=1e-6),
     ]
@@ -100,14 +110,17 @@ def test_all_right_is_correct_with_full_points(keyed):
     assert feedback.outcome is Outcome.CORRECT and feedback.score == 1.0 and bool(feedback)
 
 
-@pytest.mark.parametrize(("answers", "score"), [
-    (with_(T1=16), 0.75),
-    (with_(T1=16, T2="b"), 0.5),
-    (with_(T1=16, T2="b", T3=0.9), 0.25),
-    (with_(T1=16, T2="b", T3=0.9, T4=0.0), 0.0),
-    ({"T3": 0.5}, 0.25),  # the others unanswered: the same share as wrong
-    ({"T1": 10, "T2": "a", "T3": ..., "T4": None}, 0.5),
-])
+@pytest.mark.parametrize(
+    ("answers", "score"),
+    [
+        (with_(T1=16), 0.75),
+        (with_(T1=16, T2="b"), 0.5),
+        (with_(T1=16, T2="b", T3=0.9), 0.25),
+        (with_(T1=16, T2="b", T3=0.9, T4=0.0), 0.0),
+        ({"T3": 0.5}, 0.25),  # the others unanswered: the same share as wrong
+        ({"T1": 10, "T2": "a", "T3": ..., "T4": None}, 0.5),
+    ],
+)
 def test_each_question_earns_an_equal_share(keyed, answers, score):
     feedback = grade(keyed, answers)
     assert feedback.outcome is Outcome.WRONG and not feedback
@@ -131,17 +144,24 @@ def test_no_summary_line_of_right_answers_when_none_is_right(keyed):
 
 
 # ---------------------------------------------------------------- judging one question
-@pytest.mark.parametrize(("question", "given", "reason"), [
-    ("T1", 16, "That counts every entry, masked or not."),  # a known wrong number
-    ("T1", 16.4, "That counts every entry, masked or not."),  # within the tolerance of it
-    ("T1", 12, "Count the entries on and below the diagonal."),  # any other number
-    ("T1", 10.6, "Count the entries on and below the diagonal."),  # just outside the tolerance
-    ("T1", math.nan, "yours is not-a-number (nan); Count the entries on and below the diagonal."),
-    ("T2", "b", "A softmax runs along a row."),  # a known wrong option
-    ("T2", "c", "Think of what the softmax normalises."),  # any other option
-    ("T4", -1e300, "What is the log of a weight of exactly 0?"),  # finite is not -inf
-    ("T4", 0.0, "log(1) is 0, but this weight is not 1."),
-])
+@pytest.mark.parametrize(
+    ("question", "given", "reason"),
+    [
+        ("T1", 16, "That counts every entry, masked or not."),  # a known wrong number
+        ("T1", 16.4, "That counts every entry, masked or not."),  # within the tolerance of it
+        ("T1", 12, "Count the entries on and below the diagonal."),  # any other number
+        ("T1", 10.6, "Count the entries on and below the diagonal."),  # just outside the tolerance
+        (
+            "T1",
+            math.nan,
+            "yours is not-a-number (nan); Count the entries on and below the diagonal.",
+        ),
+        ("T2", "b", "A softmax runs along a row."),  # a known wrong option
+        ("T2", "c", "Think of what the softmax normalises."),  # any other option
+        ("T4", -1e300, "What is the log of a weight of exactly 0?"),  # finite is not -inf
+        ("T4", 0.0, "log(1) is 0, but this weight is not 1."),
+    ],
+)
 def test_a_wrong_answer_gets_its_reason_and_never_the_answer(keyed, question, given, reason):
     ok, said = keyed.by_key[question].judge(given, keyed.key()[question])
     assert (ok, said) == (False, reason)
@@ -149,27 +169,48 @@ def test_a_wrong_answer_gets_its_reason_and_never_the_answer(keyed, question, gi
     assert f"✗ {question} (you said " in feedback.message and reason in feedback.message
 
 
-@pytest.mark.parametrize(("question", "given"), [
-    ("T1", 10), ("T1", 10.5), ("T1", 9.5), ("T1", "10"), ("T1", " 10.0 "), ("T1", np.int64(10)),
-    ("T1", np.array([10.0])), ("T1", np.float32(10.2)),
-    ("T2", "a"), ("T2", "A"), ("T2", "(a)"), ("T2", " a. "), ("T2", "a:"), ("T2", "Each Row"),
-    ("T3", 0.5009), ("T3", "0.4991"),
-    ("T4", float("-inf")), ("T4", "-inf"), ("T4", "−inf"), ("T4", np.float16(-np.inf)),
-])
+@pytest.mark.parametrize(
+    ("question", "given"),
+    [
+        ("T1", 10),
+        ("T1", 10.5),
+        ("T1", 9.5),
+        ("T1", "10"),
+        ("T1", " 10.0 "),
+        ("T1", np.int64(10)),
+        ("T1", np.array([10.0])),
+        ("T1", np.float32(10.2)),
+        ("T2", "a"),
+        ("T2", "A"),
+        ("T2", "(a)"),
+        ("T2", " a. "),
+        ("T2", "a:"),
+        ("T2", "Each Row"),
+        ("T3", 0.5009),
+        ("T3", "0.4991"),
+        ("T4", float("-inf")),
+        ("T4", "-inf"),
+        ("T4", "−inf"),
+        ("T4", np.float16(-np.inf)),
+    ],
+)
 def test_a_right_answer_in_any_reasonable_spelling_is_right(keyed, question, given):
     assert keyed.by_key[question].judge(given, keyed.key()[question]) == (True, "")
     assert grade(keyed, with_(**{question: given})).outcome is Outcome.CORRECT
 
 
-@pytest.mark.parametrize(("question", "given", "reason"), [
-    ("T1", "ten", "this one wants a number, not 'ten'."),
-    ("T1", True, "this one wants a number, not True."),
-    ("T1", [10], "this one wants a number, not [10]."),
-    ("T1", np.array([10, 10]), "this one wants a number, not [10, 10]."),
-    ("T2", 1, "this one is multiple choice: answer with a letter, a, b or c (yours is 1)."),
-    ("T2", "e", "'e' is not one of the options; answer a, b or c."),
-    ("T2", "each key", "'each key' is not one of the options; answer a, b or c."),
-])
+@pytest.mark.parametrize(
+    ("question", "given", "reason"),
+    [
+        ("T1", "ten", "this one wants a number, not 'ten'."),
+        ("T1", True, "this one wants a number, not True."),
+        ("T1", [10], "this one wants a number, not [10]."),
+        ("T1", np.array([10, 10]), "this one wants a number, not [10, 10]."),
+        ("T2", 1, "this one is multiple choice: answer with a letter, a, b or c (yours is 1)."),
+        ("T2", "e", "'e' is not one of the options; answer a, b or c."),
+        ("T2", "each key", "'each key' is not one of the options; answer a, b or c."),
+    ],
+)
 def test_a_malformed_answer_says_what_form_the_answer_takes(keyed, question, given, reason):
     q = keyed.by_key[question]
     assert q.judge(given, keyed.key()[question]) == (False, reason)
@@ -186,13 +227,16 @@ def test_infinite_answers_match_only_the_same_infinity():
 
 
 # ---------------------------------------------------------------- the answer as a whole
-@pytest.mark.parametrize("answers", [{}, {"T1": ...}, {"T1": None, "T2": "  "},
-                                     dict.fromkeys(RIGHT, ...)])
+@pytest.mark.parametrize(
+    "answers", [{}, {"T1": ...}, {"T1": None, "T2": "  "}, dict.fromkeys(RIGHT, ...)]
+)
 def test_nothing_filled_in_is_not_attempted(keyed, answers):
     feedback = grade(keyed, answers)
     assert feedback.outcome is Outcome.NOT_ATTEMPTED
-    assert feedback.message == ("Put your answers in the dict (replace each `...`), run that "
-                                "cell, then run this check again.")
+    assert feedback.message == (
+        "Put your answers in the dict (replace each `...`), run that "
+        "cell, then run this check again."
+    )
 
 
 @pytest.mark.parametrize("stub", [None, ...])
@@ -202,23 +246,27 @@ def test_the_answer_left_as_the_stub_is_not_attempted(keyed, stub):
 
 def test_keys_are_matched_whatever_their_case_and_spaces(keyed):
     assert grade(keyed, {" t1": 10, "t2 ": "a", "T3": 0.5, "t4": "-inf"}).outcome is (
-        Outcome.CORRECT)
+        Outcome.CORRECT
+    )
 
 
 def test_a_stray_key_is_named_with_the_quiz_questions(keyed):
     feedback = grade(keyed, with_(X9=1, A1="b"))
     assert feedback.outcome is Outcome.WRONG and feedback.score == 0.0
-    assert feedback.message.startswith("Your answers have the key(s) 'X9', 'A1', but quiz T has "
-                                       "the questions T1, T2, T3, T4. Use those as the keys")
+    assert feedback.message.startswith(
+        "Your answers have the key(s) 'X9', 'A1', but quiz T has "
+        "the questions T1, T2, T3, T4. Use those as the keys"
+    )
 
 
-@pytest.mark.parametrize(("answer", "shown"), [([10, "a"], "[10, 'a']"), ("a", "'a'"),
-                                                (10, "10")])
+@pytest.mark.parametrize(("answer", "shown"), [([10, "a"], "[10, 'a']"), ("a", "'a'"), (10, "10")])
 def test_an_answer_that_is_not_a_dict_is_refused(keyed, answer, shown):
     feedback = grade(keyed, answer)
     assert feedback.outcome is Outcome.WRONG and feedback.score == 0.0
-    assert feedback.message.startswith("Your answers should be a dict from question to answer, "
-                                       f"like {{'T1': 'b', ...}}; got {shown}.")
+    assert feedback.message.startswith(
+        "Your answers should be a dict from question to answer, "
+        f"like {{'T1': 'b', ...}}; got {shown}."
+    )
 
 
 def test_a_function_returning_the_dict_is_judged_like_the_dict(keyed):
@@ -246,8 +294,11 @@ def test_the_answers_are_not_changed_by_the_check(keyed):
     kept = {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in answers.items()}
     grade(keyed, answers)
     assert answers.keys() == kept.keys() and all(
-        np.array_equal(answers[k], kept[k]) if isinstance(kept[k], np.ndarray)
-        else answers[k] is kept[k] for k in kept)
+        np.array_equal(answers[k], kept[k])
+        if isinstance(kept[k], np.ndarray)
+        else answers[k] is kept[k]
+        for k in kept
+    )
 
 
 # ---------------------------------------------------------------- graded: recorded, not judged
@@ -255,9 +306,11 @@ def test_without_the_key_complete_answers_are_recorded_right_or_wrong(unkeyed):
     for answers in (RIGHT, with_(T1=16, T2="b", T3=0.9)):
         feedback = grade(unkeyed, answers)
         assert feedback.outcome is Outcome.RECORDED and bool(feedback), feedback.message
-        assert feedback.message == ("All 4 answers of quiz T are recorded. In this course run "
-                                    "the quiz is marked after you submit, one point share per "
-                                    "question.")
+        assert feedback.message == (
+            "All 4 answers of quiz T are recorded. In this course run "
+            "the quiz is marked after you submit, one point share per "
+            "question."
+        )
         assert feedback.score == 0.0  # marked after submission, not here
 
 
@@ -286,12 +339,14 @@ def test_under_grading_only_correct_or_recorded_passes(keyed, monkeypatch):
 
 # ---------------------------------------------------------------- how the quiz shows
 def test_the_template_leaves_every_answer_open():
-    assert toy_quiz().template() == ('{\n'
-                                     '    "T1": ...,  # a number\n'
-                                     '    "T2": ...,  # a letter\n'
-                                     '    "T3": ...,  # a number\n'
-                                     '    "T4": ...,  # a number\n'
-                                     '}')
+    assert toy_quiz().template() == (
+        "{\n"
+        '    "T1": ...,  # a number\n'
+        '    "T2": ...,  # a letter\n'
+        '    "T3": ...,  # a number\n'
+        '    "T4": ...,  # a number\n'
+        "}"
+    )
 
 
 def test_the_markdown_names_the_lesson_links_it_and_lists_the_options():
@@ -299,18 +354,26 @@ def test_the_markdown_names_the_lesson_links_it_and_lists_the_options():
     assert str(toy_quiz()) == text
     blocks = text.split("\n\n")
     assert len(blocks) == 4
-    assert blocks[0] == ("**T1** · *the causal mask*, from lesson 6, [The full formula, shapes "
-                         "and masking](06-full-formula.ipynb). How many entries of a 4-token "
-                         "causal mask are True?")
-    assert blocks[1].splitlines()[1:] == ["  - **(a)** each row", "  - **(b)** each column",
-                                          "  - **(c)** the whole matrix"]
+    assert blocks[0] == (
+        "**T1** · *the causal mask*, from lesson 6, [The full formula, shapes "
+        "and masking](06-full-formula.ipynb). How many entries of a 4-token "
+        "causal mask are True?"
+    )
+    assert blocks[1].splitlines()[1:] == [
+        "  - **(a)** each row",
+        "  - **(b)** each column",
+        "  - **(c)** the whole matrix",
+    ]
     assert "[Softmax](03-softmax.ipynb)" in blocks[1]
 
 
-@pytest.mark.parametrize(("questions", "named"), [
-    ([], "[]"),
-    ([Question("T1", 1, "t", "p"), Question("T1", 1, "t", "q")], "['T1', 'T1']"),
-])
+@pytest.mark.parametrize(
+    ("questions", "named"),
+    [
+        ([], "[]"),
+        ([Question("T1", 1, "t", "p"), Question("T1", 1, "t", "q")], "['T1', 'T1']"),
+    ],
+)
 def test_a_quiz_needs_questions_with_distinct_keys(questions, named):
     with pytest.raises(ValueError, match=rf"questions of quiz T .* got the keys \{named}"):
         Questions("T", questions, {}, key_file="toyquiz")

@@ -72,7 +72,7 @@ def test_softmax_numbers_are_in_range(d_k, exponent, scaled):
 
 def test_raw_scores_saturate_and_kill_the_jacobian():
     raw = jacobian_curve(scaled=False)  # (11,)
-    from_eight = raw[D_K_VALUES.index(8):]
+    from_eight = raw[D_K_VALUES.index(8) :]
     assert np.all(np.diff(from_eight) < 0), f"not decreasing from d_k = 8: {raw.round(3)}"
     assert raw[-1] < raw[0] / 3
     collapsed = scaling_lab_state(1024, scaled=False)

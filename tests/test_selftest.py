@@ -79,7 +79,12 @@ def test_round_trip_message():
 def test_environment_report_lists_the_versions():
     report = environment_report()
     assert list(report.versions)[:6] == [
-        "python", "numpy", "matplotlib", "ipywidgets", "anywidget", "attnlab"
+        "python",
+        "numpy",
+        "matplotlib",
+        "ipywidgets",
+        "anywidget",
+        "attnlab",
     ]
     assert report.versions["numpy"] == numpy.__version__
     assert report.versions["matplotlib"] == matplotlib.__version__

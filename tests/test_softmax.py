@@ -544,8 +544,9 @@ def scores(dtype):
 def test_logsumexp_near_zero_result_has_full_relative_accuracy(dtype):
     x = np.array([0.0, -40.0])
     assert logsumexp(x) == pytest.approx(4.248354255291589e-18, rel=1e-15)
-    assert logsumexp([0.0, -30.0]) == pytest.approx(float(mp_shifted_and_lse([0, -30])[1]),
-                                                    rel=1e-15)
+    assert logsumexp([0.0, -30.0]) == pytest.approx(
+        float(mp_shifted_and_lse([0, -30])[1]), rel=1e-15
+    )
     x = np.array([0.0, -8.0], dtype=dtype)  # e^-8 = 3.4e-4 is representable in float16 too
     ref = float(mp_shifted_and_lse(x.tolist())[1])
     assert abs(float(logsumexp(x)) - ref) <= float(np.finfo(dtype).eps) * ref

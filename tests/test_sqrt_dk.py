@@ -11,8 +11,12 @@ def test_the_shipped_file_covers_the_full_configuration():
     data = load_shipped()
     assert data["config"] == CONFIG
     keys = [(r["exponent"], r["d_k"], r["seed"]) for r in data["records"]]
-    expected = [(round(a, 6), d, s) for a in CONFIG["exponents"] for d in CONFIG["d_ks"]
-                for s in CONFIG["seeds"]]  # fmt: skip
+    expected = [
+        (round(a, 6), d, s)
+        for a in CONFIG["exponents"]
+        for d in CONFIG["d_ks"]
+        for s in CONFIG["seeds"]
+    ]
     assert keys == expected
 
 

@@ -35,19 +35,25 @@ def loop_attention(q, k, v, allowed):
 
 @FAST
 @given(
-    n_q=st.integers(1, 13), n_k=st.integers(1, 13), d=st.integers(1, 5),
-    block_q=st.integers(1, 15), block_k=st.integers(1, 15), causal=st.booleans(),
-    dtype=st.sampled_from(FLOAT_DTYPES), spread=st.sampled_from([0.1, 1.0, 30.0]),
+    n_q=st.integers(1, 13),
+    n_k=st.integers(1, 13),
+    d=st.integers(1, 5),
+    block_q=st.integers(1, 15),
+    block_k=st.integers(1, 15),
+    causal=st.booleans(),
+    dtype=st.sampled_from(FLOAT_DTYPES),
+    spread=st.sampled_from([0.1, 1.0, 30.0]),
     seed=st.integers(0, 2**16),
-)  # fmt: skip
+)
 def test_equals_the_plain_version(n_q, n_k, d, block_q, block_k, causal, dtype, spread, seed):
     rng = np.random.default_rng(seed)
     q, k = (rng.normal(size=(2, n, d)) * spread for n in (n_q, n_k))  # (2, n, d) batches
     v = rng.normal(size=(2, n_k, 3))
     q, k, v = (a.astype(dtype) for a in (q, k, v))
     mask = rng.random((2, n_q, n_k)) < 0.7  # (2, n_q, n_k) with fully masked rows at times
-    got = no_warnings(tiled_attention, q, k, v, mask=mask, causal=causal,
-                      block_size=(block_q, block_k))
+    got = no_warnings(
+        tiled_attention, q, k, v, mask=mask, causal=causal, block_size=(block_q, block_k)
+    )
     full = mask & causal_mask(n_q, n_k) if causal else mask
     expected, _ = scaled_dot_product_attention(q, k, v, mask=full)
     assert got.dtype == dtype and got.shape == expected.shape

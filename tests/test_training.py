@@ -73,9 +73,15 @@ def test_sgd_step_makes_new_arrays():
     np.testing.assert_allclose(stepped.w_q, before - 0.1)
 
 
-@pytest.mark.parametrize("kwargs, name", [({"d_k": 0}, "d_k"), ({"d_k": 4, "steps": 0}, "steps"),
-                                          ({"d_k": 4, "lr": -1.0}, "lr"),
-                                          ({"d_k": 4, "exponent": float("nan")}, "exponent")])
+@pytest.mark.parametrize(
+    "kwargs, name",
+    [
+        ({"d_k": 0}, "d_k"),
+        ({"d_k": 4, "steps": 0}, "steps"),
+        ({"d_k": 4, "lr": -1.0}, "lr"),
+        ({"d_k": 4, "exponent": float("nan")}, "exponent"),
+    ],
+)
 def test_bad_settings_are_named(kwargs, name):
     with pytest.raises(ValueError, match=name):
         train(**kwargs)

@@ -20,6 +20,7 @@ def reference_largest_score(scores):
     """The largest score in a row: Python's ``max`` does it."""
     return max(scores)
 
+
 # ------------------------------------------------------------ lesson1
 
 
@@ -45,6 +46,7 @@ def reference_orthogonal_query(k):
     """Turn k a quarter turn anticlockwise: (x, y) → (−y, x) is at right angles to (x, y)."""
     return np.array([-k[1], k[0]])
 
+
 # ------------------------------------------------------------ lesson2
 
 
@@ -63,6 +65,7 @@ def reference_collapsed_rows(scores, threshold):
     """Indices of the rows whose largest softmax weight is above ``threshold``."""
     weights = attnlab.softmax(scores, axis=-1)  # (n_rows, n) each row sums to 1
     return np.flatnonzero(weights.max(axis=-1) > threshold)
+
 
 # ------------------------------------------------------------ lesson3
 
@@ -85,6 +88,7 @@ def solution_softmax_with_temperature(x, T):
     z = x / T  # divide first: T < 1 sharpens, T > 1 flattens
     e = np.exp(z - z.max(axis=-1, keepdims=True))  # all exponents <= 0
     return e / e.sum(axis=-1, keepdims=True)
+
 
 # ------------------------------------------------------------ lesson4
 
@@ -114,6 +118,7 @@ def solution_hub_key(weights, tokens):
     received = weights.sum(axis=0)  # (n_k,) total weight each key receives
     return tokens[int(np.argmax(received))]  # tokens name the keys (columns)
 
+
 # ------------------------------------------------------------ lesson5
 
 
@@ -140,6 +145,7 @@ def solution_output_box(values):
     low = values.min(axis=0)  # (d_v,) down each column: over the value vectors
     high = values.max(axis=0)  # (d_v,)
     return low, high
+
 
 # ------------------------------------------------------------ lesson6
 
@@ -170,6 +176,7 @@ def solution_masked_softmax(scores, mask):
     e = np.exp(allowed - row_max)  # (n_q, n_k) every entry ≤ 1: no overflow
     total = e.sum(axis=1, keepdims=True)  # (n_q, 1) 0 for a fully masked row
     return e / np.where(total > 0, total, 1.0)  # (n_q, n_k) a fully masked row stays 0
+
 
 # ------------------------------------------------------------ lesson7
 

@@ -30,8 +30,11 @@ def main(argv=None) -> int:
     data = build()
     text = json.dumps(data, indent=1) + "\n"
     print(f"{len(data['records'])} runs in {time.perf_counter() - start:.1f} s")
-    for key, fmt in (("solved_at", "{:.0f}"), ("anti_diagonal", "{:.2f}"),
-                     ("start_entropy", "{:.2f}")):
+    for key, fmt in (
+        ("solved_at", "{:.0f}"),
+        ("anti_diagonal", "{:.2f}"),
+        ("start_entropy", "{:.2f}"),
+    ):
         print(f"\n{key} (median [min–max] over {len(CONFIG['seeds'])} seeds)")
         print(table(data["records"], key, fmt))
     if args.check:

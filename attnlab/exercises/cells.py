@@ -51,8 +51,9 @@ def defined_functions(code: str) -> list[str]:
         tree = ast.parse(code)
     except (SyntaxError, ValueError, RecursionError, MemoryError):  # what ast.parse raises
         return _DEF.findall(code)
-    return [node.name for node in tree.body
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    return [
+        node.name for node in tree.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+    ]
 
 
 def why_stopped(error: BaseException) -> str:
@@ -74,10 +75,14 @@ def why_stopped(error: BaseException) -> str:
 
 def _failed_sentence(name: str, why: str) -> str:
     if why.startswith("KeyboardInterrupt"):
-        return (f"Your last run of the cell defining `{name}` was interrupted before it got "
-                "that far; run that cell again.")
-    return (f"Your last run of the cell defining `{name}` stopped with {why}; fix it and run "
-            "that cell again.")
+        return (
+            f"Your last run of the cell defining `{name}` was interrupted before it got "
+            "that far; run that cell again."
+        )
+    return (
+        f"Your last run of the cell defining `{name}` stopped with {why}; fix it and run "
+        "that cell again."
+    )
 
 
 def stale_message(answer) -> str | None:
@@ -144,13 +149,20 @@ def _checked_names(cell: str) -> tuple[set[str], set[str]]:
         return set(), set()
     answers, lessons = set(), set()
     for node in ast.walk(tree):
-        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) \
-                and _LESSON.match(node.value.id):
+        if (
+            isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Name)
+            and _LESSON.match(node.value.id)
+        ):
             lessons.add(node.value.id)
-        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-                and node.func.attr == "check" and isinstance(node.func.value, ast.Attribute)
-                and isinstance(node.func.value.value, ast.Name)
-                and _LESSON.match(node.func.value.value.id)):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "check"
+            and isinstance(node.func.value, ast.Attribute)
+            and isinstance(node.func.value.value, ast.Name)
+            and _LESSON.match(node.func.value.value.id)
+        ):
             answers.update(arg.id for arg in node.args if isinstance(arg, ast.Name))
     return answers, lessons
 
@@ -175,11 +187,15 @@ def name_error_sentence(error: NameError, cell: str) -> str | None:
         old, why = _FAILED.get(name, (None, None))
         if old is _MISSING:
             return f"`{name}` is not defined. {_failed_sentence(name, why)}"
-        return (f"`{name}` is not defined yet: run the cell that defines it (the exercise cell "
-                "above) first.")
+        return (
+            f"`{name}` is not defined yet: run the cell that defines it (the exercise cell "
+            "above) first."
+        )
     if name in lessons:
-        return (f"`{name}` is not defined yet: run the notebook's first code cell (it imports "
-                f"`{name}` with `from attnlab.exercises import {name}`) first.")
+        return (
+            f"`{name}` is not defined yet: run the notebook's first code cell (it imports "
+            f"`{name}` with `from attnlab.exercises import {name}`) first."
+        )
     return None
 
 

@@ -92,8 +92,12 @@ def _diagnose(got: float, row: np.ndarray, what: str) -> None:
 
 largest_score = Exercise(
     "Warm-up (the largest score)",
-    Cases(largest_score_cases, _judge_largest_score, inputs=lambda row: (row,),
-          failed=_largest_score_failed),
+    Cases(
+        largest_score_cases,
+        _judge_largest_score,
+        inputs=lambda row: (row,),
+        failed=_largest_score_failed,
+    ),
     hints=[
         "Python has a built-in function that returns the largest item of a list "
         "(it works on a 1-D numpy array too).",

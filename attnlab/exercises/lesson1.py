@@ -110,15 +110,27 @@ def _diagnose_dot(got, q, k, expected, what) -> None:
         return
     said = f"{what} should be {expected:.4g}, but yours gave {number:.4g}"
     known = [
-        (q.sum() + k.sum(), "that is the sum of all entries of q plus those of k. Multiply "
-         "matching entries first (q[d]·k[d]), then add those products."),
-        (q.sum() * k.sum(), "that is (sum of q) × (sum of k). Multiply matching entries first "
-         "(q[d]·k[d]), then add those products."),
-        (np.abs(q * k).sum(), "it looks like you took absolute values. Dot products can be "
-         "negative — that is how a key pointing away shows up."),
+        (
+            q.sum() + k.sum(),
+            "that is the sum of all entries of q plus those of k. Multiply "
+            "matching entries first (q[d]·k[d]), then add those products.",
+        ),
+        (
+            q.sum() * k.sum(),
+            "that is (sum of q) × (sum of k). Multiply matching entries first "
+            "(q[d]·k[d]), then add those products.",
+        ),
+        (
+            np.abs(q * k).sum(),
+            "it looks like you took absolute values. Dot products can be "
+            "negative — that is how a key pointing away shows up.",
+        ),
         ((q * k).mean(), "that is the mean of the products; the dot product is their sum."),
-        (expected / math.sqrt(len(q)), "it looks like you divided by √d. That scaling comes in "
-         "lesson 2; here we want the raw dot product."),
+        (
+            expected / math.sqrt(len(q)),
+            "it looks like you divided by √d. That scaling comes in "
+            "lesson 2; here we want the raw dot product.",
+        ),
         (float(q @ q), "that is q · q; use k as the second vector."),
     ]
     for value, reason in known:
@@ -139,8 +151,8 @@ dot = Exercise(
         "Start a running total at 0.0, walk through the pairs of entries together "
         "(`zip(q, k)` hands you one pair at a time), add each pair's product to the total, "
         "and return the total once the loop is done.",
-        'With numpy the whole loop shrinks to one line of the form `return np.___(q ___ k)`: an '
-        'element-wise operation, then a reduction. Which two fill the blanks?',
+        "With numpy the whole loop shrinks to one line of the form `return np.___(q ___ k)`: an "
+        "element-wise operation, then a reduction. Which two fill the blanks?",
     ],
 )
 
@@ -172,9 +184,11 @@ def _score_matrix_failed(exc, case) -> str | None:
     cause = exc.__cause__
     if not isinstance(cause, ValueError):
         return None
-    return (f"{_score_matrix_what(q, k)} should give an array of shape "
-            f"{raw_scores(q, k).shape}, but yours raised {type(cause).__name__}: {cause}\n"
-            f"{_shape_advice(q, k)}")
+    return (
+        f"{_score_matrix_what(q, k)} should give an array of shape "
+        f"{raw_scores(q, k).shape}, but yours raised {type(cause).__name__}: {cause}\n"
+        f"{_shape_advice(q, k)}"
+    )
 
 
 def _shape_advice(q, k) -> str:
@@ -193,12 +207,21 @@ def _diagnose_score_matrix(got, q, k, expected, what) -> None:
         return
     d_k = q.shape[1]
     known = [  # Qᵀ K, Q K and K ᵀQ fail on the first case already (see _shape_advice)
-        (expected.T, "you computed K Qᵀ, the transpose: its rows are keys. Rows of the score "
-         "matrix must be queries, so put Q first: Q @ K.T."),
-        (expected / math.sqrt(d_k), "it looks like you divided by √d_k. That is lesson 2's "
-         "step; this exercise wants the raw scores Q Kᵀ."),
-        (expected / d_k, "it looks like you divided by d_k. This exercise wants the raw "
-         "scores Q Kᵀ, with no scaling."),
+        (
+            expected.T,
+            "you computed K Qᵀ, the transpose: its rows are keys. Rows of the score "
+            "matrix must be queries, so put Q first: Q @ K.T.",
+        ),
+        (
+            expected / math.sqrt(d_k),
+            "it looks like you divided by √d_k. That is lesson 2's "
+            "step; this exercise wants the raw scores Q Kᵀ.",
+        ),
+        (
+            expected / d_k,
+            "it looks like you divided by d_k. This exercise wants the raw "
+            "scores Q Kᵀ, with no scaling.",
+        ),
     ]
     for value, reason in known:
         if got.shape == value.shape and np.allclose(got, value):
@@ -219,9 +242,9 @@ score_matrix = Exercise(
         "product A @ B, entry (i, j) is row i of A times column j of B.",
         "So the keys have to be the *columns* of the second factor: transpose K. "
         "Check the shapes: (n_q, d_k) @ (d_k, n_k) → (n_q, n_k).",
-        'One matrix product, with the keys turned on their side so that their rows become '
-        'columns. The result has shape (n_q, n_k); the `.T` attribute of an array transposes '
-        'it.',
+        "One matrix product, with the keys turned on their side so that their rows become "
+        "columns. The result has shape (n_q, n_k); the `.T` attribute of an array transposes "
+        "it.",
     ],
 )
 
@@ -295,8 +318,8 @@ score_shape = Exercise(
         "There is one score for every (query, key) pair. How many rows, how many columns?",
         "Write the matrix product's shapes: (n_q, d_k) @ (d_k, n_k). The inner size is "
         "added up and disappears.",
-        'The answer is a tuple of two of the three sizes you are given, in the order (rows, '
-        'columns) = (queries, keys). Which size disappears in the product?',
+        "The answer is a tuple of two of the three sizes you are given, in the order (rows, "
+        "columns) = (queries, keys). Which size disappears in the product?",
     ],
 )
 
@@ -345,8 +368,7 @@ def _judge_orthogonal_query(got, k, messages) -> None:
     if cosine > 0.999:
         raise Wrong(f"{said}: q points along k (aligned), which gives the largest score.")
     if cosine < -0.999:
-        raise Wrong(f"{said}: q points against k (opposite), which gives the most negative "
-                    "score.")
+        raise Wrong(f"{said}: q points against k (opposite), which gives the most negative score.")
     raise Wrong(f"{said}. Turn k by exactly 90°: swap its two entries and change one sign.")
 
 
@@ -358,7 +380,7 @@ orthogonal_query = Exercise(
         "explorer: turn q until the bar of the key you chose is at zero.",
         "For k = (x, y), try q = (a, b) and write q·k = a·x + b·y. Which a and b make that "
         "zero for every x and y?",
-        'Swap the two entries of k and change the sign of one of them; check with pencil and '
-        'paper that a·x + b·y becomes 0. Return it as a numpy array.',
+        "Swap the two entries of k and change the sign of one of them; check with pencil and "
+        "paper that a·x + b·y becomes 0. Return it as a numpy array.",
     ],
 )

@@ -102,27 +102,51 @@ def _variance_mistakes(q, k) -> list[tuple[float | np.ndarray, str]]:
     dots = paired_dot_products(q, k)  # (n,)
     d_k = q.shape[1]
     return [
-        (np.var(q @ k.T), "It looks like you took the variance of q @ k.T, which pairs every "
-         "row of q with every row of k. Pair row i with row i only: np.sum(q * k, axis=1)."),
-        (np.var(q * k), "It looks like you took the variance of the single products q_d·k_d "
-         "(each has variance about 1). Add each row's products up first: "
-         "np.sum(q * k, axis=1), then take the variance of those n sums."),
-        (np.var(np.sum(q * k, axis=0)), "It looks like you summed over axis 0 (the samples) "
-         "instead of axis 1 (the d_k coordinates of each vector)."),
+        (
+            np.var(q @ k.T),
+            "It looks like you took the variance of q @ k.T, which pairs every "
+            "row of q with every row of k. Pair row i with row i only: np.sum(q * k, axis=1).",
+        ),
+        (
+            np.var(q * k),
+            "It looks like you took the variance of the single products q_d·k_d "
+            "(each has variance about 1). Add each row's products up first: "
+            "np.sum(q * k, axis=1), then take the variance of those n sums.",
+        ),
+        (
+            np.var(np.sum(q * k, axis=0)),
+            "It looks like you summed over axis 0 (the samples) "
+            "instead of axis 1 (the d_k coordinates of each vector).",
+        ),
         (np.std(dots), "That is the standard deviation (about √d_k); the variance is its square."),
         (np.mean(dots), "That is the mean of the dot products (about 0); use np.var."),
-        (np.var(dots / math.sqrt(d_k)), "That is the variance after dividing by √d_k; here "
-         "we want the raw dot products, before any scaling."),
-        (np.mean(dots**2), "np.mean(dots**2) equals the variance only when the sample mean is "
-         "exactly 0; subtract the mean first (np.var does that for you)."),
-        (float(d_k), "You returned d_k itself. The exercise is to *measure* the variance from "
-         "the samples q and k, and see that it comes out close to d_k."),
-        (q.var() * k.var() * d_k, "That is the theory's prediction Var(q_i)·Var(k_i)·d_k "
-         "filled in with measured variances. Measure the variance of the n dot products "
-         "themselves: np.var(np.sum(q * k, axis=1))."),
-        (np.sum(np.var(q * k, axis=0)), "You added up the variances of the d_k coordinates "
-         "(Step 2 of the derivation). Measure the variance of the dot products themselves: "
-         "first the n sums np.sum(q * k, axis=1), then np.var of those."),
+        (
+            np.var(dots / math.sqrt(d_k)),
+            "That is the variance after dividing by √d_k; here "
+            "we want the raw dot products, before any scaling.",
+        ),
+        (
+            np.mean(dots**2),
+            "np.mean(dots**2) equals the variance only when the sample mean is "
+            "exactly 0; subtract the mean first (np.var does that for you).",
+        ),
+        (
+            float(d_k),
+            "You returned d_k itself. The exercise is to *measure* the variance from "
+            "the samples q and k, and see that it comes out close to d_k.",
+        ),
+        (
+            q.var() * k.var() * d_k,
+            "That is the theory's prediction Var(q_i)·Var(k_i)·d_k "
+            "filled in with measured variances. Measure the variance of the n dot products "
+            "themselves: np.var(np.sum(q * k, axis=1)).",
+        ),
+        (
+            np.sum(np.var(q * k, axis=0)),
+            "You added up the variances of the d_k coordinates "
+            "(Step 2 of the derivation). Measure the variance of the dot products themselves: "
+            "first the n sums np.sum(q * k, axis=1), then np.var of those.",
+        ),
     ]
 
 
@@ -143,11 +167,19 @@ def _judge_variance(result, case, messages) -> None:
     got = _one_number(result, what)
     dots = paired_dot_products(q, k)  # (n,)
     rtol = _variance_rtol(result)
-    if any(math.isclose(got, v, rel_tol=rtol, abs_tol=1e-12)
-           for v in (np.var(dots), np.var(dots, ddof=1))):
+    if any(
+        math.isclose(got, v, rel_tol=rtol, abs_tol=1e-12)
+        for v in (np.var(dots), np.var(dots, ddof=1))
+    ):
         return
-    reason = next((text for wrong, text in _variance_mistakes(q, k)
-                   if np.ndim(wrong) == 0 and _close(got, float(wrong))), "")
+    reason = next(
+        (
+            text
+            for wrong, text in _variance_mistakes(q, k)
+            if np.ndim(wrong) == 0 and _close(got, float(wrong))
+        ),
+        "",
+    )
     raise Wrong(
         f"{what} (n = {n} pairs, d_k = {d_k}) should be {np.var(dots):.6g}, but yours gave "
         f"{got:.6g}. {reason}".rstrip()
@@ -162,8 +194,8 @@ dot_product_variance = Exercise(
         "in all — then take the variance of those n numbers.",
         "`q * k` multiplies entry by entry (shape (n, d_k)); summing along axis 1 adds the "
         "d_k products of each row, which leaves n dot products, shape (n,).",
-        'Two steps in one line: a row-wise dot product (`np.sum(..., axis=___)` of an '
-        'element-wise product), then `np.var` of the n numbers you get.',
+        "Two steps in one line: a row-wise dot product (`np.sum(..., axis=___)` of an "
+        "element-wise product), then `np.var` of the n numbers you get.",
     ],
 )
 
@@ -185,16 +217,30 @@ def attnlab_default_scale(d_k: int) -> float:
 SCALE_CASES = (64, 2, 512, 3, 1)  # 64 first: every wrong power of d_k differs there
 
 _SCALE_MISTAKES = (
-    (lambda d: 1 / d, "It looks like you divided by d_k instead of √d_k: the variance would "
-     "be d_k / d_k² = 1/d_k, shrinking towards 0 (over-correction)."),
-    (lambda d: math.sqrt(d), "That is √d_k, the standard deviation itself. Multiplying by it "
-     "makes the variance d_k², even larger; you want its reciprocal."),
-    (lambda d: d ** (-1 / 3), "That is 1/d_k^(1/3): the variance would be d_k^(1/3), which "
-     "still grows with d_k (under-correction)."),
-    (lambda d: d ** (-2 / 3), "That is 1/d_k^(2/3): the variance would be d_k^(-1/3), which "
-     "shrinks towards 0 (over-correction)."),
-    (lambda d: float(d), "That is d_k: the variance would be d_k³. Scaling should make the "
-     "scores smaller."),
+    (
+        lambda d: 1 / d,
+        "It looks like you divided by d_k instead of √d_k: the variance would "
+        "be d_k / d_k² = 1/d_k, shrinking towards 0 (over-correction).",
+    ),
+    (
+        lambda d: math.sqrt(d),
+        "That is √d_k, the standard deviation itself. Multiplying by it "
+        "makes the variance d_k², even larger; you want its reciprocal.",
+    ),
+    (
+        lambda d: d ** (-1 / 3),
+        "That is 1/d_k^(1/3): the variance would be d_k^(1/3), which "
+        "still grows with d_k (under-correction).",
+    ),
+    (
+        lambda d: d ** (-2 / 3),
+        "That is 1/d_k^(2/3): the variance would be d_k^(-1/3), which "
+        "shrinks towards 0 (over-correction).",
+    ),
+    (
+        lambda d: float(d),
+        "That is d_k: the variance would be d_k³. Scaling should make the scores smaller.",
+    ),
     (lambda d: 1.0, "That leaves the scores unscaled, so the variance stays d_k."),
     (lambda d: 1 / d**2, "That divides by d_k²; the variance would be 1/d_k³."),
 )
@@ -228,8 +274,8 @@ unit_variance_scale = Exercise(
         "Multiplying a random number by c multiplies its variance by c². "
         "Var(q·k) = d_k, so Var(c · q·k) = c² · d_k.",
         "Solve c² · d_k = 1 for c > 0.",
-        'You want c > 0 with c² · d_k = 1. Take the square root of both sides and return c as a '
-        'float (`math.sqrt` is imported for you).',
+        "You want c > 0 with c² · d_k = 1. Take the square root of both sides and return c as a "
+        "float (`math.sqrt` is imported for you).",
     ],
 )
 
@@ -265,8 +311,9 @@ def _indices(value, what: str) -> list[int]:
     try:
         array = np.asarray(value)
     except (TypeError, ValueError):  # a ragged list or tuple
-        raise Wrong(f"{what} should be a list of row indices (ints); got "
-                    f"{one_line(value)}.") from None
+        raise Wrong(
+            f"{what} should be a list of row indices (ints); got {one_line(value)}."
+        ) from None
     if array.dtype == bool:
         raise Wrong(
             f"{what} returned True/False per row: {short(array)}. Return the row *numbers* "
@@ -282,6 +329,7 @@ def _indices(value, what: str) -> list[int]:
 
 def _collapse_mistakes():
     """(known mistake, what to say about it); each mistake maps (scores, threshold) to rows."""
+
     def plain(s):
         return quietly(lambda: s / s.sum(axis=-1, keepdims=True))  # plain normalisation
 
@@ -289,18 +337,29 @@ def _collapse_mistakes():
         return attnlab.softmax(s.reshape(-1)).reshape(s.shape)  # one softmax for the matrix
 
     return [
-        (lambda s, t: np.flatnonzero(s.max(axis=-1) > t), "It looks like you compared the "
-         "scores themselves with the threshold. Turn each row into softmax weights first."),
-        (lambda s, t: np.flatnonzero(attnlab.softmax(s, axis=0).max(axis=-1) > t),
-         "It looks like the softmax ran down the columns (axis=0). Each row is one query's "
-         "distribution: use axis=-1."),
-        (lambda s, t: np.flatnonzero(over_everything(s).max(axis=-1) > t),
-         "It looks like one softmax ran over the whole matrix, so the weights of all rows "
-         "together sum to 1. Each row is one query's distribution: use axis=-1."),
-        (lambda s, t: np.flatnonzero(plain(s).max(axis=-1) > t), "It looks like you divided "
-         "the scores by their sum instead of using softmax."),
-        (lambda s, t: np.flatnonzero(attnlab.softmax(s, axis=-1).max(axis=-1) < t),
-         "Those are the rows that did *not* collapse; flip the comparison."),
+        (
+            lambda s, t: np.flatnonzero(s.max(axis=-1) > t),
+            "It looks like you compared the "
+            "scores themselves with the threshold. Turn each row into softmax weights first.",
+        ),
+        (
+            lambda s, t: np.flatnonzero(attnlab.softmax(s, axis=0).max(axis=-1) > t),
+            "It looks like the softmax ran down the columns (axis=0). Each row is one query's "
+            "distribution: use axis=-1.",
+        ),
+        (
+            lambda s, t: np.flatnonzero(over_everything(s).max(axis=-1) > t),
+            "It looks like one softmax ran over the whole matrix, so the weights of all rows "
+            "together sum to 1. Each row is one query's distribution: use axis=-1.",
+        ),
+        (
+            lambda s, t: np.flatnonzero(plain(s).max(axis=-1) > t),
+            "It looks like you divided the scores by their sum instead of using softmax.",
+        ),
+        (
+            lambda s, t: np.flatnonzero(attnlab.softmax(s, axis=-1).max(axis=-1) < t),
+            "Those are the rows that did *not* collapse; flip the comparison.",
+        ),
     ]
 
 
@@ -331,9 +390,14 @@ def _judge_collapsed_rows(answer, result, case, messages) -> None:
     largest = np.max(attnlab.softmax(scores, axis=-1), axis=-1)  # (n_rows,)
     cases = collapse_cases()
     answers = _answers_on_every_case(answer, cases)
-    reason = next((text for wrong, text in _collapse_mistakes()
-                   if answers == [sorted(int(i) for i in wrong(s, t)) for s, t in cases]),
-                  "")
+    reason = next(
+        (
+            text
+            for wrong, text in _collapse_mistakes()
+            if answers == [sorted(int(i) for i in wrong(s, t)) for s, t in cases]
+        ),
+        "",
+    )
     raise Wrong(
         f"{what} should be {expected}, but yours gave {got}. The largest softmax weight "
         f"of each row is {short(largest.round(4))}. {reason}".rstrip()
@@ -349,6 +413,6 @@ collapsed_rows = Exercise(
         "`attnlab.softmax(scores, axis=-1)` turns every row into weights; "
         "`weights.max(axis=-1)` is each row's largest weight, shape (n_rows,).",
         "Row-wise softmax (`axis=-1`), each row's largest weight, compare with `threshold`, and "
-        'turn the True/False mask into row indices (`np.flatnonzero` does that last step).',
+        "turn the True/False mask into row indices (`np.flatnonzero` does that last step).",
     ],
 )

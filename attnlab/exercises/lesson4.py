@@ -89,12 +89,14 @@ def entropy_cases() -> list[tuple[str, np.ndarray]]:
     cases = []
     for name in PATTERNS:
         ex = pattern_example(name)
-        cases.append((f'the weights of "{_spelled(ex.tokens)}", shape {ex.weights.shape}',
-                      ex.weights))
+        cases.append(
+            (f'the weights of "{_spelled(ex.tokens)}", shape {ex.weights.shape}', ex.weights)
+        )
     n = 4
     one_hot_and_uniform = np.stack([np.eye(n)[1], np.full(n, 1 / n)])  # (2, 4)
-    cases.append((f"a one-hot row and a uniform row, {short(one_hot_and_uniform)}",
-                  one_hot_and_uniform))
+    cases.append(
+        (f"a one-hot row and a uniform row, {short(one_hot_and_uniform)}", one_hot_and_uniform)
+    )
     masked = attnlab.softmax(np.array([[1, 2, -np.inf, -np.inf, 0], [0, 1, 2, 1, 0]]))  # (2, 5)
     cases.append((f"two queries over five keys, {short(masked.round(4))}", masked))
     return cases
@@ -110,24 +112,42 @@ def _entropy_mistakes(w, expected) -> list[tuple[np.ndarray, str]]:
     n_q, n_k = w.shape
     columns = _terms(w).sum(axis=0)  # (n_k,)
     return [
-        (-expected, "Your entropies are negative: H = -Σ p log p has a minus sign in front "
-         "(every log p is ≤ 0, so the minus makes H ≥ 0)."),
-        (expected / math.log(2), "These are in bits (log base 2). The exercise wants nats: "
-         "use the natural logarithm, np.log."),
-        (expected / math.log(10), "These use log base 10. The exercise wants nats: use the "
-         "natural logarithm, np.log."),
-        (expected / math.log(n_k), f"You divided by log n = log {n_k}: that is the "
-         "normalised entropy, between 0 and 1. Return the entropy itself, in nats."),
-        (columns, "These are the entropies of the columns: you summed down axis=0. Each row "
-         "is one query's distribution over the keys — sum along each row, axis=1."),
+        (
+            -expected,
+            "Your entropies are negative: H = -Σ p log p has a minus sign in front "
+            "(every log p is ≤ 0, so the minus makes H ≥ 0).",
+        ),
+        (
+            expected / math.log(2),
+            "These are in bits (log base 2). The exercise wants nats: "
+            "use the natural logarithm, np.log.",
+        ),
+        (
+            expected / math.log(10),
+            "These use log base 10. The exercise wants nats: use the natural logarithm, np.log.",
+        ),
+        (
+            expected / math.log(n_k),
+            f"You divided by log n = log {n_k}: that is the "
+            "normalised entropy, between 0 and 1. Return the entropy itself, in nats.",
+        ),
+        (
+            columns,
+            "These are the entropies of the columns: you summed down axis=0. Each row "
+            "is one query's distribution over the keys — sum along each row, axis=1.",
+        ),
         (np.exp(expected), "That is exp(H), the effective number of keys. Return H itself."),
-        (quietly(lambda: -np.log(w).sum(axis=1)), "You added up -log p without weighting "
-         "each term by p: H = -Σ p · log p."),
-        (expected / n_k, "You took the mean of the terms along each row; entropy is their "
-         "sum."),
-        (np.full(n_q, math.log(n_k)), f"You returned log n = log {n_k} for every row: that "
-         "is the largest entropy a row can have (a uniform row), not the entropy of these "
-         "rows."),
+        (
+            quietly(lambda: -np.log(w).sum(axis=1)),
+            "You added up -log p without weighting each term by p: H = -Σ p · log p.",
+        ),
+        (expected / n_k, "You took the mean of the terms along each row; entropy is their sum."),
+        (
+            np.full(n_q, math.log(n_k)),
+            f"You returned log n = log {n_k} for every row: that "
+            "is the largest entropy a row can have (a uniform row), not the entropy of these "
+            "rows.",
+        ),
     ]
 
 
@@ -156,31 +176,40 @@ def _judge_row_entropy(got, case, messages) -> None:
     said = f"{what} should be {short(expected)}"
     if values.shape != expected.shape:
         if values.ndim == 0:
-            raise Wrong(f"{said}, one entropy per row (shape {expected.shape}), but yours gave "
-                        f"one number for the whole matrix, {short(values)}. Sum -p·log p "
-                        "along each row only (axis=1), not over every entry.")
+            raise Wrong(
+                f"{said}, one entropy per row (shape {expected.shape}), but yours gave "
+                f"one number for the whole matrix, {short(values)}. Sum -p·log p "
+                "along each row only (axis=1), not over every entry."
+            )
         if values.shape == (n_k,) and n_k != n_q:
-            raise Wrong(f"{said}, shape {expected.shape} (one entropy per query), but yours "
-                        f"has shape {values.shape}, one number per key: you summed down the "
-                        "columns (axis=0). Sum along each row, axis=1.")
+            raise Wrong(
+                f"{said}, shape {expected.shape} (one entropy per query), but yours "
+                f"has shape {values.shape}, one number per key: you summed down the "
+                "columns (axis=0). Sum along each row, axis=1."
+            )
         if values.shape == (n_q, 1):
-            raise Wrong(f"{said}, shape {expected.shape}, but yours has shape {values.shape}: "
-                        "one entropy per row is right, but drop keepdims=True (or return "
-                        "the result .ravel()ed) so it is a plain 1-D array.")
+            raise Wrong(
+                f"{said}, shape {expected.shape}, but yours has shape {values.shape}: "
+                "one entropy per row is right, but drop keepdims=True (or return "
+                "the result .ravel()ed) so it is a plain 1-D array."
+            )
         if values.shape == w.shape:
-            raise Wrong(f"{said}, shape {expected.shape}, but yours has the shape of the "
-                        f"weights, {values.shape}: add the terms -p·log p up along each row "
-                        "(axis=1).")
+            raise Wrong(
+                f"{said}, shape {expected.shape}, but yours has the shape of the "
+                f"weights, {values.shape}: add the terms -p·log p up along each row "
+                "(axis=1)."
+            )
         raise Wrong(f"{said}, shape {expected.shape}, but yours has shape {values.shape}.")
     if not np.all(np.isfinite(values)):
         if np.any(w == 0):
-            raise Wrong(f"{said}, but yours gave {short(values)}. {_ZERO_LOG}"
-                        f"{warned(messages)}")
-        raise Wrong(f"{said}, but yours contains nan or inf: {short(values)}."
-                    f"{warned(messages)}")
+            raise Wrong(f"{said}, but yours gave {short(values)}. {_ZERO_LOG}{warned(messages)}")
+        raise Wrong(f"{said}, but yours contains nan or inf: {short(values)}.{warned(messages)}")
     low = getattr(got, "dtype", np.dtype(float))  # a float32 answer: judged to its precision
-    rtol, atol = (1e-6, 1e-9) if low.kind != "f" or low.itemsize >= 8 else (
-        1e-6 + 16 * n_k * float(np.finfo(low).eps), 16 * float(np.finfo(low).eps))
+    rtol, atol = (
+        (1e-6, 1e-9)
+        if low.kind != "f" or low.itemsize >= 8
+        else (1e-6 + 16 * n_k * float(np.finfo(low).eps), 16 * float(np.finfo(low).eps))
+    )
     if np.allclose(values, expected, rtol=rtol, atol=atol):
         if messages:
             raise Wrong(
@@ -193,8 +222,10 @@ def _judge_row_entropy(got, case, messages) -> None:
         return
     cause = recognised(values, _entropy_mistakes(w, expected))
     if not cause and np.any(values < 0):
-        cause = ("Entropy is never negative: every log p is ≤ 0, and H = -Σ p log p puts a "
-                 "minus sign in front.")
+        cause = (
+            "Entropy is never negative: every log p is ≤ 0, and H = -Σ p log p puts a "
+            "minus sign in front."
+        )
     one_hot = np.isclose(w.max(axis=1), 1.0)  # (n_q,) rows with all weight on one key
     if not cause and np.any(one_hot) and not np.allclose(values[one_hot], 0.0, atol=1e-9):
         cause = "A one-hot row has no uncertainty at all: its entropy must be exactly 0."
@@ -222,12 +253,16 @@ row_entropy = Exercise(
         "each row with `.sum(axis=1)`, and put a minus sign in front. Before taking the log, "
         "replace every 0 by 1 with `np.where(weights > 0, weights, 1.0)`: log 1 = 0, so "
         "those terms vanish, and numpy never sees log(0).",
-        'Make a copy of the weights in which every 0 is replaced by 1 (`np.where`), take its '
-        'log, multiply by the *original* weights, add along each row and put a minus sign in '
-        'front.',
+        "Make a copy of the weights in which every 0 is replaced by 1 (`np.where`), take its "
+        "log, multiply by the *original* weights, add along each row and put a minus sign in "
+        "front.",
     ],
-    forbidden=("attnlab.entropy", "attnlab.patterns.normalised_entropy",
-               "attnlab.patterns.effective_keys", "scipy.stats.entropy"),
+    forbidden=(
+        "attnlab.entropy",
+        "attnlab.patterns.normalised_entropy",
+        "attnlab.patterns.effective_keys",
+        "scipy.stats.entropy",
+    ),
 )
 
 
@@ -276,13 +311,43 @@ def quiz_examples() -> dict:
 # Other ways to say each pattern, compared after _normalised() (lower case, no hyphens,
 # no leading article); a plural "s" on the last word is forgiven as well.
 _SYNONYMS = {
-    "diagonal": ("diagonal dominance", "dominant diagonal", "diagonally dominant",
-                 "diagonal dominant", "strong diagonal", "diag", "self", "self attending",
-                 "attends to itself", "self focus", "self focused", "identity"),
-    "link": ("off diagonal", "off diagonal link", "offdiagonal", "offdiagonal link",
-             "off diagonal weight", "off diagonal attention", "strong link", "cross link"),
-    "uniform": ("uniform row", "uniform weight", "uniform attention", "spread", "spread out",
-                "evenly spread", "even", "flat", "flat row", "diffuse", "broad"),
+    "diagonal": (
+        "diagonal dominance",
+        "dominant diagonal",
+        "diagonally dominant",
+        "diagonal dominant",
+        "strong diagonal",
+        "diag",
+        "self",
+        "self attending",
+        "attends to itself",
+        "self focus",
+        "self focused",
+        "identity",
+    ),
+    "link": (
+        "off diagonal",
+        "off diagonal link",
+        "offdiagonal",
+        "offdiagonal link",
+        "off diagonal weight",
+        "off diagonal attention",
+        "strong link",
+        "cross link",
+    ),
+    "uniform": (
+        "uniform row",
+        "uniform weight",
+        "uniform attention",
+        "spread",
+        "spread out",
+        "evenly spread",
+        "even",
+        "flat",
+        "flat row",
+        "diffuse",
+        "broad",
+    ),
     "hub": ("hub column", "hub key", "hub token", "sink", "attention sink", "bright column"),
 }
 
@@ -329,18 +394,26 @@ def _cue(letter: str) -> str:
     ex = pattern_example(QUIZ[letter])
     name = ex.name
     if name == "hub":
-        return (f"Look at the columns of {letter}, not only its rows: add up what each key "
-                "collects over all the queries. Is one key read by everybody?")
+        return (
+            f"Look at the columns of {letter}, not only its rows: add up what each key "
+            "collects over all the queries. Is one key read by everybody?"
+        )
     if name == "diagonal":
-        return (f"In every row of {letter}, find the brightest cell. Which key is it, "
-                "compared with the token the row belongs to?")
+        return (
+            f"In every row of {letter}, find the brightest cell. Which key is it, "
+            "compared with the token the row belongs to?"
+        )
     if name == "link":
         query, key, _ = strongest_links(ex.weights, count=1)[0]
-        return (f'Follow the row of "{ex.tokens[query]}" in {letter} to its brightest cell. '
-                "Is that key the same token as the query, or a different one?")
+        return (
+            f'Follow the row of "{ex.tokens[query]}" in {letter} to its brightest cell. '
+            "Is that key the same token as the query, or a different one?"
+        )
     row = int(np.argmax(effective_keys(ex.weights)))
-    return (f'Look at the row of "{ex.tokens[row]}" in {letter} and compare the shades of its '
-            "cells: how is its weight shared among the keys?")
+    return (
+        f'Look at the row of "{ex.tokens[row]}" in {letter} and compare the shades of its '
+        "cells: how is its weight shared among the keys?"
+    )
 
 
 def _placeholder(value) -> bool:
@@ -355,8 +428,11 @@ def _as_quiz_answer(answer) -> dict:
             answer = call(answer)
     if not isinstance(answer, dict):
         kind = type(answer).__name__
-        extra = (" A list or tuple does not say which letter each name belongs to."
-                 if isinstance(answer, (list, tuple)) else "")
+        extra = (
+            " A list or tuple does not say which letter each name belongs to."
+            if isinstance(answer, (list, tuple))
+            else ""
+        )
         raise Wrong(
             f"Your answer should be a dict from letter to pattern, like "
             f"{{'A': '...', 'B': '...', 'C': '...', 'D': '...'}}; got a {kind}, "
@@ -368,48 +444,60 @@ def _as_quiz_answer(answer) -> dict:
 def _check_name_the_patterns(answer) -> None:
     given = _as_quiz_answer(answer)
     if given and all(_placeholder(value) for value in given.values()):
-        raise NotAttempted("Fill in a pattern name for each letter, run that cell, then run "
-                           "this check again.")
+        raise NotAttempted(
+            "Fill in a pattern name for each letter, run that cell, then run this check again."
+        )
     shown = f"Your answer {given!r}"
     letters = sorted(QUIZ)
     answers = {}
     for key, value in given.items():
         letter = key.strip().upper() if isinstance(key, str) else key
         if letter not in QUIZ and pattern_named(key):
-            raise Wrong(f"{shown} has pattern names as its keys. Swap them round: the keys "
-                        f"are the letters {_letters(letters)}, the values the pattern names.")
+            raise Wrong(
+                f"{shown} has pattern names as its keys. Swap them round: the keys "
+                f"are the letters {_letters(letters)}, the values the pattern names."
+            )
         if letter not in QUIZ:
-            raise Wrong(f"{shown} has the key {key!r}, but there is no heatmap {key!r}: the "
-                        f"letters are {_letters(letters)}.")
+            raise Wrong(
+                f"{shown} has the key {key!r}, but there is no heatmap {key!r}: the "
+                f"letters are {_letters(letters)}."
+            )
         if letter in answers:
             raise Wrong(f"{shown} names heatmap {letter} twice.")
         answers[letter] = value
     missing = [letter for letter in letters if _placeholder(answers.get(letter))]
     if missing:
-        raise Wrong(f"{shown} has not named {_letters(missing)} yet: give a pattern for each "
-                    f"of {_letters(letters)}.")
+        raise Wrong(
+            f"{shown} has not named {_letters(missing)} yet: give a pattern for each "
+            f"of {_letters(letters)}."
+        )
     named = {}
     for letter in letters:
         name = pattern_named(answers[letter])
         if name is None:
             choices = ", ".join(PATTERNS)
             titles = ", ".join(repr(TITLES[p]) for p in PATTERNS)
-            raise Wrong(f"{shown}: {answers[letter]!r} (for {letter}) is not one of the four "
-                        f"patterns. Use one of {choices} (or the lesson's titles: {titles}).")
+            raise Wrong(
+                f"{shown}: {answers[letter]!r} (for {letter}) is not one of the four "
+                f"patterns. Use one of {choices} (or the lesson's titles: {titles})."
+            )
         named[letter] = name
     for name in PATTERNS:
         twice = [letter for letter in letters if named[letter] == name]
         if len(twice) > 1:
-            raise Wrong(f"{shown} calls {_letters(twice)} the same pattern, {name!r}. Each of "
-                        "the four patterns appears exactly once.")
+            raise Wrong(
+                f"{shown} calls {_letters(twice)} the same pattern, {name!r}. Each of "
+                "the four patterns appears exactly once."
+            )
     wrong = [letter for letter in letters if named[letter] != QUIZ[letter]]
     if wrong:
         right = [letter for letter in letters if letter not in wrong]
-        so_far = f"{_letters(right)} {'is' if len(right) == 1 else 'are'} right; " if right \
-            else ""
+        so_far = f"{_letters(right)} {'is' if len(right) == 1 else 'are'} right; " if right else ""
         cues = "\n".join(f"• {letter}: {_cue(letter)}" for letter in wrong)
-        raise Wrong(f"{shown}: {so_far}{_letters(wrong)} "
-                    f"{'is' if len(wrong) == 1 else 'are'} not right yet.\n{cues}")
+        raise Wrong(
+            f"{shown}: {so_far}{_letters(wrong)} "
+            f"{'is' if len(wrong) == 1 else 'are'} not right yet.\n{cues}"
+        )
 
 
 name_the_patterns = Exercise(
@@ -467,10 +555,18 @@ def hub_cases() -> list[tuple[str, np.ndarray, tuple[str, ...]]]:
     return [
         (f'"{_spelled(hub.tokens)}" (self-attention)', hub.weights, hub.tokens),
         (f'"{_spelled(cat.tokens)}" (self-attention, scaled scores)', cat_weights, cat.tokens),
-        (f'"{_spelled(SELF_HEAVY_TOKENS)}" (self-attention; a token that reads itself counts '
-         "too)", heavy, SELF_HEAVY_TOKENS),
-        (f'"{_spelled(CROSS_QUERIES)}" reading "{_spelled(CROSS_KEYS)}" (cross-attention: '
-         f"{len(CROSS_QUERIES)} queries, {len(CROSS_KEYS)} keys)", cross, CROSS_KEYS),
+        (
+            f'"{_spelled(SELF_HEAVY_TOKENS)}" (self-attention; a token that reads itself counts '
+            "too)",
+            heavy,
+            SELF_HEAVY_TOKENS,
+        ),
+        (
+            f'"{_spelled(CROSS_QUERIES)}" reading "{_spelled(CROSS_KEYS)}" (cross-attention: '
+            f"{len(CROSS_QUERIES)} queries, {len(CROSS_KEYS)} keys)",
+            cross,
+            CROSS_KEYS,
+        ),
     ]
 
 
@@ -490,35 +586,70 @@ def _hub_mistakes() -> list[tuple[object, object, str]]:
     would match almost any answer.
     """
     return [
-        (lambda w: w.sum(axis=0), np.argmin, "That is the key that receives the *least* "
-         "attention: take the largest column sum (np.argmax), not the smallest."),
-        (_column_sum_without_diagonal, np.argmax, "That is the key that collects the most "
-         "from the *other* tokens: you left out the diagonal. What a token gives itself is "
-         "attention it receives too, so the hub is the largest whole column sum."),
-        (lambda w: w[0], np.argmax, "That is the key the first query reads most. A hub is "
-         "read by many queries: add up each key's column over all the queries first."),
-        (lambda w: w[-1], np.argmax, "That is the key the last query reads most. A hub is "
-         "read by many queries: add up each key's column over all the queries first."),
-        (lambda w: w.max(axis=0), np.argmax, "That is the key of the single largest weight in "
-         "the matrix. A hub wins on the *total* it receives from all the queries: sum each "
-         "column, then take the largest."),
-        (lambda w: np.diagonal(w), np.argmax, "That is the token that reads itself most (the "
-         "largest weight on the diagonal, W[i, i]). The hub is the key whose whole column "
-         "adds up to the most."),
+        (
+            lambda w: w.sum(axis=0),
+            np.argmin,
+            "That is the key that receives the *least* "
+            "attention: take the largest column sum (np.argmax), not the smallest.",
+        ),
+        (
+            _column_sum_without_diagonal,
+            np.argmax,
+            "That is the key that collects the most "
+            "from the *other* tokens: you left out the diagonal. What a token gives itself is "
+            "attention it receives too, so the hub is the largest whole column sum.",
+        ),
+        (
+            lambda w: w[0],
+            np.argmax,
+            "That is the key the first query reads most. A hub is "
+            "read by many queries: add up each key's column over all the queries first.",
+        ),
+        (
+            lambda w: w[-1],
+            np.argmax,
+            "That is the key the last query reads most. A hub is "
+            "read by many queries: add up each key's column over all the queries first.",
+        ),
+        (
+            lambda w: w.max(axis=0),
+            np.argmax,
+            "That is the key of the single largest weight in "
+            "the matrix. A hub wins on the *total* it receives from all the queries: sum each "
+            "column, then take the largest.",
+        ),
+        (
+            lambda w: np.diagonal(w),
+            np.argmax,
+            "That is the token that reads itself most (the "
+            "largest weight on the diagonal, W[i, i]). The hub is the key whose whole column "
+            "adds up to the most.",
+        ),
         (lambda w: w.max(axis=1), np.argmax, _FOCUSED_ROW),
         (lambda w: attnlab.entropy(w), np.argmin, _FOCUSED_ROW),
-        (lambda w: np.bincount(np.argmax(w, axis=1), minlength=w.shape[1]), np.argmax,
-         "That is the key that most queries read most (the most frequent row argmax). A "
-         "hub is measured by the total weight it receives: a key that is everybody's "
-         "second choice can collect more than one that is a few queries' first. Sum each "
-         "column and take the largest."),
-        (lambda w: w.sum(axis=0)[: len(w)], np.argmax, "It looks like you only looked at the "
-         "first len(weights) keys. len(weights) counts the queries (rows); there is one key "
-         "per token, weights.shape[1] = len(tokens) of them."),
-        (lambda w: np.round(w.sum(axis=1), 9), np.argmax, "It looks like you added up the "
-         "rows. Every row "
-         "of weights sums to 1, so row sums cannot tell the tokens apart — and a row is what "
-         "one query reads. What a key receives is its column: sum over the queries, axis=0."),
+        (
+            lambda w: np.bincount(np.argmax(w, axis=1), minlength=w.shape[1]),
+            np.argmax,
+            "That is the key that most queries read most (the most frequent row argmax). A "
+            "hub is measured by the total weight it receives: a key that is everybody's "
+            "second choice can collect more than one that is a few queries' first. Sum each "
+            "column and take the largest.",
+        ),
+        (
+            lambda w: w.sum(axis=0)[: len(w)],
+            np.argmax,
+            "It looks like you only looked at the "
+            "first len(weights) keys. len(weights) counts the queries (rows); there is one key "
+            "per token, weights.shape[1] = len(tokens) of them.",
+        ),
+        (
+            lambda w: np.round(w.sum(axis=1), 9),
+            np.argmax,
+            "It looks like you added up the "
+            "rows. Every row "
+            "of weights sums to 1, so row sums cannot tell the tokens apart — and a row is what "
+            "one query reads. What a key receives is its column: sum over the queries, axis=0.",
+        ),
     ]
 
 
@@ -549,9 +680,11 @@ def _as_token(got, tokens, what) -> str | int:
     except ValueError:  # a ragged list or tuple
         array = None
     if array is not None and array.shape == (len(tokens),) and array.dtype.kind in "fiu":
-        raise Wrong(f"{what} should be one token (a str from tokens), but yours gave one "
-                    f"number per key, {short(array)}. Those totals are the right start: now "
-                    "return the token whose total is the largest.")
+        raise Wrong(
+            f"{what} should be one token (a str from tokens), but yours gave one "
+            f"number per key, {short(array)}. Those totals are the right start: now "
+            "return the token whose total is the largest."
+        )
     raise Wrong(f"{what} should be one token, a str from tokens; yours gave {short(got)}.")
 
 
@@ -578,8 +711,10 @@ def _hub_mistake(answer, cases) -> str:
     if len(answered) < 2:  # too little to tell one mistake from another
         return ""
     for rank, extreme, reason in _hub_mistakes():
-        picked = [{tokens[i] for i in _picks(rank(w), extreme) if i < len(tokens)}
-                  for _, w, tokens in cases]
+        picked = [
+            {tokens[i] for i in _picks(rank(w), extreme) if i < len(tokens)}
+            for _, w, tokens in cases
+        ]
         if all(answers[i] in picked[i] for i in answered):  # cases where the answer failed
             return reason  # (e.g. np.diag of a non-square matrix) say nothing either way
     return ""
@@ -594,16 +729,20 @@ def _hub_failed(exc, case) -> str:
     _, w, tokens = case
     note = ""
     if isinstance(exc.__cause__, IndexError) and w.shape[0] != w.shape[1]:
-        note = (f"\nHere queries and keys differ: weights has shape {w.shape}, "
-                f"{w.shape[0]} queries (rows) and {w.shape[1]} keys (columns), and "
-                f"tokens names the {len(tokens)} keys. Rows go up to "
-                f"len(weights) = {w.shape[0]}, columns up to len(tokens) = "
-                f"{len(tokens)}.")
+        note = (
+            f"\nHere queries and keys differ: weights has shape {w.shape}, "
+            f"{w.shape[0]} queries (rows) and {w.shape[1]} keys (columns), and "
+            f"tokens names the {len(tokens)} keys. Rows go up to "
+            f"len(weights) = {w.shape[0]}, columns up to len(tokens) = "
+            f"{len(tokens)}."
+        )
     elif isinstance(exc.__cause__, IndexError):
-        note = (f"\ntokens has {len(tokens)} entries, one per key (column) of weights. "
-                "np.argmax without an axis numbers the cells of the whole flattened "
-                f"matrix, 0 to {w.size - 1}: sum the columns first, then take the "
-                "argmax of those totals.")
+        note = (
+            f"\ntokens has {len(tokens)} entries, one per key (column) of weights. "
+            "np.argmax without an axis numbers the cells of the whole flattened "
+            f"matrix, 0 to {w.size - 1}: sum the columns first, then take the "
+            "argmax of those totals."
+        )
     return f"{_hub_what(case)} failed. {exc}{note}"
 
 
@@ -616,22 +755,31 @@ def _judge_hub_key(answer, got, case, messages) -> None:
     token = _as_token(got, tokens, what)
     if isinstance(token, int):
         if token == index:
-            raise Wrong(f"{what} returned {token}, the position of the hub key. Return "
-                        f"the token itself, tokens[{token}] = {expected!r}.")
-        shown = (f"{token} (the position of {tokens[token]!r})"
-                 if -len(tokens) <= token < len(tokens) else f"{token}")
+            raise Wrong(
+                f"{what} returned {token}, the position of the hub key. Return "
+                f"the token itself, tokens[{token}] = {expected!r}."
+            )
+        shown = (
+            f"{token} (the position of {tokens[token]!r})"
+            if -len(tokens) <= token < len(tokens)
+            else f"{token}"
+        )
         reason = _hub_mistake(answer, hub_cases())
-        raise Wrong(f"{what} should be the token {expected!r}, but yours gave the number "
-                    f"{shown}: return a token from tokens, not a position. {reason}"
-                    .rstrip())
+        raise Wrong(
+            f"{what} should be the token {expected!r}, but yours gave the number "
+            f"{shown}: return a token from tokens, not a position. {reason}".rstrip()
+        )
     if token == expected:
         return
     if token not in tokens:
-        raise Wrong(f"{what} should be {expected!r}, but yours gave {token!r}, which is "
-                    f"not one of the tokens {tokens}.")
+        raise Wrong(
+            f"{what} should be {expected!r}, but yours gave {token!r}, which is "
+            f"not one of the tokens {tokens}."
+        )
     reason = _hub_mistake(answer, hub_cases()) or (
         "Add up each column (the weight each key receives from all the queries) and "
-        "return the token of the largest total.")
+        "return the token of the largest total."
+    )
     raise Wrong(f"{what} should be {expected!r}, but yours gave {token!r}. {reason}")
 
 
@@ -644,8 +792,8 @@ hub_key = Exercise(
         "`weights.sum(axis=0)` adds up each column over all the queries: one total per key, "
         "shape (n_k,). `np.argmax` gives the position of the largest total, and `tokens` "
         "(one per key, in column order) turns that position into a token.",
-        'Add up each column (`axis=0` is the query axis), find the position of the largest '
-        'total with `np.argmax`, and use that position to pick from `tokens`.',
+        "Add up each column (`axis=0` is the query axis), find the position of the largest "
+        "total with `np.argmax`, and use that position to pick from `tokens`.",
     ],
     forbidden=("attnlab.patterns.column_mass", "attnlab.patterns.strongest_links", "patterns"),
 )

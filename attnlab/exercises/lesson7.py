@@ -143,7 +143,9 @@ def _questions_a() -> tuple[list[Question], dict]:
         naive_log = float(np.log(attnlab.softmax(far))[1])  # -inf: the softmax underflowed
     qs = [
         Question(
-            "A1", 1, "the score matrix",
+            "A1",
+            1,
+            "the score matrix",
             f"Queries come from one sentence and keys from another: Q = X W_Q with X of shape "
             f"({tokens_q}, {d_model}) ({tokens_q} tokens) and W_Q of shape ({d_model}, {d_k}); "
             f"K = Y W_K with Y of shape ({tokens_k}, {d_model}) and W_K of shape ({d_model}, "
@@ -151,68 +153,99 @@ def _questions_a() -> tuple[list[Question], dict]:
             tolerance=0.5,
         ),
         Question(
-            "A2", 1, "one scaled score",
+            "A2",
+            1,
+            "one scaled score",
             f'In "{" ".join(dog.tokens)}", query "{dog.tokens[qi]}" is q = {short(q)} and key '
             f'"{dog.tokens[kj]}" is k = {short(k)} (d_k = {d}). What is their **scaled** '
             "score q·k / √d_k?",
             tolerance=1e-3,
         ),
         Question(
-            "A3", 1, "length and angle in a score",
+            "A3",
+            1,
+            "length and angle in a score",
             "A query q = [1, 0] meets four keys. Which key gets the **lowest** score?",
             options=tuple(zip("abcd", (f"k = {short(g)}" for g in geometry), strict=True)),
         ),
         Question(
-            "A4", 2, "the variance of q·k",
+            "A4",
+            2,
+            "the variance of q·k",
             f"q and k each have d_k = {d_var} entries, independent, with mean 0 and variance "
             "1. What is the variance of q·k?",
             tolerance=1e-6,
         ),
         Question(
-            "A5", 2, "scaling by the wrong power",
+            "A5",
+            2,
+            "scaling by the wrong power",
             f"Same setting with d_k = {d_power}, but the code divides q·k by d_k^(1/4) = "
-            f"{d_power ** power:g} instead of √d_k. What is the variance of the scaled scores?",
+            f"{d_power**power:g} instead of √d_k. What is the variance of the scaled scores?",
             tolerance=1e-6,
         ),
         Question(
-            "A6", 2, "a collapsed softmax and its gradient",
+            "A6",
+            2,
+            "a collapsed softmax and its gradient",
             f"p = softmax({short(COLLAPSE_ROW)} × 100) has largest weight {collapsed.max():.6f}"
             ": it has collapsed. What does its Jacobian diag(p) − p pᵀ look like?",
-            options=(("a", "close to the identity matrix: the gradient passes unchanged"),
-                     ("b", "large on the winning key, small elsewhere"),
-                     ("c", "almost all zeros: almost no gradient reaches the scores"),
-                     ("d", f"the same as for softmax({short(COLLAPSE_ROW)}): multiplying "
-                           "every score by the same number changes nothing")),
+            options=(
+                ("a", "close to the identity matrix: the gradient passes unchanged"),
+                ("b", "large on the winning key, small elsewhere"),
+                ("c", "almost all zeros: almost no gradient reaches the scores"),
+                (
+                    "d",
+                    f"the same as for softmax({short(COLLAPSE_ROW)}): multiplying "
+                    "every score by the same number changes nothing",
+                ),
+            ),
         ),
         Question(
-            "A7", 3, "why exponentiate",
+            "A7",
+            3,
+            "why exponentiate",
             f"Dividing the scores {short(SCORE_ROW)} by their sum gives {short(plain)}. "
             "Why doesn't attention make its weights that way?",
-            options=(("a", "a negative score gives a negative weight, and scores that add "
-                           "up to 0 cannot be divided at all"),
-                     ("b", "it gives the same weights as softmax; exponentiating only guards "
-                           "against overflow"),
-                     ("c", "the weights would not add up to 1"),
-                     ("d", "it would change which key has the largest score")),
+            options=(
+                (
+                    "a",
+                    "a negative score gives a negative weight, and scores that add "
+                    "up to 0 cannot be divided at all",
+                ),
+                (
+                    "b",
+                    "it gives the same weights as softmax; exponentiating only guards "
+                    "against overflow",
+                ),
+                ("c", "the weights would not add up to 1"),
+                ("d", "it would change which key has the largest score"),
+            ),
         ),
         Question(
-            "A8", 3, "softmax by hand",
+            "A8",
+            3,
+            "softmax by hand",
             f"What is the softmax weight of the **third** key for the scores "
             f"{short(SCORE_ROW)}? Give 3 decimals.",
             tolerance=2e-3,
         ),
         Question(
-            "A9", 3, "temperature",
-            "Divide those scores by a temperature T = 5 before the softmax. The weights "
-            "become",
-            options=(("a", "sharper, with a lower entropy"),
-                     ("b", "flatter, and the order of the keys can change"),
-                     ("c", "the same: softmax does not change when the scores change "
-                           "together"),
-                     ("d", "flatter, with a higher entropy, and the keys keep their order")),
+            "A9",
+            3,
+            "temperature",
+            "Divide those scores by a temperature T = 5 before the softmax. The weights become",
+            options=(
+                ("a", "sharper, with a lower entropy"),
+                ("b", "flatter, and the order of the keys can change"),
+                ("c", "the same: softmax does not change when the scores change together"),
+                ("d", "flatter, with a higher entropy, and the keys keep their order"),
+            ),
         ),
         Question(
-            "A10", 3, "where a softmax without the max shift fails",
+            "A10",
+            3,
+            "where a softmax without the max shift fails",
             f"In float32, exp(s) overflows to inf once s passes {limits[np.float32]:.2f}. A row "
             f"holds n = {n_equal} equal scores s, and a softmax **without** the max shift "
             "computes exp(s) / sum(exp(s)) in float32. Above which s does it stop returning "
@@ -220,7 +253,9 @@ def _questions_a() -> tuple[list[Question], dict]:
             tolerance=0.01,
         ),
         Question(
-            "A11", 3, "log-softmax",
+            "A11",
+            3,
+            "log-softmax",
             f"For x = {short(far)} in float64, np.log(softmax(x))[1] is {naive_log:g}. "
             "What is the exact-enough value, log_softmax(x)[1]? Give 2 decimals.",
             tolerance=0.01,
@@ -238,14 +273,20 @@ def _questions_b() -> tuple[list[Question], dict]:
     p = attnlab.softmax(SCORE_ROW)  # (4,)
     raw_h = float(attnlab.entropy(p))  # nats
     link = pattern_example("link")
-    shown = "\n".join(f"    {t:>7} {short(row.round(2))}" for t, row in
-                      zip(link.tokens, link.weights, strict=True))
+    shown = "\n".join(
+        f"    {t:>7} {short(row.round(2))}"
+        for t, row in zip(link.tokens, link.weights, strict=True)
+    )
     two_d = query_and_keys_2d()
     w2 = attnlab.softmax(two_d.keys @ two_d.query)  # (3,)
     out = w2 @ two_d.values  # (2,)
     mean = two_d.values.mean(axis=0)  # (2,)
-    points = {"a": np.array([2.0, 2.0]), "b": mean.round(2), "c": np.array([-1.5, 0.0]),
-              "d": np.array([1.5, 1.5])}
+    points = {
+        "a": np.array([2.0, 2.0]),
+        "b": mean.round(2),
+        "c": np.array([-1.5, 0.0]),
+        "d": np.array([1.5, 1.5]),
+    }
     inside = {key: bool(np.all(barycentric(p, two_d.values) >= 0)) for key, p in points.items()}
     x_two = np.array([[1.0, 0.0], [1.0, 2.0]])  # (2, 2) two tokens, differing in coordinate 2
     w_k2 = np.array([[0.0, 0.0], [0.0, 1.0]])  # (2, 2) keys see only coordinate 2
@@ -262,46 +303,73 @@ def _questions_b() -> tuple[list[Question], dict]:
     shapes = np.zeros((2, 8, 10, 8)) @ np.zeros((2, 8, 10, 8)).swapaxes(-1, -2)
     qs = [
         Question(
-            "B1", 4, "what adds up to 1",
+            "B1",
+            4,
+            "what adds up to 1",
             "In a heatmap of self-attention weights, rows are queries and columns are keys. "
             "Which always add up to 1?",
-            options=(("a", "each column"), ("b", "each row"), ("c", "both"),
-                     ("d", "only the whole matrix")),
+            options=(
+                ("a", "each column"),
+                ("b", "each row"),
+                ("c", "both"),
+                ("d", "only the whole matrix"),
+            ),
         ),
         Question(
-            "B2", 4, "row entropy",
+            "B2",
+            4,
+            "row entropy",
             f"What is the entropy H = −Σ w ln w of the weights softmax({short(SCORE_ROW)}), "
             "in nats (natural log)? Give 3 decimals.",
             tolerance=2e-3,
         ),
         Question(
-            "B3", 4, "reading a pattern",
+            "B3",
+            4,
+            "reading a pattern",
             f"Which pattern do these weights show?\n\n```\n{shown}\n```",
-            options=(("a", "diagonal dominance"), ("b", "uniform rows"),
-                     ("c", "off-diagonal links"), ("d", "a hub column")),
+            options=(
+                ("a", "diagonal dominance"),
+                ("b", "uniform rows"),
+                ("c", "off-diagonal links"),
+                ("d", "a hub column"),
+            ),
         ),
         Question(
-            "B4", 4, "the colour scale",
+            "B4",
+            4,
+            "the colour scale",
             "You draw heatmaps of weights with the colour scale stretched from the smallest "
             "to the largest weight each one shows, instead of fixed at [0, 1]. What can "
             "mislead you?",
-            options=(("a", "nothing: the colours only relabel the same numbers"),
-                     ("b", "sharp rows look flatter than they are"),
-                     ("c", "small weights vanish into the background, hiding weak links"),
-                     ("d", "almost uniform weights look as contrasted as sharp ones")),
+            options=(
+                ("a", "nothing: the colours only relabel the same numbers"),
+                ("b", "sharp rows look flatter than they are"),
+                ("c", "small weights vanish into the background, hiding weak links"),
+                ("d", "almost uniform weights look as contrasted as sharp ones"),
+            ),
         ),
         Question(
-            "B5", 6, "weights are not explanations",
+            "B5",
+            6,
+            "weights are not explanations",
             'In a trained model, the largest weight in the row of "cat" is on "sat". Which '
             "claim does that support on its own?",
-            options=(("a", 'the value vector of "sat" gets the largest share of the mix '
-                           'that makes the output of "cat"'),
-                     ("b", '"sat" is the reason for what the model predicts at "cat"'),
-                     ("c", '"sat" adds the longest vector to the output of "cat"'),
-                     ("d", 'removing "sat" would change the model\'s output the most')),
+            options=(
+                (
+                    "a",
+                    'the value vector of "sat" gets the largest share of the mix '
+                    'that makes the output of "cat"',
+                ),
+                ("b", '"sat" is the reason for what the model predicts at "cat"'),
+                ("c", '"sat" adds the longest vector to the output of "cat"'),
+                ("d", 'removing "sat" would change the model\'s output the most'),
+            ),
         ),
         Question(
-            "B6", 5, "one output by hand",
+            "B6",
+            5,
+            "one output by hand",
             f"A 2-D query {short(two_d.query)} has keys {short(two_d.keys)} and values "
             f"{short(two_d.values)}. Without scaling, its weights are softmax(keys @ query) "
             f"= {short(w2.round(4))}. What is the **first** coordinate of its output? Give 3 "
@@ -309,51 +377,76 @@ def _questions_b() -> tuple[list[Question], dict]:
             tolerance=2e-3,
         ),
         Question(
-            "B7", 6, "shapes with batches and heads",
+            "B7",
+            6,
+            "shapes with batches and heads",
             "A batch of 2 sequences of 10 tokens, d_model = 64, 8 heads of size 8. What "
             "shape do the attention weights of all the heads have?",
-            options=(("a", "(2, 10, 64)"), ("b", "(2, 8, 10, 8)"), ("c", str(shapes.shape)),
-                     ("d", "(8, 10, 10)")),
+            options=(
+                ("a", "(2, 10, 64)"),
+                ("b", "(2, 8, 10, 8)"),
+                ("c", str(shapes.shape)),
+                ("d", "(8, 10, 10)"),
+            ),
         ),
         Question(
-            "B8", 5, "what W_K and W_V each decide",
+            "B8",
+            5,
+            "what W_K and W_V each decide",
             f"Two tokens x₁ = {short(x_two[0])} and x₂ = {short(x_two[1])} differ only in "
             f"their second coordinate. W_K = {short(w_k2)} keeps only that coordinate; "
             f"W_V = {short(w_v2)} drops it (k = x W_K, v = x W_V). A query q = "
             f"{short(q_two)} reads both, without scaling, so its weights are softmax(K q) = "
             f"{short(w_two.round(4))}. What is its output?",
-            options=tuple((letter, short(mixes[kind].round(4)))
-                          for letter, kind in filter_options.items()),
+            options=tuple(
+                (letter, short(mixes[kind].round(4))) for letter, kind in filter_options.items()
+            ),
         ),
         Question(
-            "B9", 5, "the convex hull of the values",
+            "B9",
+            5,
+            "the convex hull of the values",
             f"Three 2-D value vectors: {short(two_d.values)}. Which point can an attention "
             "output over them be?",
             options=tuple((key, str(short(p))) for key, p in points.items()),
         ),
         Question(
-            "B10", 5, "moving the output",
+            "B10",
+            5,
+            "moving the output",
             "Three keys have different value vectors. Raise the score of one key, A, and "
             "leave the others. The output",
-            options=(("a", "moves towards the key vector of A"),
-                     ("b", "moves towards the value vector of A"),
-                     ("c", "moves towards the value vector of A only if A already has the "
-                           "largest weight"),
-                     ("d", "stays where it is")),
+            options=(
+                ("a", "moves towards the key vector of A"),
+                ("b", "moves towards the value vector of A"),
+                (
+                    "c",
+                    "moves towards the value vector of A only if A already has the largest weight",
+                ),
+                ("d", "stays where it is"),
+            ),
         ),
         Question(
-            "B11", 6, "the causal mask",
+            "B11",
+            6,
+            "the causal mask",
             f"How many entries of the causal mask of a {n_mask}-token sequence are True "
             "(may attend)?",
             tolerance=0.5,
         ),
         Question(
-            "B12", 6, "fill values and a fully masked row",
+            "B12",
+            6,
+            "fill values and a fully masked row",
             "A padded batch in float16. One row has every key masked, and the masked scores "
             "are filled with −1e9 (cast to float16). A softmax that subtracts the row max, "
             "with no special case, turns that row into",
-            options=(("a", "all zeros"), ("b", "equal weights on the masked keys"),
-                     ("c", "not-a-number (NaN)"), ("d", "an error")),
+            options=(
+                ("a", "all zeros"),
+                ("b", "equal weights on the masked keys"),
+                ("c", "not-a-number (NaN)"),
+                ("d", "an error"),
+            ),
         ),
     ]
     return qs, {name: value for name, value in locals().items() if name != "qs"}
@@ -378,8 +471,9 @@ _QUIZ_HINTS = [
 ]
 
 quiz_a = QUESTIONS_A.exercise("Exercise 7.1 (quiz A: scores, scaling and softmax)", _QUIZ_HINTS)
-quiz_b = QUESTIONS_B.exercise("Exercise 7.2 (quiz B: heatmaps, values, shapes and masks)",
-                              _QUIZ_HINTS)
+quiz_b = QUESTIONS_B.exercise(
+    "Exercise 7.2 (quiz B: heatmaps, values, shapes and masks)", _QUIZ_HINTS
+)
 
 
 # ================================================================= bug hunt 1: √d_model
@@ -441,25 +535,35 @@ def _scale_mistakes(args) -> list[tuple[np.ndarray, str]]:
     d_model = x.shape[1]
     d_head = d_model // h
     return [
-        (_multi_head(*args, divisor=math.sqrt(d_model)),
-         f"You divide every head's scores by √d_model = √{d_model}. But each head's scores are "
-         f"dot products of d_head = {d_head} numbers, so their spread grows like √d_head, and "
-         f"that is what to divide by. √d_model is √n_heads = {math.sqrt(h):.3g} times too "
-         "large: every head's weights come out too flat, as if at a temperature of "
-         f"{math.sqrt(h):.3g}. The bug hides when n_heads = 1."),
-        (_multi_head(*args, divisor=1.0),
-         f"You do not scale the scores at all: each head's weights come out too sharp. Divide "
-         f"by √d_head = √{d_head}."),
-        (_multi_head(*args, divisor=float(d_head)),
-         f"You divide by d_head = {d_head}; the spread of a dot product grows like the "
-         "square root of its length: divide by √d_head."),
-        (_multi_head(*args, divisor=math.sqrt(h)),
-         f"You divide by √n_heads = √{h}; the divisor is √d_head, the length of the vectors "
-         "in each dot product."),
-        (_multi_head(*args, split="wrong"),
-         "The heads are split wrongly: reshaping (n, d_model) straight to (n_heads, n, d_head) "
-         "mixes different tokens into one head. Reshape to (n, n_heads, d_head) and swap the "
-         "first two axes, then swap back before joining the heads."),
+        (
+            _multi_head(*args, divisor=math.sqrt(d_model)),
+            f"You divide every head's scores by √d_model = √{d_model}. But each head's scores are "
+            f"dot products of d_head = {d_head} numbers, so their spread grows like √d_head, and "
+            f"that is what to divide by. √d_model is √n_heads = {math.sqrt(h):.3g} times too "
+            "large: every head's weights come out too flat, as if at a temperature of "
+            f"{math.sqrt(h):.3g}. The bug hides when n_heads = 1.",
+        ),
+        (
+            _multi_head(*args, divisor=1.0),
+            f"You do not scale the scores at all: each head's weights come out too sharp. Divide "
+            f"by √d_head = √{d_head}.",
+        ),
+        (
+            _multi_head(*args, divisor=float(d_head)),
+            f"You divide by d_head = {d_head}; the spread of a dot product grows like the "
+            "square root of its length: divide by √d_head.",
+        ),
+        (
+            _multi_head(*args, divisor=math.sqrt(h)),
+            f"You divide by √n_heads = √{h}; the divisor is √d_head, the length of the vectors "
+            "in each dot product.",
+        ),
+        (
+            _multi_head(*args, split="wrong"),
+            "The heads are split wrongly: reshaping (n, d_model) straight to (n_heads, n, d_head) "
+            "mixes different tokens into one head. Reshape to (n, n_heads, d_head) and swap the "
+            "first two axes, then swap back before joining the heads.",
+        ),
     ]
 
 
@@ -554,7 +658,7 @@ def _shown(array: np.ndarray, digits: int) -> str:
 
 
 def mismatch(what: str, got: np.ndarray, expected: np.ndarray, rtol: float, atol: float) -> str:
-    """"<what> should be …, but yours gave …", with enough digits that the two differ.
+    """ "<what> should be …, but yours gave …", with enough digits that the two differ.
 
     The entry furthest outside the tolerance decides how many significant digits are shown
     (4 unless it needs more); when it takes more than 4 the sentence also names that entry
@@ -581,13 +685,17 @@ def mismatch(what: str, got: np.ndarray, expected: np.ndarray, rtol: float, atol
     if expected.size > 16:  # a long array: show the row that differs most
         shown_got, shown_expected = got[where[:1]], expected[where[:1]]
         said = f"{what}: row {where[0]}"
-    text = (f"{said} should be {_shown(shown_expected, digits)}, but yours gave "
-            f"{_shown(shown_got, digits)}")
+    text = (
+        f"{said} should be {_shown(shown_expected, digits)}, but yours gave "
+        f"{_shown(shown_got, digits)}"
+    )
     if digits > 4:
         index = ", ".join(str(int(i)) for i in where)
-        text += (f": entry [{index}] is {_digits(g, digits)} where it should be "
-                 f"{_digits(e, digits)}, a difference of {abs(g - e):.2g}, more than "
-                 f"{_precision_name(rtol)} rounding explains")
+        text += (
+            f": entry [{index}] is {_digits(g, digits)} where it should be "
+            f"{_digits(e, digits)}, a difference of {abs(g - e):.2g}, more than "
+            f"{_precision_name(rtol)} rounding explains"
+        )
     return text + "."
 
 
@@ -602,16 +710,20 @@ def _compare(got, expected, what, messages, mistakes, inputs=np.float64) -> None
     try:
         values = np.asarray(got, dtype=float)
     except (TypeError, ValueError):
-        raise Wrong(f"{what} should be an array of shape {expected.shape}; got "
-                    f"{one_line(got)}.") from None
+        raise Wrong(
+            f"{what} should be an array of shape {expected.shape}; got {one_line(got)}."
+        ) from None
     if values.shape != expected.shape:
-        raise Wrong(f"{what} should have shape {expected.shape}, but yours has shape "
-                    f"{values.shape}.")
+        raise Wrong(
+            f"{what} should have shape {expected.shape}, but yours has shape {values.shape}."
+        )
     rtol, atol = tolerance(precision_of(got), inputs, np.float32)
     if np.allclose(values, expected, rtol=rtol, atol=atol):
         if messages:
-            raise Wrong(f"{what} gives the right numbers, but numpy warned: "
-                        f"{'; '.join(messages)}. Your function must not warn.")
+            raise Wrong(
+                f"{what} gives the right numbers, but numpy warned: "
+                f"{'; '.join(messages)}. Your function must not warn."
+            )
         return
     cause = recognised(values, mistakes, rtol, atol)
     if not cause and not np.all(np.isfinite(values)):
@@ -630,7 +742,7 @@ scale_bug = Exercise(
         "The division by √d_k exists because the spread of q·k grows like the square root of "
         "the number of terms in the dot product. How many terms does one head's q·k have?",
         "Only the line that computes the scores is wrong. Which size does one head's dot "
-        'product add over: d_model, or d_model // n_heads?',
+        "product add over: d_model, or d_model // n_heads?",
     ],
 )
 
@@ -657,12 +769,16 @@ def mask_cases() -> list[tuple[str, tuple]]:
     future = np.array([[0.0, 800.0, 5.0], [1.0, 2.0, 900.0], [3.0, 1.0, 2.0]])  # (3, 3)
     q, k = _scores_as_queries(future, np.float64)  # (3, 3) each: q kᵀ / √3 is ``future``
     return [
-        (f'"{" ".join(cat.tokens)}" (q, k, v of shape (4, 8))',
-         (cat.x @ cat.w_q, cat.x @ cat.w_k, cat.x @ cat.w_v)),
+        (
+            f'"{" ".join(cat.tokens)}" (q, k, v of shape (4, 8))',
+            (cat.x @ cat.w_q, cat.x @ cat.w_k, cat.x @ cat.w_v),
+        ),
         (f'"{" ".join(dog.tokens)}" (q, k, v of shape (3, 4))', (dog.q, dog.k, dog.v)),
         ("a batch of 2 random sequences (q, k of shape (2, 5, 3), v of shape (2, 5, 2))", batch),
-        (f"3 tokens whose scaled scores are {short(future)} (k = √3 · I, v of shape (3, 2))",
-         (q, k, rng.normal(size=(3, 2)))),
+        (
+            f"3 tokens whose scaled scores are {short(future)} (k = √3 · I, v of shape (3, 2))",
+            (q, k, rng.normal(size=(3, 2))),
+        ),
     ]
 
 
@@ -680,15 +796,18 @@ def renormalise_reason(scores, allowed) -> str:
     """
     scores = np.asarray(scores, dtype=float)  # (n_q, n_k)
     with np.errstate(all="ignore"):
-        gap = (np.where(allowed, -np.inf, scores).max(axis=-1)
-               - np.where(allowed, scores, -np.inf).max(axis=-1))  # (n_q,)
+        gap = np.where(allowed, -np.inf, scores).max(axis=-1) - np.where(
+            allowed, scores, -np.inf
+        ).max(axis=-1)  # (n_q,)
     i = int(np.argmax(np.where(np.isfinite(gap), gap, -np.inf)))
-    return ("You take the softmax over every key, zero the masked weights and divide by what "
-            "is left. With exact numbers that is the same thing, but in row "
-            f"{i} a masked score is {gap[i]:.4g} above the largest allowed one, so exp of every "
-            "allowed score, measured against the row's max, underflows to exactly 0: the "
-            "row left is all zeros and 0 / 0 is nan. Mask the scores before the softmax, "
-            "with -np.inf, so the masked keys never enter the sum.")
+    return (
+        "You take the softmax over every key, zero the masked weights and divide by what "
+        "is left. With exact numbers that is the same thing, but in row "
+        f"{i} a masked score is {gap[i]:.4g} above the largest allowed one, so exp of every "
+        "allowed score, measured against the row's max, underflows to exactly 0: the "
+        "row left is all zeros and 0 / 0 is nan. Mask the scores before the softmax, "
+        "with -np.inf, so the masked keys never enter the sum."
+    )
 
 
 def _mask_mistakes(q, k, v) -> list[tuple[np.ndarray, str]]:
@@ -699,26 +818,40 @@ def _mask_mistakes(q, k, v) -> list[tuple[np.ndarray, str]]:
     after = plain * causal
     zero = attnlab.softmax(np.where(causal, scores, 0.0))
     sums = after.sum(axis=-1).ravel()
-    renormalise = renormalise_reason(scores.reshape(-1, n), np.broadcast_to(
-        causal, scores.shape).reshape(-1, n))
+    renormalise = renormalise_reason(
+        scores.reshape(-1, n), np.broadcast_to(causal, scores.shape).reshape(-1, n)
+    )
     return [
         (quietly(_renormalised, q, k), renormalise),
-        (quietly(_renormalised, q, k, 1e-9), renormalise.replace("0 / 0 is nan", "dividing by "
-                                                                 "what is left cannot bring "
-                                                                 "it back")),
-        (after, "You zero the future weights after the softmax, so the weights left in each "
-         f"row add up to less than 1 (row sums {short(sums.round(3))}): the share the future "
-         "keys had is lost instead of going to the allowed keys. Mask the scores before the "
-         "softmax, with -np.inf, so that the allowed keys share all the weight."),
-        (zero, "You set the future scores to 0 before the softmax; but exp(0) = 1, so the "
-         "future keys still get weight. Fill them with -np.inf, whose exp is exactly 0."),
+        (
+            quietly(_renormalised, q, k, 1e-9),
+            renormalise.replace("0 / 0 is nan", "dividing by what is left cannot bring it back"),
+        ),
+        (
+            after,
+            "You zero the future weights after the softmax, so the weights left in each "
+            f"row add up to less than 1 (row sums {short(sums.round(3))}): the share the future "
+            "keys had is lost instead of going to the allowed keys. Mask the scores before the "
+            "softmax, with -np.inf, so that the allowed keys share all the weight.",
+        ),
+        (
+            zero,
+            "You set the future scores to 0 before the softmax; but exp(0) = 1, so the "
+            "future keys still get weight. Fill them with -np.inf, whose exp is exactly 0.",
+        ),
         (plain, "Nothing is masked: every query reads future keys."),
-        (quietly(attnlab.scaled_dot_product_attention, q, k, v, causal.T)[1], "Your mask is "
-         "the upper triangle: each query sees the future and not the past. Query i may see "
-         "keys j ≤ i."),
-        (quietly(attnlab.scaled_dot_product_attention, q, k, v, np.tril(causal, -1))[1], "Your "
-         "mask leaves out the diagonal: a query must be able to see itself (j ≤ i, not "
-         "j < i)."),
+        (
+            quietly(attnlab.scaled_dot_product_attention, q, k, v, causal.T)[1],
+            "Your mask is "
+            "the upper triangle: each query sees the future and not the past. Query i may see "
+            "keys j ≤ i.",
+        ),
+        (
+            quietly(attnlab.scaled_dot_product_attention, q, k, v, np.tril(causal, -1))[1],
+            "Your "
+            "mask leaves out the diagonal: a query must be able to see itself (j ≤ i, not "
+            "j < i).",
+        ),
     ]
 
 
@@ -729,8 +862,11 @@ def _mask_what(case) -> str:
 def _batch_advice(case) -> str:
     """Said when the answer raised a ValueError on a batch: the classic k.T."""
     q = case[1][0]
-    return (" In a batch, k.T reverses *all* the axes; swap only the last two with "
-            "k.swapaxes(-1, -2)." if q.ndim > 2 else "")
+    return (
+        " In a batch, k.T reverses *all* the axes; swap only the last two with k.swapaxes(-1, -2)."
+        if q.ndim > 2
+        else ""
+    )
 
 
 def _judge_mask(got, case, messages) -> None:
@@ -738,29 +874,42 @@ def _judge_mask(got, case, messages) -> None:
     q, k, v = case[1]
     what = _mask_what(case)
     if not (isinstance(got, tuple | list) and len(got) == 2):
-        raise Wrong(f"{what} should return two arrays, (output, weights), like "
-                    f"attnlab.scaled_dot_product_attention; yours returned {one_line(got)}.")
+        raise Wrong(
+            f"{what} should return two arrays, (output, weights), like "
+            f"attnlab.scaled_dot_product_attention; yours returned {one_line(got)}."
+        )
     output, weights = got
     expected_out, expected_w = attnlab.scaled_dot_product_attention(
-        q, k, v, mask=attnlab.causal_mask(q.shape[-2]))
+        q, k, v, mask=attnlab.causal_mask(q.shape[-2])
+    )
     _compare(weights, expected_w, f"{what}: the weights", messages, _mask_mistakes(q, k, v))
-    _compare(output, expected_out, f"{what}: the output (the weights are right)", messages,
-             [(np.broadcast_to(v.mean(axis=-2, keepdims=True), expected_out.shape),
-               "That is the plain average of the values: return weights @ v.")])
+    _compare(
+        output,
+        expected_out,
+        f"{what}: the output (the weights are right)",
+        messages,
+        [
+            (
+                np.broadcast_to(v.mean(axis=-2, keepdims=True), expected_out.shape),
+                "That is the plain average of the values: return weights @ v.",
+            )
+        ],
+    )
 
 
 mask_bug = Exercise(
     "Exercise 7.4 (bug hunt: masking after the softmax)",
-    Cases(mask_cases, _judge_mask, inputs=_arguments,
-          failed=_failed(_mask_what, advice=_batch_advice)),
+    Cases(
+        mask_cases, _judge_mask, inputs=_arguments, failed=_failed(_mask_what, advice=_batch_advice)
+    ),
     hints=[
         "Run the buggy function on the running example and add up each row of the weights it "
         "returns. What should every row add up to, and where did the rest go?",
         "The mask must act on the scores, before the softmax turns them into weights: a "
         "forbidden key needs a score whose exp is exactly 0.",
-        'Move the masking before the softmax: fill the scores of the future keys with −∞ (use '
-        '`np.where` with `attnlab.causal_mask(n)`), then take the softmax as before and delete '
-        'the line after it.',
+        "Move the masking before the softmax: fill the scores of the future keys with −∞ (use "
+        "`np.where` with `attnlab.causal_mask(n)`), then take the softmax as before and delete "
+        "the line after it.",
     ],
 )
 
@@ -796,14 +945,24 @@ def shift_cases() -> list[tuple[str, tuple]]:
         ("float16", [[10.0, -20.0, -20.0, -20.0], [4.0, -9.0, 0.0, 1.0]]),
         ("float16", [[14.0, 9.0, 2.0, -3.0], [1.0, 2.0, 0.5, -1.0], [12.0, 12.5, 3.0, 0.0]]),
         ("float32", [[120.0, 100.0, 115.0, 90.0], [-5.0, 0.0, 2.0, 1.0]]),
-        ("float64", [[1000.0, 990.0, 995.0, 999.0], [-1000.0, -1005.0, -990.0, -998.0],
-                     [0.0, 3.0, 1.0, 2.0]]),
+        (
+            "float64",
+            [
+                [1000.0, 990.0, 995.0, 999.0],
+                [-1000.0, -1005.0, -990.0, -998.0],
+                [0.0, 3.0, 1.0, 2.0],
+            ],
+        ),
     ]
     cases = []
     for dtype, scores in table:
         q, k = _scores_as_queries(scores, dtype)
-        cases.append((f"{dtype} inputs whose scaled scores are {short(np.array(scores))}",
-                      (q, k, v.astype(dtype))))
+        cases.append(
+            (
+                f"{dtype} inputs whose scaled scores are {short(np.array(scores))}",
+                (q, k, v.astype(dtype)),
+            )
+        )
     return cases
 
 
@@ -817,23 +976,41 @@ def _shift_mistakes(q, k, v) -> list[tuple[np.ndarray, str]]:
         e = np.exp((scores - shift).astype(q.dtype))
         return (e / e.sum(axis=-1, keepdims=True)) @ wide[2]
 
-    wider = (" Computing in a wider dtype, as here, only moves this limit." if q.dtype ==
-             np.float64 else "")
+    wider = (
+        " Computing in a wider dtype, as here, only moves this limit."
+        if q.dtype == np.float64
+        else ""
+    )
     shifts = [
-        (0.0, f"exp of a score above {limit:.4g} overflows {q.dtype} to inf, and inf / inf "
-         "is nan. Subtract each row's largest score before exponentiating: the softmax does "
-         f"not change (the factor cancels), and every exp is then at most 1.{wider}"),
-        (scores.max(), "You subtract one max for the whole matrix: a row whose scores are all "
-         "far below it underflows to 0 / 0. Subtract each row's own max (axis=-1, "
-         "keepdims=True)."),
-        (scores.max(axis=0, keepdims=True), "You subtract each *column's* max (axis=0): that "
-         "is a different number for every key of a row, so it changes the weights, and a row "
-         "far below the others can still underflow. The softmax runs along each row "
-         "(axis=-1): subtract each row's own max, with keepdims=True."),
-        (scores.min(axis=-1, keepdims=True), "You subtract the row's smallest score, which "
-         "makes every score ≥ 0 and the overflow worse: subtract the largest."),
-        (scores.mean(axis=-1, keepdims=True), "Subtracting the row's mean still leaves scores "
-         "far above 0 when one score stands out: subtract the largest."),
+        (
+            0.0,
+            f"exp of a score above {limit:.4g} overflows {q.dtype} to inf, and inf / inf "
+            "is nan. Subtract each row's largest score before exponentiating: the softmax does "
+            f"not change (the factor cancels), and every exp is then at most 1.{wider}",
+        ),
+        (
+            scores.max(),
+            "You subtract one max for the whole matrix: a row whose scores are all "
+            "far below it underflows to 0 / 0. Subtract each row's own max (axis=-1, "
+            "keepdims=True).",
+        ),
+        (
+            scores.max(axis=0, keepdims=True),
+            "You subtract each *column's* max (axis=0): that "
+            "is a different number for every key of a row, so it changes the weights, and a row "
+            "far below the others can still underflow. The softmax runs along each row "
+            "(axis=-1): subtract each row's own max, with keepdims=True.",
+        ),
+        (
+            scores.min(axis=-1, keepdims=True),
+            "You subtract the row's smallest score, which "
+            "makes every score ≥ 0 and the overflow worse: subtract the largest.",
+        ),
+        (
+            scores.mean(axis=-1, keepdims=True),
+            "Subtracting the row's mean still leaves scores "
+            "far above 0 when one score stands out: subtract the largest.",
+        ),
     ]
     return [(quietly(with_shift, shift), reason) for shift, reason in shifts]
 
@@ -846,8 +1023,14 @@ def _judge_shift(got, case, messages) -> None:
     """Judge the output ``got`` for one of :func:`shift_cases`, to its inputs' precision."""
     q, k, v = case[1]
     expected, _ = attnlab.scaled_dot_product_attention(q, k, v)  # (n_q, d_v)
-    _compare(got, expected.astype(float), _shift_what(case), messages,
-             _shift_mistakes(q, k, v), inputs=q.dtype)
+    _compare(
+        got,
+        expected.astype(float),
+        _shift_what(case),
+        messages,
+        _shift_mistakes(q, k, v),
+        inputs=q.dtype,
+    )
 
 
 shift_bug = Exercise(
@@ -860,7 +1043,7 @@ shift_bug = Exercise(
         "most 1, so nothing can overflow, while the largest exp is exactly 1, so the sum "
         "can't be 0?",
         "Change the one line that exponentiates: subtract each row's maximum (along `axis=-1`, "
-        '`keepdims=True`) from the scores inside `np.exp`.',
+        "`keepdims=True`) from the scores inside `np.exp`.",
     ],
 )
 
@@ -882,30 +1065,42 @@ def _masked_softmax(scores, mask) -> np.ndarray:
 def _as_input(got) -> tuple[np.ndarray, np.ndarray]:
     """(scores, mask) from what the learner returned; :class:`Wrong` saying what is off."""
     if not (isinstance(got, tuple | list) and len(got) == 2):
-        raise Wrong("exposing_input() should return two things, scores and mask, like "
-                    f"`return scores, mask`; yours returned {one_line(got)}.")
+        raise Wrong(
+            "exposing_input() should return two things, scores and mask, like "
+            f"`return scores, mask`; yours returned {one_line(got)}."
+        )
     try:
         scores = np.asarray(got[0])
         mask = np.asarray(got[1])
     except ValueError:
-        raise Wrong(f"scores and mask should be arrays (or nested lists) of the same shape; "
-                    f"yours are {one_line(got[0])} and {one_line(got[1])}.") from None
+        raise Wrong(
+            f"scores and mask should be arrays (or nested lists) of the same shape; "
+            f"yours are {one_line(got[0])} and {one_line(got[1])}."
+        ) from None
     if scores.dtype.kind not in "iuf" or scores.ndim == 0 or scores.size == 0:
-        raise Wrong(f"scores should be a non-empty array of numbers, one row per query; yours "
-                    f"is {one_line(got[0])}.")
+        raise Wrong(
+            f"scores should be a non-empty array of numbers, one row per query; yours "
+            f"is {one_line(got[0])}."
+        )
     if mask.dtype.kind != "b":
         if mask.dtype.kind in "iuf" and np.isin(mask, (0, 1)).all():
             mask = mask.astype(bool)
         else:
-            raise Wrong(f"mask should hold True (may attend) and False (masked); yours is "
-                        f"{one_line(got[1])}.")
+            raise Wrong(
+                f"mask should hold True (may attend) and False (masked); yours is "
+                f"{one_line(got[1])}."
+            )
     if mask.shape != scores.shape:
-        raise Wrong(f"mask should have the shape of scores, {scores.shape}, one entry per "
-                    f"(query, key); yours has shape {mask.shape}.")
+        raise Wrong(
+            f"mask should have the shape of scores, {scores.shape}, one entry per "
+            f"(query, key); yours has shape {mask.shape}."
+        )
     if not np.all(np.isfinite(scores)):
-        raise Wrong("Every score should be a finite number: the claim under test is about "
-                    "finite scores (an inf or nan score breaks any softmax). Yours are "
-                    f"{one_line(got[0])}.")
+        raise Wrong(
+            "Every score should be a finite number: the claim under test is about "
+            "finite scores (an inf or nan score breaks any softmax). Yours are "
+            f"{one_line(got[0])}."
+        )
     if scores.dtype.kind in "iu":
         scores = scores.astype(float)
     return scores, mask
@@ -924,34 +1119,41 @@ def _judge_expose(got, case, messages) -> None:
     allowed = mask.reshape(rows.shape)
     empty = np.flatnonzero(~allowed.any(axis=-1))
     if empty.size:
-        raise Wrong(f"Row {int(empty[0])} has no allowed key. Any softmax needs a special "
-                    "case there (lesson 6): that row does not tell the patched function from a "
-                    "correct one. Give every row at least one allowed key.")
+        raise Wrong(
+            f"Row {int(empty[0])} has no allowed key. Any softmax needs a special "
+            "case there (lesson 6): that row does not tell the patched function from a "
+            "correct one. Give every row at least one allowed key."
+        )
     buggy = np.asarray(quietly(patched_masked_softmax, scores, mask), dtype=float)
     right = np.asarray(quietly(_masked_softmax, scores, mask), dtype=float)
     rtol, atol = tolerance(scores.dtype)
     if not np.allclose(buggy, right, rtol=rtol, atol=atol):
         return
-    gave = (f"On your input the patched function gave {short(buggy)} and a correct masked "
-            f"softmax gave {short(right)}: they agree (the largest difference is "
-            f"{float(np.max(np.abs(buggy - right))):.2g}).")
+    gave = (
+        f"On your input the patched function gave {short(buggy)} and a correct masked "
+        f"softmax gave {short(right)}: they agree (the largest difference is "
+        f"{float(np.max(np.abs(buggy - right))):.2g})."
+    )
     with np.errstate(all="ignore"):
         top_masked = np.where(allowed, -np.inf, rows).max(axis=-1)  # (n_rows,)
         top_allowed = np.where(allowed, rows, -np.inf).max(axis=-1)  # (n_rows,)
     if allowed.all():
-        why = ("Nothing is masked, so zeroing masked weights changes nothing. Mask at least "
-               "one key.")
+        why = "Nothing is masked, so zeroing masked weights changes nothing. Mask at least one key."
     elif np.all(top_masked <= top_allowed):
-        why = ("In every row an allowed key has the largest score, so the masked weights are "
-               "small and dividing by what is left restores the right weights. What if a "
-               "masked key scored far above the allowed ones?")
+        why = (
+            "In every row an allowed key has the largest score, so the masked weights are "
+            "small and dividing by what is left restores the right weights. What if a "
+            "masked key scored far above the allowed ones?"
+        )
     else:
         i = int(np.argmax(top_masked - top_allowed))
-        why = (f"In row {i} a masked score is {top_masked[i] - top_allowed[i]:.4g} above the "
-               "best allowed one, but exp of the allowed scores, measured against the row's "
-               "max, is still above 0, and dividing by their sum restores the right weights. "
-               f"In {scores.dtype}, how far below the max must a score be for its exp to be "
-               "exactly 0?")
+        why = (
+            f"In row {i} a masked score is {top_masked[i] - top_allowed[i]:.4g} above the "
+            "best allowed one, but exp of the allowed scores, measured against the row's "
+            "max, is still above 0, and dividing by their sum restores the right weights. "
+            f"In {scores.dtype}, how far below the max must a score be for its exp to be "
+            "exactly 0?"
+        )
     raise Wrong(f"{gave} {why}")
 
 

@@ -87,8 +87,11 @@ __all__ = [
 
 
 #: The library's own online softmax and tiled attention: 8.2 and 8.3 ask for the step itself.
-_LIBRARY_FOLDS = ("attnlab.online.online_softmax_update", "attnlab.online_softmax",
-                  "attnlab.tiled_attention")
+_LIBRARY_FOLDS = (
+    "attnlab.online.online_softmax_update",
+    "attnlab.online_softmax",
+    "attnlab.tiled_attention",
+)
 
 
 # ---------------------------------------------------------------- 8.1 memory of the scores
@@ -99,8 +102,13 @@ def _expected_bytes(n, heads, batch, dtype) -> int:
 
 def memory_cases() -> list[tuple[int, int, int, str]]:
     """(n, heads, batch, dtype) the checker asks about: small to long, every float dtype."""
-    return [(4, 1, 1, "float64"), (2048, 12, 8, "float32"), (16384, 1, 1, "float16"),
-            (1000, 16, 3, "float32"), (512, 8, 1, "float64")]  # fmt: skip
+    return [
+        (4, 1, 1, "float64"),
+        (2048, 12, 8, "float32"),
+        (16384, 1, 1, "float16"),
+        (1000, 16, 3, "float32"),
+        (512, 8, 1, "float64"),
+    ]
 
 
 def _memory_mistakes(n, heads, batch, dtype) -> list[tuple[float, str]]:
@@ -195,8 +203,8 @@ scores_memory = Exercise(
         "many entries does each hold, and how many bytes is one entry?",
         "Each matrix is n × n. `np.dtype(dtype).itemsize` is the size of one entry in bytes: "
         "2 for float16, 4 for float32, 8 for float64.",
-        'Count the entries of all the score matrices (one n × n matrix per sequence and per '
-        'head) and multiply by the bytes of one entry, `np.dtype(dtype).itemsize`.',
+        "Count the entries of all the score matrices (one n × n matrix per sequence and per "
+        "head) and multiply by the bytes of one entry, `np.dtype(dtype).itemsize`.",
     ],
 )
 
@@ -262,11 +270,15 @@ def _looks_equal(shown_got: str, shown_expected: str, got, expected) -> str:
     """When the numbers as printed agree, the size of the difference they hide ('' if not)."""
     if shown_got != shown_expected:
         return ""
-    gaps = [np.abs(np.asarray(g, float) - np.asarray(e, float))[~_close(g, e)]
-            for g, e in zip(got, expected, strict=True)]  # fmt: skip
+    gaps = [
+        np.abs(np.asarray(g, float) - np.asarray(e, float))[~_close(g, e)]
+        for g, e in zip(got, expected, strict=True)
+    ]
     gap = max((float(x.max()) for x in gaps if x.size), default=0.0)
-    return (f" They agree to the digits shown, but differ by up to {gap:.3g}, more than "
-            "rounding (even in float32) explains.")
+    return (
+        f" They agree to the digits shown, but differ by up to {gap:.3g}, more than "
+        "rounding (even in float32) explains."
+    )
 
 
 @dataclass(frozen=True, eq=False)
@@ -317,8 +329,9 @@ class _Step:
         """``"For <case>, step 2 of 3 (m = ..., l = ..., block = ...):"``."""
         named = zip((*self.names, *self.case.inputs), self.arguments, strict=True)
         shown = ", ".join(f"{n} = {short(np.round(a, 4))}" for n, a in named)
-        return (f"For {self.case.description}, step {self.number} of {len(self.case.blocks)} "
-                f"({shown}):")
+        return (
+            f"For {self.case.description}, step {self.number} of {len(self.case.blocks)} ({shown}):"
+        )
 
 
 def _steps(cases, names, step):
@@ -336,17 +349,19 @@ def _streamed(cases, names, step, mistakes) -> Cases:
     """The check of 8.2 or 8.3: the answer gets the correct running state at every step, so a
     mistake is reported at the first block where it shows; ``mistakes(*state, *inputs)`` gives
     pairs of (what a known mistake returns, what to say)."""
-    return Cases(lambda: _steps(cases(), names, step), functools.partial(_judge_step, mistakes),
-                 inputs=lambda s: s.arguments, failed=lambda exc, s: f"{s.what} {exc}")
+    return Cases(
+        lambda: _steps(cases(), names, step),
+        functools.partial(_judge_step, mistakes),
+        inputs=lambda s: s.arguments,
+        failed=lambda exc, s: f"{s.what} {exc}",
+    )
 
 
 def _judge_step(mistakes, got, step, messages) -> None:
     """Judge the state ``got`` that the answer returned for one :class:`_Step`."""
     what, names, args, expected = step.what, step.names, step.arguments, step.expected
     got = _as_results(got, names, [e.shape for e in expected], what)
-    said = (
-        f"{what} the answer is {_pairs(names, expected)}, but yours gave {_pairs(names, got)}."
-    )
+    said = f"{what} the answer is {_pairs(names, expected)}, but yours gave {_pairs(names, got)}."
     if _same_results(got, expected):
         if messages:
             raise Wrong(
@@ -373,9 +388,7 @@ def _first_difference(got, expected, names) -> str:
         bad = ~_close(g, e)
         if bad.any():
             row = int(np.argwhere(bad)[0][0])
-            return (
-                f"Row {row} of {name} should be {_digits(e[row])}, not {_digits(g[row])}."
-            )
+            return f"Row {row} of {name} should be {_digits(e[row])}, not {_digits(g[row])}."
     return ""
 
 
@@ -389,8 +402,12 @@ def _digits(value) -> str:
 def _not_finite(args, expected, got, names) -> str:
     """Why a nan or inf came out: overflow without a shift, or -inf - (-inf)."""
     m = args[0]
-    rows = np.flatnonzero(np.any([~(np.isfinite(g) | np.isneginf(g)).reshape(len(m), -1).any(
-        axis=1) for g in got], axis=0))  # fmt: skip
+    rows = np.flatnonzero(
+        np.any(
+            [~(np.isfinite(g) | np.isneginf(g)).reshape(len(m), -1).any(axis=1) for g in got],
+            axis=0,
+        )
+    )
     row = int(rows[0])
     if np.isneginf(expected[0][row]):
         return (
@@ -484,8 +501,9 @@ def _online_mistakes(m, l, block) -> list[tuple[tuple, str]]:
             _OLD_MAX,
         ),
         (
-            quietly(lambda: (m_new, l * np.exp(m - shift) + np.exp(block - m[:, None]).sum(
-                axis=1))),
+            quietly(
+                lambda: (m_new, l * np.exp(m - shift) + np.exp(block - m[:, None]).sum(axis=1))
+            ),
             _OLD_MAX,
         ),
         (
@@ -533,9 +551,9 @@ online_update = Exercise(
         "m_new = np.maximum(m, block.max(axis=1)); the old sum becomes l · exp(m - m_new), and "
         "the block adds exp(block - m_new[:, None]).sum(axis=1). While a row has seen only -inf, "
         "m_new is -inf and m - m_new is nan: shift by 0 there instead.",
-        'Compute the new running max first. Then rescale the old sum by exp(old max − new max) '
-        'and add the exps of the new block shifted by the new max; use 0 as the shift on rows '
-        'whose max is still −∞.',
+        "Compute the new running max first. Then rescale the old sum by exp(old max − new max) "
+        "and add the exps of the new block shifted by the new max; use 0 as the shift on rows "
+        "whose max is still −∞.",
     ],
     forbidden=_LIBRARY_FOLDS,
 )
@@ -573,9 +591,11 @@ def attention_cases() -> list[StreamCase]:
         scores = attnlab.attention_scores(q, k)  # (n_q, n_k)
         n_q, d_v = len(q), v.shape[1]
         start = (np.full(n_q, -np.inf), np.zeros(n_q), np.zeros((n_q, d_v)))
-        blocks = list(zip(_split(scores, size), [v[j : j + size] for j in range(0, len(v),
-                                                                                 size)],
-                          strict=True))  # fmt: skip
+        blocks = list(
+            zip(
+                _split(scores, size), [v[j : j + size] for j in range(0, len(v), size)], strict=True
+            )
+        )
         cases.append(StreamCase(text, ("scores", "v_block"), start, blocks, q, k, v))
     return cases
 
@@ -652,9 +672,9 @@ attention_step = Exercise(
         "Compute m_new and the shift as in 8.2, rescale = exp(m - shift) and "
         "e = exp(scores - shift[:, None]). Then l · rescale + e.sum(axis=1) and "
         "acc · rescale[:, None] + e @ v_block. Do not divide by l here.",
-        'Return three things: the new max; the old sum times the rescale factor plus the new '
+        "Return three things: the new max; the old sum times the rescale factor plus the new "
         "exps' row sums; the old accumulator times the rescale factor (one per row, so give it "
-        'a second axis) plus the new exps times `v_block`.',
+        "a second axis) plus the new exps times `v_block`.",
     ],
     forbidden=_LIBRARY_FOLDS,
 )
@@ -662,9 +682,12 @@ attention_step = Exercise(
 
 # ---------------------------------------------------------------- 8.4 the outer tiled loop
 #: The library's plain and tiled attention: 8.4 asks for the loop itself.
-_LIBRARY_ATTENTION = ("attnlab.tiled_attention", "attnlab.tiling.tiled_attention",
-                      "attnlab.scaled_dot_product_attention",
-                      "attnlab.attention.scaled_dot_product_attention")
+_LIBRARY_ATTENTION = (
+    "attnlab.tiled_attention",
+    "attnlab.tiling.tiled_attention",
+    "attnlab.scaled_dot_product_attention",
+    "attnlab.attention.scaled_dot_product_attention",
+)
 
 
 @dataclass(frozen=True, eq=False)
@@ -696,24 +719,34 @@ def loop_cases() -> list[LoopCase]:
     long = rng.normal(size=(3, 1000, 8))  # (3, 1000, 8)
     text = f'"{" ".join(cat.tokens)}"'
     cases = [
-        (f"{text}, block 3, causal=False", cat.x @ cat.w_q, cat.x @ cat.w_k, cat.x @ cat.w_v,
-         3, False),
-        (f"{text}, block 3, causal=True", cat.x @ cat.w_q, cat.x @ cat.w_k, cat.x @ cat.w_v,
-         3, True),
+        (
+            f"{text}, block 3, causal=False",
+            cat.x @ cat.w_q,
+            cat.x @ cat.w_k,
+            cat.x @ cat.w_v,
+            3,
+            False,
+        ),
+        (
+            f"{text}, block 3, causal=True",
+            cat.x @ cat.w_q,
+            cat.x @ cat.w_k,
+            cat.x @ cat.w_v,
+            3,
+            True,
+        ),
         ("10 random tokens with scores in the hundreds, block 4, causal=True", *big, 4, True),
         ("the same 10 tokens, block 1, causal=True", *big, 1, True),
         ("1000 random tokens (d_k = d_v = 8), block 64, causal=True", *long, 64, True),
-    ]  # fmt: skip
-    return [LoopCase(d, q, k, v, b, c, expected_tiles(len(q), b, c))
-            for d, q, k, v, b, c in cases]
+    ]
+    return [LoopCase(d, q, k, v, b, c, expected_tiles(len(q), b, c)) for d, q, k, v, b, c in cases]
 
 
 def expected_tiles(n, block, causal) -> int:
     """Tiles of a loop over query blocks and key blocks of ``block`` rows (the last may be
     shorter); causal: without the tiles whose first key comes after the block's last query."""
     starts = range(0, n, block)
-    return sum(1 for i0 in starts for j0 in starts
-               if not causal or j0 <= min(i0 + block, n) - 1)  # fmt: skip
+    return sum(1 for i0 in starts for j0 in starts if not causal or j0 <= min(i0 + block, n) - 1)
 
 
 def _plain(q, k, v, causal) -> np.ndarray:
@@ -722,8 +755,19 @@ def _plain(q, k, v, causal) -> np.ndarray:
     return attnlab.scaled_dot_product_attention(q, k, v, mask=mask)[0]
 
 
-def _loop_variant(q, k, v, block, causal, *, tail=True, diagonal_mask=True, local=False,
-                  skip_diagonal=False, divide=True):
+def _loop_variant(
+    q,
+    k,
+    v,
+    block,
+    causal,
+    *,
+    tail=True,
+    diagonal_mask=True,
+    local=False,
+    skip_diagonal=False,
+    divide=True,
+):
     """The tiled loop with one known mistake switched on; returns the output (n, d_v)."""
     n, d_v = len(q), v.shape[1]
     ends = range(0, n, block) if tail else range(0, n - n % block, block)
@@ -738,8 +782,11 @@ def _loop_variant(q, k, v, block, causal, *, tail=True, diagonal_mask=True, loca
                     continue
                 s = q[i0:i1] @ k[j0:j1].T / np.sqrt(q.shape[1])  # (bq, bk)
                 if causal and diagonal_mask:
-                    rows, cols = (np.arange(i1 - i0), np.arange(j1 - j0)) if local else (
-                        np.arange(i0, i1), np.arange(j0, j1))
+                    rows, cols = (
+                        (np.arange(i1 - i0), np.arange(j1 - j0))
+                        if local
+                        else (np.arange(i0, i1), np.arange(j0, j1))
+                    )
                     s = np.where(cols[None, :] <= rows[:, None], s, -np.inf)
                 m, l, acc = _attention_reference(m, l, acc, s, v[j0:j1])
             out[i0:i1] = acc / l[:, None] if divide else acc
@@ -751,36 +798,59 @@ def _loop_mistakes(case) -> list[tuple[np.ndarray, str]]:
     n, b = len(case.q), case.block
     args = (case.q, case.k, case.v, b, case.causal)
     last = f"{n - n % b}:{n}"
-    mistakes = [] if n % b == 0 else [
-        (_loop_variant(*args, tail=False), f"Your loop leaves out the last, shorter block: "
-         f"with n = {n} and block = {b} the blocks are 0:{b}, {b}:{min(2 * b, n)}, …, "
-         f"{last}. Step with range(0, n, block) and end each block at min(start + block, n), "
-         "so the last block takes whatever is left."),
-    ]
+    mistakes = (
+        []
+        if n % b == 0
+        else [
+            (
+                _loop_variant(*args, tail=False),
+                f"Your loop leaves out the last, shorter block: "
+                f"with n = {n} and block = {b} the blocks are 0:{b}, {b}:{min(2 * b, n)}, …, "
+                f"{last}. Step with range(0, n, block) and end each block at "
+                "min(start + block, n), "
+                "so the last block takes whatever is left.",
+            ),
+        ]
+    )
     mistakes += [
-        (_loop_variant(*args, divide=False), "Your rows are not divided by l: acc is the sum "
-         "of exp(s - m) · v, and the output is acc / l, once per query block, after its last "
-         "key block."),
+        (
+            _loop_variant(*args, divide=False),
+            "Your rows are not divided by l: acc is the sum "
+            "of exp(s - m) · v, and the output is acc / l, once per query block, after its last "
+            "key block.",
+        ),
     ]
     if case.causal:
         mistakes += [
-            (_plain(case.q, case.k, case.v, False), "Your output ignores causal=True: every "
-             "query sees every key. Skip the tiles that lie wholly after the query block and "
-             "mask the keys after each query inside the tiles that cross the diagonal."),
-            (_loop_variant(*args, skip_diagonal=True), "You skip the tiles on the diagonal "
-             "too: a query block must still see the key block at its own positions (each "
-             "query sees itself). Skip a tile only when its first key comes after the "
-             "block's last query."),
+            (
+                _plain(case.q, case.k, case.v, False),
+                "Your output ignores causal=True: every "
+                "query sees every key. Skip the tiles that lie wholly after the query block and "
+                "mask the keys after each query inside the tiles that cross the diagonal.",
+            ),
+            (
+                _loop_variant(*args, skip_diagonal=True),
+                "You skip the tiles on the diagonal "
+                "too: a query block must still see the key block at its own positions (each "
+                "query sees itself). Skip a tile only when its first key comes after the "
+                "block's last query.",
+            ),
         ]
     if case.causal and b > 1:  # 1 × 1 tiles need no mask inside them
         mistakes += [
-            (_loop_variant(*args, diagonal_mask=False), "You skip the tiles wholly above "
-             "the diagonal, but inside the tiles that cross it the keys after each query are "
-             "still read. Mask them there: key position j > query position i gets -inf."),
-            (_loop_variant(*args, local=True), "Your causal mask compares positions within "
-             "the tile (0, 1, 2, …) instead of positions in the sequence: a tile below the "
-             "diagonal then loses keys that come before its queries. Compare i0 + r with "
-             "j0 + c, the tile's offsets added."),
+            (
+                _loop_variant(*args, diagonal_mask=False),
+                "You skip the tiles wholly above "
+                "the diagonal, but inside the tiles that cross it the keys after each query are "
+                "still read. Mask them there: key position j > query position i gets -inf.",
+            ),
+            (
+                _loop_variant(*args, local=True),
+                "Your causal mask compares positions within "
+                "the tile (0, 1, 2, …) instead of positions in the sequence: a tile below the "
+                "diagonal then loses keys that come before its queries. Compare i0 + r with "
+                "j0 + c, the tile's offsets added.",
+            ),
         ]
     return mistakes
 
@@ -816,24 +886,29 @@ def _peak_of(answer, *args):
 
 def _as_loop_result(got, what, shape) -> tuple[np.ndarray, object]:
     if not isinstance(got, tuple | list) or len(got) != 2:
-        raise Wrong(f"{what} should return two things, (output, tiles): the output of shape "
-                    f"{shape} and the number of tiles your loop computed; yours returned "
-                    f"{one_line(got)}.")
+        raise Wrong(
+            f"{what} should return two things, (output, tiles): the output of shape "
+            f"{shape} and the number of tiles your loop computed; yours returned "
+            f"{one_line(got)}."
+        )
     out, tiles = got
     try:
         out = np.asarray(out, dtype=float)
     except (TypeError, ValueError):
-        raise Wrong(f"{what}: the output should be an array of numbers of shape {shape}; got "
-                    f"{one_line(out)}.") from None
+        raise Wrong(
+            f"{what}: the output should be an array of numbers of shape {shape}; got "
+            f"{one_line(out)}."
+        ) from None
     if out.shape != shape:
-        raise Wrong(f"{what}: the output should have shape {shape}, one row per query, but "
-                    f"yours has shape {out.shape}.")
+        raise Wrong(
+            f"{what}: the output should have shape {shape}, one row per query, but "
+            f"yours has shape {out.shape}."
+        )
     return out, tiles
 
 
 def _loop_what(case) -> str:
-    return (f"tiled_loop(q, k, v, block={case.block}, causal={case.causal}) for "
-            f"{case.description}")
+    return f"tiled_loop(q, k, v, block={case.block}, causal={case.causal}) for {case.description}"
 
 
 def _judge_loop(got, case, messages, peak) -> None:
@@ -846,50 +921,72 @@ def _judge_loop(got, case, messages, peak) -> None:
     if not np.all(_close(out, expected)):
         said = f"{what}: the output should be {short(expected)}, but yours gave {short(out)}."
         hidden = _looks_equal(short(out), short(expected), [out], [expected])
-        cause = next((text for wrong, text in _loop_mistakes(case)
-                      if np.all(_close(out, wrong))), "")
+        cause = next(
+            (text for wrong, text in _loop_mistakes(case) if np.all(_close(out, wrong))), ""
+        )
         if not cause:
             bad = ~np.all(_close(out, expected), axis=1)
             row = int(np.flatnonzero(bad)[0])
-            cause = (f"Row {row} (query {row}) should be {_digits(expected[row])}, not "
-                     f"{_digits(out[row])}." + ("" if np.all(np.isfinite(out)) else
-                                                " Yours holds nan or inf."))
+            cause = (
+                f"Row {row} (query {row}) should be {_digits(expected[row])}, not "
+                f"{_digits(out[row])}."
+                + ("" if np.all(np.isfinite(out)) else " Yours holds nan or inf.")
+            )
         raise Wrong(f"{said}{hidden} {cause}{warned(messages)}")
     if messages:
-        raise Wrong(f"{what}: the output is right, but numpy warned: "
-                    f"{'; '.join(messages)}. Your function must not warn.")
+        raise Wrong(
+            f"{what}: the output is right, but numpy warned: "
+            f"{'; '.join(messages)}. Your function must not warn."
+        )
     whole = n * n * 8  # bytes of the float64 (n, n) score matrix
     if n >= 256 and peak > whole / 4:  # shorter cases: the fixed costs of a call dominate
-        raise Wrong(f"{what}: the output is right, but your function allocated "
-                    f"{peak:,} bytes at its peak, while the whole {n} × {n} score matrix "
-                    f"in float64 is {whole:,} bytes. Tiled attention holds one "
-                    f"({case.block}, {case.block}) tile of scores at a time: compute the "
-                    "scores inside the loop over key blocks, never q @ k.T for every key.")
+        raise Wrong(
+            f"{what}: the output is right, but your function allocated "
+            f"{peak:,} bytes at its peak, while the whole {n} × {n} score matrix "
+            f"in float64 is {whole:,} bytes. Tiled attention holds one "
+            f"({case.block}, {case.block}) tile of scores at a time: compute the "
+            "scores inside the loop over key blocks, never q @ k.T for every key."
+        )
     if isinstance(tiles, bool | np.bool_) or not isinstance(tiles, numbers.Integral):
-        raise Wrong(f"{what}: the output is right; tiles should be the whole number of "
-                    f"tiles your loop computed, {case.tiles}; got {one_line(tiles)}.")
+        raise Wrong(
+            f"{what}: the output is right; tiles should be the whole number of "
+            f"tiles your loop computed, {case.tiles}; got {one_line(tiles)}."
+        )
     if int(tiles) == case.tiles:
         return
     blocks = -(-n // case.block)
-    said = (f"{what}: the output is right, but your loop says it computed {int(tiles)} "
-            f"tiles; it should compute {case.tiles}.")
+    said = (
+        f"{what}: the output is right, but your loop says it computed {int(tiles)} "
+        f"tiles; it should compute {case.tiles}."
+    )
     if case.causal and int(tiles) == blocks * blocks:
-        cause = (f"That is all {blocks} × {blocks} tiles: with causal=True the tiles whose "
-                 "first key comes after the query block's last query are all masked, so "
-                 "skip them (about half the work) instead of computing them.")
+        cause = (
+            f"That is all {blocks} × {blocks} tiles: with causal=True the tiles whose "
+            "first key comes after the query block's last query are all masked, so "
+            "skip them (about half the work) instead of computing them."
+        )
     elif int(tiles) == blocks:
-        cause = ("That is one per query block: count every (query block, key block) tile "
-                 "you compute, inside the inner loop.")
+        cause = (
+            "That is one per query block: count every (query block, key block) tile "
+            "you compute, inside the inner loop."
+        )
     else:
-        cause = ("Count one tile each time your inner loop computes a block of scores; "
-                 "skip (and do not count) the tiles wholly above the diagonal.")
+        cause = (
+            "Count one tile each time your inner loop computes a block of scores; "
+            "skip (and do not count) the tiles wholly above the diagonal."
+        )
     raise Wrong(f"{said} {cause}")
 
 
 tiled_loop = Exercise(
     "Exercise 8.4 (the whole tiled loop)",
-    Cases(loop_cases, _judge_loop, inputs=lambda c: (c.q, c.k, c.v, c.block, c.causal),
-          what=_loop_what, call=_peak_of),  # the judge also gets the bytes each call allocated
+    Cases(
+        loop_cases,
+        _judge_loop,
+        inputs=lambda c: (c.q, c.k, c.v, c.block, c.causal),
+        what=_loop_what,
+        call=_peak_of,
+    ),  # the judge also gets the bytes each call allocated
     hints=[
         "Two loops: the outer one over query blocks, the inner one over key blocks. Each "
         "query block starts with fresh running values (m = -inf, l = 0, acc = 0) and writes "

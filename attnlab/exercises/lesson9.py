@@ -52,12 +52,23 @@ from attnlab.exercises.core import (
 )
 from attnlab.training import PROBE, train
 
-__all__ = ["READ_STEP", "attention_cases", "backward_step", "probe_heatmap", "reads",
-           "reads_cases", "vjp", "vjp_cases"]
+__all__ = [
+    "READ_STEP",
+    "attention_cases",
+    "backward_step",
+    "probe_heatmap",
+    "reads",
+    "reads_cases",
+    "vjp",
+    "vjp_cases",
+]
 
 READ_STEP = 80  #: the training step whose heatmap 9.3 asks about
-_LIBRARY = ("attnlab.backward.softmax_vjp", "attnlab.backward.attention_backward",
-            "attnlab.backward.self_attention_backward")
+_LIBRARY = (
+    "attnlab.backward.softmax_vjp",
+    "attnlab.backward.attention_backward",
+    "attnlab.backward.self_attention_backward",
+)
 
 
 # ---------------------------------------------------------------- 9.1 the softmax VJP
@@ -69,7 +80,8 @@ def _fd_scores_gradient(scores: np.ndarray, g: np.ndarray, eps: float = 1e-6) ->
         up[index] += eps
         down[index] -= eps
         grad[index] = (np.sum(g * attnlab.softmax(up)) - np.sum(g * attnlab.softmax(down))) / (
-            2 * eps)
+            2 * eps
+        )
     return grad
 
 
@@ -96,52 +108,85 @@ def vjp_cases() -> list[VjpCase]:
     cat_scores = attnlab.attention_scores(cat.x @ cat.w_q, cat.x @ cat.w_k)  # (4, 4)
     causal = np.where(attnlab.causal_mask(5), rng.normal(size=(5, 5)) * 2, -np.inf)  # (5, 5)
     sets = [
-        ("the row [2, 1, 1] with g = [1, 0, 0]", np.array([2.0, 1.0, 1.0]),
-         np.array([1.0, 0.0, 0.0])),
+        (
+            "the row [2, 1, 1] with g = [1, 0, 0]",
+            np.array([2.0, 1.0, 1.0]),
+            np.array([1.0, 0.0, 0.0]),
+        ),
         ('the scaled scores of "The cat sat down" (4, 4)', cat_scores, rng.normal(size=(4, 4))),
         ("five tokens under a causal mask (5, 5)", causal, rng.normal(size=(5, 5))),
-        ("a batch of two 3 × 4 score matrices (2, 3, 4)", rng.normal(size=(2, 3, 4)),
-         rng.normal(size=(2, 3, 4))),
-    ]  # fmt: skip
-    return [VjpCase(text, scores, attnlab.softmax(scores), g, _fd_scores_gradient(scores, g))
-            for text, scores, g in sets]
+        (
+            "a batch of two 3 × 4 score matrices (2, 3, 4)",
+            rng.normal(size=(2, 3, 4)),
+            rng.normal(size=(2, 3, 4)),
+        ),
+    ]
+    return [
+        VjpCase(text, scores, attnlab.softmax(scores), g, _fd_scores_gradient(scores, g))
+        for text, scores, g in sets
+    ]
 
 
 def _vjp_mistakes(w, g) -> list[tuple[np.ndarray, str]]:
     weighted = np.sum(w * g, axis=-1, keepdims=True)  # (..., 1)
     right = w * (g - weighted)
     out = [
-        (w * g, "You kept only w ⊙ g, the first half of J g. Each weight also moves when any "
-                "other score moves (∂w_i/∂s_j = −w_i w_j), so subtract w times (w · g), one "
-                "dot product per row."),
-        (w * (1 - w) * g, "You used only the diagonal of the Jacobian, w_i (1 − w_i): the "
-                          "off-diagonal entries −w_i w_j are missing. Raising one score lowers "
-                          "every other weight."),
-        (g - weighted, "The factor w in front is missing: ∂L/∂s_i = w_i (g_i − w · g). A "
-                       "masked key (w = 0) must get gradient 0."),
-        (w * (g - np.sum(g, axis=-1, keepdims=True)),
-         "The sum you subtract must be weighted by the weights: w · g = Σ_j w_j g_j, not Σ_j g_j."),
-        (w * (g - np.mean(g, axis=-1, keepdims=True)),
-         "The sum you subtract must be weighted by the weights, w · g, not the plain mean of g."),
+        (
+            w * g,
+            "You kept only w ⊙ g, the first half of J g. Each weight also moves when any "
+            "other score moves (∂w_i/∂s_j = −w_i w_j), so subtract w times (w · g), one "
+            "dot product per row.",
+        ),
+        (
+            w * (1 - w) * g,
+            "You used only the diagonal of the Jacobian, w_i (1 − w_i): the "
+            "off-diagonal entries −w_i w_j are missing. Raising one score lowers "
+            "every other weight.",
+        ),
+        (
+            g - weighted,
+            "The factor w in front is missing: ∂L/∂s_i = w_i (g_i − w · g). A "
+            "masked key (w = 0) must get gradient 0.",
+        ),
+        (
+            w * (g - np.sum(g, axis=-1, keepdims=True)),
+            "The sum you subtract must be weighted by the weights: w · g = Σ_j w_j g_j, "
+            "not Σ_j g_j.",
+        ),
+        (
+            w * (g - np.mean(g, axis=-1, keepdims=True)),
+            "The sum you subtract must be weighted by the weights, w · g, not the plain mean of g.",
+        ),
         (-right, "The sign is flipped: ∂L/∂s_i = w_i (g_i − w · g), not its negative."),
     ]
     if w.ndim >= 2:
         along_rows = w * (g - np.sum(w * g, axis=-2, keepdims=True))
-        out.append((along_rows, "You summed down the columns (axis 0 or -2). Each row is one "
-                                "softmax, so the dot product w · g runs along the last axis."))
+        out.append(
+            (
+                along_rows,
+                "You summed down the columns (axis 0 or -2). Each row is one "
+                "softmax, so the dot product w · g runs along the last axis.",
+            )
+        )
         if w.shape[-1] == w.shape[-2] or w.shape[-2] == 1:
             flat = np.sum(w * g, axis=-1)  # (...,) without keepdims
-            out.append((w * (g - flat[..., None, :]) if w.ndim >= 2 else None,
-                        "Without keepdims=True the row sums (w · g) line up with the columns, "
-                        "not the rows: keep the summed axis so each row subtracts its own."))
+            out.append(
+                (
+                    w * (g - flat[..., None, :]) if w.ndim >= 2 else None,
+                    "Without keepdims=True the row sums (w · g) line up with the columns, "
+                    "not the rows: keep the summed axis so each row subtracts its own.",
+                )
+            )
     return [(m, text) for m, text in out if m is not None]
 
 
 def _as_array(got, shape, what) -> np.ndarray:
     array = as_numbers(got, what, shape)
     if array.shape != shape:
-        raise Wrong(f"{what} should have shape {shape}, one gradient per score, but yours has "
-                    f"shape {array.shape}.")
+        raise Wrong(
+            f"{what} should have shape {shape}, one gradient per score, but yours has "
+            f"shape {array.shape}."
+        )
     return array
 
 
@@ -161,18 +206,25 @@ def _judge_vjp(got, case, messages) -> None:
         if messages:
             raise Wrong(f"{what} is right, but numpy warned: {'; '.join(messages)}.")
         return
-    said = (f"{what} should match the finite differences "
-            f"{short(np.round(case.expected, 4))}, but yours gave {short(np.round(got, 4))}.")
+    said = (
+        f"{what} should match the finite differences "
+        f"{short(np.round(case.expected, 4))}, but yours gave {short(np.round(got, 4))}."
+    )
     if not np.all(np.isfinite(got)):
-        raise Wrong(f"{said} It holds nan or inf: a masked weight is 0, so multiply by w "
-                    f"rather than divide, and never take a log.{warned(messages)}")
+        raise Wrong(
+            f"{said} It holds nan or inf: a masked weight is 0, so multiply by w "
+            f"rather than divide, and never take a log.{warned(messages)}"
+        )
     cause = recognised(got, _vjp_mistakes(case.weights, case.g), rtol=1e-4, atol=1e-6)
     if not cause:
         row_sums = got.sum(axis=-1)
-        cause = ("Every row of your gradient should add up to 0 (adding a constant to all "
-                 "scores changes no weight); yours add up to "
-                 f"{short(np.round(row_sums, 4))}." if not np.allclose(row_sums, 0, atol=1e-6)
-                 else "Compare yours with w ⊙ (g − w · g), row by row.")  # fmt: skip
+        cause = (
+            "Every row of your gradient should add up to 0 (adding a constant to all "
+            "scores changes no weight); yours add up to "
+            f"{short(np.round(row_sums, 4))}."
+            if not np.allclose(row_sums, 0, atol=1e-6)
+            else "Compare yours with w ⊙ (g − w · g), row by row."
+        )
     raise Wrong(f"{said} {cause}{warned(messages)}")
 
 
@@ -218,12 +270,20 @@ def attention_cases() -> list[BackwardCase]:
     rng = np.random.default_rng(99)
     cat, dog = cat_sat_down(), dog_bites_man()
     sets = [
-        ('"The cat sat down" (n = 4, d_k = d_v = 8)', cat.x @ cat.w_q, cat.x @ cat.w_k,
-         cat.x @ cat.w_v),
+        (
+            '"The cat sat down" (n = 4, d_k = d_v = 8)',
+            cat.x @ cat.w_q,
+            cat.x @ cat.w_k,
+            cat.x @ cat.w_v,
+        ),
         ('"dog bites man" (n = 3, d_k = d_v = 4)', dog.q, dog.k, dog.v),
-        ("2 queries and 5 keys (d_k = 3, d_v = 2)", rng.normal(size=(2, 3)),
-         rng.normal(size=(5, 3)), rng.normal(size=(5, 2))),
-    ]  # fmt: skip
+        (
+            "2 queries and 5 keys (d_k = 3, d_v = 2)",
+            rng.normal(size=(2, 3)),
+            rng.normal(size=(5, 3)),
+            rng.normal(size=(5, 2)),
+        ),
+    ]
     cases = []
     for text, q, k, v in sets:
         g = rng.normal(size=(q.shape[0], v.shape[1]))  # (n_q, d_v)
@@ -238,22 +298,39 @@ def _attention_mistakes(q, k, v, g) -> list[tuple[tuple, str]]:
     ds = _softmax_vjp(w, dw)  # (n_q, n_k)
     dv = w.T @ g  # (n_k, d_v)
     mistakes = [
-        ((ds @ k, ds.T @ q, dv), "dq and dk are missing the factor 1/√d_k: the scores are "
-                                 "Q Kᵀ / √d_k, so the chain rule carries 1/√d_k to both."),
-        ((c * c * ds @ k, c * c * ds.T @ q, dv), "You applied 1/√d_k twice to dq and dk: once "
-                                                 "is enough (it is already inside the weights)."),
-        ((c * dw @ k, c * dw.T @ q, dv), "You skipped the softmax: ∂L/∂S is the softmax VJP of "
-                                         "∂L/∂W = G Vᵀ, not ∂L/∂W itself (exercise 9.1)."),
-        ((c * ds.T @ q, c * ds @ k, dv), "dq and dk are swapped: ∂L/∂Q = (∂L/∂S) K / √d_k "
-                                         "and ∂L/∂K = (∂L/∂S)ᵀ Q / √d_k."),
+        (
+            (ds @ k, ds.T @ q, dv),
+            "dq and dk are missing the factor 1/√d_k: the scores are "
+            "Q Kᵀ / √d_k, so the chain rule carries 1/√d_k to both.",
+        ),
+        (
+            (c * c * ds @ k, c * c * ds.T @ q, dv),
+            "You applied 1/√d_k twice to dq and dk: once "
+            "is enough (it is already inside the weights).",
+        ),
+        (
+            (c * dw @ k, c * dw.T @ q, dv),
+            "You skipped the softmax: ∂L/∂S is the softmax VJP of "
+            "∂L/∂W = G Vᵀ, not ∂L/∂W itself (exercise 9.1).",
+        ),
+        (
+            (c * ds.T @ q, c * ds @ k, dv),
+            "dq and dk are swapped: ∂L/∂Q = (∂L/∂S) K / √d_k and ∂L/∂K = (∂L/∂S)ᵀ Q / √d_k.",
+        ),
     ]
     if w.shape[0] == w.shape[1]:
         mistakes += [
-            ((c * ds @ k, c * ds.T @ q, w @ g), "dv should be Wᵀ G: key j collects the gradient "
-                                                "of every query i in proportion to w_ij, a sum "
-                                                "down column j."),
-            ((c * ds @ k, c * ds @ q, dv), "dk should be (∂L/∂S)ᵀ Q / √d_k: key j collects from "
-                                           "every query, a sum down column j of ∂L/∂S."),
+            (
+                (c * ds @ k, c * ds.T @ q, w @ g),
+                "dv should be Wᵀ G: key j collects the gradient "
+                "of every query i in proportion to w_ij, a sum "
+                "down column j.",
+            ),
+            (
+                (c * ds @ k, c * ds @ q, dv),
+                "dk should be (∂L/∂S)ᵀ Q / √d_k: key j collects from "
+                "every query, a sum down column j of ∂L/∂S.",
+            ),
         ]
     return mistakes
 
@@ -267,40 +344,59 @@ def _judge_backward(got, case, messages) -> None:
     names = ("dq", "dk", "dv")
     what = _backward_what(case)
     if not isinstance(got, tuple | list) or len(got) != 3:
-        raise Wrong(f"{what} should return the three gradients (dq, dk, dv), e.g. "
-                    f"`return dq, dk, dv`; yours returned {one_line(got)}.")
+        raise Wrong(
+            f"{what} should return the three gradients (dq, dk, dv), e.g. "
+            f"`return dq, dk, dv`; yours returned {one_line(got)}."
+        )
     arrays = []
     for name, value, expected in zip(names, got, case.expected, strict=True):
         try:
             array = np.asarray(value, dtype=float)
         except (TypeError, ValueError):
-            raise Wrong(f"{what}: {name} should be an array of shape {expected.shape}; "
-                        f"got {one_line(value)}.") from None
+            raise Wrong(
+                f"{what}: {name} should be an array of shape {expected.shape}; "
+                f"got {one_line(value)}."
+            ) from None
         if array.shape != expected.shape:
-            hint = (" (did you use W G instead of Wᵀ G?)" if name == "dv" else
-                    " (did you use ∂L/∂S Q instead of (∂L/∂S)ᵀ Q?)" if name == "dk" else "")
-            raise Wrong(f"{what}: {name} should have shape {expected.shape}, the shape of "
-                        f"{name[1]}, but yours has shape {array.shape}{hint}.")
+            hint = (
+                " (did you use W G instead of Wᵀ G?)"
+                if name == "dv"
+                else " (did you use ∂L/∂S Q instead of (∂L/∂S)ᵀ Q?)"
+                if name == "dk"
+                else ""
+            )
+            raise Wrong(
+                f"{what}: {name} should have shape {expected.shape}, the shape of "
+                f"{name[1]}, but yours has shape {array.shape}{hint}."
+            )
         arrays.append(array)
     if all(_close(a, e) for a, e in zip(arrays, case.expected, strict=True)):
         if messages:
             raise Wrong(f"{what} is right, but numpy warned: {'; '.join(messages)}.")
         return
-    cause = next((text for wrong, text in _attention_mistakes(case.q, case.k, case.v, case.g)
-                  if all(_close(a, m) for a, m in zip(arrays, wrong, strict=True))), "")
+    cause = next(
+        (
+            text
+            for wrong, text in _attention_mistakes(case.q, case.k, case.v, case.g)
+            if all(_close(a, m) for a, m in zip(arrays, wrong, strict=True))
+        ),
+        "",
+    )
     bad = [n for n, a, e in zip(names, arrays, case.expected, strict=True) if not _close(a, e)]
     first = bad[0]
     index = names.index(first)
-    said = (f"{what}: {', '.join(bad)} {'is' if len(bad) == 1 else 'are'} not right; "
-            f"{first} should be {short(np.round(case.expected[index], 4))}, but yours gave "
-            f"{short(np.round(arrays[index], 4))}.")
+    said = (
+        f"{what}: {', '.join(bad)} {'is' if len(bad) == 1 else 'are'} not right; "
+        f"{first} should be {short(np.round(case.expected[index], 4))}, but yours gave "
+        f"{short(np.round(arrays[index], 4))}."
+    )
     raise Wrong(f"{said} {cause or _generic_backward(first)}{warned(messages)}")
 
 
 def _generic_backward(name: str) -> str:
     return {
         "dq": "Follow the chain: G → ∂L/∂W = G Vᵀ → ∂L/∂S by the softmax VJP → ∂L/∂Q = "
-              "(∂L/∂S) K / √d_k.",
+        "(∂L/∂S) K / √d_k.",
         "dk": "∂L/∂K = (∂L/∂S)ᵀ Q / √d_k, with ∂L/∂S the softmax VJP of G Vᵀ.",
         "dv": "∂L/∂V = Wᵀ G, with W the attention weights.",
     }[name]
@@ -308,8 +404,9 @@ def _generic_backward(name: str) -> str:
 
 backward_step = Exercise(
     "Exercise 9.2 (one attention backward step)",
-    Cases(attention_cases, _judge_backward, inputs=lambda c: (c.q, c.k, c.v, c.g),
-          what=_backward_what),
+    Cases(
+        attention_cases, _judge_backward, inputs=lambda c: (c.q, c.k, c.v, c.g), what=_backward_what
+    ),
     hints=[
         "Go backwards through the forward pass one line at a time: output = W V, "
         "W = softmax(S), S = Q Kᵀ / √d_k. Each line gives one gradient from the one after it.",
@@ -353,31 +450,43 @@ def _judge_reads(got, step, messages) -> None:
     n = len(PROBE)
     expected = [PROBE[j] for j in weights.argmax(axis=1)]
     if isinstance(got, str) or not hasattr(got, "__len__"):
-        raise Wrong(f"tokens_read() should return a list of {n} tokens, one per query (row), "
-                    f"e.g. ['A', 'B', ...]; yours returned {one_line(got)}.")
+        raise Wrong(
+            f"tokens_read() should return a list of {n} tokens, one per query (row), "
+            f"e.g. ['A', 'B', ...]; yours returned {one_line(got)}."
+        )
     got = list(np.asarray(got).tolist()) if isinstance(got, np.ndarray) else list(got)
     if len(got) != n:
-        raise Wrong(f"tokens_read() should give one token per query, {n} in all (one per row "
-                    f"of the heatmap); yours gave {len(got)}.")
+        raise Wrong(
+            f"tokens_read() should give one token per query, {n} in all (one per row "
+            f"of the heatmap); yours gave {len(got)}."
+        )
     if all(isinstance(t, int | np.integer) and not isinstance(t, bool) for t in got):
-        raise Wrong("Those are positions; return the tokens themselves, the labels of the "
-                    "columns (PROBE[j] for position j).")
+        raise Wrong(
+            "Those are positions; return the tokens themselves, the labels of the "
+            "columns (PROBE[j] for position j)."
+        )
     got = [str(t) for t in got]
     if got == expected:
         return
     finished = list(PROBE[::-1])
     if got == finished:
         wrong_rows = [i for i in range(n) if expected[i] != finished[i]]
-        raise Wrong(f"That is the reversed sequence, the pattern the head ends up with. At "
-                    f"step {step} it is not there yet: look again at the row of query "
-                    f"{wrong_rows[0]} ('{PROBE[wrong_rows[0]]}') and find its brightest cell.")
+        raise Wrong(
+            f"That is the reversed sequence, the pattern the head ends up with. At "
+            f"step {step} it is not there yet: look again at the row of query "
+            f"{wrong_rows[0]} ('{PROBE[wrong_rows[0]]}') and find its brightest cell."
+        )
     if got == list(PROBE):
-        raise Wrong("That is each query's own token, the diagonal. Follow each row to its "
-                    "brightest cell and read the key label under it.")
+        raise Wrong(
+            "That is each query's own token, the diagonal. Follow each row to its "
+            "brightest cell and read the key label under it."
+        )
     row = next(i for i in range(n) if got[i] != expected[i])
-    raise Wrong(f"Row {row} (query '{PROBE[row]}'): its brightest cell is not under "
-                f"'{got[row]}'. Read each row across to its largest weight, then down to the "
-                f"key label.")
+    raise Wrong(
+        f"Row {row} (query '{PROBE[row]}'): its brightest cell is not under "
+        f"'{got[row]}'. Read each row across to its largest weight, then down to the "
+        f"key label."
+    )
 
 
 reads = Exercise(

@@ -101,8 +101,10 @@ class Question:
         letters = [letter for letter, _ in self.options]
         spelled = f"{', '.join(letters[:-1])} or {letters[-1]}"
         if not isinstance(given, str):
-            return None, (f"this one is multiple choice: answer with a letter, {spelled} "
-                          f"(yours is {one_line(given)}).")
+            return None, (
+                f"this one is multiple choice: answer with a letter, {spelled} "
+                f"(yours is {one_line(given)})."
+            )
         letter = given.strip().strip("().:").strip().lower()
         texts = {text.lower(): letter for letter, text in self.options}
         letter = texts.get(given.strip().lower(), letter)
@@ -148,8 +150,10 @@ class Question:
         **Z1** · *row sums*, from lesson 3, [Softmax](03-softmax.ipynb). What does each row sum to?
         """
         entry = lesson(self.lesson)  # its title and notebook, from the course map
-        text = (f"**{self.key}** · *{self.topic}*, from lesson {self.lesson}, "
-                f"[{entry.title}]({entry.notebook}.ipynb). {self.prompt}")
+        text = (
+            f"**{self.key}** · *{self.topic}*, from lesson {self.lesson}, "
+            f"[{entry.title}]({entry.notebook}.ipynb). {self.prompt}"
+        )
         for letter, option in self.options:
             text += f"\n  - **({letter})** {option}"
         return text
@@ -250,15 +254,19 @@ class Questions:
         self.questions = list(questions)
         self.by_key = {q.key: q for q in self.questions}
         if not self.questions or len(self.by_key) != len(self.questions):
-            raise ValueError(f"questions of quiz {part} must be at least one, each with its own "
-                             f"key; got the keys {[q.key for q in self.questions]}")
+            raise ValueError(
+                f"questions of quiz {part} must be at least one, each with its own "
+                f"key; got the keys {[q.key for q in self.questions]}"
+            )
         self.scope = scope
         self.key_file = key_file
 
     def template(self) -> str:
         """The answer dict with every answer left as ``...``, as Python source."""
-        lines = [f'    "{q.key}": ...,  # {"a letter" if q.options else "a number"}'
-                 for q in self.questions]
+        lines = [
+            f'    "{q.key}": ...,  # {"a letter" if q.options else "a number"}'
+            for q in self.questions
+        ]
         return "{\n" + "\n".join(lines) + "\n}"
 
     def _repr_markdown_(self) -> str:
@@ -286,12 +294,16 @@ class Questions:
         known = {str(k).strip().upper(): v for k, v in given.items()}
         strays = [str(k) for k in given if str(k).strip().upper() not in self.by_key]
         if strays:
-            raise Wrong(f"Your answers have the key(s) {_keys(map(repr, strays))}, but quiz "
-                        f"{self.part} has the questions {_keys(self.by_key)}. Use those as "
-                        "the keys of the dict.")
+            raise Wrong(
+                f"Your answers have the key(s) {_keys(map(repr, strays))}, but quiz "
+                f"{self.part} has the questions {_keys(self.by_key)}. Use those as "
+                "the keys of the dict."
+            )
         if not known or all(_placeholder(v) for v in known.values()):
-            raise NotAttempted("Put your answers in the dict (replace each `...`), run that "
-                               "cell, then run this check again.")
+            raise NotAttempted(
+                "Put your answers in the dict (replace each `...`), run that "
+                "cell, then run this check again."
+            )
         key = self.key()
         if key is None:
             self._record(known)
@@ -322,17 +334,22 @@ class Questions:
     def _record(self, known: dict) -> None:
         """Without the key: say which answers are missing or malformed, else :class:`Recorded`."""
         open_ = [q.key for q in self.questions if _placeholder(known.get(q.key))]
-        odd = [(q.key, q.well_formed(known[q.key])) for q in self.questions
-               if q.key not in open_ and q.well_formed(known[q.key])]
+        odd = [
+            (q.key, q.well_formed(known[q.key]))
+            for q in self.questions
+            if q.key not in open_ and q.well_formed(known[q.key])
+        ]
         lines = []
         if open_:
             lines.append(f"Not answered yet: {_keys(open_)}.")
         lines += [f"✗ {key}: {reason}" for key, reason in odd]
         if lines:
             raise Wrong("\n".join(lines))
-        raise Recorded(f"All {len(self.questions)} answers of quiz {self.part} are recorded. "
-                       "In this course run the quiz is marked after you submit, one point "
-                       "share per question.")
+        raise Recorded(
+            f"All {len(self.questions)} answers of quiz {self.part} are recorded. "
+            "In this course run the quiz is marked after you submit, one point "
+            "share per question."
+        )
 
 
 def _as_answers(answer, questions: Questions) -> Mapping:
@@ -340,11 +357,15 @@ def _as_answers(answer, questions: Questions) -> Mapping:
         try:
             answer = call(answer)
         except NotAttempted:
-            raise NotAttempted("Replace each `...` in the dict with your answer, delete the "
-                               "`raise NotImplementedError()` line, run the cell, then run "
-                               "this check again.") from None
+            raise NotAttempted(
+                "Replace each `...` in the dict with your answer, delete the "
+                "`raise NotImplementedError()` line, run the cell, then run "
+                "this check again."
+            ) from None
     if not isinstance(answer, Mapping):
         first = questions.questions[0].key
-        raise Wrong(f"Your answers should be a dict from question to answer, like "
-                    f"{{'{first}': 'b', ...}}; got {one_line(answer)}.")
+        raise Wrong(
+            f"Your answers should be a dict from question to answer, like "
+            f"{{'{first}': 'b', ...}}; got {one_line(answer)}."
+        )
     return answer

@@ -46,12 +46,19 @@ def checked_call(code: str) -> tuple[str, str] | None:
     except SyntaxError:
         return None
     for node in ast.walk(tree):
-        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-                and node.func.attr == "check" and len(node.args) == 1
-                and isinstance(node.args[0], ast.Name)):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "check"
+            and len(node.args) == 1
+            and isinstance(node.args[0], ast.Name)
+        ):
             target = node.func.value
-            if (isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name)
-                    and target.value.id.startswith("lesson")):
+            if (
+                isinstance(target, ast.Attribute)
+                and isinstance(target.value, ast.Name)
+                and target.value.id.startswith("lesson")
+            ):
                 return f"{target.value.id}.{target.attr}", node.args[0].id
     return None
 

@@ -45,8 +45,27 @@ FALLBACK_TEXT = (
 )
 # Roughly log-spaced, so the sharp end (T < 0.5) gets as many stops as the flat end.
 TEMPERATURES = (
-    0.05, 0.06, 0.08, 0.1, 0.12, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5,
-    0.6, 0.8, 1.0, 1.2, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0,
+    0.05,
+    0.06,
+    0.08,
+    0.1,
+    0.12,
+    0.15,
+    0.2,
+    0.25,
+    0.3,
+    0.4,
+    0.5,
+    0.6,
+    0.8,
+    1.0,
+    1.2,
+    1.5,
+    2.0,
+    2.5,
+    3.0,
+    4.0,
+    5.0,
 )
 SLIDER_WIDTH = "330px"
 
@@ -258,8 +277,9 @@ def _same(option, value) -> bool:
         return False
 
 
-def stops_slider(stops, value, description: str, *, label=str, width: str = SLIDER_WIDTH,
-                 **kwargs) -> SelectionSlider:
+def stops_slider(
+    stops, value, description: str, *, label=str, width: str = SLIDER_WIDTH, **kwargs
+) -> SelectionSlider:
     """A slider over fixed ``stops``, each shown as ``label(stop)``, ``width`` wide.
 
     Examples
@@ -268,9 +288,13 @@ def stops_slider(stops, value, description: str, *, label=str, width: str = SLID
     >>> slider.description, slider.value, slider.options
     ('head size d_k', 2, (('1', 1), ('2', 2), ('4', 4)))
     """
-    return SelectionSlider(options=[(label(stop), stop) for stop in stops], value=value,
-                           description=description, layout=widgets.Layout(width=width),
-                           **kwargs)
+    return SelectionSlider(
+        options=[(label(stop), stop) for stop in stops],
+        value=value,
+        description=description,
+        layout=widgets.Layout(width=width),
+        **kwargs,
+    )
 
 
 def temperature_slider() -> SelectionSlider:
@@ -295,8 +319,14 @@ def score_slider(key: int, value: float, limits=(-5.0, 5.0)) -> Slider:
     ('score of key 1', -5.0, 5.0, 0.1, '1.0')
     """
     low, high = limits
-    return Slider(value=value, min=low, max=high, step=0.1, description=f"score of key {key + 1}",
-                  layout=widgets.Layout(width=SLIDER_WIDTH))
+    return Slider(
+        value=value,
+        min=low,
+        max=high,
+        step=0.1,
+        description=f"score of key {key + 1}",
+        layout=widgets.Layout(width=SLIDER_WIDTH),
+    )
 
 
 def score_sliders(scores, limits=(-5.0, 5.0)) -> dict:

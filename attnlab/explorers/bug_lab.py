@@ -83,8 +83,9 @@ CAPTION_GAP = 0.3  # captions sit this far above the top row, in cells
 BAR_WIDTH = 0.38
 
 
-def bug_lab_state(bug: str, heads: int, scale: float, query: str,
-                  dtype: str = "float32") -> SimpleNamespace:
+def bug_lab_state(
+    bug: str, heads: int, scale: float, query: str, dtype: str = "float32"
+) -> SimpleNamespace:
     """The first head's weights, correct and with ``bug``, on the scaled running example.
 
     Parameters
@@ -151,15 +152,27 @@ def bug_lab_state(bug: str, heads: int, scale: float, query: str,
     right, wrong = right.astype(np.float64), wrong.astype(np.float64)  # (n, n) each
     nan_rows = np.isnan(wrong).any(axis=1)  # (n,)
     return SimpleNamespace(
-        tokens=TOKENS, bug=bug, heads=heads, d_head=d_head, scale=scale,
-        query=TOKENS.index(row), dtype=dtype, divisor=divisor, wrong_divisor=wrong_divisor,
-        scores=scores.astype(np.float64), right=right, wrong=wrong, diff=np.abs(wrong - right),
-        right_sums=right.sum(axis=1), wrong_sums=wrong.sum(axis=1),
-        leak=np.where(CAUSAL, 0.0, wrong).sum(axis=1), nan_rows=nan_rows,
+        tokens=TOKENS,
+        bug=bug,
+        heads=heads,
+        d_head=d_head,
+        scale=scale,
+        query=TOKENS.index(row),
+        dtype=dtype,
+        divisor=divisor,
+        wrong_divisor=wrong_divisor,
+        scores=scores.astype(np.float64),
+        right=right,
+        wrong=wrong,
+        diff=np.abs(wrong - right),
+        right_sums=right.sum(axis=1),
+        wrong_sums=wrong.sum(axis=1),
+        leak=np.where(CAUSAL, 0.0, wrong).sum(axis=1),
+        nan_rows=nan_rows,
         top_score=float(scores[CAUSAL].max()),
         row_tops=masked.astype(np.float64).max(axis=1),
         limit=math.log(float(np.finfo(dtype).max)),
-    )  # fmt: skip
+    )
 
 
 class BugLabExplorer(Explorer):
@@ -191,7 +204,7 @@ class BugLabExplorer(Explorer):
             "scale": stops_slider(SCALES, 1.0, "input scale", label="{:g}".format),
             "query": stops_slider(TOKENS, "cat", "query row"),
             "dtype": ToggleButtons(options=list(DTYPES), value="float32", description="dtype"),
-        }  # fmt: skip
+        }
 
     def compute(self, bug, heads, scale, query, dtype) -> SimpleNamespace:
         return bug_lab_state(bug, heads, scale, query, dtype)
@@ -201,11 +214,25 @@ class BugLabExplorer(Explorer):
         drawn = {}
         for side, ax in (("right", right_ax), ("wrong", wrong_ax)):
             heat = weights_heatmap(TOKENS, ax=ax, colorbar=side == "wrong", cell_size=CELL_SIZE)
-            future = PathPatch(cell_squares(CAUSAL), facecolor="none", edgecolor="white",
-                               hatch="//", linewidth=0, alpha=0.55, zorder=2)
+            future = PathPatch(
+                cell_squares(CAUSAL),
+                facecolor="none",
+                edgecolor="white",
+                hatch="//",
+                linewidth=0,
+                alpha=0.55,
+                zorder=2,
+            )
             ax.add_patch(future)  # never changes, but is redrawn over the moving colours
-            row = Rectangle((-0.5, 0.5), N, 1.0, fill=False, linewidth=2.5, zorder=4,
-                            edgecolor=RIGHT_COLOUR if side == "right" else BUG_COLOUR)
+            row = Rectangle(
+                (-0.5, 0.5),
+                N,
+                1.0,
+                fill=False,
+                linewidth=2.5,
+                zorder=4,
+                edgecolor=RIGHT_COLOUR if side == "right" else BUG_COLOUR,
+            )
             ax.add_patch(row)
             caption = OutlineLabels(ax, [((N - 1) / 2, -0.5 - CAPTION_GAP)], CAPTION_SIZE)
             caption.set_clip_on(False)
@@ -215,12 +242,15 @@ class BugLabExplorer(Explorer):
         wrong_ax.set_ylabel("")  # the left heatmap names the rows for both
 
         keys = np.arange(N)  # (n_k,)
-        right_bars = bar_ax.bar(keys - BAR_WIDTH / 2, np.zeros(N), BAR_WIDTH,
-                                color=RIGHT_COLOUR, label="correct")
-        wrong_bars = bar_ax.bar(keys + BAR_WIDTH / 2, np.zeros(N), BAR_WIDTH,
-                                color=BUG_COLOUR, label="with the bug")
-        nan_marks = OutlineLabels(bar_ax, np.column_stack([keys + BAR_WIDTH / 2,
-                                                           np.full(N, 0.06)]), 9.0)
+        right_bars = bar_ax.bar(
+            keys - BAR_WIDTH / 2, np.zeros(N), BAR_WIDTH, color=RIGHT_COLOUR, label="correct"
+        )
+        wrong_bars = bar_ax.bar(
+            keys + BAR_WIDTH / 2, np.zeros(N), BAR_WIDTH, color=BUG_COLOUR, label="with the bug"
+        )
+        nan_marks = OutlineLabels(
+            bar_ax, np.column_stack([keys + BAR_WIDTH / 2, np.full(N, 0.06)]), 9.0
+        )
         bar_caption = OutlineLabels(bar_ax, [((N - 1) / 2, BAR_TOP + 0.06)], CAPTION_SIZE)
         bar_caption.set_clip_on(False)
         bar_ax.set_title(" ", fontsize=3 * CAPTION_SIZE)
@@ -228,21 +258,33 @@ class BugLabExplorer(Explorer):
         bar_ax.set(xlim=(-0.6, N - 0.4), ylim=(0.0, BAR_TOP), xlabel="key")
         bar_ax.set_yticks([0.0, 0.25, 0.5, 0.75, 1.0], ["0", "0.25", "0.5", "0.75", "1"])
         bar_ax.set_xticks(keys, TOKENS)
-        bar_ax.legend(loc="upper center", fontsize=9, frameon=False, ncols=2,
-                      bbox_to_anchor=(0.5, 1.0), handlelength=1.0, columnspacing=1.0)
+        bar_ax.legend(
+            loc="upper center",
+            fontsize=9,
+            frameon=False,
+            ncols=2,
+            bbox_to_anchor=(0.5, 1.0),
+            handlelength=1.0,
+            columnspacing=1.0,
+        )
         for spine in ("top", "right"):
             bar_ax.spines[spine].set_visible(False)
         bar_ax.spines["left"].set_bounds(0.0, 1.0)
-        return drawn | {"right_bars": list(right_bars), "wrong_bars": list(wrong_bars),
-                        "nan_marks": nan_marks, "bar_caption": bar_caption}
+        return drawn | {
+            "right_bars": list(right_bars),
+            "wrong_bars": list(wrong_bars),
+            "nan_marks": nan_marks,
+            "bar_caption": bar_caption,
+        }
 
     def draw(self, artists, state) -> None:
         for side in ("right", "wrong"):
             heat = {key: artists[f"{side}_{key}"] for key in ("image", "squares", "cells")}
             show_weights(heat, getattr(state, side), exact_zero=True)  # 0: the hatched future
             artists[f"{side}_row"].set_y(state.query - 0.5)
-        artists["right_caption"].set_texts([f"correct · ÷ √{state.d_head} · {state.dtype}"],
-                                           ["black"])
+        artists["right_caption"].set_texts(
+            [f"correct · ÷ √{state.d_head} · {state.dtype}"], ["black"]
+        )
         artists["wrong_caption"].set_texts([_bug_caption(state)], [BUG_COLOUR])
         i = state.query
         for bar, height in zip(artists["right_bars"], state.right[i], strict=True):
@@ -250,23 +292,29 @@ class BugLabExplorer(Explorer):
         wrong_row = state.wrong[i]  # (n_k,)
         for bar, height in zip(artists["wrong_bars"], np.nan_to_num(wrong_row), strict=True):
             bar.set_height(height)
-        artists["nan_marks"].set_texts(["nan" if np.isnan(w) else "" for w in wrong_row],
-                                       [BUG_COLOUR] * N)
+        artists["nan_marks"].set_texts(
+            ["nan" if np.isnan(w) else "" for w in wrong_row], [BUG_COLOUR] * N
+        )
         sums = "nan" if state.nan_rows[i] else f"{state.wrong_sums[i]:.2f}"
         artists["bar_caption"].set_texts(
-            [f"row “{state.tokens[i]}” sums to {state.right_sums[i]:.2f} | {sums}"], ["black"])
+            [f"row “{state.tokens[i]}” sums to {state.right_sums[i]:.2f} | {sums}"], ["black"]
+        )
 
     def describe(self, state) -> str:
         return _readout(state)
 
     def layout(self) -> widgets.Box:
         c = self.controls
-        return widgets.VBox([
-            c["bug"],
-            widgets.HBox([c["heads"], c["scale"]]),
-            widgets.HBox([c["query"], c["dtype"]]),
-            self.view.widget, self.readout, self.error,
-        ])  # fmt: skip
+        return widgets.VBox(
+            [
+                c["bug"],
+                widgets.HBox([c["heads"], c["scale"]]),
+                widgets.HBox([c["query"], c["dtype"]]),
+                self.view.widget,
+                self.readout,
+                self.error,
+            ]
+        )
 
 
 def _bug_caption(state) -> str:
@@ -284,43 +332,59 @@ def _symptom(state) -> str:
     tokens = state.tokens
     if state.bug == SCALE_BUG:
         if state.heads == 1:
-            return ("With one head, d_head = d_model: the bug changes nothing, which is how it "
-                    "survives single-head tests. Add heads.")
+            return (
+                "With one head, d_head = d_model: the bug changes nothing, which is how it "
+                "survives single-head tests. Add heads."
+            )
         factor = state.wrong_divisor / state.divisor
-        return (f"The bug divides by √{D_MODEL} = {state.wrong_divisor:g} instead of "
-                f"√{state.d_head} = {state.divisor:.3g}: the scores are "
-                f"<b>{factor:.3g}×</b> too small (√h), a temperature of {factor:.3g}. "
-                f"Largest weight per row, on average: correct "
-                f"<b>{state.right.max(axis=1).mean():.3f}</b>, with the bug "
-                f"<b>{state.wrong.max(axis=1).mean():.3f}</b>.")
+        return (
+            f"The bug divides by √{D_MODEL} = {state.wrong_divisor:g} instead of "
+            f"√{state.d_head} = {state.divisor:.3g}: the scores are "
+            f"<b>{factor:.3g}×</b> too small (√h), a temperature of {factor:.3g}. "
+            f"Largest weight per row, on average: correct "
+            f"<b>{state.right.max(axis=1).mean():.3f}</b>, with the bug "
+            f"<b>{state.wrong.max(axis=1).mean():.3f}</b>."
+        )
     if state.bug == AFTER:
         short = state.wrong_sums < 1 - 1e-3  # (n,)
         lost = 1 - state.wrong_sums
         worst = int(np.argmax(lost))
-        return (f"<b>{int(short.sum())}</b> of {N} rows sum to less than 1; row "
-                f"“{html.escape(tokens[worst])}” keeps only <b>{state.wrong_sums[worst]:.3f}"
-                "</b>: the future's share is thrown away, not handed to the allowed keys.")
+        return (
+            f"<b>{int(short.sum())}</b> of {N} rows sum to less than 1; row "
+            f"“{html.escape(tokens[worst])}” keeps only <b>{state.wrong_sums[worst]:.3f}"
+            "</b>: the future's share is thrown away, not handed to the allowed keys."
+        )
     if state.bug == ZERO:
         worst = int(np.argmax(state.leak))
-        return (f"Weight on future keys: <b>{state.leak.sum():.3f}</b> in all; the most, "
-                f"<b>{state.leak[worst]:.3f}</b>, in row “{html.escape(tokens[worst])}”. "
-                "exp(0) = 1, so a score of 0 is not 'never'.")
+        return (
+            f"Weight on future keys: <b>{state.leak.sum():.3f}</b> in all; the most, "
+            f"<b>{state.leak[worst]:.3f}</b>, in row “{html.escape(tokens[worst])}”. "
+            "exp(0) = 1, so a score of 0 is not 'never'."
+        )
     if state.nan_rows.any():
         over = state.nan_rows & (state.row_tops > state.limit)  # (n,) exp overflowed
         under = state.nan_rows & ~over  # (n,) every exp underflowed to 0: 0 / 0
         parts = []
         if over.any():
-            parts.append(f"in <b>{int(over.sum())}</b> row(s) a score passes {state.limit:.4g}, "
-                         f"where exp overflows {state.dtype} (∞ / ∞)")
+            parts.append(
+                f"in <b>{int(over.sum())}</b> row(s) a score passes {state.limit:.4g}, "
+                f"where exp overflows {state.dtype} (∞ / ∞)"
+            )
         if under.any():
-            parts.append(f"in <b>{int(under.sum())}</b> row(s) every score is so negative "
-                         "that each exp underflows to 0 (0 / 0)")
-        return (f"The largest score is <b>{state.top_score:.4g}</b>; "
-                f"{' and '.join(parts)}: {int(state.nan_rows.sum())} row(s) came out "
-                "not-a-number. Subtracting each row's max avoids both.")
-    return (f"No overflow yet: the largest score, <b>{state.top_score:.4g}</b>, is below "
-            f"{state.limit:.4g}, where exp overflows {state.dtype}. Raise the input scale, or "
-            "switch to float16.")
+            parts.append(
+                f"in <b>{int(under.sum())}</b> row(s) every score is so negative "
+                "that each exp underflows to 0 (0 / 0)"
+            )
+        return (
+            f"The largest score is <b>{state.top_score:.4g}</b>; "
+            f"{' and '.join(parts)}: {int(state.nan_rows.sum())} row(s) came out "
+            "not-a-number. Subtracting each row's max avoids both."
+        )
+    return (
+        f"No overflow yet: the largest score, <b>{state.top_score:.4g}</b>, is below "
+        f"{state.limit:.4g}, where exp overflows {state.dtype}. Raise the input scale, or "
+        "switch to float16."
+    )
 
 
 def _readout(state) -> str:

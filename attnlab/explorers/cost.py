@@ -117,13 +117,20 @@ def cost_state(n, block_size) -> SimpleNamespace:
     matrix = n * n * ITEMSIZE
     working = working_set(block)
     return SimpleNamespace(
-        n=n, block_size=block_size, block=block, tiles_per_side=per_side,
-        tiles=per_side * per_side, matrix_bytes=matrix, working_bytes=working,
-        fraction=working / matrix, flops=4 * n * n * D,
-        rescale_flops=n * per_side * (D + 1), lengths=lengths,
+        n=n,
+        block_size=block_size,
+        block=block,
+        tiles_per_side=per_side,
+        tiles=per_side * per_side,
+        matrix_bytes=matrix,
+        working_bytes=working,
+        fraction=working / matrix,
+        flops=4 * n * n * D,
+        rescale_flops=n * per_side * (D + 1),
+        lengths=lengths,
         matrix_curve=lengths * lengths * ITEMSIZE,  # (L,)
         working_curve=working_set(np.minimum(block_size, lengths)),  # (L,)
-    )  # fmt: skip
+    )
 
 
 def format_bytes(count) -> str:
@@ -182,8 +189,17 @@ class CostExplorer(Explorer):
 
     def build(self, figure):
         matrix_ax, memory_ax = figure.subplots(1, 2, width_ratios=[1.0, 1.45])
-        matrix_ax.add_patch(Rectangle((0, 0), 1, 1, facecolor=MATRIX_COLOUR, alpha=0.12,
-                                      edgecolor=MATRIX_COLOUR, linewidth=1.2))  # fmt: skip
+        matrix_ax.add_patch(
+            Rectangle(
+                (0, 0),
+                1,
+                1,
+                facecolor=MATRIX_COLOUR,
+                alpha=0.12,
+                edgecolor=MATRIX_COLOUR,
+                linewidth=1.2,
+            )
+        )
         matrix_ax.set(xlim=(-0.02, 1.02), ylim=(1.02, -0.12), aspect="equal")
         matrix_ax.set_xticks([])
         matrix_ax.set_yticks([])
@@ -194,25 +210,39 @@ class CostExplorer(Explorer):
         grid = LineCollection([], colors="white", linewidths=0.6)
         matrix_ax.add_collection(grid, autolim=False)
         stripe = Rectangle((0, 0), 1, 0, facecolor=TILE_COLOUR, alpha=0.25, edgecolor="none")
-        tile = Rectangle((0, 0), 0, 0, facecolor=TILE_COLOUR, edgecolor=TILE_COLOUR,
-                         linewidth=1.5)  # fmt: skip
+        tile = Rectangle((0, 0), 0, 0, facecolor=TILE_COLOUR, edgecolor=TILE_COLOUR, linewidth=1.5)
         matrix_ax.add_patch(stripe)
         matrix_ax.add_patch(tile)
         caption = OutlineLabels(matrix_ax, [(0.5, -0.06)], LABEL_SIZE)
         caption.set_clip_on(False)
 
         lengths = np.array(LENGTHS)
-        memory_ax.loglog(lengths, lengths * lengths * ITEMSIZE, color=MATRIX_COLOUR,
-                         linewidth=2, label="N × N scores (plain)")  # fmt: skip
-        (working,) = memory_ax.loglog(lengths, lengths * 0 + working_set(1), color=TILE_COLOUR,
-                                      linewidth=2, label="tiled working set")  # fmt: skip
+        memory_ax.loglog(
+            lengths,
+            lengths * lengths * ITEMSIZE,
+            color=MATRIX_COLOUR,
+            linewidth=2,
+            label="N × N scores (plain)",
+        )
+        (working,) = memory_ax.loglog(
+            lengths,
+            lengths * 0 + working_set(1),
+            color=TILE_COLOUR,
+            linewidth=2,
+            label="tiled working set",
+        )
         (now,) = memory_ax.plot([1, 1], [1, 1], color="black", linestyle=":", linewidth=1)
-        (markers,) = memory_ax.plot([1, 1], [1, 1], linestyle="none", marker="o",
-                                    markersize=6, color="black")  # fmt: skip
+        (markers,) = memory_ax.plot(
+            [1, 1], [1, 1], linestyle="none", marker="o", markersize=6, color="black"
+        )
         values = OutlineLabels(memory_ax, [(1, 1), (1, 1)], LABEL_SIZE)
         low, high = working_set(1) / 3, 2**33
-        memory_ax.set(xlim=(LENGTHS[0] / 1.4, LENGTHS[-1] * 1.4), ylim=(low, high),
-                      xlabel="sequence length N", ylabel="bytes (float32, d = 64)")  # fmt: skip
+        memory_ax.set(
+            xlim=(LENGTHS[0] / 1.4, LENGTHS[-1] * 1.4),
+            ylim=(low, high),
+            xlabel="sequence length N",
+            ylabel="bytes (float32, d = 64)",
+        )
         ticks = [2**10, 2**20, 2**30]
         memory_ax.set_yticks(ticks, [format_bytes(t) for t in ticks])
         memory_ax.set_xticks([16, 128, 1024, 16384], ["16", "128", "1,024", "16,384"])
@@ -242,8 +272,9 @@ class CostExplorer(Explorer):
         per_side = state.tiles_per_side
         grid = f"{per_side:,} × {per_side:,} tiles" if state.tiles > 1 else "one tile"
         shown = " (drawn larger)" if size < MIN_DRAWN else ""
-        artists["caption"].set_texts([f"N = {state.n:,}: {grid} of {state.block:,} × "
-                                      f"{state.block:,}{shown}"], ["black"])  # fmt: skip
+        artists["caption"].set_texts(
+            [f"N = {state.n:,}: {grid} of {state.block:,} × {state.block:,}{shown}"], ["black"]
+        )
         artists["working"].set_ydata(state.working_curve)
         ys = [state.matrix_bytes, state.working_bytes]
         # Up to the higher marker only: a line to the top would cross the legend at small N.
@@ -257,24 +288,28 @@ class CostExplorer(Explorer):
         artists["values"].set_offsets(
             [[state.n * gap, y * f] for y, f in zip(ys, above, strict=True)]
         )
-        artists["values"].set_texts([format_bytes(y) for y in ys],
-                                    [MATRIX_COLOUR, TILE_COLOUR],
-                                    ["left" if right else "right"] * 2)  # fmt: skip
+        artists["values"].set_texts(
+            [format_bytes(y) for y in ys],
+            [MATRIX_COLOUR, TILE_COLOUR],
+            ["left" if right else "right"] * 2,
+        )
 
     def describe(self, state) -> str:
         return _readout(state)
 
     def layout(self) -> widgets.Box:
         c = self.controls
-        return widgets.VBox([c["n"], c["block_size"], self.view.widget, self.readout,
-                             self.error])  # fmt: skip
+        return widgets.VBox([c["n"], c["block_size"], self.view.widget, self.readout, self.error])
 
 
 def _readout(state) -> str:
     """The numbers under the figure, as HTML."""
     n, b = state.n, state.block
-    clipped = (f" (B = {state.block_size:,} is more than N, so one block of {n:,})"
-               if state.block_size > n else "")  # fmt: skip
+    clipped = (
+        f" (B = {state.block_size:,} is more than N, so one block of {n:,})"
+        if state.block_size > n
+        else ""
+    )
     if state.fraction < 0.01:
         share = f"1/{round(1 / state.fraction):,} of the matrix"
     elif state.fraction < 1:

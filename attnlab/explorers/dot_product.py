@@ -93,8 +93,15 @@ def dot_product_scores(angle_deg, length, keys) -> SimpleNamespace:
     squared = key_lengths**2  # (n_k,)
     along = np.divide(scores, squared, out=np.zeros_like(scores), where=squared > 0)  # (n_k,)
     projections = along[:, None] * keys  # (n_k, 2)
-    return SimpleNamespace(query=query, scores=scores, key_lengths=key_lengths, cosines=cosines,
-                           angles_deg=angles_deg, defined=defined, projections=projections)
+    return SimpleNamespace(
+        query=query,
+        scores=scores,
+        key_lengths=key_lengths,
+        cosines=cosines,
+        angles_deg=angles_deg,
+        defined=defined,
+        projections=projections,
+    )
 
 
 def geometry_word(angle_deg, defined=True) -> str:
@@ -198,16 +205,25 @@ class DotProductExplorer(Explorer):
         wide = widgets.Layout(width="420px")
         return {
             "angle": Slider(
-                value=30.0, min=0.0, max=359.0, step=1.0,
-                description="query angle (degrees)", layout=wide,
+                value=30.0,
+                min=0.0,
+                max=359.0,
+                step=1.0,
+                description="query angle (degrees)",
+                layout=wide,
             ),
             "length": Slider(
-                value=1.0, min=0.0, max=self.max_length, step=0.05,
-                description="query length |q|", layout=wide,
+                value=1.0,
+                min=0.0,
+                max=self.max_length,
+                step=0.05,
+                description="query length |q|",
+                layout=wide,
             ),
             "projection": ToggleButtons(
                 options=[*((label, j) for j, label in enumerate(self.labels)), ("none", -1)],
-                value=0, description="show the shadow of q on key",
+                value=0,
+                description="show the shadow of q on key",
             ),
         }
 
@@ -235,18 +251,19 @@ class DotProductExplorer(Explorer):
         plane(ax_plane, limit=self.limit)
         ax_plane.set_title("query q (moves) and keys (fixed)", fontsize=10)
         plot_vectors(self.keys, self.labels, colors=self.colours, ax=ax_plane)
-        query = plot_vectors([[1.0, 0.0]], ["q"], colors=[QUERY_COLOUR], ax=ax_plane,
-                             width=0.018, zorder=6)
+        query = plot_vectors(
+            [[1.0, 0.0]], ["q"], colors=[QUERY_COLOUR], ax=ax_plane, width=0.018, zorder=6
+        )
         (key_line,) = ax_plane.plot([], [], linestyle=":", color="0.45", linewidth=1.0, zorder=1)
-        (shadow,) = ax_plane.plot([], [], linewidth=7, alpha=0.35, solid_capstyle="butt",
-                                  zorder=2)
+        (shadow,) = ax_plane.plot([], [], linewidth=7, alpha=0.35, solid_capstyle="butt", zorder=2)
         (drop,) = ax_plane.plot([], [], linestyle="--", color="0.35", linewidth=1.0, zorder=2)
 
         n_k = len(self.keys)
         ax_bars.axhline(0, color="0.3", linewidth=0.8)
         bars = ax_bars.bar(range(n_k), np.zeros(n_k), width=0.6, color=self.colours)
-        reach = LineCollection([], colors="0.35", linewidths=1.2, zorder=0.5,
-                               label="possible range  ±|q| |k|")
+        reach = LineCollection(
+            [], colors="0.35", linewidths=1.2, zorder=0.5, label="possible range  ±|q| |k|"
+        )
         ax_bars.add_collection(reach, autolim=False)
         ax_bars.legend(handles=[reach], loc="upper right", fontsize=9, frameon=False)
         ax_bars.set_xticks(range(n_k), [f"q · {label}" for label in self.labels])
@@ -257,8 +274,15 @@ class DotProductExplorer(Explorer):
         ax_bars.set_title("dot product with each key", fontsize=10)
         ax_bars.grid(True, axis="y", color="0.92", linewidth=0.6)
         ax_bars.set_axisbelow(True)
-        return {"query": query.arrows, "query_label": query.labels[0], "key_line": key_line,
-                "shadow": shadow, "drop": drop, "bars": list(bars), "reach": reach}
+        return {
+            "query": query.arrows,
+            "query_label": query.labels[0],
+            "key_line": key_line,
+            "shadow": shadow,
+            "drop": drop,
+            "bars": list(bars),
+            "reach": reach,
+        }
 
     def draw(self, artists, state) -> None:
         (x, y) = state.query
@@ -299,7 +323,8 @@ class DotProductExplorer(Explorer):
                 f"{num(state.length)} × {num(state.key_lengths[j])} × "
                 f"{factor(state.cosines[j])} = "
                 f"{num(state.length * state.key_lengths[j] * state.cosines[j])}"
-                if defined else "— (a zero vector has no angle; its dot products are 0)"
+                if defined
+                else "— (a zero vector has no angle; its dot products are 0)"
             )
             rows.append(
                 f"<tr><td style='color:{self.colours[j]}'><b>{html.escape(label)}</b></td>"
@@ -313,6 +338,7 @@ class DotProductExplorer(Explorer):
             "<table style='border-collapse:collapse' cellpadding='3'>"
             "<tr><th>key</th><th>k</th><th>q·k = q₁k₁ + q₂k₂</th><th>angle θ</th>"
             "<th>cos θ</th><th>|q| |k| cos θ</th><th>q and k are</th></tr>"
-            + "".join(rows) + "</table>"
+            + "".join(rows)
+            + "</table>"
         )
         return head + table

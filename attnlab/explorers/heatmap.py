@@ -122,12 +122,23 @@ def heatmap_state(d_k: int, temperature: float = 1.0, scaled: bool = True) -> Si
     effective = effective_keys(weights)  # (n_q,) in [1, n_k]
     mass = column_mass(weights)  # (n_k,) sums to n_q
     return SimpleNamespace(
-        tokens=EXAMPLE.tokens, d_k=d_k, temperature=temperature, scaled=scaled,
-        q=q, k=k, raw=raw, divisor=divisor, scores=scores,
+        tokens=EXAMPLE.tokens,
+        d_k=d_k,
+        temperature=temperature,
+        scaled=scaled,
+        q=q,
+        k=k,
+        raw=raw,
+        divisor=divisor,
+        scores=scores,
         score_spread=float(scores.std()),
-        weights=weights, entropy=entropy, effective=effective, column_mass=mass,
-        focused=int(np.argmin(entropy)), hub=int(np.argmax(mass)),
-    )  # fmt: skip
+        weights=weights,
+        entropy=entropy,
+        effective=effective,
+        column_mass=mass,
+        focused=int(np.argmin(entropy)),
+        hub=int(np.argmax(mass)),
+    )
 
 
 class HeatmapExplorer(Explorer):
@@ -159,7 +170,7 @@ class HeatmapExplorer(Explorer):
             "d_k": stops_slider(D_K_VALUES, EXAMPLE.d_k, "head size d_k"),
             "temperature": temperature_slider(),
             "scaled": Checkbox(value=True, description="divide by √d_k"),
-        }  # fmt: skip
+        }
 
     def compute(self, d_k, temperature, scaled) -> SimpleNamespace:
         return heatmap_state(d_k, temperature, scaled)
@@ -170,18 +181,34 @@ class HeatmapExplorer(Explorer):
         tokens = EXAMPLE.tokens
         heatmap = weights_heatmap(tokens, ax=heat_ax, squares=False, cell_size=CELL_SIZE)
         heat_ax.set_title("attention weights (each row sums to 1)", fontsize=10)
-        hub = Rectangle((-0.5, -0.5), 1.0, n, fill=False, edgecolor=FOCUS_COLOUR, linewidth=2.5,
-                        clip_on=False, zorder=4)
+        hub = Rectangle(
+            (-0.5, -0.5),
+            1.0,
+            n,
+            fill=False,
+            edgecolor=FOCUS_COLOUR,
+            linewidth=2.5,
+            clip_on=False,
+            zorder=4,
+        )
         heat_ax.add_patch(hub)
 
         rows = np.arange(n)  # (n,) query 0 at the top, as in the heatmap
         bars = spread_ax.barh(rows, np.zeros(n), height=0.6, color=BAR_COLOUR)
         values = OutlineLabels(spread_ax, np.column_stack([np.zeros(n), rows]), VALUE_SIZE)
         spread_ax.axvline(float(n), color="black", linestyle=":", linewidth=1.2)
-        spread_ax.text(float(n), 1.01, "uniform", transform=spread_ax.get_xaxis_transform(),
-                       ha="center", va="bottom", fontsize=9)
-        spread_ax.set(xlim=(0.0, float(n)), ylim=(n - 0.5, -0.5),
-                      xlabel="effective number of keys e^H")
+        spread_ax.text(
+            float(n),
+            1.01,
+            "uniform",
+            transform=spread_ax.get_xaxis_transform(),
+            ha="center",
+            va="bottom",
+            fontsize=9,
+        )
+        spread_ax.set(
+            xlim=(0.0, float(n)), ylim=(n - 0.5, -0.5), xlabel="effective number of keys e^H"
+        )
         spread_ax.set_yticks(rows, tokens)
         spread_ax.set_xticks(np.arange(1, n + 1), [str(i) for i in range(1, n + 1)])
         spread_ax.tick_params(axis="y", length=0)
@@ -200,8 +227,12 @@ class HeatmapExplorer(Explorer):
         for i, (bar, h) in enumerate(zip(artists["bars"], state.effective, strict=True)):
             bar.set_width(h)
             bar.set_color(FOCUS_COLOUR if i == state.focused else BAR_COLOUR)
-        artists["values"].set_bar_ends(state.effective, [f"{h:.2f}" for h in state.effective],
-                                       inside=state.effective >= INSIDE * n, pad=0.02 * n)
+        artists["values"].set_bar_ends(
+            state.effective,
+            [f"{h:.2f}" for h in state.effective],
+            inside=state.effective >= INSIDE * n,
+            pad=0.02 * n,
+        )
 
     def describe(self, state) -> str:
         return _readout(state)

@@ -203,8 +203,13 @@ def mask_state(mask: str, length: int, fill: str, dtype: str) -> SimpleNamespace
         allowed &= padding_mask([length], N)[0]  # (1, n_k) broadcasts over the queries
     scores = SCORES.astype(dtype, copy=False)  # (n_q, n_k) read-only like SCORES in float64
     with np.errstate(over="ignore"):  # −1e9 overflows float16 to -inf: that is the lesson
-        fill_value = {CORRECT: -np.inf, BILLION: -1e9, MINIMUM: np.finfo(dtype).min,
-                      ZERO: 0.0, AFTER: None}[fill]  # fmt: skip
+        fill_value = {
+            CORRECT: -np.inf,
+            BILLION: -1e9,
+            MINIMUM: np.finfo(dtype).min,
+            ZERO: 0.0,
+            AFTER: None,
+        }[fill]
         fill_value = None if fill_value is None else np.array(fill_value).astype(dtype)[()]
     if fill == AFTER:
         filled = scores
@@ -223,11 +228,23 @@ def mask_state(mask: str, length: int, fill: str, dtype: str) -> SimpleNamespace
     with np.errstate(invalid="ignore"):
         fine = (np.abs(row_sums - 1) <= tolerance) | (fully_masked & (row_sums == 0))
     return SimpleNamespace(
-        tokens=TOKENS, mask_name=mask_name, length=length, fill=fill, dtype=dtype,
-        mask=allowed, fill_value=fill_value, scores=scores, filled=filled, weights=weights,
-        row_sums=row_sums, leak=leak, nan_rows=nan_rows, fully_masked_rows=fully_masked,
-        sum_is_off=~fine & ~nan_rows, tolerance=tolerance,
-    )  # fmt: skip
+        tokens=TOKENS,
+        mask_name=mask_name,
+        length=length,
+        fill=fill,
+        dtype=dtype,
+        mask=allowed,
+        fill_value=fill_value,
+        scores=scores,
+        filled=filled,
+        weights=weights,
+        row_sums=row_sums,
+        leak=leak,
+        nan_rows=nan_rows,
+        fully_masked_rows=fully_masked,
+        sum_is_off=~fine & ~nan_rows,
+        tolerance=tolerance,
+    )
 
 
 class MaskExplorer(Explorer):
@@ -256,12 +273,19 @@ class MaskExplorer(Explorer):
     def make_controls(self) -> dict:
         return {
             "mask": ToggleButtons(options=list(MASKS), value=BOTH, description="mask"),
-            "length": IntSlider(value=N_REAL, min=0, max=N, step=1, description="real length",
-                                layout=widgets.Layout(width="330px")),
-            "fill": Dropdown(options=list(FILLS), value=CORRECT,
-                             description="masked scores set to"),
+            "length": IntSlider(
+                value=N_REAL,
+                min=0,
+                max=N,
+                step=1,
+                description="real length",
+                layout=widgets.Layout(width="330px"),
+            ),
+            "fill": Dropdown(
+                options=list(FILLS), value=CORRECT, description="masked scores set to"
+            ),
             "dtype": Dropdown(options=list(DTYPES), value="float64", description="dtype"),
-        }  # fmt: skip
+        }
 
     def compute(self, mask, length, fill, dtype) -> SimpleNamespace:
         return mask_state(mask, length, fill, dtype)
@@ -275,9 +299,15 @@ class MaskExplorer(Explorer):
         heat_ax, sum_ax = figure.subplots(1, 2, width_ratios=[2.4, 1.0])
         heatmap = weights_heatmap(TOKENS, ax=heat_ax, cell_size=CELL_SIZE)
         # The masked cells: one hatched path whose squares change, not 36 patches.
-        hidden = PathPatch(cell_squares(np.ones((N, N), dtype=bool)), facecolor="none",
-                           edgecolor="white", hatch=MASK_HATCH, linewidth=0, alpha=0.55,
-                           zorder=2)  # fmt: skip
+        hidden = PathPatch(
+            cell_squares(np.ones((N, N), dtype=bool)),
+            facecolor="none",
+            edgecolor="white",
+            hatch=MASK_HATCH,
+            linewidth=0,
+            alpha=0.55,
+            zorder=2,
+        )
         heat_ax.add_patch(hidden)
         # The title says what the masked scores became: outlines, as a Text costs ~2 ms a frame.
         caption = OutlineLabels(heat_ax, [((N - 1) / 2, -0.5 - CAPTION_GAP)], CELL_SIZE)
@@ -312,10 +342,13 @@ class MaskExplorer(Explorer):
         for bar, width, flag in zip(artists["bars"], sums, bad, strict=True):
             bar.set_width(width)
             bar.set_color(BAD_COLOUR if flag else OK_COLOUR)
-        texts = ["nan" if n else _sum_text(s)
-                 for s, n in zip(state.row_sums, state.nan_rows, strict=True)]
-        artists["sum_labels"].set_bar_ends(sums, texts, inside=sums >= INSIDE, pad=0.03,
-                                           colors=np.where(bad, BAD_COLOUR, "black"))
+        texts = [
+            "nan" if n else _sum_text(s)
+            for s, n in zip(state.row_sums, state.nan_rows, strict=True)
+        ]
+        artists["sum_labels"].set_bar_ends(
+            sums, texts, inside=sums >= INSIDE, pad=0.03, colors=np.where(bad, BAD_COLOUR, "black")
+        )
 
     def _mark_seen_pads(self, ax, seen) -> None:
         """Key labels of the <pad> tokens a query can see turn vermillion, as in the readout.
@@ -345,8 +378,9 @@ class MaskExplorer(Explorer):
     def layout(self) -> widgets.Box:
         c = self.controls
         top = widgets.HBox([c["fill"], c["dtype"]])
-        return widgets.VBox([c["mask"], c["length"], top, self.view.widget, self.readout,
-                             self.error])  # fmt: skip
+        return widgets.VBox(
+            [c["mask"], c["length"], top, self.view.widget, self.readout, self.error]
+        )
 
 
 def _number(value) -> str:
@@ -393,9 +427,11 @@ def _what_is_masked(state) -> str:
         else:
             parts.append("the padding mask hides nothing at real length 6")
     what = "; ".join(parts) or "nothing is masked"
-    return (f"<div><b>{html.escape(state.mask_name)}</b> mask, real length {state.length}: "
-            f"{what} — <b>{n_hidden}</b> of {N * N} cells masked (hatched).{_pads_seen(state)}"
-            "</div>")  # fmt: skip
+    return (
+        f"<div><b>{html.escape(state.mask_name)}</b> mask, real length {state.length}: "
+        f"{what} — <b>{n_hidden}</b> of {N * N} cells masked (hatched).{_pads_seen(state)}"
+        "</div>"
+    )
 
 
 def seen_pads(state) -> np.ndarray:
@@ -420,10 +456,14 @@ def _pads_seen(state) -> str:
     keys = f"keys {seen[0]}–{seen[-1]} hold" if seen.size > 1 else f"key {seen[0]} holds"
     why = ""
     if "padding" in state.mask_name and state.length > N_REAL:
-        why = (f": real length {state.length} counts {seen.size} of them as words, "
-               f"but the sentence has {N_REAL}")
-    return (f" The <span style='color:{BAD_COLOUR}'><b>{keys} &lt;pad&gt;</b></span> "
-            f"and the mask lets queries see them{why}.")
+        why = (
+            f": real length {state.length} counts {seen.size} of them as words, "
+            f"but the sentence has {N_REAL}"
+        )
+    return (
+        f" The <span style='color:{BAD_COLOUR}'><b>{keys} &lt;pad&gt;</b></span> "
+        f"and the mask lets queries see them{why}."
+    )
 
 
 def _readout(state) -> str:
@@ -441,8 +481,10 @@ def _readout(state) -> str:
         )
     elif (~state.mask).any() and not state.nan_rows.all():
         others = " other" if state.nan_rows.any() else ""
-        lines.append(f"<div>No{others} row puts any weight on a masked key "
-                     "(masked weights are exactly 0).</div>")  # fmt: skip
+        lines.append(
+            f"<div>No{others} row puts any weight on a masked key "
+            "(masked weights are exactly 0).</div>"
+        )
     if state.sum_is_off.any():
         sums = state.row_sums[state.sum_is_off]
         lines.append(

@@ -144,12 +144,19 @@ def mixture_state(scores, temperature: float = 1.0) -> SimpleNamespace:
     partial_sums = np.vstack([np.zeros(2), np.cumsum(contributions, axis=0)])  # (n_k + 1, 2)
     distances = np.linalg.norm(values - output, axis=1)  # (n_k,)
     return SimpleNamespace(
-        labels=EXAMPLE.labels, values=values, scores=scores, temperature=temperature,
-        weights=weights, output=output, contributions=contributions,
-        partial_sums=partial_sums, barycentric=barycentric(output, values),
-        distances=distances, nearest=int(np.argmin(distances)),
+        labels=EXAMPLE.labels,
+        values=values,
+        scores=scores,
+        temperature=temperature,
+        weights=weights,
+        output=output,
+        contributions=contributions,
+        partial_sums=partial_sums,
+        barycentric=barycentric(output, values),
+        distances=distances,
+        nearest=int(np.argmin(distances)),
         largest=int(np.argmax(weights)),
-    )  # fmt: skip
+    )
 
 
 class MixtureExplorer(Explorer):
@@ -188,38 +195,86 @@ class MixtureExplorer(Explorer):
         plane_ax.set(xlim=PLANE_LIMITS[0], ylim=PLANE_LIMITS[1])
         mix = " + ".join(rf"$w_\mathrm{{{label}}}$·{label}" for label in labels)
         plane_ax.set_title(f"output = {mix}", fontsize=10)
-        plane_ax.add_patch(Polygon(values, closed=True, facecolor="0.5", alpha=0.12,
-                                   edgecolor="none", zorder=0.5))  # fmt: skip
-        plane_ax.add_patch(Polygon(values, closed=True, fill=False, edgecolor="0.55",
-                                   linewidth=0.9, linestyle="--", zorder=0.6))  # fmt: skip
-        faint = plot_vectors(values, labels, colors=COLOURS, ax=plane_ax, width=0.008,
-                             label_offset=0.22, zorder=1)  # fmt: skip
+        plane_ax.add_patch(
+            Polygon(values, closed=True, facecolor="0.5", alpha=0.12, edgecolor="none", zorder=0.5)
+        )
+        plane_ax.add_patch(
+            Polygon(
+                values,
+                closed=True,
+                fill=False,
+                edgecolor="0.55",
+                linewidth=0.9,
+                linestyle="--",
+                zorder=0.6,
+            )
+        )
+        faint = plot_vectors(
+            values, labels, colors=COLOURS, ax=plane_ax, width=0.008, label_offset=0.22, zorder=1
+        )
         faint.arrows.set_alpha(0.4)
 
-        pulls = LineCollection(np.zeros((N_VALUES, 2, 2)), colors=COLOURS, alpha=0.45,
-                               capstyle="round", zorder=2)  # fmt: skip
+        pulls = LineCollection(
+            np.zeros((N_VALUES, 2, 2)), colors=COLOURS, alpha=0.45, capstyle="round", zorder=2
+        )
         plane_ax.add_collection(pulls, autolim=False)
         steps = [
-            FancyArrow(0.0, 0.0, 0.0, 0.0, width=ARROW_WIDTH, length_includes_head=True,
-                       facecolor=colour, edgecolor="white", linewidth=0.5, zorder=4)
+            FancyArrow(
+                0.0,
+                0.0,
+                0.0,
+                0.0,
+                width=ARROW_WIDTH,
+                length_includes_head=True,
+                facecolor=colour,
+                edgecolor="white",
+                linewidth=0.5,
+                zorder=4,
+            )
             for colour in COLOURS
-        ]  # fmt: skip
+        ]
         for step in steps:
             plane_ax.add_patch(step)
-        (output,) = plane_ax.plot([0.0], [0.0], linestyle="none", marker="o", markersize=9,
-                                  markerfacecolor="white", markeredgecolor=OUTPUT_COLOUR,
-                                  markeredgewidth=2.2, zorder=5)  # fmt: skip
+        (output,) = plane_ax.plot(
+            [0.0],
+            [0.0],
+            linestyle="none",
+            marker="o",
+            markersize=9,
+            markerfacecolor="white",
+            markeredgecolor=OUTPUT_COLOUR,
+            markeredgewidth=2.2,
+            zorder=5,
+        )
         plane_ax.legend(
             handles=[
-                Line2D([], [], linestyle="none", marker="o", markersize=7,
-                       markerfacecolor="white", markeredgecolor=OUTPUT_COLOUR,
-                       markeredgewidth=1.8, label=r"output $\Sigma_j\, w_j v_j$"),
+                Line2D(
+                    [],
+                    [],
+                    linestyle="none",
+                    marker="o",
+                    markersize=7,
+                    markerfacecolor="white",
+                    markeredgecolor=OUTPUT_COLOUR,
+                    markeredgewidth=1.8,
+                    label=r"output $\Sigma_j\, w_j v_j$",
+                ),
                 Line2D([], [], color="0.3", linewidth=3, label=r"$w_j v_j$, tip to tail"),
-                Line2D([], [], color="0.3", alpha=0.45, linewidth=2,
-                       label=r"to $v_j$, as thick as $w_j$"),
+                Line2D(
+                    [],
+                    [],
+                    color="0.3",
+                    alpha=0.45,
+                    linewidth=2,
+                    label=r"to $v_j$, as thick as $w_j$",
+                ),
             ],
-            loc="lower right", fontsize=9, frameon=True, framealpha=0.9, handlelength=1.6,
-        )  # fmt: skip
+            loc="lower right",
+            fontsize=9,
+            frameon=True,
+            framealpha=0.9,
+            handlelength=1.6,
+        )
 
         keys = np.arange(N_VALUES)  # (n_k,)
         bars = bar_ax.bar(keys, np.zeros(N_VALUES), width=0.6, color=COLOURS)
@@ -236,8 +291,14 @@ class MixtureExplorer(Explorer):
         bar_ax.get_yticklabels()[1].set_color(PALETTE["grey"])  # equal weights, dashed line
         for side in ("top", "right"):
             bar_ax.spines[side].set_visible(False)
-        return {"pulls": pulls, "steps": steps, "output": output, "bars": list(bars),
-                "numbers": numbers, "temperature": temperature}  # fmt: skip
+        return {
+            "pulls": pulls,
+            "steps": steps,
+            "output": output,
+            "bars": list(bars),
+            "numbers": numbers,
+            "temperature": temperature,
+        }
 
     def draw(self, artists, state) -> None:
         out = state.output  # (2,)
@@ -346,10 +407,17 @@ def _readout(state) -> str:
         f"<td {cells}><b>{_weight(w)}</b></td><td {cells}>{_vector(v)}</td>"
         f"<td {cells}>{_vector(c)}</td></tr>"
         for j, (label, colour, x, w, v, c) in enumerate(
-            zip(labels, COLOURS, state.scores, state.weights, state.values,
-                state.contributions, strict=True)
+            zip(
+                labels,
+                COLOURS,
+                state.scores,
+                state.weights,
+                state.values,
+                state.contributions,
+                strict=True,
+            )
         )
-    )  # fmt: skip
+    )
     total = (
         f"<tr style='border-top:1px solid #999'><td {cells}>sum</td><td></td>"
         f"<td {cells}>{state.weights.sum():.3f}</td><td></td>"

@@ -189,8 +189,9 @@ class OverflowExplorer(Explorer):
 
     def make_controls(self) -> dict:
         return {
-            "scale": stops_slider(SCALES, 1.0, "scale s (scores = s · x)", label="{:g}".format,
-                                  width="480px"),
+            "scale": stops_slider(
+                SCALES, 1.0, "scale s (scores = s · x)", label="{:g}".format, width="480px"
+            ),
             "row": Dropdown(options=list(ROWS), value=next(iter(ROWS)), description="score row x"),
         }
 

@@ -48,21 +48,32 @@ SEED = 0
 RAW_EDGES = np.linspace(-100.0, 100.0, 81)  # (81,) bins of width 2.5 for q·k
 SCORE_EDGES = np.linspace(-10.0, 10.0, 81)  # (81,) bins of width 0.25 for the softmax input
 # Bars of width 0.7 at 1..n_keys as one StepPatch: edges of each bar and of the gap after it.
-ROW_EDGES = np.column_stack([np.arange(1, N_KEYS + 2) - 0.35,
-                             np.arange(1, N_KEYS + 2) + 0.35]).ravel()[:-1]  # (2 n_keys + 1,)
+ROW_EDGES = np.column_stack(
+    [np.arange(1, N_KEYS + 2) - 0.35, np.arange(1, N_KEYS + 2) + 0.35]
+).ravel()[:-1]  # (2 n_keys + 1,)
 RAW_YMAX = 0.22  # densities; the tallest raw bin (d_k = 1) is about 0.19
 SCORE_YMAX = 1.25  # the tallest score bin (d_k = 1024 divided by d_k^⅔) is about 1.15
 JACOBIAN_YMAX = 0.45  # room above the curves (all below 0.35) for the legend
 SETTING_COLOURS = EXPONENT_COLOURS  # unscaled (a = 0) and ⅓ warm, ½ blue, ⅔ green
 
-__all__ = ["dot_products", "scaling_lab_state", "jacobian_curve", "ScalingExplorer",
-           "D_K_VALUES", "EXPONENTS"]
+__all__ = [
+    "dot_products",
+    "scaling_lab_state",
+    "jacobian_curve",
+    "ScalingExplorer",
+    "D_K_VALUES",
+    "EXPONENTS",
+]
 
 
 def _check_sizes(d_k, n_samples, n_keys, seed):
     """Refuse anything but ints (bools too: ``True == 1`` would share d_k = 1's cache entry)."""
-    for name, value, low in (("d_k", d_k, 1), ("n_samples", n_samples, 1),
-                             ("n_keys", n_keys, 1), ("seed", seed, 0)):
+    for name, value, low in (
+        ("d_k", d_k, 1),
+        ("n_samples", n_samples, 1),
+        ("n_keys", n_keys, 1),
+        ("seed", seed, 0),
+    ):
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
             raise ValueError(f"{name} must be an int >= {low}; got {value!r}")
     if n_samples % n_keys:
@@ -72,8 +83,9 @@ def _check_sizes(d_k, n_samples, n_keys, seed):
         )
 
 
-def dot_products(d_k: int, n_samples: int = N_SAMPLES, n_keys: int = N_KEYS,
-                 seed: int = SEED) -> np.ndarray:
+def dot_products(
+    d_k: int, n_samples: int = N_SAMPLES, n_keys: int = N_KEYS, seed: int = SEED
+) -> np.ndarray:
     """Monte Carlo dot products ``q·k`` of standard-normal vectors of length ``d_k`` (cached).
 
     ``n_samples // n_keys`` queries each meet ``n_keys`` keys; every entry of
@@ -163,8 +175,14 @@ def _cache_key(d_k, exponent, scaled):
     return d_k, (float(exponent) if scaled else 0.0), bool(scaled)
 
 
-def jacobian_curve(exponent: float = 0.5, scaled: bool = True, n_samples: int = N_SAMPLES,
-                   seed: int = SEED, n_keys: int = N_KEYS, d_ks=D_K_VALUES) -> np.ndarray:
+def jacobian_curve(
+    exponent: float = 0.5,
+    scaled: bool = True,
+    n_samples: int = N_SAMPLES,
+    seed: int = SEED,
+    n_keys: int = N_KEYS,
+    d_ks=D_K_VALUES,
+) -> np.ndarray:
     r"""Mean Frobenius norm of the softmax Jacobian ``diag(p) − p pᵀ`` for each ``d_k``.
 
     Parameters
@@ -195,11 +213,14 @@ def jacobian_curve(exponent: float = 0.5, scaled: bool = True, n_samples: int = 
     """
     for d in d_ks:
         _check_sizes(d, n_samples, n_keys, seed)
-    return np.array([
-        _softmax_rows(*_cache_key(int(d), exponent, scaled), n_samples, seed, n_keys)
-        .jacobian_norm.mean()
-        for d in d_ks
-    ])  # (len(d_ks),)
+    return np.array(
+        [
+            _softmax_rows(
+                *_cache_key(int(d), exponent, scaled), n_samples, seed, n_keys
+            ).jacobian_norm.mean()
+            for d in d_ks
+        ]
+    )  # (len(d_ks),)
 
 
 def _density(values: np.ndarray, edges: np.ndarray) -> np.ndarray:
@@ -208,9 +229,14 @@ def _density(values: np.ndarray, edges: np.ndarray) -> np.ndarray:
     return counts / (values.size * np.diff(edges))  # (n_bins,)
 
 
-def scaling_lab_state(d_k: int, exponent: float = 0.5, scaled: bool = True,
-                      n_samples: int = N_SAMPLES, seed: int = SEED,
-                      n_keys: int = N_KEYS) -> SimpleNamespace:
+def scaling_lab_state(
+    d_k: int,
+    exponent: float = 0.5,
+    scaled: bool = True,
+    n_samples: int = N_SAMPLES,
+    seed: int = SEED,
+    n_keys: int = N_KEYS,
+) -> SimpleNamespace:
     r"""Everything the d_k lab shows, for one head size and one way of scaling.
 
     Parameters
@@ -267,15 +293,26 @@ def scaling_lab_state(d_k: int, exponent: float = 0.5, scaled: bool = True,
     row = np.sort(rows.weights[0])[::-1]  # (n_keys,) largest first
     off_axis = np.mean((scores < SCORE_EDGES[0]) | (scores > SCORE_EDGES[-1]))
     return SimpleNamespace(
-        d_k=d_k, exponent=exponent, scaled=scaled, divisor=divisor,
-        raw=raw, scores=scores,
-        raw_variance=float(raw.var()), score_variance=float(scores.var()),
-        raw_std=float(raw.std()), score_std=float(scores.std()),
-        raw_theory=float(d_k), score_theory=d_k / divisor**2,
-        raw_density=_density(raw, RAW_EDGES), score_density=_density(scores, SCORE_EDGES),
+        d_k=d_k,
+        exponent=exponent,
+        scaled=scaled,
+        divisor=divisor,
+        raw=raw,
+        scores=scores,
+        raw_variance=float(raw.var()),
+        score_variance=float(scores.var()),
+        raw_std=float(raw.std()),
+        score_std=float(scores.std()),
+        raw_theory=float(d_k),
+        score_theory=d_k / divisor**2,
+        raw_density=_density(raw, RAW_EDGES),
+        score_density=_density(scores, SCORE_EDGES),
         off_axis=float(off_axis),
-        row=row, row_max_weight=float(row[0]), row_entropy=float(rows.entropy[0]),
-        max_weight=float(rows.max_weight.mean()), entropy=float(rows.entropy.mean()),
+        row=row,
+        row_max_weight=float(row[0]),
+        row_entropy=float(rows.entropy[0]),
+        max_weight=float(rows.max_weight.mean()),
+        entropy=float(rows.entropy.mean()),
         max_entropy=float(np.log(n_keys)),
         jacobian_norm=float(rows.jacobian_norm.mean()),
         jacobian_curve=jacobian_curve(exponent, scaled, n_samples, seed, n_keys),
@@ -318,11 +355,13 @@ class ScalingExplorer(Explorer):
         # controls in order (tests, benchmarks) should reach the exponent first.
         return {
             "d_k": stops_slider(D_K_VALUES, 64, "head size d_k", width="420px"),
-            "exponent": stops_slider(EXPONENTS, 0.5, "exponent a", width="260px",
-                                     label=EXPONENT_LABELS.__getitem__),
+            "exponent": stops_slider(
+                EXPONENTS, 0.5, "exponent a", width="260px", label=EXPONENT_LABELS.__getitem__
+            ),
             "scaled": ToggleButtons(
                 options=[("divide by d_k^a", True), ("raw q·k (no scaling)", False)],
-                value=True, description="scores fed to softmax",
+                value=True,
+                description="scores fed to softmax",
             ),
         }
 
@@ -342,55 +381,94 @@ class ScalingExplorer(Explorer):
     def _build_histogram(ax, edges, ymax, colour, xlabel, title):
         """A filled histogram (StepPatch) and a ±1 std bar, both moving; fixed limits."""
         hist = ax.stairs(np.zeros(edges.size - 1), edges, fill=True, color=colour, alpha=0.85)
-        (spread,) = ax.plot([0, 0], [0.93 * ymax] * 2, color="black", linewidth=1.5,
-                            marker="|", markersize=9, label="±1 std")
-        ax.set(xlim=edges[[0, -1]], ylim=(0, ymax), xlabel=xlabel, ylabel="density",
-               title=title)
+        (spread,) = ax.plot(
+            [0, 0],
+            [0.93 * ymax] * 2,
+            color="black",
+            linewidth=1.5,
+            marker="|",
+            markersize=9,
+            label="±1 std",
+        )
+        ax.set(xlim=edges[[0, -1]], ylim=(0, ymax), xlabel=xlabel, ylabel="density", title=title)
         return hist, spread
 
     def _build_raw(self, ax):
-        hist, spread = self._build_histogram(ax, RAW_EDGES, RAW_YMAX, PALETTE["grey"],
-                                             "q·k", "raw dot products")
+        hist, spread = self._build_histogram(
+            ax, RAW_EDGES, RAW_YMAX, PALETTE["grey"], "q·k", "raw dot products"
+        )
         ax.legend(loc="upper left", bbox_to_anchor=(0, 0.86), fontsize=9, frameon=False)
         return {"raw_hist": hist, "raw_spread": spread}
 
     def _build_scores(self, ax):
-        hist, spread = self._build_histogram(ax, SCORE_EDGES, SCORE_YMAX, PALETTE["blue"],
-                                             "score", "scores fed to softmax")
+        hist, spread = self._build_histogram(
+            ax, SCORE_EDGES, SCORE_YMAX, PALETTE["blue"], "score", "scores fed to softmax"
+        )
         x = np.linspace(*SCORE_EDGES[[0, -1]], 400)  # (400,)
-        ax.plot(x, np.exp(-x**2 / 2) / np.sqrt(2 * np.pi), color="black", linestyle="--",
-                linewidth=1, label="variance 1")
+        ax.plot(
+            x,
+            np.exp(-(x**2) / 2) / np.sqrt(2 * np.pi),
+            color="black",
+            linestyle="--",
+            linewidth=1,
+            label="variance 1",
+        )
         ax.legend(loc="upper left", bbox_to_anchor=(0, 0.86), fontsize=9, frameon=False)
         return {"score_hist": hist, "score_spread": spread}
 
     @staticmethod
     def _build_row(ax):
         hist = ax.stairs(np.zeros(2 * N_KEYS), ROW_EDGES, fill=True, color=PALETTE["blue"])
-        ax.axhline(1 / N_KEYS, color="black", linestyle="--", linewidth=1,
-                   label=f"uniform 1/{N_KEYS}")
-        ax.set(xlim=(0.4, N_KEYS + 0.6), ylim=(0, 1), xlabel="key, sorted by weight",
-               ylabel="softmax weight", title=f"one query, {N_KEYS} keys")
+        ax.axhline(
+            1 / N_KEYS, color="black", linestyle="--", linewidth=1, label=f"uniform 1/{N_KEYS}"
+        )
+        ax.set(
+            xlim=(0.4, N_KEYS + 0.6),
+            ylim=(0, 1),
+            xlabel="key, sorted by weight",
+            ylabel="softmax weight",
+            title=f"one query, {N_KEYS} keys",
+        )
         ax.set_xticks([1, 4, 8, 12, 16])
         ax.legend(loc="upper right", fontsize=9, frameon=False)
         return {"row": hist}
 
     @staticmethod
     def _build_jacobian(ax):
-        for a, label in ((0.0, "raw"), (1 / 3, "a = ⅓"), (1 / 2, "a = ½"),
-                         (2 / 3, "a = ⅔")):
+        for a, label in ((0.0, "raw"), (1 / 3, "a = ⅓"), (1 / 2, "a = ½"), (2 / 3, "a = ⅔")):
             curve = jacobian_curve(a, scaled=a > 0)  # (11,)
-            ax.plot(D_K_VALUES, curve, color=SETTING_COLOURS[a], linewidth=1.2, alpha=0.5,
-                    label=label)
-        (current,) = ax.plot(D_K_VALUES, np.zeros(len(D_K_VALUES)), color="black",
-                             linewidth=2.5)
-        (marker,) = ax.plot([D_K_VALUES[0]], [0.0], marker="o", markersize=9, color="black",
-                            markeredgecolor="white", linestyle="none")
+            ax.plot(
+                D_K_VALUES, curve, color=SETTING_COLOURS[a], linewidth=1.2, alpha=0.5, label=label
+            )
+        (current,) = ax.plot(D_K_VALUES, np.zeros(len(D_K_VALUES)), color="black", linewidth=2.5)
+        (marker,) = ax.plot(
+            [D_K_VALUES[0]],
+            [0.0],
+            marker="o",
+            markersize=9,
+            color="black",
+            markeredgecolor="white",
+            linestyle="none",
+        )
         ax.set_xscale("log", base=2)
         ax.set_xticks([1, 4, 16, 64, 256, 1024], ["1", "4", "16", "64", "256", "1024"])
-        ax.set(xlim=(0.8, 1300), ylim=(0, JACOBIAN_YMAX), xlabel="head size $d_k$",
-               ylabel="mean ‖J‖ (Frobenius)", title="softmax Jacobian J = diag(p) − ppᵀ")
-        ax.legend(loc="upper center", fontsize=9, frameon=False, ncols=4, handlelength=1.0,
-                  columnspacing=0.8, handletextpad=0.4, borderaxespad=0.2)
+        ax.set(
+            xlim=(0.8, 1300),
+            ylim=(0, JACOBIAN_YMAX),
+            xlabel="head size $d_k$",
+            ylabel="mean ‖J‖ (Frobenius)",
+            title="softmax Jacobian J = diag(p) − ppᵀ",
+        )
+        ax.legend(
+            loc="upper center",
+            fontsize=9,
+            frameon=False,
+            ncols=4,
+            handlelength=1.0,
+            columnspacing=0.8,
+            handletextpad=0.4,
+            borderaxespad=0.2,
+        )
         return {"jacobian_curve": current, "jacobian_marker": marker}
 
     def draw(self, artists, state) -> None:
@@ -426,15 +504,17 @@ def _readout(state) -> str:
     """The numbers under the figure, as HTML."""
     if state.scaled:
         a = _fraction(state.exponent)
-        scaling = (f"scores = q·k / d_k<sup>{a}</sup> = q·k / {state.divisor:.4g}")
+        scaling = f"scores = q·k / d_k<sup>{a}</sup> = q·k / {state.divisor:.4g}"
         theory = f"d_k<sup>1−2a</sup> = {state.score_theory:.3g}"
     else:
         scaling = "scores = raw q·k (no scaling)"
         theory = f"d_k = {state.score_theory:.4g}"
     off = ""
     if state.off_axis > 0:
-        off = (f" · {100 * state.off_axis:.1f} % of the scores lie beyond "
-               f"±{SCORE_EDGES[-1]:g}, off the right-hand axis")
+        off = (
+            f" · {100 * state.off_axis:.1f} % of the scores lie beyond "
+            f"±{SCORE_EDGES[-1]:g}, off the right-hand axis"
+        )
     cell = 'style="padding:0 10px;text-align:right"'
     return (
         f"<div><b>d_k = {state.d_k}</b> · {scaling}</div>"

@@ -86,10 +86,19 @@ class ScoreRowExplorer(Explorer):
         keys = np.arange(self.n_keys)  # (n,)
         bars = ax.bar(keys, np.zeros(self.n_keys), width=0.6, color=PALETTE["grey"])
         ax.axhline(0, color="black", linewidth=0.8)
-        (top,) = ax.plot([-0.5, self.n_keys - 0.5], [0, 0], color=PALETTE["vermillion"],
-                         linestyle="--", linewidth=1)  # fmt: skip
-        ax.set(ylim=SCORE_RANGE, xlim=(-0.5, self.n_keys - 0.5), ylabel="score",
-               title="one query's scores against four keys")  # fmt: skip
+        (top,) = ax.plot(
+            [-0.5, self.n_keys - 0.5],
+            [0, 0],
+            color=PALETTE["vermillion"],
+            linestyle="--",
+            linewidth=1,
+        )
+        ax.set(
+            ylim=SCORE_RANGE,
+            xlim=(-0.5, self.n_keys - 0.5),
+            ylabel="score",
+            title="one query's scores against four keys",
+        )
         ax.set_xticks(keys, [f"key {j + 1}" for j in keys])
         return {"bars": list(bars), "top": top}
 

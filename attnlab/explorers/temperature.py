@@ -126,9 +126,15 @@ class TemperatureExplorer(Explorer):
         zeros = np.zeros(self.n_keys)  # (n,)
         score_bars = score_ax.bar(keys, zeros, width=0.6, color=PALETTE["grey"], label="x")
         scaled_bars = score_ax.bar(
-            keys, zeros, width=0.78, fill=False, edgecolor="black", linewidth=1.2,
-            linestyle="--", label="x / T (cut off at the edge)",
-        )  # fmt: skip
+            keys,
+            zeros,
+            width=0.78,
+            fill=False,
+            edgecolor="black",
+            linewidth=1.2,
+            linestyle="--",
+            label="x / T (cut off at the edge)",
+        )
         score_ax.axhline(0, color="black", linewidth=0.8)
         score_ax.set(ylim=SCORE_RANGE, ylabel="score", title="scores x and what softmax sees")
         score_ax.set_xticks(keys, labels)

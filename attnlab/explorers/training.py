@@ -93,12 +93,20 @@ def training_state(step: int, d_k: int, exponent: float) -> SimpleNamespace:
     i = int(where[0])
     weights = run.weights[i]  # (n, n)
     return SimpleNamespace(
-        tokens=PROBE, step=int(step), d_k=d_k, exponent=exponent, weights=weights,
-        entropy=run.entropy[i], anti_diagonal=float(anti_diagonal_mass(weights)),
-        reads=weights.argmax(axis=1), accuracy=float(run.accuracy[i]),
-        eval_loss=float(run.eval_loss[i]), loss=run.loss,
-        step_loss=float(run.loss[max(int(step) - 1, 0)]), solved_at=run.solved_at,
-    )  # fmt: skip
+        tokens=PROBE,
+        step=int(step),
+        d_k=d_k,
+        exponent=exponent,
+        weights=weights,
+        entropy=run.entropy[i],
+        anti_diagonal=float(anti_diagonal_mass(weights)),
+        reads=weights.argmax(axis=1),
+        accuracy=float(run.accuracy[i]),
+        eval_loss=float(run.eval_loss[i]),
+        loss=run.loss,
+        step_loss=float(run.loss[max(int(step) - 1, 0)]),
+        solved_at=run.solved_at,
+    )
 
 
 class TrainingExplorer(Explorer):
@@ -128,7 +136,7 @@ class TrainingExplorer(Explorer):
             "step": stops_slider(steps.tolist(), 0, "training step", width="420px"),
             "d_k": stops_slider(D_K_VALUES, 16, "head size d_k", width="300px"),
             "exponent": ToggleButtons(options=list(SCALINGS), value=0.5, description="scores"),
-        }  # fmt: skip
+        }
 
     def compute(self, step, d_k, exponent) -> SimpleNamespace:
         return training_state(step, d_k, exponent)
@@ -137,16 +145,27 @@ class TrainingExplorer(Explorer):
         heat_ax, loss_ax, ent_ax = figure.subplots(1, 3, width_ratios=[1.25, 1.1, 0.8])
         heat = weights_heatmap(PROBE, ax=heat_ax, colorbar=False, cell_size=CELL_SIZE)
         for i in range(N):  # the anti-diagonal, what reversal needs
-            heat_ax.add_patch(Rectangle((N - 1 - i - 0.5, i - 0.5), 1, 1, fill=False,
-                                        edgecolor="white", linestyle="--", linewidth=1.2,
-                                        zorder=3))
+            heat_ax.add_patch(
+                Rectangle(
+                    (N - 1 - i - 0.5, i - 0.5),
+                    1,
+                    1,
+                    fill=False,
+                    edgecolor="white",
+                    linestyle="--",
+                    linewidth=1.2,
+                    zorder=3,
+                )
+            )
         heat_ax.set_title("weights of the probe sequence", fontsize=9)
 
-        (curve,) = loss_ax.plot(np.arange(1, STEPS + 1), np.ones(STEPS), color=BAR_COLOUR,
-                                linewidth=1.0)
+        (curve,) = loss_ax.plot(
+            np.arange(1, STEPS + 1), np.ones(STEPS), color=BAR_COLOUR, linewidth=1.0
+        )
         (marker,) = loss_ax.plot([1], [1.0], "o", color=MARK_COLOUR, markersize=7, zorder=4)
-        loss_ax.set(yscale="log", xlim=(0, STEPS), ylim=LOSS_LIMITS, xlabel="step",
-                    ylabel="training loss")
+        loss_ax.set(
+            yscale="log", xlim=(0, STEPS), ylim=LOSS_LIMITS, xlabel="step", ylabel="training loss"
+        )
         loss_ax.set_title("loss (cross-entropy)", fontsize=9)
         for side in ("top", "right"):
             loss_ax.spines[side].set_visible(False)
@@ -170,10 +189,12 @@ class TrainingExplorer(Explorer):
 
     def describe(self, state) -> str:
         scaling = "÷ √d_k" if state.exponent == 0.5 else "no scaling"
-        reads = ", ".join(f"{html.escape(state.tokens[i])}→{j}"
-                          for i, j in enumerate(state.reads.tolist()))  # fmt: skip
-        solved = ("never, within the budget" if state.solved_at is None
-                  else f"at step {state.solved_at}")  # fmt: skip
+        reads = ", ".join(
+            f"{html.escape(state.tokens[i])}→{j}" for i, j in enumerate(state.reads.tolist())
+        )
+        solved = (
+            "never, within the budget" if state.solved_at is None else f"at step {state.solved_at}"
+        )
         return (
             f"<div><b>step {state.step}</b> · d_k = {state.d_k}, {scaling} · training loss "
             f"<b>{state.step_loss:.3g}</b> · accuracy on 256 held-out sequences "

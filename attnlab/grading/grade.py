@@ -69,9 +69,13 @@ def _forbidden_of(source_nb) -> dict[str, tuple]:
 
 def _checked_exercises(source_nb) -> list[str]:
     """``["lesson7.quiz_a", ...]``: the exercises the grade cells check."""
-    return [called[0] for cell in source_nb["cells"]
-            if cell["cell_type"] == "code" and _nbgrader(cell).get("grade")
-            and (called := checked_call(_code(cell)))]
+    return [
+        called[0]
+        for cell in source_nb["cells"]
+        if cell["cell_type"] == "code"
+        and _nbgrader(cell).get("grade")
+        and (called := checked_call(_code(cell)))
+    ]
 
 
 def answer_cells(source_nb, student_nb) -> dict[str, tuple[str, list[str]]]:
@@ -80,11 +84,18 @@ def answer_cells(source_nb, student_nb) -> dict[str, tuple[str, list[str]]]:
     A solution cell the student deleted counts as left blank (the stub from the release).
     """
     forbidden = _forbidden_of(source_nb)
-    lesson_imports = set().union(*[
-        imported_names(_code(c)) for c in source_nb["cells"]
-        if c["cell_type"] == "code" and not _nbgrader(c).get("solution")])
-    submitted = {_nbgrader(c).get("grade_id"): _code(c) for c in student_nb["cells"]
-                 if c["cell_type"] == "code" and _nbgrader(c).get("solution")}
+    lesson_imports = set().union(
+        *[
+            imported_names(_code(c))
+            for c in source_nb["cells"]
+            if c["cell_type"] == "code" and not _nbgrader(c).get("solution")
+        ]
+    )
+    submitted = {
+        _nbgrader(c).get("grade_id"): _code(c)
+        for c in student_nb["cells"]
+        if c["cell_type"] == "code" and _nbgrader(c).get("solution")
+    }
     cells = {}
     for cell in source_nb["cells"]:
         meta = _nbgrader(cell)
@@ -93,15 +104,16 @@ def answer_cells(source_nb, student_nb) -> dict[str, tuple[str, list[str]]]:
         code = submitted.get(meta["grade_id"], "raise NotImplementedError()")
         names = defined_names(_code(cell))
         banned = [name for answer in names for name in forbidden.get(answer, ())]
-        cells[meta["grade_id"]] = (code, problems(code, forbidden=banned,
-                                                  refused=lesson_imports))
+        cells[meta["grade_id"]] = (code, problems(code, forbidden=banned, refused=lesson_imports))
     return cells
 
 
 def _refused(title: str, reasons: list[str]) -> Feedback:
-    text = ("Your answer cell was not run for grading, because " + "; ".join(reasons) + ". "
-            "Graded answers may use numpy, math and the course's own functions, and nothing "
-            "that reaches into the notebook, the interpreter or the disk.")
+    text = (
+        "Your answer cell was not run for grading, because " + "; ".join(reasons) + ". "
+        "Graded answers may use numpy, math and the course's own functions, and nothing "
+        "that reaches into the notebook, the interpreter or the disk."
+    )
     return Feedback(title, Outcome.WRONG, text, 0.0)
 
 
@@ -139,8 +151,7 @@ def grade_notebook(source_nb, student_nb, cwd) -> list[Result]:
                 if not reasons:
                     status, error = kernel.run(student_code, remember=True)
                     if error.startswith("TimeoutError"):
-                        reasons = ["it was still running after the time limit, so it was "
-                                   "stopped"]
+                        reasons = ["it was still running after the time limit, so it was stopped"]
                 if reasons:
                     for name in defined_names(code):
                         refused_names[name] = reasons
@@ -162,6 +173,7 @@ def grade_notebook(source_nb, student_nb, cwd) -> list[Result]:
             score = 1.0 if feedback.outcome is Outcome.CORRECT else feedback.score
             if feedback.outcome is Outcome.RECORDED:
                 score = 0.0
-            results.append(Result(meta["grade_id"], round(score * max_points, 4), max_points,
-                                  feedback))
+            results.append(
+                Result(meta["grade_id"], round(score * max_points, 4), max_points, feedback)
+            )
     return results

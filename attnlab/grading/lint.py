@@ -28,47 +28,188 @@ from __future__ import annotations
 import ast
 
 #: Modules (and their submodules) an answer may import.
-ALLOWED_MODULES = ("numpy", "math", "cmath", "scipy", "itertools", "collections", "fractions",
-                   "statistics", "warnings", "attnlab")
+ALLOWED_MODULES = (
+    "numpy",
+    "math",
+    "cmath",
+    "scipy",
+    "itertools",
+    "collections",
+    "fractions",
+    "statistics",
+    "warnings",
+    "attnlab",
+)
 #: Submodules of those that an answer may not import.
-REFUSED_MODULES = ("attnlab.grading", "attnlab.exercises", "attnlab.selftest", "attnlab.live",
-                   "attnlab.figure_canvas", "attnlab.kernel_websocket", "attnlab.explorers",
-                   "attnlab.plots", "numpy.f2py", "numpy.ctypeslib", "numpy.distutils",
-                   "numpy.testing", "scipy.weave", "scipy.io", "scipy.datasets")
+REFUSED_MODULES = (
+    "attnlab.grading",
+    "attnlab.exercises",
+    "attnlab.selftest",
+    "attnlab.live",
+    "attnlab.figure_canvas",
+    "attnlab.kernel_websocket",
+    "attnlab.explorers",
+    "attnlab.plots",
+    "numpy.f2py",
+    "numpy.ctypeslib",
+    "numpy.distutils",
+    "numpy.testing",
+    "scipy.weave",
+    "scipy.io",
+    "scipy.datasets",
+)
 #: Builtins and notebook names that reach into the interpreter, the kernel or the disk.
-REFUSED_NAMES = frozenset({
-    "exec", "eval", "compile", "__import__", "globals", "locals", "vars", "getattr",
-    "setattr", "delattr", "open", "breakpoint", "exit", "quit", "memoryview", "get_ipython",
-    "sys", "os", "builtins", "importlib", "subprocess", "ctypes",
-    "gc", "inspect", "pickle", "In", "Out", "lesson0", "lesson1", "lesson2", "lesson3",
-    "lesson4", "lesson5", "lesson6", "lesson7", "lesson8", "lesson9",
-})
+REFUSED_NAMES = frozenset(
+    {
+        "exec",
+        "eval",
+        "compile",
+        "__import__",
+        "globals",
+        "locals",
+        "vars",
+        "getattr",
+        "setattr",
+        "delattr",
+        "open",
+        "breakpoint",
+        "exit",
+        "quit",
+        "memoryview",
+        "get_ipython",
+        "sys",
+        "os",
+        "builtins",
+        "importlib",
+        "subprocess",
+        "ctypes",
+        "gc",
+        "inspect",
+        "pickle",
+        "In",
+        "Out",
+        "lesson0",
+        "lesson1",
+        "lesson2",
+        "lesson3",
+        "lesson4",
+        "lesson5",
+        "lesson6",
+        "lesson7",
+        "lesson8",
+        "lesson9",
+    }
+)
 #: Attributes that reach the disk, foreign code or the interpreter through numpy and friends:
 #: file readers and writers, modules that other modules import (``numpy.ma.core.builtins``,
 #: ``fractions.sys`` …) and the attributes that walk from a generator or a traceback to the
 #: frames of the code that called the answer.
-REFUSED_ATTRIBUTES = frozenset({
-    # files
-    "load", "loadtxt", "genfromtxt", "fromregex", "fromfile", "memmap", "open_memmap", "tofile",
-    "save", "savez", "savez_compressed", "savetxt", "dump", "dumps", "DataSource", "npyio",
-    "f2py", "ctypeslib", "system", "popen",
-    # modules reachable as attributes of allowed ones
-    "os", "sys", "builtins", "bltns", "io", "pathlib", "shutil", "subprocess", "importlib",
-    "ctypes", "inspect", "pickle", "gc", "tempfile", "glob", "platform", "sysconfig", "types",
-    "logging", "threading", "multiprocessing", "socket", "signal", "traceback", "linecache",
-    "runpy", "pydoc", "code", "marshal", "weakref", "site", "IPython", "ipykernel",
-    # frames and code
-    "gi_frame", "gi_code", "gi_yieldfrom", "cr_frame", "cr_code", "cr_await", "ag_frame",
-    "ag_code", "f_back", "f_globals", "f_locals", "f_builtins", "f_code", "f_trace", "tb_frame",
-    "tb_next", "co_code", "co_consts", "co_names", "func_globals",
-    # code in strings, attribute names in strings, other threads, paths
-    "testing", "runstring", "measure", "run_threaded", "attrgetter", "methodcaller",
-    "get_type_hints", "update_wrapper", "Path", "PurePath", "PosixPath", "read_text",
-    "read_bytes", "write_text", "write_bytes", "open",
-    # the course's own checking, answers and display
-    "exercises", "grading", "selftest", "live", "figure_canvas", "kernel_websocket",
-    "explorers", "plots",
-})
+REFUSED_ATTRIBUTES = frozenset(
+    {
+        # files
+        "load",
+        "loadtxt",
+        "genfromtxt",
+        "fromregex",
+        "fromfile",
+        "memmap",
+        "open_memmap",
+        "tofile",
+        "save",
+        "savez",
+        "savez_compressed",
+        "savetxt",
+        "dump",
+        "dumps",
+        "DataSource",
+        "npyio",
+        "f2py",
+        "ctypeslib",
+        "system",
+        "popen",
+        # modules reachable as attributes of allowed ones
+        "os",
+        "sys",
+        "builtins",
+        "bltns",
+        "io",
+        "pathlib",
+        "shutil",
+        "subprocess",
+        "importlib",
+        "ctypes",
+        "inspect",
+        "pickle",
+        "gc",
+        "tempfile",
+        "glob",
+        "platform",
+        "sysconfig",
+        "types",
+        "logging",
+        "threading",
+        "multiprocessing",
+        "socket",
+        "signal",
+        "traceback",
+        "linecache",
+        "runpy",
+        "pydoc",
+        "code",
+        "marshal",
+        "weakref",
+        "site",
+        "IPython",
+        "ipykernel",
+        # frames and code
+        "gi_frame",
+        "gi_code",
+        "gi_yieldfrom",
+        "cr_frame",
+        "cr_code",
+        "cr_await",
+        "ag_frame",
+        "ag_code",
+        "f_back",
+        "f_globals",
+        "f_locals",
+        "f_builtins",
+        "f_code",
+        "f_trace",
+        "tb_frame",
+        "tb_next",
+        "co_code",
+        "co_consts",
+        "co_names",
+        "func_globals",
+        # code in strings, attribute names in strings, other threads, paths
+        "testing",
+        "runstring",
+        "measure",
+        "run_threaded",
+        "attrgetter",
+        "methodcaller",
+        "get_type_hints",
+        "update_wrapper",
+        "Path",
+        "PurePath",
+        "PosixPath",
+        "read_text",
+        "read_bytes",
+        "write_text",
+        "write_bytes",
+        "open",
+        # the course's own checking, answers and display
+        "exercises",
+        "grading",
+        "selftest",
+        "live",
+        "figure_canvas",
+        "kernel_websocket",
+        "explorers",
+        "plots",
+    }
+)
 
 
 _IMPORTS = "an answer may import only numpy, math, scipy and other numerical modules"
@@ -108,8 +249,7 @@ def problems(source: str, forbidden=(), refused=()) -> list[str]:
     lines = source.splitlines()
     for number, line in enumerate(lines, 1):
         if line.lstrip().startswith(("%", "!")):
-            return [f"line {number}: `{line.strip()}` — magics and shell commands cannot be "
-                    "graded"]
+            return [f"line {number}: `{line.strip()}` — magics and shell commands cannot be graded"]
     try:
         tree = ast.parse(source)
     except SyntaxError as error:
@@ -123,20 +263,22 @@ def problems(source: str, forbidden=(), refused=()) -> list[str]:
         if isinstance(node, ast.Import):
             for alias in node.names:
                 if not _module_ok(alias.name):
-                    refuse(node, f"import {alias.name}",
-                           _IMPORTS)
+                    refuse(node, f"import {alias.name}", _IMPORTS)
                 elif alias.name in forbidden:
-                    refuse(node, f"import {alias.name}",
-                           f"this exercise asks you not to use {alias.name}")
+                    refuse(
+                        node,
+                        f"import {alias.name}",
+                        f"this exercise asks you not to use {alias.name}",
+                    )
         elif isinstance(node, ast.ImportFrom):
             module = node.module or ""
             if node.level or not _module_ok(module):
-                refuse(node, f"from {'.' * node.level}{module} import ...",
-                       _IMPORTS)
+                refuse(node, f"from {'.' * node.level}{module} import ...", _IMPORTS)
             for alias in node.names:
                 if alias.name in banned:
-                    refuse(node, alias.name,
-                           f"this exercise asks you not to use {banned[alias.name]}")
+                    refuse(
+                        node, alias.name, f"this exercise asks you not to use {banned[alias.name]}"
+                    )
                 elif alias.name.startswith("_") or alias.name == "*":
                     refuse(node, alias.name, "private names cannot be imported in an answer")
         elif isinstance(node, ast.Name):
@@ -149,8 +291,12 @@ def problems(source: str, forbidden=(), refused=()) -> list[str]:
                 refuse(node, node.attr, f"this exercise asks you not to use {banned[node.attr]}")
             elif node.attr.startswith("_") or node.attr in REFUSED_ATTRIBUTES:
                 refuse(node, f".{node.attr}", "graded answers cannot use it")
-        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
-              and node.func.id == "type" and len(node.args) + len(node.keywords) > 1):
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id == "type"
+            and len(node.args) + len(node.keywords) > 1
+        ):
             refuse(node, "type(...)", "graded answers cannot make classes or functions this way")
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             if node.name.startswith("__"):
@@ -178,8 +324,9 @@ def imported_names(source: str) -> set[str]:
     names = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
-            names.update((a.asname or a.name.partition(".")[0]) for a in node.names
-                         if not _module_ok(a.name))
+            names.update(
+                (a.asname or a.name.partition(".")[0]) for a in node.names if not _module_ok(a.name)
+            )
         elif isinstance(node, ast.ImportFrom) and not _module_ok(node.module or ""):
             names.update((a.asname or a.name) for a in node.names)
     return names

@@ -30,8 +30,8 @@ from attnlab.grading.grade import Result, grade_notebook
 def _display(result: Result) -> dict:
     feedback = result.feedback
     return nbformat.v4.new_output(
-        "display_data",
-        data={"text/plain": str(feedback), "text/html": feedback._repr_html_()})
+        "display_data", data={"text/plain": str(feedback), "text/html": feedback._repr_html_()}
+    )
 
 
 def grade_cell_outputs(result: Result) -> list:
@@ -39,10 +39,18 @@ def grade_cell_outputs(result: Result) -> list:
     if result.feedback.outcome is Outcome.CORRECT:
         return [_display(result)]
     if 0 < result.points < result.max_points:
-        return [_display(result), nbformat.v4.new_output(
-            "execute_result", data={"text/plain": repr(result.points)}, execution_count=None)]
-    return [_display(result), nbformat.v4.new_output(
-        "error", ename="NotYetRight", evalue=str(result.feedback), traceback=[])]
+        return [
+            _display(result),
+            nbformat.v4.new_output(
+                "execute_result", data={"text/plain": repr(result.points)}, execution_count=None
+            ),
+        ]
+    return [
+        _display(result),
+        nbformat.v4.new_output(
+            "error", ename="NotYetRight", evalue=str(result.feedback), traceback=[]
+        ),
+    ]
 
 
 class GradeOutsideKernel(NbGraderPreprocessor):
@@ -76,8 +84,10 @@ class GradeOutsideKernel(NbGraderPreprocessor):
             grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
             if grade_id in results and cell.metadata["nbgrader"].get("grade"):
                 cell.source = next(
-                    "".join(c["source"]) for c in source_nb["cells"]
-                    if c.get("metadata", {}).get("nbgrader", {}).get("grade_id") == grade_id)
+                    "".join(c["source"])
+                    for c in source_nb["cells"]
+                    if c.get("metadata", {}).get("nbgrader", {}).get("grade_id") == grade_id
+                )
                 cell.outputs = grade_cell_outputs(results[grade_id])
                 result = results[grade_id]
                 self.log.info("%s: %s of %s points", grade_id, result.points, result.max_points)

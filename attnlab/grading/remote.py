@@ -68,9 +68,22 @@ def _copy_back(original, changed) -> None:
 
 #: Environment variables the grading kernel keeps (numerics and locale); everything else,
 #: the course's paths to its sources and answer keys included, stays out of its reach.
-KEPT_VARIABLES = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "PYTHONPATH", "VIRTUAL_ENV",
-                  "SYSTEMROOT", "TMPDIR", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS",
-                  "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "MKL_NUM_THREADS")
+KEPT_VARIABLES = (
+    "PATH",
+    "LANG",
+    "LC_ALL",
+    "LC_CTYPE",
+    "TZ",
+    "PYTHONPATH",
+    "VIRTUAL_ENV",
+    "SYSTEMROOT",
+    "TMPDIR",
+    "OMP_NUM_THREADS",
+    "OPENBLAS_NUM_THREADS",
+    "OPENBLAS_CORETYPE",
+    "OPENBLAS_L2_SIZE",
+    "MKL_NUM_THREADS",
+)
 
 
 def kernel_environment(home: Path) -> dict[str, str]:
@@ -125,8 +138,11 @@ class CleanKernel:
 
     def __init__(self, cwd, hidden=None, sandbox=None):
         self.cwd = Path(cwd)
-        self.hidden = [Path(h) for h in hidden] if hidden is not None else [
-            self.cwd.resolve().parent.parent, Path.cwd(), Path.home()]
+        self.hidden = (
+            [Path(h) for h in hidden]
+            if hidden is not None
+            else [self.cwd.resolve().parent.parent, Path.cwd(), Path.home()]
+        )
         self.sandbox = sandbox
         self.sandboxed = False
         self._folder = tempfile.TemporaryDirectory(prefix="attnlab-grading-")
@@ -154,20 +170,25 @@ class CleanKernel:
         else:
             scratch = Path(self._folder.name)
             self.manager = KernelManager(
-                kernel_name="python3", transport="ipc", ip=str(scratch / "kernel"),
-                connection_file=str(scratch / "kernel.json"))
+                kernel_name="python3",
+                transport="ipc",
+                ip=str(scratch / "kernel"),
+                connection_file=str(scratch / "kernel.json"),
+            )
         home, self._calls_dir = scratch / "home", scratch / "calls"
         for folder in (home, self._calls_dir):
             folder.mkdir(exist_ok=True)
         self._log = open(Path(self._folder.name) / "kernel.log", "wb")  # noqa: SIM115 - _stop
-        self.manager.start_kernel(cwd=str(home), env=kernel_environment(home),
-                                  stdout=self._log, stderr=subprocess.STDOUT)
+        self.manager.start_kernel(
+            cwd=str(home), env=kernel_environment(home), stdout=self._log, stderr=subprocess.STDOUT
+        )
         self.client = self.manager.client()
         self.client.start_channels()
         try:
             self.client.wait_for_ready(timeout=CELL_TIMEOUT)
             status, error = self._execute(
-                "import attnlab.grading.worker as __attnlab_worker__", CELL_TIMEOUT)
+                "import attnlab.grading.worker as __attnlab_worker__", CELL_TIMEOUT
+            )
             if status != "ok":
                 raise RuntimeError(f"it could not import its worker: {error}")
         except (RuntimeError, TimeoutError) as problem:
@@ -215,8 +236,12 @@ class CleanKernel:
             return "error", "TimeoutError: the notebook's grading time is used up"
         try:
             reply = self.client.execute_interactive(
-                code, timeout=timeout, store_history=False, allow_stdin=False,
-                output_hook=lambda message: None)
+                code,
+                timeout=timeout,
+                store_history=False,
+                allow_stdin=False,
+                output_hook=lambda message: None,
+            )
         except TimeoutError:
             return "error", f"TimeoutError: still running after {timeout:.0f} s"
         content = reply["content"]
@@ -224,8 +249,9 @@ class CleanKernel:
             return "ok", ""
         return "error", f"{content.get('ename', 'Error')}: {content.get('evalue', '')}"
 
-    def run(self, code: str, timeout: float = CELL_TIMEOUT, remember: bool = False
-            ) -> tuple[str, str]:
+    def run(
+        self, code: str, timeout: float = CELL_TIMEOUT, remember: bool = False
+    ) -> tuple[str, str]:
         """Run ``code``; return ``("ok", "")`` or ``("error", "Type: message")``.
 
         Output is discarded. Code still running after ``timeout`` (or past the notebook's
@@ -242,7 +268,6 @@ class CleanKernel:
             self._setup.append(code)
         return status, error
 
-
     def call(self, name: str, args: tuple, kwargs: dict, forbidden=(), measure=False) -> dict:
         """Call the kernel's ``name(*args, **kwargs)``; the worker's report, as a dict.
 
@@ -258,17 +283,24 @@ class CleanKernel:
             pickle.dump((args, kwargs, np.geterr(), tuple(forbidden), bool(measure)), file)
         status, error = self.run(
             f"__attnlab_worker__.serve({name!r}, {str(request)!r}, {str(response)!r})",
-            timeout=CALL_TIMEOUT)
+            timeout=CALL_TIMEOUT,
+        )
         if error.startswith("TimeoutError"):
-            return {"status": "raised", "type": "TimeoutError",
-                    "message": f"it was still running after {CALL_TIMEOUT:.0f} s",
-                    "not_implemented": False}
+            return {
+                "status": "raised",
+                "type": "TimeoutError",
+                "message": f"it was still running after {CALL_TIMEOUT:.0f} s",
+                "not_implemented": False,
+            }
         try:
             return json.loads(response.read_text(encoding="utf-8"))
         except (OSError, ValueError):
-            return {"status": "raised", "type": "RuntimeError",
-                    "message": f"the call could not be made ({error or 'no report'})",
-                    "not_implemented": False}
+            return {
+                "status": "raised",
+                "type": "RuntimeError",
+                "message": f"the call could not be made ({error or 'no report'})",
+                "not_implemented": False,
+            }
 
 
 class RemoteFunction:

@@ -80,11 +80,23 @@ def bwrap_command(scratch: Path, hidden: list[Path]) -> list[str]:
     """
     package = _package_dir()
     hidden = [Path(h).resolve() for h in hidden] + [Path("/tmp")]
-    cmd = ["bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
-           "--unshare-all", "--die-with-parent", "--new-session",
-           # ipykernel exits when its parent's pid is gone, and in its own pid namespace the
-           # grader's pid is never there: bwrap's --die-with-parent does that job instead
-           "--unsetenv", "JPY_PARENT_PID"]
+    cmd = [
+        "bwrap",
+        "--ro-bind",
+        "/",
+        "/",
+        "--dev",
+        "/dev",
+        "--proc",
+        "/proc",
+        "--unshare-all",
+        "--die-with-parent",
+        "--new-session",
+        # ipykernel exits when its parent's pid is gone, and in its own pid namespace the
+        # grader's pid is never there: bwrap's --die-with-parent does that job instead
+        "--unsetenv",
+        "JPY_PARENT_PID",
+    ]
     for folder in hidden:
         if folder.is_dir():
             cmd += ["--tmpfs", str(folder)]
@@ -116,7 +128,10 @@ def unavailable() -> str | None:
     try:
         result = subprocess.run(
             [*bwrap_command(probe, []), sys.executable, "-c", "import numpy, attnlab"],
-            capture_output=True, text=True, timeout=60)
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
     except (OSError, subprocess.TimeoutExpired) as error:
         return f"bwrap could not start: {error}"
     if result.returncode != 0:
@@ -142,8 +157,10 @@ def use(wanted: bool | None = None) -> bool:
     if why is None:
         return True
     if wanted or required():
-        raise RuntimeError(f"the grading sandbox is required but {why} "
-                           "(ATTNLAB_REQUIRE_SANDBOX=0 grades without it)")
+        raise RuntimeError(
+            f"the grading sandbox is required but {why} "
+            "(ATTNLAB_REQUIRE_SANDBOX=0 grades without it)"
+        )
     warnings.warn(f"grading without the sandbox: {why}", RuntimeWarning, stacklevel=3)
     return False
 
@@ -206,8 +223,17 @@ class SandboxedKernelManager(_KernelManager):
         fonts.mkdir(exist_ok=True)
         hidden = [Path.cwd(), Path.home(), *self.extra_hidden]
         prefix = bwrap_command(self.scratch, [h for h in hidden if h != Path("/")])
-        env = ["--setenv", "HOME", str(home), "--setenv", "MPLCONFIGDIR", str(fonts),
-               "--setenv", "MPLBACKEND", "agg"]
+        env = [
+            "--setenv",
+            "HOME",
+            str(home),
+            "--setenv",
+            "MPLCONFIGDIR",
+            str(fonts),
+            "--setenv",
+            "MPLBACKEND",
+            "agg",
+        ]
         for name in ("ATTNLAB_ANSWER_KEYS", "ATTNLAB_SOURCE", "ATTNLAB_EXCHANGE"):
             env += ["--unsetenv", name]
         return [*prefix[:-1], *env, "--", *cmd]

@@ -90,7 +90,7 @@ def _dec(data):
         raw = base64.b64decode(data["array"])
         array = np.frombuffer(raw, dtype=dtype).reshape(shape).copy()
         return array[()] if data["scalar"] else array
-    (kind, body), = data.items()
+    ((kind, body),) = data.items()
     if kind == "int":
         return int(body)
     if kind == "float":

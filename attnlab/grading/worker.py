@@ -45,8 +45,13 @@ class _Tripwire:
 
 def _same(a, b) -> bool:
     if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
-        return (isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and a.shape == b.shape
-                and a.dtype == b.dtype and np.array_equal(a, b, equal_nan=a.dtype.kind in "fc"))
+        return (
+            isinstance(a, np.ndarray)
+            and isinstance(b, np.ndarray)
+            and a.shape == b.shape
+            and a.dtype == b.dtype
+            and np.array_equal(a, b, equal_nan=a.dtype.kind in "fc")
+        )
     if isinstance(a, (list, tuple)):
         return type(a) is type(b) and len(a) == len(b) and all(map(_same, a, b))
     if isinstance(a, dict):
@@ -78,8 +83,12 @@ def serve(name: str, request: str, response: str) -> None:
             try:
                 result = function(*args, **kwargs)
             except BaseException as exc:  # noqa: BLE001 - reported, never re-raised here
-                out = {"status": "raised", "type": type(exc).__name__, "message": str(exc)[:2000],
-                       "not_implemented": isinstance(exc, NotImplementedError)}
+                out = {
+                    "status": "raised",
+                    "type": type(exc).__name__,
+                    "message": str(exc)[:2000],
+                    "not_implemented": isinstance(exc, NotImplementedError),
+                }
             finally:
                 sys.setprofile(previous)
                 if measure:
@@ -91,17 +100,25 @@ def serve(name: str, request: str, response: str) -> None:
             except ValueError as exc:
                 out = {"status": "raised", "type": "ValueError", "message": str(exc)}
             except BaseException as exc:  # noqa: BLE001 - RecursionError, MemoryError …
-                out = {"status": "raised", "type": "ValueError",
-                       "message": f"the value could not be read back ({type(exc).__name__})"}
+                out = {
+                    "status": "raised",
+                    "type": "ValueError",
+                    "message": f"the value could not be read back ({type(exc).__name__})",
+                }
         out["forbidden"] = tripwire.hit
         try:
             out["mutated"] = not _same((args, kwargs), before)
             if out["mutated"]:
                 out["args"] = encode((list(args), kwargs))
         except BaseException as exc:  # noqa: BLE001 - inputs turned into something unreadable
-            out = {"status": "raised", "type": "ValueError", "not_implemented": False,
-                   "message": f"it changed its inputs into something that cannot be read back "
-                              f"({type(exc).__name__})", "mutated": False}
+            out = {
+                "status": "raised",
+                "type": "ValueError",
+                "not_implemented": False,
+                "message": f"it changed its inputs into something that cannot be read back "
+                f"({type(exc).__name__})",
+                "mutated": False,
+            }
         if measure:
             out["peak"] = peak
         out["warnings"] = [[w.category.__name__, str(w.message)[:500]] for w in caught]

@@ -76,9 +76,23 @@ def default_cmap(vmin, vmax) -> str:
     return "RdBu_r" if vmin < 0 < vmax else "viridis"
 
 
-def plot_heatmap(matrix, row_labels=None, col_labels=None, *, ax=None, vmin=None, vmax=None,
-                 cmap=None, annotate=True, fmt="{:.2f}", row_title="query",
-                 col_title="key", colorbar=True, colorbar_label="score", fontsize=10):
+def plot_heatmap(
+    matrix,
+    row_labels=None,
+    col_labels=None,
+    *,
+    ax=None,
+    vmin=None,
+    vmax=None,
+    cmap=None,
+    annotate=True,
+    fmt="{:.2f}",
+    row_title="query",
+    col_title="key",
+    colorbar=True,
+    colorbar_label="score",
+    fontsize=10,
+):
     """Draw ``matrix`` as a heatmap with labelled rows (queries) and columns (keys).
 
     Parameters
@@ -136,11 +150,18 @@ def plot_heatmap(matrix, row_labels=None, col_labels=None, *, ax=None, vmin=None
     if ax is None:
         import matplotlib.pyplot as plt
 
-        _, ax = plt.subplots(figsize=(1.0 + 0.9 * n_cols, 0.6 + 0.75 * n_rows),
-                             layout="constrained")
+        _, ax = plt.subplots(
+            figsize=(1.0 + 0.9 * n_cols, 0.6 + 0.75 * n_rows), layout="constrained"
+        )
     colours = as_colormap(cmap or default_cmap(vmin, vmax)).with_extremes(bad="0.85")
-    image = ax.imshow(np.ma.masked_invalid(matrix), cmap=colours, vmin=vmin, vmax=vmax,
-                      aspect="auto", interpolation="nearest")
+    image = ax.imshow(
+        np.ma.masked_invalid(matrix),
+        cmap=colours,
+        vmin=vmin,
+        vmax=vmax,
+        aspect="auto",
+        interpolation="nearest",
+    )
     ax.set_xticks(range(n_cols), col_labels)
     ax.set_yticks(range(n_rows), row_labels)
     ax.tick_params(length=0)
@@ -283,14 +304,28 @@ def weights_heatmap(tokens, *, ax=None, colorbar=True, squares=True, cell_size=9
     n = len(tokens)
     if n == 0:
         raise ValueError("tokens must name at least one token; got none")
-    heat = plot_heatmap(np.full((n, n), 1.0 / n), tokens, tokens, ax=ax, vmin=0.0, vmax=1.0,
-                        cmap=WEIGHT_CMAP, annotate=False, colorbar=colorbar,
-                        colorbar_label="weight")
+    heat = plot_heatmap(
+        np.full((n, n), 1.0 / n),
+        tokens,
+        tokens,
+        ax=ax,
+        vmin=0.0,
+        vmax=1.0,
+        cmap=WEIGHT_CMAP,
+        annotate=False,
+        colorbar=colorbar,
+        colorbar_label="weight",
+    )
     drawn = {"image": heat.image}
     if squares:
         heat.image.set_visible(False)
-        drawn["squares"] = PolyCollection(unit_squares(n), cmap=heat.image.get_cmap(),
-                                          norm=heat.image.norm, edgecolors="none", zorder=1)
+        drawn["squares"] = PolyCollection(
+            unit_squares(n),
+            cmap=heat.image.get_cmap(),
+            norm=heat.image.norm,
+            edgecolors="none",
+            zorder=1,
+        )
         heat.ax.add_collection(drawn["squares"], autolim=False)
     cells = [(j, i) for i in range(n) for j in range(n)]  # (n * n,) (x, y) row by row
     drawn["cells"] = OutlineLabels(heat.ax, cells, cell_size)

@@ -53,8 +53,9 @@ class OutlineLabels(PathCollection):
 
     def __init__(self, ax, offsets, size):
         to_pixels = Affine2D().scale(1 / 72) + ax.figure.dpi_scale_trans  # points -> pixels
-        super().__init__([], offsets=offsets, offset_transform=ax.transData,
-                         edgecolors="none", zorder=3)  # fmt: skip
+        super().__init__(
+            [], offsets=offsets, offset_transform=ax.transData, edgecolors="none", zorder=3
+        )
         self.set_transform(to_pixels)
         self.size = float(size)
         self.texts = [""] * len(self.get_offsets())
@@ -96,8 +97,11 @@ class OutlineLabels(PathCollection):
         colors = [colors] * ends.size if isinstance(colors, str) else list(colors)
         offsets = np.column_stack([np.where(inside, ends - pad, ends + pad), np.arange(ends.size)])
         self.set_offsets(offsets)  # (n, 2)
-        self.set_texts(texts, ["white" if i else c for i, c in zip(inside, colors, strict=True)],
-                       ["right" if i else "left" for i in inside])
+        self.set_texts(
+            texts,
+            ["white" if i else c for i, c in zip(inside, colors, strict=True)],
+            ["right" if i else "left" for i in inside],
+        )
 
 
 @lru_cache(maxsize=2048)

@@ -61,8 +61,9 @@ def plane(ax=None, limit=2.0, *, unit_circle=True, grid=True):
     ]
     if unit_circle:
         theta = np.linspace(0, 2 * np.pi, 181)  # (181,)
-        (circle,) = ax.plot(np.cos(theta), np.sin(theta), color="0.75", linestyle="--",
-                            linewidth=0.8, zorder=0)
+        (circle,) = ax.plot(
+            np.cos(theta), np.sin(theta), color="0.75", linestyle="--", linewidth=0.8, zorder=0
+        )
         lines.append(circle)
     ax.set_xlim(-limit, limit)
     ax.set_ylim(-limit, limit)
@@ -75,8 +76,17 @@ def plane(ax=None, limit=2.0, *, unit_circle=True, grid=True):
     return SimpleNamespace(ax=ax, lines=lines)
 
 
-def plot_vectors(vectors, labels=None, *, colors=None, ax=None, width=0.014,
-                 label_offset=0.12, fontsize=11, zorder=3):
+def plot_vectors(
+    vectors,
+    labels=None,
+    *,
+    colors=None,
+    ax=None,
+    width=0.014,
+    label_offset=0.12,
+    fontsize=11,
+    zorder=3,
+):
     """Draw 2-D vectors as arrows from the origin, each with an optional label at its tip.
 
     Parameters
@@ -137,8 +147,16 @@ def plot_vectors(vectors, labels=None, *, colors=None, ax=None, width=0.014,
     ax = _axes(ax)
     limits = ax.get_xlim(), ax.get_ylim()
     arrows = ax.quiver(
-        np.zeros(n), np.zeros(n), vectors[:, 0], vectors[:, 1], color=colors,
-        angles="xy", scale_units="xy", scale=1, width=width, zorder=zorder,
+        np.zeros(n),
+        np.zeros(n),
+        vectors[:, 0],
+        vectors[:, 1],
+        color=colors,
+        angles="xy",
+        scale_units="xy",
+        scale=1,
+        width=width,
+        zorder=zorder,
     )
     ax.set_xlim(*limits[0])
     ax.set_ylim(*limits[1])
@@ -147,8 +165,19 @@ def plot_vectors(vectors, labels=None, *, colors=None, ax=None, width=0.014,
         if label is None:
             continue
         x, y = label_position(vector, label_offset)
-        texts.append(ax.text(x, y, label, color=color, fontsize=fontsize, fontweight="bold",
-                             ha="center", va="center", zorder=zorder + 1))
+        texts.append(
+            ax.text(
+                x,
+                y,
+                label,
+                color=color,
+                fontsize=fontsize,
+                fontweight="bold",
+                ha="center",
+                va="center",
+                zorder=zorder + 1,
+            )
+        )
     return SimpleNamespace(arrows=arrows, labels=texts)
 
 

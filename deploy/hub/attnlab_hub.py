@@ -20,13 +20,21 @@ c = get_config()  # noqa: F821 - provided by JupyterHub when it reads this file
 ATTNLAB_NBGRADER_CONFIG = os.environ.get("ATTNLAB_NBGRADER_CONFIG", "/etc/attnlab/nbgrader")
 ATTNLAB_EXCHANGE = os.environ.get("ATTNLAB_EXCHANGE", "/srv/nbgrader/exchange")
 
-c.JupyterHub.load_roles.append({
-    "name": "attnlab-instructor",
-    "description": "Teaches attnlab: sees the class, helps students with their servers",
-    "scopes": ["self", "list:users", "read:users", "read:groups",
-               "servers!group=students", "access:servers!group=students"],
-    "groups": ["instructors"],
-})
+c.JupyterHub.load_roles.append(
+    {
+        "name": "attnlab-instructor",
+        "description": "Teaches attnlab: sees the class, helps students with their servers",
+        "scopes": [
+            "self",
+            "list:users",
+            "read:users",
+            "read:groups",
+            "servers!group=students",
+            "access:servers!group=students",
+        ],
+        "groups": ["instructors"],
+    }
+)
 
 
 def attnlab_role(spawner) -> str:

@@ -62,8 +62,9 @@ def fail_with(page: lab.LessonPage, problems: list[str], artifacts_dir: Path, wh
         return
     front_end = getattr(page, "front_end", None)  # set by the tests that run in both front ends
     where = f" in {front_end}" if front_end else ""
-    shot = artifacts_dir / (f"{Path(page.name).stem}{f'--{front_end}' if front_end else ''}"
-                            f"--FAILED-{what}.png")
+    shot = artifacts_dir / (
+        f"{Path(page.name).stem}{f'--{front_end}' if front_end else ''}--FAILED-{what}.png"
+    )
     page.screenshot(shot)
     details = "\n".join(f"  - {p}" for p in problems)
     pytest.fail(f"{page.name}{where}: {what}:\n{details}\n  screenshot: {shot}", pytrace=False)
@@ -80,8 +81,11 @@ def problems_in_every_explorer(page: lab.LessonPage, check) -> list[str]:
     count = page.page.locator(EXPLORER).count()
     if not count:
         pytest.skip(f"{page.name} has no explorer")
-    return [f"{explorer_label(page, index)}: {problem}"
-            for index in range(count) for problem in check(page, index)]
+    return [
+        f"{explorer_label(page, index)}: {problem}"
+        for index in range(count)
+        for problem in check(page, index)
+    ]
 
 
 # --------------------------------------------------------------------------- axe-core
@@ -172,8 +176,16 @@ def format_axe_table(rows: dict[str, tuple[int, int, list[Violation]]]) -> str:
         blocking = [v for v in violations if v.impact in BLOCKING]
         others = [v for v in violations if v.impact not in BLOCKING]
         nodes = sum(len(v.targets) for v in blocking)
-        lines.append((lesson, str(n_explorers), str(n_help), str(nodes),
-                      _by_rule(blocking), _by_rule(others)))
+        lines.append(
+            (
+                lesson,
+                str(n_explorers),
+                str(n_help),
+                str(nodes),
+                _by_rule(blocking),
+                _by_rule(others),
+            )
+        )
     width = [max(len(r[i]) for r in [header, *lines]) for i in range(5)]
     out = []
     for row in [header, *lines]:
@@ -293,8 +305,11 @@ def live_region_problems(page: lab.LessonPage, explorer: int) -> list[str]:
     )
     if not found:
         return ["has no .attnlab-readout"]
-    return [f"readout {k} is not in a live region (aria-live is {live!r})"
-            for k, live in enumerate(found) if live not in ("polite", "assertive")]
+    return [
+        f"readout {k} is not in a live region (aria-live is {live!r})"
+        for k, live in enumerate(found)
+        if live not in ("polite", "assertive")
+    ]
 
 
 def name_problems(page: lab.LessonPage, explorer: int) -> list[str]:
@@ -404,8 +419,10 @@ class KeyResult:
         found = []
         if not self.focused:
             found.append(f"{name}: could not be focused")
-        if self.cell_before and self.cell_after and (
-            self.cell_after["index"] != self.cell_before["index"]
+        if (
+            self.cell_before
+            and self.cell_after
+            and (self.cell_after["index"] != self.cell_before["index"])
         ):
             found.append(
                 f"{name}: {self.key} moved the notebook's active cell from "
@@ -413,8 +430,9 @@ class KeyResult:
             )
         if self.control["kind"] == "button" and not self.value_changed:
             if not self.reached_kernel:
-                found.append(f"{name}: {self.key} did not press the button (nothing reached the "
-                             "kernel)")
+                found.append(
+                    f"{name}: {self.key} did not press the button (nothing reached the kernel)"
+                )
             return found
         if not self.value_changed:
             found.append(f"{name}: {self.key} did not change its value")
@@ -611,7 +629,7 @@ def _settled_box(page: lab.LessonPage, control: dict) -> dict:
     for _ in range(30):
         # the middle of the notebook, clear of the toolbar and status bar that overlap its ends
         page.js(
-            "id => document.querySelector(`[data-attnlab-a11y-control=\"${id}\"]`)"
+            'id => document.querySelector(`[data-attnlab-a11y-control="${id}"]`)'
             ".scrollIntoView({block: 'center', inline: 'nearest'})",
             control["id"],
         )
@@ -627,6 +645,7 @@ def _settled_box(page: lab.LessonPage, control: dict) -> dict:
 def _keyboard_focus(page: lab.LessonPage, stops: list[dict], k: int) -> str | None:
     """Put the focus on stop ``k`` with the keyboard (Tab from the previous stop, or Shift+Tab
     from the next for the first), so ``:focus-visible`` applies; returns the focused id."""
+
     def focus(control: dict) -> None:
         page.page.locator(f"[{CONTROL_ATTR}='{control['id']}']").focus()
 
@@ -701,7 +720,8 @@ def help_button_problems(page: lab.LessonPage, panel: int, key: str) -> list[str
     if root.inner_text() == before:
         problems.append(f"help panel {panel}: {key} on {label!r} showed nothing within 10 s")
     if cell_before and cell_after and cell_after != cell_before:
-        problems.append(f"help panel {panel}: {key} on {label!r} moved the notebook from "
-                        f"{cell_before} to {cell_after}")
+        problems.append(
+            f"help panel {panel}: {key} on {label!r} moved the notebook from "
+            f"{cell_before} to {cell_after}"
+        )
     return problems
-

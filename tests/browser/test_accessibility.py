@@ -39,8 +39,10 @@ def print_table() -> Iterator[None]:
     """Print the per-lesson axe table once every lesson has been checked (visible with -s)."""
     yield
     if ROWS:
-        print("\naxe-core violations inside explorers and help panels "
-              f"(axe {axe_version()}, JupyterLab, 1366x768):")
+        print(
+            "\naxe-core violations inside explorers and help panels "
+            f"(axe {axe_version()}, JupyterLab, 1366x768):"
+        )
         print(a11y.format_axe_table(dict(sorted(ROWS.items()))))
 
 
@@ -80,8 +82,11 @@ def test_no_serious_axe_violations(lesson: lab.LessonPage, artifacts_dir: Path) 
     explorers = lesson.page.locator(a11y.EXPLORER).count()
     violations, passed = a11y.axe_results(lesson)
     if explorers and not {"label", "aria-input-field-name", "button-name"} & set(passed):
-        pytest.fail(f"{name}: axe checked no control label inside the explorers (passed "
-                    f"rules: {sorted(passed)}): the test would see nothing", pytrace=False)
+        pytest.fail(
+            f"{name}: axe checked no control label inside the explorers (passed "
+            f"rules: {sorted(passed)}): the test would see nothing",
+            pytrace=False,
+        )
     helps = press_next_hint(lesson)
     if helps:
         seen = {(v.rule, t) for v in violations for t in v.targets}
@@ -116,8 +121,11 @@ def test_slider_values_read_cleanly(lesson: lab.LessonPage, artifacts_dir: Path)
             a11y.press_control(lesson, index, control, lab.key_towards_free_side(state))
             texts.append(a11y.spoken_value(lesson, control["id"]))
             read += len(texts)
-            problems += [f"slider {control['label']!r} reads {t!r}" for t in texts
-                         if a11y.FLOAT_NOISE.search(t or "") or not t]
+            problems += [
+                f"slider {control['label']!r} reads {t!r}"
+                for t in texts
+                if a11y.FLOAT_NOISE.search(t or "") or not t
+            ]
     assert read, f"{lesson.name}: no slider value was read in {count} explorer(s)"
     a11y.fail_with(lesson, problems, artifacts_dir, "slider-value-text")
 

@@ -75,8 +75,10 @@ def test_every_control_works_from_the_keyboard(lesson: lab.LessonPage, artifacts
             problems.append(f"{a11y.explorer_label(lesson, index)}: no keyboard-operable control")
         for result in results:
             problems += [f"{a11y.explorer_label(lesson, index)}: {p}" for p in result.problems()]
-    print(f"\n{lesson.name} in {lesson.front_end}: {pressed} key presses on "
-          f"{count} explorer(s), {len(problems)} problem(s)")
+    print(
+        f"\n{lesson.name} in {lesson.front_end}: {pressed} key presses on "
+        f"{count} explorer(s), {len(problems)} problem(s)"
+    )
     a11y.fail_with(lesson, problems, artifacts_dir, "keyboard")
 
 
@@ -97,20 +99,27 @@ def test_lesson_0_right_arrow_instruction(lesson: lab.LessonPage, artifacts_dir:
     if not Path(lesson.name).stem.startswith("00-"):
         pytest.skip("only lesson 0 gives this instruction")
     for index in range(lesson.page.locator(a11y.EXPLORER).count()):
-        sliders = [c for c in a11y.controls(lesson, index)
-                   if c["kind"] == "slider" and LESSON_0_SLIDER in c["label"]]
+        sliders = [
+            c
+            for c in a11y.controls(lesson, index)
+            if c["kind"] == "slider" and LESSON_0_SLIDER in c["label"]
+        ]
         if sliders:
             break
     else:
         pytest.fail(f"no slider labelled {LESSON_0_SLIDER!r} in lesson 0's explorers")
     state = a11y.control_state(lesson, sliders[0]["id"])
     if state["now"] >= state["max"]:
-        pytest.fail(f"{LESSON_0_SLIDER!r} starts at its maximum {state['max']}: "
-                    "the right arrow cannot move it")
+        pytest.fail(
+            f"{LESSON_0_SLIDER!r} starts at its maximum {state['max']}: "
+            "the right arrow cannot move it"
+        )
     result = a11y.press_control(lesson, index, sliders[0], "ArrowRight")
     problems = result.problems()
     after = result.state_after or {}
     if result.value_changed and not after.get("now", 0) > state["now"]:
-        problems.append(f"the right arrow moved {LESSON_0_SLIDER!r} from {state['now']} to "
-                        f"{after.get('now')}, not up")
+        problems.append(
+            f"the right arrow moved {LESSON_0_SLIDER!r} from {state['now']} to "
+            f"{after.get('now')}, not up"
+        )
     a11y.fail_with(lesson, problems, artifacts_dir, "right-arrow")

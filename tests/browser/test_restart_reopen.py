@@ -21,8 +21,11 @@ pytestmark = pytest.mark.browser
 
 BANNER = ".attnlab-kernel-lost"
 BANNER_TEXT = "This explorer lost its kernel"
-LESSONS = [path for path in lab.discover_lessons() if "attnlab.explorers" in path.read_text()
-           or "Explorer(" in path.read_text()]  # fmt: skip
+LESSONS = [
+    path
+    for path in lab.discover_lessons()
+    if "attnlab.explorers" in path.read_text() or "Explorer(" in path.read_text()
+]
 LESSON_PARAMS = [pytest.param(path.name, id=path.stem) for path in LESSONS] or [
     pytest.param(None, id="no-lessons", marks=pytest.mark.skip(reason="no lesson has explorers"))
 ]
@@ -140,9 +143,13 @@ def test_restart_shows_banner_and_reopened_lesson_shows_pictures(
             if models and page.js("() => !document.querySelector('.jp-mod-dirty')"):
                 break
         assert models, "the saved notebook holds no widget state (saveState is off?)"
-        pngs = [o for c in notebook["cells"] for o in c.get("outputs", [])
-                if "application/vnd.jupyter.widget-view+json" in o.get("data", {})
-                and "image/png" in o["data"]]  # fmt: skip
+        pngs = [
+            o
+            for c in notebook["cells"]
+            for o in c.get("outputs", [])
+            if "application/vnd.jupyter.widget-view+json" in o.get("data", {})
+            and "image/png" in o["data"]
+        ]
         assert len(pngs) >= count, f"{len(pngs)} explorer outputs with image/png for {count}"
 
         menu(page, "Kernel", "kernelmenu:restart")

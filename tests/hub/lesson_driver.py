@@ -68,8 +68,11 @@ class LessonRun:
             done.append(result)
             if code.strip().startswith(self.explorer):
                 new = [c for c in self.kernel.comms if c not in before]
-                self.sliders = [{"comm": c, **self.kernel.comms[c]} for c in new
-                                if is_slider(self.kernel.comms[c])]
+                self.sliders = [
+                    {"comm": c, **self.kernel.comms[c]}
+                    for c in new
+                    if is_slider(self.kernel.comms[c])
+                ]
                 assert self.sliders, f"{self.explorer} opened no slider"
                 for s in self.sliders:
                     self.value_of[s["comm"]] = s["value"]
@@ -105,20 +108,34 @@ class LessonRun:
         slider = self.sliders[index % len(self.sliders)]
         value = self.next_value(slider)
         start = time.perf_counter()
-        msg_id = self.kernel.send("shell", "comm_msg", {
-            "comm_id": slider["comm"],
-            "data": {"method": "update", "state": {"value": value}, "buffer_paths": []}})
+        msg_id = self.kernel.send(
+            "shell",
+            "comm_msg",
+            {
+                "comm_id": slider["comm"],
+                "data": {"method": "update", "state": {"value": value}, "buffer_paths": []},
+            },
+        )
         try:
-            self.kernel.wait_for(msg_id, lambda m: m["msg_type"] == "comm_msg"
-                                 and m["content"]["comm_id"] != slider["comm"]
-                                 and m["content"]["data"].get("method") == "custom", timeout)
+            self.kernel.wait_for(
+                msg_id,
+                lambda m: (
+                    m["msg_type"] == "comm_msg"
+                    and m["content"]["comm_id"] != slider["comm"]
+                    and m["content"]["data"].get("method") == "custom"
+                ),
+                timeout,
+            )
         except TimeoutError:
             return None
         self.value_of[slider["comm"]] = value
         took = time.perf_counter() - start
         try:  # let the kernel finish the step (idle) before the next one
-            self.kernel.wait_for(msg_id, lambda m: m["msg_type"] == "status"
-                                 and m["content"]["execution_state"] == "idle", timeout)
+            self.kernel.wait_for(
+                msg_id,
+                lambda m: m["msg_type"] == "status" and m["content"]["execution_state"] == "idle",
+                timeout,
+            )
         except TimeoutError:
             pass  # the pixels came; a lost status message changes nothing for the learner
         return took

@@ -46,24 +46,35 @@ def formgrader(hub: hubrun.Hub, action: str, student: str | None = None) -> dict
     if student is not None:
         where = f"/formgrader/api/submission/{LESSON}/{student}/{action}"
     result = hub.user_api("instructor", "POST", where, timeout=600)
-    assert result.get("success"), (f"formgrader {action} {student or ''}: "
-                                   f"{result.get('log', '')[-3000:]}\n{result.get('error')}")
+    assert result.get("success"), (
+        f"formgrader {action} {student or ''}: "
+        f"{result.get('log', '')[-3000:]}\n{result.get('error')}"
+    )
     return result
 
 
 def assignment_list(hub: hubrun.Hub, student: str, action: str) -> list[dict]:
     """POST one Assignment List action (fetch, submit, fetch_feedback) in a student's server;
     must succeed. Returns the student's assignment list afterwards."""
-    result = hub.user_api(student, "POST", f"/assignments/{action}",
-                          {"assignment_id": LESSON, "course_id": COURSE}, timeout=300)
+    result = hub.user_api(
+        student,
+        "POST",
+        f"/assignments/{action}",
+        {"assignment_id": LESSON, "course_id": COURSE},
+        timeout=300,
+    )
     assert result.get("success"), f"{student}: {action} failed: {result}"
     return result["value"]
 
 
 def save(hub: hubrun.Hub, student: str, nb: dict) -> None:
     """Save a notebook into the student's copy of the lesson, as JupyterLab does."""
-    hub.user_api(student, "PUT", f"/api/contents/{notebook_path()}",
-                 {"type": "notebook", "format": "json", "content": nb})
+    hub.user_api(
+        student,
+        "PUT",
+        f"/api/contents/{notebook_path()}",
+        {"type": "notebook", "format": "json", "content": nb},
+    )
 
 
 @pytest.fixture(scope="module")
@@ -72,8 +83,10 @@ def hub(proxy, tmp_path_factory):
     exchange = work / "exchange"
     exchange.mkdir(mode=0o777)
     exchange.chmod(0o777)
-    settings = {"ATTNLAB_NBGRADER_CONFIG": str(hubrun.DEPLOY / "nbgrader"),
-                "ATTNLAB_EXCHANGE": str(exchange)}
+    settings = {
+        "ATTNLAB_NBGRADER_CONFIG": str(hubrun.DEPLOY / "nbgrader"),
+        "ATTNLAB_EXCHANGE": str(exchange),
+    }
     groups = {"instructors": ["instructor"], "students": STUDENTS}
     with hubrun.Hub(groups=groups, environment=settings, workdir=work / "hub") as running:
         # The instructor's copy of the course (a clone of this repository in ~/attnlab-course).
@@ -122,8 +135,10 @@ def test_a_class_moves_a_lesson_there_and_back(hub):
         expected[student] = (kind, score)
     assert {kind for kind, _ in expected.values()} >= {"blank", "solved", "one-wrong"}
 
-    inbound = sorted(p.name.split("+")[0] for p in (hub.workdir.parent / "exchange").glob(
-        f"{COURSE}/inbound/*+{LESSON}+*"))
+    inbound = sorted(
+        p.name.split("+")[0]
+        for p in (hub.workdir.parent / "exchange").glob(f"{COURSE}/inbound/*+{LESSON}+*")
+    )
     assert inbound == sorted([*STUDENTS, TWICE]), "submissions not filed under hub user names"
     assert unix_name not in inbound
 
@@ -136,11 +151,16 @@ def test_a_class_moves_a_lesson_there_and_back(hub):
     formgrader(hub, "generate_feedback")
     formgrader(hub, "release_feedback")
 
-    graded = {row["student"]: (row["score"], row["max_score"]) for row in hub.user_api(
-        "instructor", "GET", f"/formgrader/api/submissions/{LESSON}") if row["autograded"]}
-    wrong = {s: (graded.get(s), kind, score) for s, (kind, score) in expected.items()
-             if graded.get(s) is None or abs(graded[s][0] - score) > 1e-9
-             or graded[s][1] != total}
+    graded = {
+        row["student"]: (row["score"], row["max_score"])
+        for row in hub.user_api("instructor", "GET", f"/formgrader/api/submissions/{LESSON}")
+        if row["autograded"]
+    }
+    wrong = {
+        s: (graded.get(s), kind, score)
+        for s, (kind, score) in expected.items()
+        if graded.get(s) is None or abs(graded[s][0] - score) > 1e-9 or graded[s][1] != total
+    }
     assert not wrong, f"student: (graded, submitted kind, expected score): {wrong}"
 
     # Every student fetches their own feedback, which shows their own score.

@@ -36,8 +36,9 @@ def test_values_carry_the_hub_fragment_and_the_nbgrader_configs_verbatim():
     for role in ("student", "instructor"):
         entry = files[f"nbgrader-{role}"]
         assert entry["mountPath"] == f"/etc/attnlab/nbgrader/{role}/nbgrader_config.py"
-        assert entry["stringData"] == (DEPLOY / "nbgrader" / role / "nbgrader_config.py"
-                                       ).read_text(), f"values.yaml's copy of the {role} config"
+        assert (
+            entry["stringData"] == (DEPLOY / "nbgrader" / role / "nbgrader_config.py").read_text()
+        ), f"values.yaml's copy of the {role} config"
     assert v["hub"]["extraEnv"]["ATTNLAB_NBGRADER_CONFIG"] == "/etc/attnlab/nbgrader"
 
 
@@ -81,8 +82,9 @@ def test_the_nbgitpuller_link_opens_the_first_lesson():
     spec = importlib.util.spec_from_file_location("link", DEPLOY / "nbgitpuller_link.py")
     link = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(link)
-    url = link.nbgitpuller_link("https://hub.example.org", "https://github.com/x/attnlab",
-                                branch="term")
+    url = link.nbgitpuller_link(
+        "https://hub.example.org", "https://github.com/x/attnlab", branch="term"
+    )
     assert url.startswith("https://hub.example.org/hub/user-redirect/git-pull?repo=https%3A")
     assert "branch=term" in url and "urlpath=lab%2Ftree%2Fattnlab%2Fnotebooks%2F00-start" in url
     assert (ROOT / link.START).exists()

@@ -26,8 +26,9 @@ CHECK = "lesson1.dot.check(dot)"
 
 @pytest.fixture(scope="module")
 def hub(proxy, tmp_path_factory):
-    with hubrun.Hub(groups={"students": ["ada", "bo"]},
-                    workdir=tmp_path_factory.mktemp("short-hub") / "hub") as running:
+    with hubrun.Hub(
+        groups={"students": ["ada", "bo"]}, workdir=tmp_path_factory.mktemp("short-hub") / "hub"
+    ) as running:
         running.start_servers(["ada", "bo"])
         yield running
 
@@ -40,8 +41,10 @@ def restarting(run: ld.LessonRun, timeout: float = 30) -> bool:
             message = run.kernel.receive(1)
         except Exception:  # websocket timeout: keep listening
             continue
-        if message.get("msg_type") == "status" and message["content"].get(
-                "execution_state") in ("restarting", "autorestarting"):
+        if message.get("msg_type") == "status" and message["content"].get("execution_state") in (
+            "restarting",
+            "autorestarting",
+        ):
             return True
     return False
 
@@ -62,7 +65,7 @@ def test_a_kernel_lost_mid_lesson_freezes_the_explorer_until_the_notebook_is_rer
             run.kernel.restart()
         deadline = time.monotonic() + 60
         while True:  # the new kernel answers (a request sent while it was starting can be
-            try:         # lost, so ask again rather than wait on it)
+            try:  # lost, so ask again rather than wait on it)
                 new_pid = run.pid(timeout=5)
                 break
             except (TimeoutError, ValueError):
@@ -87,11 +90,18 @@ def test_a_culled_server_keeps_the_saved_notebook_and_loses_the_kernel(hub):
     path = ld.copy_lesson(hub, "bo", LESSON)
     model = hub.user_api("bo", "GET", f"/api/contents/{path}")["content"]
     answer = "def dot(q, k):\n    return sum(a * b for a, b in zip(q, k))\n"
-    cell = next(c for c in model["cells"]
-                if c.get("metadata", {}).get("nbgrader", {}).get("grade_id") == "lesson1-dot")
+    cell = next(
+        c
+        for c in model["cells"]
+        if c.get("metadata", {}).get("nbgrader", {}).get("grade_id") == "lesson1-dot"
+    )
     cell["source"] = answer
-    hub.user_api("bo", "PUT", f"/api/contents/{path}",
-                 {"type": "notebook", "format": "json", "content": model})
+    hub.user_api(
+        "bo",
+        "PUT",
+        f"/api/contents/{path}",
+        {"type": "notebook", "format": "json", "content": model},
+    )
     kernel = hub.kernel("bo")
     assert kernel.execute("x = 41 + 1; print(x)").stdout.strip() == "42"
     kernel.ws.close()
@@ -107,6 +117,9 @@ def test_a_culled_server_keeps_the_saved_notebook_and_loses_the_kernel(hub):
     hub.start_servers(["bo"])
     assert hub.user_api("bo", "GET", "/api/kernels") == []  # the kernel and its variables
     saved = hub.user_api("bo", "GET", f"/api/contents/{path}")["content"]
-    kept = [c for c in saved["cells"]
-            if c.get("metadata", {}).get("nbgrader", {}).get("grade_id") == "lesson1-dot"]
+    kept = [
+        c
+        for c in saved["cells"]
+        if c.get("metadata", {}).get("nbgrader", {}).get("grade_id") == "lesson1-dot"
+    ]
     assert "".join(kept[0]["source"]) == answer
