@@ -17,7 +17,7 @@ Left: the plane, with the keys (fixed), the query (moving) and the query's shado
 from __future__ import annotations
 
 import html
-from types import SimpleNamespace
+from dataclasses import dataclass
 
 import ipywidgets as widgets
 import numpy as np
@@ -36,7 +36,47 @@ ORTHOGONAL_DEG = 1.0  # within this many degrees of 90° a pair reads as orthogo
 LEGEND_BAND = 1.3  # the score axis runs to 1.3 × the largest score: the legend sits above
 
 
-def dot_product_scores(angle_deg, length, keys) -> SimpleNamespace:
+@dataclass(frozen=True, eq=False)
+class DotProductScores:
+    """What :func:`dot_product_scores` computes: one query, its scores and its geometry.
+
+    Attributes
+    ----------
+    angle : float
+        Direction of the query, in degrees.
+    length : float
+        ``|q|``.
+    projection : int
+        Index of the key whose shadow the view draws; -1 for none.
+    query : ndarray, shape (2,)
+    scores : ndarray, shape (n_k,)
+        ``scores[j] = q · keys[j]``.
+    key_lengths : ndarray, shape (n_k,)
+    cosines : ndarray, shape (n_k,)
+        cos of the angle between q and each key.
+    angles_deg : ndarray, shape (n_k,)
+        That angle, in [0, 180].
+    defined : ndarray of bool, shape (n_k,)
+        False where q or the key is the zero vector (the angle is then undefined and
+        ``cosines``/``angles_deg`` hold 0).
+    projections : ndarray, shape (n_k, 2)
+        The shadow of q on each key's line, ``(q·k / |k|²) k`` (the zero vector for a
+        zero key).
+    """
+
+    angle: float
+    length: float
+    projection: int
+    query: np.ndarray  # (2,)
+    scores: np.ndarray  # (n_k,)
+    key_lengths: np.ndarray  # (n_k,)
+    cosines: np.ndarray  # (n_k,)
+    angles_deg: np.ndarray  # (n_k,)
+    defined: np.ndarray  # (n_k,) bool
+    projections: np.ndarray  # (n_k, 2)
+
+
+def dot_product_scores(angle_deg, length, keys, projection=-1) -> DotProductScores:
     """The query at ``angle_deg`` with length ``length``, and its dot product with every key.
 
     Parameters
@@ -47,22 +87,19 @@ def dot_product_scores(angle_deg, length, keys) -> SimpleNamespace:
         Length of the query, ``|q| >= 0``.
     keys : array_like, shape (n_k, 2)
         The fixed keys, one per row; finite.
+    projection : int, default -1
+        Index of the key whose shadow the view draws (-1 for none); only recorded.
 
     Returns
     -------
-    SimpleNamespace
-        ``query`` (2,); ``scores`` (n_k,) with ``scores[j] = q · keys[j]``;
-        ``key_lengths`` (n_k,); ``cosines`` (n_k,) = cos of the angle between q
-        and each key; ``angles_deg`` (n_k,) that angle in [0, 180];
-        ``defined`` (n_k,) bool, False where q or the key is the zero vector (the
-        angle is then undefined and ``cosines``/``angles_deg`` hold 0);
-        ``projections`` (n_k, 2): the shadow of q on each key's line,
-        ``(q·k / |k|²) k`` (the zero vector for a zero key).
+    DotProductScores
+        The query, its score with every key, the angles and the shadows.
 
     Raises
     ------
     ValueError
-        If ``length`` is negative or not finite, or ``keys`` is not (n_k, 2) and finite.
+        If ``length`` is negative or not finite, ``keys`` is not (n_k, 2) and finite, or
+        ``projection`` is not -1 or the index of a key.
 
     Examples
     --------
@@ -81,6 +118,11 @@ def dot_product_scores(angle_deg, length, keys) -> SimpleNamespace:
     keys = np.asarray(keys, dtype=float)  # (n_k, 2)
     if keys.ndim != 2 or keys.shape[1] != 2 or not np.all(np.isfinite(keys)):
         raise ValueError(f"keys must be a finite array of shape (n_k, 2); got shape {keys.shape}")
+    projection = int(projection)
+    if not -1 <= projection < len(keys):
+        raise ValueError(
+            f"projection must be -1 (none) or a key index below {len(keys)}; got {projection}"
+        )
     angle = np.deg2rad(angle_deg)
     query = length * np.array([np.cos(angle), np.sin(angle)])  # (2,)
     scores = attnlab.attention_scores(query[None, :], keys, scale=1.0)[0]  # (n_k,)
@@ -93,7 +135,10 @@ def dot_product_scores(angle_deg, length, keys) -> SimpleNamespace:
     squared = key_lengths**2  # (n_k,)
     along = np.divide(scores, squared, out=np.zeros_like(scores), where=squared > 0)  # (n_k,)
     projections = along[:, None] * keys  # (n_k, 2)
-    return SimpleNamespace(
+    return DotProductScores(
+        angle=float(angle_deg),
+        length=length,
+        projection=projection,
         query=query,
         scores=scores,
         key_lengths=key_lengths,
@@ -227,12 +272,8 @@ class DotProductExplorer(Explorer):
             ),
         }
 
-    def compute(self, angle, length, projection) -> SimpleNamespace:
-        state = dot_product_scores(angle, length, self.keys)
-        state.angle = float(angle)
-        state.length = float(length)
-        state.projection = int(projection)
-        return state
+    def compute(self, angle, length, projection) -> DotProductScores:
+        return dot_product_scores(angle, length, self.keys, projection)
 
     # ---------------------------------------------------------------------- view
     @property

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import html
 import math
-from types import SimpleNamespace
+from dataclasses import dataclass
 
 import ipywidgets as widgets
 import numpy as np
@@ -49,7 +49,7 @@ from attnlab.plots.colours import PALETTE
 from attnlab.plots.heatmap import show_weights, weights_heatmap
 from attnlab.plots.outline_labels import OutlineLabels
 
-__all__ = ["D_K_VALUES", "EXAMPLE", "HeatmapExplorer", "heatmap_state"]
+__all__ = ["D_K_VALUES", "EXAMPLE", "HeatmapExplorer", "HeatmapState", "heatmap_state"]
 
 D_K_VALUES = tuple(2**i for i in range(10))  # 1, 2, 4, ..., 512: the head sizes offered
 EXAMPLE = cat_sat_down_wide(max_d_k=D_K_VALUES[-1])  # built once; x (4, 16), w_q/w_k (16, 512)
@@ -63,7 +63,60 @@ BAR_COLOUR = PALETTE["blue"]
 INSIDE = 0.35  # an entropy bar at least this long carries its number inside, in white
 
 
-def heatmap_state(d_k: int, temperature: float = 1.0, scaled: bool = True) -> SimpleNamespace:
+@dataclass(frozen=True, eq=False)
+class HeatmapState:
+    r"""What :func:`heatmap_state` computes: the example's weights at one ``d_k`` and ``T``.
+
+    Attributes
+    ----------
+    tokens : tuple of str
+        The 4 tokens of "The cat sat down".
+    d_k : int
+    temperature : float
+    scaled : bool
+    q, k : ndarray, shape (4, d_k)
+        Queries and keys at this head size.
+    raw : ndarray, shape (4, 4)
+        ``q @ k.T``.
+    divisor : float
+        :math:`\sqrt{d_k} \cdot T` (``T`` when not scaled).
+    scores : ndarray, shape (4, 4)
+        ``raw / divisor``, what softmax sees.
+    score_spread : float
+        The standard deviation of ``scores``.
+    weights : ndarray, shape (4, 4)
+        Rows summing to 1.
+    entropy : ndarray, shape (4,)
+        Each row's entropy / log 4, in [0, 1].
+    effective : ndarray, shape (4,)
+        Each row's effective number of keys, ``exp(H)``, in [1, 4].
+    column_mass : ndarray, shape (4,)
+        The weight each key receives, summed over the queries (they add up to 4).
+    focused : int
+        Index of the query with the lowest ``entropy`` (the first one on a tie).
+    hub : int
+        Index of the key with the largest ``column_mass``.
+    """
+
+    tokens: tuple[str, ...]
+    d_k: int
+    temperature: float
+    scaled: bool
+    q: np.ndarray  # (n, d_k)
+    k: np.ndarray  # (n, d_k)
+    raw: np.ndarray  # (n_q, n_k)
+    divisor: float
+    scores: np.ndarray  # (n_q, n_k)
+    score_spread: float
+    weights: np.ndarray  # (n_q, n_k)
+    entropy: np.ndarray  # (n_q,)
+    effective: np.ndarray  # (n_q,)
+    column_mass: np.ndarray  # (n_k,)
+    focused: int
+    hub: int
+
+
+def heatmap_state(d_k: int, temperature: float = 1.0, scaled: bool = True) -> HeatmapState:
     r"""Attention weights of "The cat sat down" at head size ``d_k`` and temperature ``T``.
 
     Parameters
@@ -78,17 +131,8 @@ def heatmap_state(d_k: int, temperature: float = 1.0, scaled: bool = True) -> Si
 
     Returns
     -------
-    SimpleNamespace
-        ``tokens`` (4 str); ``d_k``, ``temperature``, ``scaled``; ``q`` and ``k``
-        (4, d_k); ``raw`` = ``q @ k.T`` (4, 4); ``divisor`` =
-        :math:`\sqrt{d_k} \cdot T` (``T`` when not scaled); ``scores`` =
-        ``raw / divisor`` (4, 4), what softmax sees; ``score_spread`` = their
-        standard deviation; ``weights`` (4, 4), rows summing to 1; ``entropy`` (4,)
-        = each row's entropy / log 4, in [0, 1]; ``effective`` (4,) = each row's
-        effective number of keys, ``exp(H)``, in [1, 4]; ``column_mass`` (4,) = the weight
-        each key receives, summed over the queries (they add up to 4);
-        ``focused`` = index of the query with the lowest ``entropy`` (the first
-        one on a tie); ``hub`` = index of the key with the largest ``column_mass``.
+    HeatmapState
+        The scores, weights and how spread each row is.
 
     Raises
     ------
@@ -121,7 +165,7 @@ def heatmap_state(d_k: int, temperature: float = 1.0, scaled: bool = True) -> Si
     entropy = normalised_entropy(weights)  # (n_q,) in [0, 1]
     effective = effective_keys(weights)  # (n_q,) in [1, n_k]
     mass = column_mass(weights)  # (n_k,) sums to n_q
-    return SimpleNamespace(
+    return HeatmapState(
         tokens=EXAMPLE.tokens,
         d_k=d_k,
         temperature=temperature,
@@ -172,7 +216,7 @@ class HeatmapExplorer(Explorer):
             "scaled": Checkbox(value=True, description="divide by √d_k"),
         }
 
-    def compute(self, d_k, temperature, scaled) -> SimpleNamespace:
+    def compute(self, d_k, temperature, scaled) -> HeatmapState:
         return heatmap_state(d_k, temperature, scaled)
 
     def build(self, figure):

@@ -13,7 +13,7 @@ Examples
 
 from __future__ import annotations
 
-from types import SimpleNamespace
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -25,7 +25,30 @@ from attnlab.plots.colours import PALETTE
 SCORE_RANGE = (-5.0, 5.0)
 
 
-def largest_score(scores) -> SimpleNamespace:
+@dataclass(frozen=True, eq=False)
+class LargestScore:
+    """What :func:`largest_score` finds in one row of scores.
+
+    Attributes
+    ----------
+    scores : ndarray, shape (n,)
+    winner : int
+        Index of the first largest score.
+    largest : float
+    lead : float
+        The largest minus the second largest; 0 for a tie.
+    ties : list of int
+        Indices of every key sharing the largest score.
+    """
+
+    scores: np.ndarray  # (n,)
+    winner: int
+    largest: float
+    lead: float
+    ties: list[int]
+
+
+def largest_score(scores) -> LargestScore:
     """The largest score of a row, which key has it, and how far ahead of the next it is.
 
     Parameters
@@ -34,10 +57,8 @@ def largest_score(scores) -> SimpleNamespace:
 
     Returns
     -------
-    SimpleNamespace
-        ``scores`` (n,), ``winner`` (index of the first largest), ``largest``,
-        ``lead`` (largest minus the second largest; 0 for a tie) and ``ties``
-        (indices of every key sharing the largest score).
+    LargestScore
+        The largest score, which key has it, its lead and every key tied with it.
 
     Examples
     --------
@@ -51,7 +72,7 @@ def largest_score(scores) -> SimpleNamespace:
         raise ValueError(f"scores must be one row of at least 2 numbers; got shape {scores.shape}")
     ordered = np.sort(scores)  # (n,) ascending
     winner = int(np.argmax(scores))
-    return SimpleNamespace(
+    return LargestScore(
         scores=scores,
         winner=winner,
         largest=float(ordered[-1]),
@@ -78,7 +99,7 @@ class ScoreRowExplorer(Explorer):
     def make_controls(self) -> dict:
         return score_sliders(SCORE_ROW, SCORE_RANGE)
 
-    def compute(self, **scores) -> SimpleNamespace:
+    def compute(self, **scores) -> LargestScore:
         return largest_score(scores_of(scores))
 
     def build(self, figure):

@@ -17,7 +17,7 @@ True
 from __future__ import annotations
 
 import html
-from types import SimpleNamespace
+from dataclasses import dataclass
 
 import ipywidgets as widgets
 import numpy as np
@@ -35,7 +35,13 @@ from attnlab.explorers.base import (
 from attnlab.explorers.number_text import plus_minus
 from attnlab.plots.colours import PALETTE
 
-__all__ = ["PRESETS", "TEMPERATURES", "TemperatureExplorer", "temperature_weights"]
+__all__ = [
+    "PRESETS",
+    "TEMPERATURES",
+    "TemperatureExplorer",
+    "TemperatureWeights",
+    "temperature_weights",
+]
 
 SCORE_RANGE = (-5.0, 5.0)
 PRESETS = {
@@ -45,7 +51,41 @@ PRESETS = {
 }
 
 
-def temperature_weights(scores, temperature) -> SimpleNamespace:
+@dataclass(frozen=True, eq=False)
+class TemperatureWeights:
+    """What :func:`temperature_weights` computes: one score row's weights at temperature ``T``.
+
+    Attributes
+    ----------
+    scores : ndarray, shape (n,)
+    temperature : float
+    scaled : ndarray, shape (n,)
+        ``scores / T``.
+    weights : ndarray, shape (n,)
+        Summing to 1.
+    entropy : float
+        In nats.
+    max_entropy : float
+        ``log n``.
+    effective : float
+        ``exp(entropy)``: how many keys the row "spreads over", between 1 and n.
+    max_weight : float
+    winner : int
+        Index of ``max_weight``.
+    """
+
+    scores: np.ndarray  # (n,)
+    temperature: float
+    scaled: np.ndarray  # (n,)
+    weights: np.ndarray  # (n,)
+    entropy: float
+    max_entropy: float
+    effective: float
+    max_weight: float
+    winner: int
+
+
+def temperature_weights(scores, temperature) -> TemperatureWeights:
     """Softmax weights of one score row at temperature ``T``, with the numbers the view reports.
 
     Parameters
@@ -58,11 +98,8 @@ def temperature_weights(scores, temperature) -> SimpleNamespace:
 
     Returns
     -------
-    SimpleNamespace
-        ``scores`` (n,), ``temperature``, ``scaled`` = scores / T (n,),
-        ``weights`` (n,) summing to 1, ``entropy`` (nats), ``max_entropy`` =
-        log n, ``effective`` = exp(entropy) (how many keys the row "spreads
-        over", between 1 and n), ``max_weight`` and ``winner`` (its index).
+    TemperatureWeights
+        The weights, their entropy and the largest weight.
 
     Examples
     --------
@@ -77,7 +114,7 @@ def temperature_weights(scores, temperature) -> SimpleNamespace:
     weights = attnlab.softmax(scores, temperature=temperature)  # (n,)
     h = float(attnlab.entropy(weights))
     winner = int(np.argmax(weights))
-    return SimpleNamespace(
+    return TemperatureWeights(
         scores=scores,
         temperature=float(temperature),
         scaled=scores / temperature,  # (n,)
@@ -116,7 +153,7 @@ class TemperatureExplorer(Explorer):
     def make_controls(self) -> dict:
         return score_sliders(SCORE_ROW, SCORE_RANGE) | {"temperature": temperature_slider()}
 
-    def compute(self, temperature, **scores) -> SimpleNamespace:
+    def compute(self, temperature, **scores) -> TemperatureWeights:
         return temperature_weights(scores_of(scores), temperature)
 
     def build(self, figure):
