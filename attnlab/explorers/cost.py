@@ -29,7 +29,7 @@ Examples
 from __future__ import annotations
 
 import math
-from types import SimpleNamespace
+from dataclasses import dataclass
 
 import ipywidgets as widgets
 import numpy as np
@@ -40,7 +40,16 @@ from attnlab.explorers.base import Explorer, one_of, stops_slider
 from attnlab.plots.colours import PALETTE
 from attnlab.plots.outline_labels import OutlineLabels
 
-__all__ = ["BLOCKS", "D", "LENGTHS", "CostExplorer", "cost_state", "format_bytes", "working_set"]
+__all__ = [
+    "BLOCKS",
+    "D",
+    "LENGTHS",
+    "CostExplorer",
+    "CostState",
+    "cost_state",
+    "format_bytes",
+    "working_set",
+]
 
 LENGTHS = tuple(2**e for e in range(4, 15))  # N = 16 … 16384
 BLOCKS = tuple(2**e for e in range(0, 11))  # B = 1 … 1024
@@ -73,7 +82,53 @@ def working_set(block, d=D, itemsize=ITEMSIZE):
     return int(result) if result.ndim == 0 else result
 
 
-def cost_state(n, block_size) -> SimpleNamespace:
+@dataclass(frozen=True, eq=False)
+class CostState:
+    """What :func:`cost_state` computes: memory and flops of attention at one ``N`` and ``B``.
+
+    Attributes
+    ----------
+    n : int
+    block_size : int
+    block : int
+        The block actually used, ``min(B, N)``.
+    tiles_per_side : int
+        ``ceil(N / block)``.
+    tiles : int
+        Its square.
+    matrix_bytes : int
+        ``N² · 4``.
+    working_bytes : int
+        :func:`working_set`.
+    fraction : float
+        Working / matrix.
+    flops : int
+        ``4 N² d``: ``QKᵀ`` and the weighted sum, both ways.
+    rescale_flops : int
+        What tiling adds: per query row and key block, ``acc`` and ``ℓ`` are multiplied by
+        the rescale factor, ``N · ceil(N / B) · (d + 1)``, about ``N² d / B``.
+    lengths : ndarray, shape (L,)
+        :data:`LENGTHS` as an array.
+    matrix_curve, working_curve : ndarray, shape (L,)
+        Bytes at every length.
+    """
+
+    n: int
+    block_size: int
+    block: int
+    tiles_per_side: int
+    tiles: int
+    matrix_bytes: int
+    working_bytes: int
+    fraction: float
+    flops: int
+    rescale_flops: int
+    lengths: np.ndarray  # (L,)
+    matrix_curve: np.ndarray  # (L,)
+    working_curve: np.ndarray  # (L,)
+
+
+def cost_state(n, block_size) -> CostState:
     """What the cost lab shows for sequence length ``n`` and block size ``block_size``.
 
     Parameters
@@ -85,15 +140,8 @@ def cost_state(n, block_size) -> SimpleNamespace:
 
     Returns
     -------
-    SimpleNamespace
-        ``n``, ``block_size``, ``block`` (the block actually used, ``min(B, N)``),
-        ``tiles_per_side`` (``ceil(N / block)``), ``tiles`` (its square),
-        ``matrix_bytes`` (``N² · 4``), ``working_bytes`` (:func:`working_set`),
-        ``fraction`` (working / matrix), ``flops`` (``4 N² d``: ``QKᵀ`` and the
-        weighted sum, both ways), ``rescale_flops`` (what tiling adds: per query row and
-        key block, ``acc`` and ``ℓ`` are multiplied by the rescale factor, ``N ·
-        ceil(N / B) · (d + 1)``, about ``N² d / B``), ``lengths`` (:data:`LENGTHS` as an
-        array), ``matrix_curve`` and ``working_curve`` (bytes at every length).
+    CostState
+        The full matrix's and the tiles' memory, the flops, and both curves over ``N``.
 
     Raises
     ------
@@ -116,7 +164,7 @@ def cost_state(n, block_size) -> SimpleNamespace:
     per_side = -(-n // block)
     matrix = n * n * ITEMSIZE
     working = working_set(block)
-    return SimpleNamespace(
+    return CostState(
         n=n,
         block_size=block_size,
         block=block,
@@ -184,7 +232,7 @@ class CostExplorer(Explorer):
             "block_size": stops_slider(BLOCKS, 64, "block size B", **same),
         }
 
-    def compute(self, n, block_size) -> SimpleNamespace:
+    def compute(self, n, block_size) -> CostState:
         return cost_state(n, block_size)
 
     def build(self, figure):

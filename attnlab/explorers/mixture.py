@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import html
 import math
-from types import SimpleNamespace
+from dataclasses import dataclass
 
 import ipywidgets as widgets
 import numpy as np
@@ -60,6 +60,7 @@ __all__ = [
     "EXAMPLE_SCORES",
     "PLANE_LIMITS",
     "MixtureExplorer",
+    "MixtureState",
     "mixture_state",
 ]
 
@@ -87,7 +88,53 @@ WEIGHT_SIZE = 9.0  # font size of the numbers above the bars, in points
 WEIGHT_TOP, T_LABEL_Y = 1.22, 1.16  # the weight axis ends above the numbers and the T label
 
 
-def mixture_state(scores, temperature: float = 1.0) -> SimpleNamespace:
+@dataclass(frozen=True, eq=False)
+class MixtureState:
+    r"""What :func:`mixture_state` computes: the weights, the output and how it is built.
+
+    Attributes
+    ----------
+    labels : tuple of str
+        The 3 values' names.
+    values : ndarray, shape (3, 2)
+        The fixed values.
+    scores : ndarray, shape (3,)
+    temperature : float
+    weights : ndarray, shape (3,)
+        Summing to 1.
+    output : ndarray, shape (2,)
+        :math:`\sum_j w_j v_j`.
+    contributions : ndarray, shape (3, 2)
+        Row ``j`` = :math:`w_j v_j`.
+    partial_sums : ndarray, shape (4, 2)
+        0, then the contributions added one by one, so the last row is the output (the
+        tip-to-tail path).
+    barycentric : ndarray, shape (3,)
+        The weights of the three values that reproduce the output
+        (:func:`attnlab.mixing.barycentric`), equal to ``weights`` up to rounding.
+    distances : ndarray, shape (3,)
+        From the output to each value.
+    nearest : int
+        Index of the value closest to the output.
+    largest : int
+        Index of the largest weight (the first one on a tie).
+    """
+
+    labels: tuple[str, ...]
+    values: np.ndarray  # (n_k, 2)
+    scores: np.ndarray  # (n_k,)
+    temperature: float
+    weights: np.ndarray  # (n_k,)
+    output: np.ndarray  # (2,)
+    contributions: np.ndarray  # (n_k, 2)
+    partial_sums: np.ndarray  # (n_k + 1, 2)
+    barycentric: np.ndarray  # (n_k,)
+    distances: np.ndarray  # (n_k,)
+    nearest: int
+    largest: int
+
+
+def mixture_state(scores, temperature: float = 1.0) -> MixtureState:
     r"""Weights, output and contributions of the example's three values for one score row.
 
     Parameters
@@ -99,16 +146,8 @@ def mixture_state(scores, temperature: float = 1.0) -> SimpleNamespace:
 
     Returns
     -------
-    SimpleNamespace
-        ``labels`` (3 str); ``values`` (3, 2), the fixed values; ``scores`` (3,);
-        ``temperature``; ``weights`` (3,) summing to 1; ``output`` (2,) =
-        :math:`\sum_j w_j v_j`; ``contributions`` (3, 2), row ``j`` = :math:`w_j v_j`;
-        ``partial_sums`` (4, 2): 0, then the contributions added one by one, so the last
-        row is the output (the tip-to-tail path); ``barycentric`` (3,): the weights of the
-        three values that reproduce the output (:func:`attnlab.mixing.barycentric`), equal
-        to ``weights`` up to rounding; ``distances`` (3,) from the output to each value;
-        ``nearest``, index of the value closest to the output; ``largest``, index of the
-        largest weight (the first one on a tie).
+    MixtureState
+        The weights, the output, its contributions and which value it lands nearest.
 
     Raises
     ------
@@ -143,7 +182,7 @@ def mixture_state(scores, temperature: float = 1.0) -> SimpleNamespace:
     contributions = weights[:, None] * values  # (n_k, 2) row j = w_j v_j
     partial_sums = np.vstack([np.zeros(2), np.cumsum(contributions, axis=0)])  # (n_k + 1, 2)
     distances = np.linalg.norm(values - output, axis=1)  # (n_k,)
-    return SimpleNamespace(
+    return MixtureState(
         labels=EXAMPLE.labels,
         values=values,
         scores=scores,
@@ -185,7 +224,7 @@ class MixtureExplorer(Explorer):
     def make_controls(self) -> dict:
         return score_sliders(EXAMPLE_SCORES, SCORE_RANGE) | {"temperature": temperature_slider()}
 
-    def compute(self, temperature, **scores) -> SimpleNamespace:
+    def compute(self, temperature, **scores) -> MixtureState:
         return mixture_state(scores_of(scores), temperature)
 
     def build(self, figure):

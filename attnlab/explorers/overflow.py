@@ -17,7 +17,7 @@ Examples
 
 from __future__ import annotations
 
-from types import SimpleNamespace
+from dataclasses import dataclass
 
 import numpy as np
 from matplotlib.collections import PolyCollection
@@ -79,7 +79,47 @@ def overflow_limits() -> dict:
     return {np.dtype(d).name: float(np.log(np.finfo(d).max)) for d in DTYPES}
 
 
-def overflow_state(row, scale) -> SimpleNamespace:
+@dataclass(frozen=True, eq=False)
+class OverflowState:
+    """What :func:`overflow_state` computes: naive and stable softmax of one row in 3 dtypes.
+
+    Attributes
+    ----------
+    row : ndarray, shape (n,)
+        The score row, float64.
+    scale : float
+    scores : ndarray, shape (n,)
+        ``scale * row``, float64.
+    largest : float
+        Its max.
+    dtypes : tuple of str
+        The 3 dtype names.
+    limits : ndarray, shape (3,)
+        ln of each dtype's max.
+    naive, stable : ndarray, shape (3, n)
+        Weights as float64 (``naive`` may hold NaN).
+    naive_nan : ndarray of bool, shape (3, n)
+    naive_broken : ndarray of bool, shape (3,)
+        True where the naive row has NaN or does not sum to 1 (a float16 sum can overflow
+        while each term still fits).
+    exp_overflows : ndarray of bool, shape (3,)
+        True where ``largest`` exceeds the dtype's limit.
+    """
+
+    row: np.ndarray  # (n,)
+    scale: float
+    scores: np.ndarray  # (n,)
+    largest: float
+    dtypes: tuple[str, ...]
+    limits: np.ndarray  # (3,)
+    naive: np.ndarray  # (3, n)
+    stable: np.ndarray  # (3, n)
+    naive_nan: np.ndarray  # (3, n) bool
+    naive_broken: np.ndarray  # (3,) bool
+    exp_overflows: np.ndarray  # (3,) bool
+
+
+def overflow_state(row, scale) -> OverflowState:
     """Naive and stable softmax of ``scale * row`` in float16, float32 and float64.
 
     Parameters
@@ -91,14 +131,8 @@ def overflow_state(row, scale) -> SimpleNamespace:
 
     Returns
     -------
-    SimpleNamespace
-        ``scores`` (n,) float64 = scale * row; ``largest`` = its max;
-        ``dtypes`` (3 names); ``limits`` (3,) ln of each dtype's max;
-        ``naive`` (3, n) and ``stable`` (3, n) weights as float64 (``naive``
-        may hold NaN); ``naive_nan`` (3, n) bool; ``naive_broken`` (3,) bool,
-        True where the naive row has NaN or does not sum to 1 (a float16 sum
-        can overflow while each term still fits); ``exp_overflows`` (3,) bool,
-        True where ``largest`` exceeds the dtype's limit.
+    OverflowState
+        The scores, both softmaxes in every dtype, and where the naive one breaks.
 
     Notes
     -----
@@ -126,7 +160,7 @@ def overflow_state(row, scale) -> SimpleNamespace:
     sums = np.where(naive_nan, 0.0, naive).sum(axis=-1)  # (3,)
     limits = np.array(list(overflow_limits().values()))  # (3,)
     largest = float(np.max(scores))
-    return SimpleNamespace(
+    return OverflowState(
         row=row,
         scale=float(scale),
         scores=scores,
@@ -195,7 +229,7 @@ class OverflowExplorer(Explorer):
             "row": Dropdown(options=list(ROWS), value=next(iter(ROWS)), description="score row x"),
         }
 
-    def compute(self, scale, row) -> SimpleNamespace:
+    def compute(self, scale, row) -> OverflowState:
         return overflow_state(ROWS[row], scale)
 
     def build(self, figure):

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import functools
 import html
-from types import SimpleNamespace
+from dataclasses import dataclass
 
 import ipywidgets as widgets
 import numpy as np
@@ -41,7 +41,14 @@ from attnlab.plots.colours import PALETTE
 from attnlab.plots.heatmap import show_weights, weights_heatmap
 from attnlab.training import PROBE, STEPS, anti_diagonal_mass, train
 
-__all__ = ["D_K_VALUES", "SCALINGS", "TrainingExplorer", "training_runs", "training_state"]
+__all__ = [
+    "D_K_VALUES",
+    "SCALINGS",
+    "TrainingExplorer",
+    "TrainingState",
+    "training_runs",
+    "training_state",
+]
 
 D_K_VALUES = (4, 16, 64, 256)
 SCALINGS = (("÷ √d_k", 0.5), ("no scaling", 0.0))
@@ -58,7 +65,49 @@ def training_runs() -> dict:
     return {(d, a): train(d, a, seed=0) for d in D_K_VALUES for _, a in SCALINGS}
 
 
-def training_state(step: int, d_k: int, exponent: float) -> SimpleNamespace:
+@dataclass(frozen=True, eq=False)
+class TrainingState:
+    """What :func:`training_state` reads: one run's snapshot at one step.
+
+    Attributes
+    ----------
+    tokens : tuple of str
+        The probe sequence.
+    step : int
+    d_k : int
+    exponent : float
+    weights : ndarray, shape (n, n)
+        Of the probe sequence.
+    entropy : ndarray, shape (n,)
+    anti_diagonal : float
+        Lesson 4's diagonal mass read right to left.
+    reads : ndarray of int, shape (n,)
+        The key each query weights most.
+    accuracy, eval_loss : float
+        On the evaluation batch.
+    loss : ndarray, shape (steps,)
+        The whole training-loss curve.
+    step_loss : float
+        Its value at ``step`` (at step 0, the first batch's).
+    solved_at : int or None
+    """
+
+    tokens: tuple[str, ...]
+    step: int
+    d_k: int
+    exponent: float
+    weights: np.ndarray  # (n, n)
+    entropy: np.ndarray  # (n,)
+    anti_diagonal: float
+    reads: np.ndarray  # (n,) int
+    accuracy: float
+    eval_loss: float
+    loss: np.ndarray  # (steps,)
+    step_loss: float
+    solved_at: int | None
+
+
+def training_state(step: int, d_k: int, exponent: float) -> TrainingState:
     """The snapshot of run (``d_k``, ``exponent``) at ``step``.
 
     Parameters
@@ -72,12 +121,8 @@ def training_state(step: int, d_k: int, exponent: float) -> SimpleNamespace:
 
     Returns
     -------
-    SimpleNamespace
-        ``tokens``, ``step``, ``d_k``, ``exponent``; ``weights`` (n, n) and ``entropy`` (n,)
-        of the probe sequence; ``anti_diagonal`` (lesson 4's diagonal mass read right to left);
-        ``reads`` (n,) the key each query weights most; ``accuracy`` and ``eval_loss`` on the
-        evaluation batch; ``loss`` (steps,) the whole training-loss curve and ``step_loss``
-        its value at ``step`` (at step 0, the first batch's); ``solved_at``.
+    TrainingState
+        The probe's weights, the evaluation figures and the loss curve.
 
     Raises
     ------
@@ -92,7 +137,7 @@ def training_state(step: int, d_k: int, exponent: float) -> SimpleNamespace:
         raise ValueError(f"step must be one of the snapshot steps 0, 10, … {STEPS}; got {step!r}")
     i = int(where[0])
     weights = run.weights[i]  # (n, n)
-    return SimpleNamespace(
+    return TrainingState(
         tokens=PROBE,
         step=int(step),
         d_k=d_k,
@@ -138,7 +183,7 @@ class TrainingExplorer(Explorer):
             "exponent": ToggleButtons(options=list(SCALINGS), value=0.5, description="scores"),
         }
 
-    def compute(self, step, d_k, exponent) -> SimpleNamespace:
+    def compute(self, step, d_k, exponent) -> TrainingState:
         return training_state(step, d_k, exponent)
 
     def build(self, figure):
