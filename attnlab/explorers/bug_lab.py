@@ -43,7 +43,7 @@ from __future__ import annotations
 
 import html
 import math
-from types import SimpleNamespace
+from dataclasses import dataclass
 
 import ipywidgets as widgets
 import numpy as np
@@ -57,7 +57,16 @@ from attnlab.plots.colours import PALETTE
 from attnlab.plots.heatmap import cell_squares, show_weights, weights_heatmap
 from attnlab.plots.outline_labels import OutlineLabels
 
-__all__ = ["BUGS", "DTYPES", "HEADS", "SCALES", "TOKENS", "BugLabExplorer", "bug_lab_state"]
+__all__ = [
+    "BUGS",
+    "DTYPES",
+    "HEADS",
+    "SCALES",
+    "TOKENS",
+    "BugLabExplorer",
+    "BugLabState",
+    "bug_lab_state",
+]
 
 SCALE_BUG, AFTER, ZERO, SHIFT = BUGS = (
     "÷ √d_model, not √d_head",
@@ -83,9 +92,67 @@ CAPTION_GAP = 0.3  # captions sit this far above the top row, in cells
 BAR_WIDTH = 0.38
 
 
+@dataclass(frozen=True, eq=False)
+class BugLabState:
+    """What :func:`bug_lab_state` computes: the first head's weights, correct and with a bug.
+
+    Attributes
+    ----------
+    tokens : tuple of str
+    bug : str
+    heads : int
+    d_head : int
+    scale : float
+    query : int
+        Row index of the query compared.
+    dtype : str
+    divisor : float
+        √d_head.
+    wrong_divisor : float
+        √d_model for the scaling bug, else √d_head.
+    scores : ndarray, shape (4, 4)
+        float64, the correct scaled scores as rounded to ``dtype``.
+    right, wrong : ndarray, shape (4, 4)
+        float64 weights (``wrong`` may hold NaN).
+    diff : ndarray, shape (4, 4)
+        ``|wrong − right|`` (NaN where ``wrong`` is).
+    right_sums, wrong_sums : ndarray, shape (4,)
+    leak : ndarray, shape (4,)
+        Weight on future keys.
+    nan_rows : ndarray of bool, shape (4,)
+    top_score : float
+        The largest allowed score.
+    row_tops : ndarray, shape (4,)
+        Each row's largest allowed score.
+    limit : float
+        log of the dtype's largest number.
+    """
+
+    tokens: tuple[str, ...]
+    bug: str
+    heads: int
+    d_head: int
+    scale: float
+    query: int
+    dtype: str
+    divisor: float
+    wrong_divisor: float
+    scores: np.ndarray  # (n, n)
+    right: np.ndarray  # (n, n)
+    wrong: np.ndarray  # (n, n)
+    diff: np.ndarray  # (n, n)
+    right_sums: np.ndarray  # (n,)
+    wrong_sums: np.ndarray  # (n,)
+    leak: np.ndarray  # (n,)
+    nan_rows: np.ndarray  # (n,) bool
+    top_score: float
+    row_tops: np.ndarray  # (n,)
+    limit: float
+
+
 def bug_lab_state(
     bug: str, heads: int, scale: float, query: str, dtype: str = "float32"
-) -> SimpleNamespace:
+) -> BugLabState:
     """The first head's weights, correct and with ``bug``, on the scaled running example.
 
     Parameters
@@ -103,15 +170,8 @@ def bug_lab_state(
 
     Returns
     -------
-    SimpleNamespace
-        ``tokens``, ``bug``, ``heads``, ``d_head``, ``scale``, ``query`` (row index),
-        ``dtype``; ``divisor`` √d_head and ``wrong_divisor`` (√d_model for the scaling bug,
-        else √d_head); ``scores`` (4, 4) float64, the correct scaled scores as rounded to
-        ``dtype``; ``right`` and ``wrong`` (4, 4) float64 weights (``wrong`` may hold NaN);
-        ``diff`` (4, 4) ``|wrong − right|`` (NaN where ``wrong`` is); ``right_sums``,
-        ``wrong_sums``, ``leak`` (weight on future keys) (4,); ``nan_rows`` (4,) bool;
-        ``top_score`` the largest allowed score and ``row_tops`` (4,) each row's;
-        ``limit`` = log of the dtype's largest number.
+    BugLabState
+        The correct and the buggy weights of the first head, and how they differ.
 
     Raises
     ------
@@ -151,7 +211,7 @@ def bug_lab_state(
         wrong = attnlab.naive_softmax(masked)  # (n, n) exp in dtype: may overflow to NaN
     right, wrong = right.astype(np.float64), wrong.astype(np.float64)  # (n, n) each
     nan_rows = np.isnan(wrong).any(axis=1)  # (n,)
-    return SimpleNamespace(
+    return BugLabState(
         tokens=TOKENS,
         bug=bug,
         heads=heads,
@@ -206,7 +266,7 @@ class BugLabExplorer(Explorer):
             "dtype": ToggleButtons(options=list(DTYPES), value="float32", description="dtype"),
         }
 
-    def compute(self, bug, heads, scale, query, dtype) -> SimpleNamespace:
+    def compute(self, bug, heads, scale, query, dtype) -> BugLabState:
         return bug_lab_state(bug, heads, scale, query, dtype)
 
     def build(self, figure):

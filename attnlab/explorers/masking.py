@@ -56,7 +56,7 @@ from __future__ import annotations
 import html
 import math
 import re
-from types import SimpleNamespace
+from dataclasses import dataclass
 
 import ipywidgets as widgets
 import numpy as np
@@ -81,6 +81,7 @@ __all__ = [
     "SCORES",
     "TOKENS",
     "MaskExplorer",
+    "MaskState",
     "mask_state",
 ]
 
@@ -138,7 +139,59 @@ def _textbook_softmax(scores: np.ndarray) -> np.ndarray:
         return (e / e.sum(axis=1, keepdims=True)).astype(scores.dtype)
 
 
-def mask_state(mask: str, length: int, fill: str, dtype: str) -> SimpleNamespace:
+@dataclass(frozen=True, eq=False)
+class MaskState:
+    """What :func:`mask_state` computes: one way of masking the padded example, and its faults.
+
+    Attributes
+    ----------
+    tokens : tuple of str
+        The 6 tokens.
+    mask_name : str
+    length : int
+    fill : str
+    dtype : str
+        The dtype's name.
+    mask : ndarray of bool, shape (6, 6)
+        ``True`` where query ``i`` may look at key ``j``.
+    fill_value : numpy scalar or None
+        What the masked scores became, in ``dtype`` (``None`` for "mask after softmax").
+    scores : ndarray, shape (6, 6)
+        ``Q Kᵀ / √8`` in ``dtype``.
+    filled : ndarray, shape (6, 6)
+        The scores softmax sees.
+    weights : ndarray, shape (6, 6)
+        In ``dtype``, possibly NaN.
+    row_sums : ndarray, shape (6,)
+        float64.
+    leak : ndarray, shape (6,)
+        float64, the weight each row puts on masked keys (NaN in a NaN row).
+    nan_rows, fully_masked_rows, sum_is_off : ndarray of bool, shape (6,)
+        The last is True where a row that is not NaN sums to neither 1 nor, if fully
+        masked, 0 (to within ``tolerance``).
+    tolerance : float
+        6 · eps of the dtype.
+    """
+
+    tokens: tuple[str, ...]
+    mask_name: str
+    length: int
+    fill: str
+    dtype: str
+    mask: np.ndarray  # (n_q, n_k) bool
+    fill_value: np.generic | None
+    scores: np.ndarray  # (n_q, n_k)
+    filled: np.ndarray  # (n_q, n_k)
+    weights: np.ndarray  # (n_q, n_k)
+    row_sums: np.ndarray  # (n_q,)
+    leak: np.ndarray  # (n_q,)
+    nan_rows: np.ndarray  # (n_q,) bool
+    fully_masked_rows: np.ndarray  # (n_q,) bool
+    sum_is_off: np.ndarray  # (n_q,) bool
+    tolerance: float
+
+
+def mask_state(mask: str, length: int, fill: str, dtype: str) -> MaskState:
     r"""The masked attention weights of the padded "The cat sat down", one way of masking.
 
     Parameters
@@ -157,17 +210,8 @@ def mask_state(mask: str, length: int, fill: str, dtype: str) -> SimpleNamespace
 
     Returns
     -------
-    SimpleNamespace
-        ``tokens`` (6 str); ``mask_name``, ``length``, ``fill``, ``dtype`` (the name);
-        ``mask`` (6, 6) bool, ``True`` where query ``i`` may look at key ``j``;
-        ``fill_value``: what the masked scores became, in ``dtype`` (``None`` for
-        "mask after softmax"); ``scores`` (6, 6) ``Q Kᵀ / √8`` in ``dtype``;
-        ``filled`` (6, 6) the scores softmax sees; ``weights`` (6, 6) in ``dtype``,
-        possibly NaN; ``row_sums`` (6,) float64; ``leak`` (6,) float64, the weight
-        each row puts on masked keys (NaN in a NaN row); ``nan_rows``,
-        ``fully_masked_rows``, ``sum_is_off`` (6,) bool: the last is True where a row
-        that is not NaN sums to neither 1 nor, if fully masked, 0 (to within
-        ``tolerance`` = 6 · eps of the dtype).
+    MaskState
+        The mask, the filled scores, the weights and what is wrong with each row.
 
     Raises
     ------
@@ -227,7 +271,7 @@ def mask_state(mask: str, length: int, fill: str, dtype: str) -> SimpleNamespace
     tolerance = N * float(np.finfo(dtype).eps)
     with np.errstate(invalid="ignore"):
         fine = (np.abs(row_sums - 1) <= tolerance) | (fully_masked & (row_sums == 0))
-    return SimpleNamespace(
+    return MaskState(
         tokens=TOKENS,
         mask_name=mask_name,
         length=length,
@@ -287,7 +331,7 @@ class MaskExplorer(Explorer):
             "dtype": Dropdown(options=list(DTYPES), value="float64", description="dtype"),
         }
 
-    def compute(self, mask, length, fill, dtype) -> SimpleNamespace:
+    def compute(self, mask, length, fill, dtype) -> MaskState:
         return mask_state(mask, length, fill, dtype)
 
     def update(self) -> None:
