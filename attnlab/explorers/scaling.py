@@ -26,9 +26,9 @@ Examples
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
-from types import SimpleNamespace
 
 import ipywidgets as widgets
 import numpy as np
@@ -59,6 +59,7 @@ SETTING_COLOURS = EXPONENT_COLOURS  # unscaled (a = 0) and ⅓ warm, ½ blue, �
 __all__ = [
     "dot_products",
     "scaling_lab_state",
+    "ScalingLabState",
     "jacobian_curve",
     "ScalingExplorer",
     "D_K_VALUES",
@@ -152,13 +153,32 @@ def _divisor(d_k: int, exponent: float, scaled: bool) -> float:
     return float(d_k) ** exponent if scaled else 1.0
 
 
+@dataclass(frozen=True, eq=False)
+class _SoftmaxRows:
+    """Every softmax row of one setting and its per-row numbers, read-only (cached).
+
+    Attributes
+    ----------
+    scores, weights : ndarray, shape (n_rows, n_keys)
+    max_weight, entropy : ndarray, shape (n_rows,)
+    jacobian_norm : ndarray, shape (n_rows,)
+        The Frobenius norm of each row's softmax Jacobian.
+    """
+
+    scores: np.ndarray  # (n_rows, n_keys)
+    weights: np.ndarray  # (n_rows, n_keys)
+    max_weight: np.ndarray  # (n_rows,)
+    entropy: np.ndarray  # (n_rows,)
+    jacobian_norm: np.ndarray  # (n_rows,)
+
+
 @lru_cache(maxsize=256)
 def _softmax_rows(d_k, exponent, scaled, n_samples, seed, n_keys):
     """Softmax of every row of scores and the per-row numbers the view reports (cached)."""
     scores = _dot_products(d_k, n_samples, n_keys, seed) / _divisor(d_k, exponent, scaled)
     p = attnlab.softmax(scores)  # (n_rows, n_keys)
     jacobian = attnlab.softmax_jacobian(p)  # (n_rows, n_keys, n_keys)
-    rows = SimpleNamespace(
+    rows = _SoftmaxRows(
         scores=scores,  # (n_rows, n_keys)
         weights=p,  # (n_rows, n_keys)
         max_weight=p.max(axis=-1),  # (n_rows,)
@@ -229,6 +249,67 @@ def _density(values: np.ndarray, edges: np.ndarray) -> np.ndarray:
     return counts / (values.size * np.diff(edges))  # (n_bins,)
 
 
+@dataclass(frozen=True, eq=False)
+class ScalingLabState:
+    """What :func:`scaling_lab_state` computes: the d_k lab at one head size and scaling.
+
+    Attributes
+    ----------
+    d_k : int
+    exponent : float
+    scaled : bool
+    divisor : float
+        ``d_k**a``, or 1 when not scaled.
+    raw, scores : ndarray, shape (n_rows, n_keys)
+    raw_variance, score_variance : float
+        Measured.
+    raw_std, score_std : float
+    raw_theory : float
+        ``d_k``.
+    score_theory : float
+        ``d_k / divisor**2``.
+    raw_density : ndarray, shape (80,)
+        Over :data:`RAW_EDGES`.
+    score_density : ndarray, shape (80,)
+        Over :data:`SCORE_EDGES`.
+    off_axis : float
+        Share of scores outside the score axis.
+    row : ndarray, shape (n_keys,)
+        The softmax weights of row 0 sorted from largest.
+    row_max_weight, row_entropy : float
+    max_weight, entropy, jacobian_norm : float
+        Means over all rows.
+    max_entropy : float
+        ``log n_keys``.
+    jacobian_curve : ndarray, shape (11,)
+        Over :data:`D_K_VALUES` for this setting.
+    """
+
+    d_k: int
+    exponent: float
+    scaled: bool
+    divisor: float
+    raw: np.ndarray  # (n_rows, n_keys)
+    scores: np.ndarray  # (n_rows, n_keys)
+    raw_variance: float
+    score_variance: float
+    raw_std: float
+    score_std: float
+    raw_theory: float
+    score_theory: float
+    raw_density: np.ndarray  # (n_bins,)
+    score_density: np.ndarray  # (n_bins,)
+    off_axis: float
+    row: np.ndarray  # (n_keys,)
+    row_max_weight: float
+    row_entropy: float
+    max_weight: float
+    entropy: float
+    max_entropy: float
+    jacobian_norm: float
+    jacobian_curve: np.ndarray  # (len(D_K_VALUES),)
+
+
 def scaling_lab_state(
     d_k: int,
     exponent: float = 0.5,
@@ -236,7 +317,7 @@ def scaling_lab_state(
     n_samples: int = N_SAMPLES,
     seed: int = SEED,
     n_keys: int = N_KEYS,
-) -> SimpleNamespace:
+) -> ScalingLabState:
     r"""Everything the d_k lab shows, for one head size and one way of scaling.
 
     Parameters
@@ -256,18 +337,9 @@ def scaling_lab_state(
 
     Returns
     -------
-    SimpleNamespace
-        ``d_k``, ``exponent``, ``scaled``, ``divisor`` (``d_k**a`` or 1);
-        ``raw`` and ``scores`` (n_rows, n_keys); ``raw_variance``,
-        ``score_variance`` (measured) and ``raw_theory`` = ``d_k``,
-        ``score_theory`` = ``d_k / divisor**2``; ``raw_std``, ``score_std``;
-        ``raw_density`` (80,) over :data:`RAW_EDGES` and ``score_density``
-        (80,) over :data:`SCORE_EDGES`; ``off_axis`` = share of scores
-        outside the score axis; ``row`` = the softmax weights of row 0 sorted
-        from largest (n_keys,), ``row_max_weight``, ``row_entropy``; means over
-        all rows ``max_weight``, ``entropy``, ``jacobian_norm``;
-        ``max_entropy`` = log n_keys; ``jacobian_curve`` (11,) over
-        :data:`D_K_VALUES` for this setting.
+    ScalingLabState
+        The raw and scaled score distributions, one sample row and the mean softmax
+        figures of this setting.
 
     Raises
     ------
@@ -292,7 +364,7 @@ def scaling_lab_state(
     scores = rows.scores  # (n_rows, n_keys)
     row = np.sort(rows.weights[0])[::-1]  # (n_keys,) largest first
     off_axis = np.mean((scores < SCORE_EDGES[0]) | (scores > SCORE_EDGES[-1]))
-    return SimpleNamespace(
+    return ScalingLabState(
         d_k=d_k,
         exponent=exponent,
         scaled=scaled,
@@ -365,7 +437,7 @@ class ScalingExplorer(Explorer):
             ),
         }
 
-    def compute(self, d_k, exponent, scaled) -> SimpleNamespace:
+    def compute(self, d_k, exponent, scaled) -> ScalingLabState:
         return scaling_lab_state(d_k, exponent, scaled)
 
     def build(self, figure):
