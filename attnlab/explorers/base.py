@@ -27,7 +27,6 @@ import html
 import io
 import traceback
 from contextlib import contextmanager
-from types import SimpleNamespace
 
 import ipywidgets as widgets
 import numpy as np
@@ -89,8 +88,9 @@ class Explorer:
     error : ipywidgets.HTML
         Empty, unless an update raised (class ``attnlab-error``).
     last_error : Exception or None
-    state : SimpleNamespace
-        What the last successful :meth:`compute` returned.
+    state : object
+        What the last successful :meth:`compute` returned: a frozen dataclass of the
+        explorer's module (e.g. :class:`attnlab.explorers.heatmap.HeatmapState`).
     """
 
     name = "explorer"
@@ -123,8 +123,8 @@ class Explorer:
         """Return the controls, a dict of name -> widget with a ``value``."""
         raise NotImplementedError
 
-    def compute(self, **values) -> SimpleNamespace:
-        """Return everything the view shows, from the control values alone."""
+    def compute(self, **values):
+        """Return everything the view shows, from the control values alone (a frozen dataclass)."""
         raise NotImplementedError
 
     def build(self, figure: Figure):

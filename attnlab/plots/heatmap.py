@@ -16,11 +16,14 @@ Explorers show attention weights with :func:`weights_heatmap` and change them wi
 
 from __future__ import annotations
 
-from types import SimpleNamespace
+from dataclasses import dataclass
 
 import numpy as np
 from matplotlib import colormaps
+from matplotlib.axes import Axes
 from matplotlib.collections import PolyCollection
+from matplotlib.colorbar import Colorbar
+from matplotlib.image import AxesImage
 from matplotlib.path import Path
 
 from attnlab.plots.colours import WEIGHT_CMAP
@@ -76,6 +79,28 @@ def default_cmap(vmin, vmax) -> str:
     return "RdBu_r" if vmin < 0 < vmax else "viridis"
 
 
+@dataclass(frozen=True, eq=False)
+class HeatmapArtists:
+    """What :func:`plot_heatmap` drew; :func:`update_heatmap` changes these artists in place.
+
+    Attributes
+    ----------
+    image : matplotlib.image.AxesImage
+    texts : ndarray of matplotlib.text.Text, shape (n_rows, n_cols), or None
+        The cell texts; ``None`` without annotations.
+    colorbar : matplotlib.colorbar.Colorbar or None
+    fmt : str
+        Format of the cell texts.
+    ax : matplotlib.axes.Axes
+    """
+
+    image: AxesImage
+    texts: np.ndarray | None  # (n_rows, n_cols) Text
+    colorbar: Colorbar | None
+    fmt: str
+    ax: Axes
+
+
 def plot_heatmap(
     matrix,
     row_labels=None,
@@ -122,7 +147,7 @@ def plot_heatmap(
 
     Returns
     -------
-    SimpleNamespace
+    HeatmapArtists
         ``image`` (:class:`~matplotlib.image.AxesImage`), ``texts`` (object array
         of :class:`~matplotlib.text.Text`, shape (n_rows, n_cols), or ``None``
         without annotations), ``colorbar`` (or ``None``), ``fmt`` and ``ax``.
@@ -176,7 +201,7 @@ def plot_heatmap(
             for j in range(n_cols):
                 texts[i, j] = ax.text(j, i, "", ha="center", va="center", fontsize=fontsize)
     bar = ax.figure.colorbar(image, ax=ax, label=colorbar_label) if colorbar else None
-    drawn = SimpleNamespace(image=image, texts=texts, colorbar=bar, fmt=fmt, ax=ax)
+    drawn = HeatmapArtists(image=image, texts=texts, colorbar=bar, fmt=fmt, ax=ax)
     update_heatmap(drawn, matrix)
     return drawn
 
@@ -188,7 +213,7 @@ def update_heatmap(drawn, matrix) -> None:
 
     Parameters
     ----------
-    drawn : SimpleNamespace
+    drawn : HeatmapArtists
         What :func:`plot_heatmap` returned.
     matrix : array_like, shape (n_rows, n_cols)
 

@@ -11,13 +11,25 @@ Colours are the Okabe–Ito palette of :mod:`attnlab.plots.colours`.
 
 from __future__ import annotations
 
-from types import SimpleNamespace
+from dataclasses import dataclass
 
 import numpy as np
+from matplotlib.axes import Axes
+from matplotlib.lines import Line2D
+from matplotlib.quiver import Quiver
+from matplotlib.text import Text
 
 from attnlab.plots.colours import OKABE_ITO, QUERY_COLOUR
 
-__all__ = ["OKABE_ITO", "QUERY_COLOUR", "label_position", "plane", "plot_vectors"]
+__all__ = [
+    "OKABE_ITO",
+    "QUERY_COLOUR",
+    "PlaneArtists",
+    "VectorArtists",
+    "label_position",
+    "plane",
+    "plot_vectors",
+]
 
 
 def _axes(ax):
@@ -26,6 +38,37 @@ def _axes(ax):
 
         _, ax = plt.subplots(figsize=(3.6, 3.6))
     return ax
+
+
+@dataclass(frozen=True, eq=False)
+class PlaneArtists:
+    """What :func:`plane` drew.
+
+    Attributes
+    ----------
+    ax : matplotlib.axes.Axes
+    lines : list of matplotlib.lines.Line2D
+        The axis lines (and the unit circle, when drawn).
+    """
+
+    ax: Axes
+    lines: list[Line2D]
+
+
+@dataclass(frozen=True, eq=False)
+class VectorArtists:
+    """What :func:`plot_vectors` drew.
+
+    Attributes
+    ----------
+    arrows : matplotlib.quiver.Quiver
+        All the arrows; move them with ``set_UVC(u, v)``.
+    labels : list of matplotlib.text.Text
+        The tip labels (empty without labels).
+    """
+
+    arrows: Quiver
+    labels: list[Text]
 
 
 def plane(ax=None, limit=2.0, *, unit_circle=True, grid=True):
@@ -44,7 +87,7 @@ def plane(ax=None, limit=2.0, *, unit_circle=True, grid=True):
 
     Returns
     -------
-    SimpleNamespace
+    PlaneArtists
         ``ax`` and ``lines``: the axis lines (and the circle, when drawn).
 
     Examples
@@ -73,7 +116,7 @@ def plane(ax=None, limit=2.0, *, unit_circle=True, grid=True):
         ax.set_axisbelow(True)
     ax.set_xlabel("dimension 1")
     ax.set_ylabel("dimension 2")
-    return SimpleNamespace(ax=ax, lines=lines)
+    return PlaneArtists(ax=ax, lines=lines)
 
 
 def plot_vectors(
@@ -110,7 +153,7 @@ def plot_vectors(
 
     Returns
     -------
-    SimpleNamespace
+    VectorArtists
         ``arrows``: the :class:`~matplotlib.quiver.Quiver` (move it with
         ``set_UVC(u, v)``); ``labels``: list of :class:`~matplotlib.text.Text`
         (empty without labels).
@@ -178,7 +221,7 @@ def plot_vectors(
                 zorder=zorder + 1,
             )
         )
-    return SimpleNamespace(arrows=arrows, labels=texts)
+    return VectorArtists(arrows=arrows, labels=texts)
 
 
 def label_position(vector, offset=0.12):
