@@ -103,6 +103,8 @@ def test_zero_key_is_handled():
         (0, float("nan"), KEYS),
         (0, 1.0, np.ones((3, 3))),
         (0, 1.0, [[np.inf, 0.0]]),
+        (0, 1.0, KEYS, len(KEYS)),  # no such key to shade
+        (0, 1.0, KEYS, -2),
     ],
 )
 def test_bad_input_is_refused(args):
@@ -194,3 +196,9 @@ def test_custom_keys():
     assert explorer.state.scores[0] == pytest.approx(math.sqrt(2))
     with pytest.raises(ValueError, match="labels"):
         DotProductExplorer(keys=keys, labels=["only one"])
+
+
+def test_state_records_the_controls_it_was_computed_from():
+    state = DotProductExplorer(angle=40, length=1.5, projection=1).state
+    assert (state.angle, state.length, state.projection) == (40.0, 1.5, 1)
+    assert dot_product_scores(40, 1.5, KEYS).projection == -1  # no shadow unless asked

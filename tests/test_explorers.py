@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
 
 import numpy as np
@@ -38,6 +39,14 @@ def test_dom_contract(explorer):
     assert explorer.view.widget.initial_png[:4] == b"\x89PNG"  # painted before the kernel answers
     assert "application/vnd.jupyter.widget-view+json" in bundle
     assert "not live" in bundle["text/plain"]
+
+
+def test_state_is_a_frozen_dataclass_of_its_module(explorer):
+    state = explorer.state
+    assert dataclasses.is_dataclass(state) and type(state).__module__ == type(explorer).__module__
+    first = dataclasses.fields(state)[0].name
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        setattr(state, first, None)  # a view cannot change what compute returned
 
 
 def test_every_control_sweeps_cleanly(explorer):
