@@ -90,6 +90,9 @@ def as_float_array(
             f"{name} must have at least {_plural(min_ndim, 'dimension')}, "
             f"got {what} (shape {arr.shape})"
         )
+    clean = np.isfinite(arr).all() if not allow_inf else not np.isnan(arr).any()
+    if clean:  # one pass for the usual case; the counts below only explain a refusal
+        return arr
     n_nan = int(np.count_nonzero(np.isnan(arr)))
     if n_nan:
         raise ValueError(

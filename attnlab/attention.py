@@ -51,6 +51,12 @@ def _check_qk(q, k) -> tuple[np.ndarray, np.ndarray]:
     """Validate ``q`` and ``k``: finite floats, >= 2 dims, same d_k >= 1, broadcastable batch."""
     arrays = _check_matrices(q=q, k=k)
     q, k = arrays["q"], arrays["k"]
+    _check_qk_fit(q, k)
+    return q, k
+
+
+def _check_qk_fit(q: np.ndarray, k: np.ndarray) -> None:
+    """Checked float arrays ``q`` and ``k``: same d_k >= 1, a key, broadcastable batch."""
     if q.shape[-1] != k.shape[-1]:
         raise ValueError(f"q and k must have the same last dimension d_k: {_shapes(q=q, k=k)}")
     if q.shape[-1] == 0:
@@ -58,13 +64,15 @@ def _check_qk(q, k) -> tuple[np.ndarray, np.ndarray]:
     if k.shape[-2] == 0:
         raise ValueError(f"k must contain at least one key (n_k >= 1): {_shapes(q=q, k=k)}")
     _check_batch(q=q, k=k)
-    return q, k
 
 
 def _check_batch(**arrays) -> tuple:
     """Broadcast the leading (batch) dims of two or three arrays, or explain why not."""
+    batches = [a.shape[:-2] for a in arrays.values()]
+    if all(b == batches[0] for b in batches):  # the usual case, without numpy's machinery
+        return batches[0]
     try:
-        return np.broadcast_shapes(*(a.shape[:-2] for a in arrays.values()))
+        return np.broadcast_shapes(*batches)
     except ValueError:
         names = " and ".join(arrays)
         batches = ", ".join(f"{n} batch dims {a.shape[:-2]}" for n, a in arrays.items())
@@ -90,9 +98,9 @@ def _scores(q: np.ndarray, k: np.ndarray, scale: float) -> np.ndarray:
     q, k = q.astype(work, copy=False), k.astype(work, copy=False)
     kt = np.swapaxes(k, -1, -2)  # (..., d_k, n_k)
     if _cannot_overflow(q, k, scale, work):
-        scores = q @ kt  # (..., n_q, n_k), a new array
-        scores *= scale
-        return scores
+        # Scaling q (n_q · d_k numbers) instead of the scores (n_q · n_k) saves a pass over
+        # the largest array; the two differ only by rounding.
+        return (q * work.type(scale)) @ kt  # (..., n_q, n_k), a new array
     with np.errstate(over="ignore", invalid="ignore"):
         raw = q @ kt  # (..., n_q, n_k)
         scores = raw * scale  # (..., n_q, n_k)
@@ -125,6 +133,13 @@ def _cannot_overflow(q: np.ndarray, k: np.ndarray, scale: float, work) -> bool:
     """
     biggest = float(np.finfo(work).max) / 4
     with np.errstate(over="ignore"):
+        # First a cheaper, cruder bound: |q_i · k_j| <= d_k · max|q| · max|k|, with
+        # max(q) - min(q) >= max|q| (both taken against 0). It settles every everyday
+        # input with four reductions and no temporary array.
+        q_max = float(q.max(initial=0.0)) - float(q.min(initial=0.0))
+        k_max = float(k.max(initial=0.0)) - float(k.min(initial=0.0))
+        if q.shape[-1] * q_max * k_max * max(scale, 1.0) < biggest:
+            return True
         q_norm = float(np.max(np.linalg.norm(q, axis=-1), initial=0.0))
         k_norm = float(np.max(np.linalg.norm(k, axis=-1), initial=0.0))
     return q_norm * k_norm * max(scale, 1.0) < biggest
@@ -187,8 +202,8 @@ def attention_scores(q, k, scale=None):
 def _check_qkv(q, k, v) -> tuple[np.ndarray, np.ndarray, np.ndarray, tuple]:
     """q, k, v as float arrays that fit together, and their common batch shape ``...``."""
     arrays = _check_matrices(q=q, k=k, v=v)
-    q, k = _check_qk(arrays["q"], arrays["k"])
-    v = arrays["v"]
+    q, k, v = arrays["q"], arrays["k"], arrays["v"]
+    _check_qk_fit(q, k)
     if k.shape[-2] != v.shape[-2]:
         raise ValueError(
             f"k and v must have the same number of rows n_k (one value per key): "
@@ -287,13 +302,15 @@ def scaled_dot_product_attention(q, k, v, mask=None, scale=None, *, causal: bool
     dtype = np.result_type(q, k, v)
     scores = _scores(q, k, _scale(scale, q.shape[-1]))  # (q/k batch, n_q, n_k), work dtype
     shape = batch + scores.shape[-2:]  # (..., n_q, n_k)
+    allowed = None
     if mask is not None or causal is not False:  # the no-mask path skips every mask step
         allowed = _allowed(mask, causal, shape, q, k, v)  # broadcasts to (..., n_q, n_k)
         if allowed is not None:
             scores = np.where(allowed, scores, -np.inf)  # a new array
     if scores.shape != shape:  # batch dims that only v (or the mask) has: a copy for each
         scores = np.broadcast_to(scores, shape).copy()
-    weights = _softmax_in_place(scores, axis=-1)  # (..., n_q, n_k); all -inf row -> zeros
+    # (..., n_q, n_k); an all -inf (fully masked) row gives zeros
+    weights = _softmax_in_place(scores, axis=-1, all_finite=allowed is None)
     output = weights @ v.astype(weights.dtype, copy=False)  # (..., n_q, d_v)
     output += 0.0  # turns -0.0 into 0.0
     return output.astype(dtype, copy=False), weights.astype(dtype, copy=False)

@@ -49,7 +49,7 @@ def _no_posinf(arr: np.ndarray, name: str) -> np.ndarray:
     return arr
 
 
-def _fold(m, l, block):
+def _fold(m, l, block, *, in_place=False):
     """Fold ``block`` (..., b) into the running max ``m`` and sum ``l`` (...), no checks.
 
     Returns ``(m_new, l_new, rescale, e)``: ``rescale = exp(m - m_new)`` (...) is what
@@ -57,12 +57,19 @@ def _fold(m, l, block):
     ``e = exp(block - m_new)`` (..., b) are the block's terms against the new max.
     A max that is still ``-inf`` (nothing but masked scores so far) is taken as 0
     for the shift, so ``-inf - (-inf)`` never happens; every exponent is ``<= 0``.
+    With ``in_place=True`` the caller gives up ``block``: ``e`` is written into it
+    (no new array of the block's size), and ``block`` must already have the full
+    broadcast shape of ``m``'s dims plus ``b``.
     """
     m_new = np.maximum(m, np.max(block, axis=-1))  # (...)
     shift = np.where(np.isfinite(m_new), m_new, 0)  # (...) 0 while only -inf was seen
     with np.errstate(over="ignore"):  # a huge gap can overflow to -inf: exp gives the right 0
         rescale = np.exp(m - shift)  # (...) in [0, 1]
-        e = np.exp(block - shift[..., None])  # (..., b) in [0, 1]
+        if in_place:
+            e = np.subtract(block, shift[..., None], out=block)  # (..., b), entries <= 0
+            np.exp(e, out=e)  # (..., b) in [0, 1]
+        else:
+            e = np.exp(block - shift[..., None])  # (..., b) in [0, 1]
     return m_new, l * rescale + np.sum(e, axis=-1), rescale, e
 
 

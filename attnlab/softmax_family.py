@@ -83,35 +83,40 @@ def _shifted(x, axis, temperature, out=None):
     return s
 
 
-def _normalised_exp(s, axis):
+def _normalised_exp(s, axis, all_finite=False):
     """``exp(s) / Σ exp(s)`` along ``axis``, computed in place in ``s`` and returned.
 
     ``s`` is max-shifted (entries ``<= 0``, or a slice all ``-inf``); an all ``-inf``
     slice gives all zeros.  Working in place keeps attention on long sequences to one
-    N × N buffer instead of one per step (``benchmarks/numerics.py``).
+    N × N buffer instead of one per step (``benchmarks/numerics.py``).  A caller that
+    knows every entry is finite passes ``all_finite=True`` to skip the all ``-inf`` fix.
     """
     np.exp(s, out=s)  # entries in [0, 1]
     total = np.sum(s, axis=axis, keepdims=True)  # (..., 1, ...), >= 1 unless all -inf
-    total[total == 0] = 1  # an all -inf slice: its zeros stay zeros
+    if not all_finite:
+        total[total == 0] = 1  # an all -inf slice: its zeros stay zeros
     s /= total
     return s
 
 
-def _softmax_in_place(s, axis=-1):
+def _softmax_in_place(s, axis=-1, all_finite=False):
     """Softmax of ``s`` along ``axis``, written into ``s`` itself and returned.
 
     For callers that own a fresh float array with no NaN and no ``+inf`` (``-inf``
     entries, i.e. masked ones, get 0), such as the scores inside
     :func:`attnlab.scaled_dot_product_attention`: no validation pass, no new N × N array.
+    ``all_finite=True`` says there is no ``-inf`` either (nothing masked), which skips
+    the two steps that keep an all ``-inf`` slice at zeros.
 
     >>> s = np.array([[0.0, np.log(3.0)], [-np.inf, -np.inf]])
     >>> _softmax_in_place(s) is s, np.round(s, 3).tolist()
     (True, [[0.25, 0.75], [0.0, 0.0]])
     """
     m = np.max(s, axis=axis, keepdims=True)  # (..., 1, ...)
-    m[np.isneginf(m)] = 0  # an all -inf slice stays all -inf
+    if not all_finite:
+        m[np.isneginf(m)] = 0  # an all -inf slice stays all -inf
     s -= m  # entries <= 0
-    return _normalised_exp(s, axis)
+    return _normalised_exp(s, axis, all_finite)
 
 
 def softmax(x, axis=-1, temperature=1.0):

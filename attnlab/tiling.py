@@ -45,7 +45,7 @@ def _block_sizes(block_size) -> tuple[int, int]:
     return size, size
 
 
-def tiled_attention(q, k, v, mask=None, *, causal=False, scale=None, block_size=128):
+def tiled_attention(q, k, v, mask=None, *, causal=False, scale=None, block_size=(256, 512)):
     r"""Attention computed tile by tile, never holding more than one block of scores.
 
     Parameters
@@ -67,10 +67,13 @@ def tiled_attention(q, k, v, mask=None, *, causal=False, scale=None, block_size=
         diagonal are skipped, which saves about half the work.
     scale : float, optional
         Finite and > 0; defaults to ``1 / sqrt(d_k)``.
-    block_size : int or (int, int), default 128
+    block_size : int or (int, int), default (256, 512)
         Rows per query block and per key block, each ``>= 1``; a pair sets them
         separately. They need not divide ``n_q`` or ``n_k``; sizes beyond them
-        give a single block.
+        give a single block. The default suits a CPU: a tile of 256 × 512
+        float32 scores is 512 KiB per batch entry, large enough that the two
+        matrix products per tile run near the speed of one big product, small
+        enough to stay in cache (``benchmarks/numerics.py`` compares sizes).
 
     Returns
     -------
@@ -139,8 +142,10 @@ def tiled_attention(q, k, v, mask=None, *, causal=False, scale=None, block_size=
     q, k, v = (a.astype(work, copy=False) for a in (q, k, v))  # converted once, not per tile
     checked = not _cannot_overflow(q, k, s, work)  # else no tile's scores can overflow
     kt = np.swapaxes(k, -1, -2)  # (..., d_k, n_k)
-
     output = np.empty(batch + (n_q, d_v), dtype=work)  # (..., n_q, d_v)
+    # One score buffer serves every tile: the products are written into it, then the
+    # shift and the exponentials, so the loop allocates no tile-sized array.
+    tile = np.empty(batch + (min(block_q, n_q), min(block_k, n_k)), dtype=work)  # (..., bq, bk)
     for i0 in range(0, n_q, block_q):
         i1 = min(i0 + block_q, n_q)
         rows = np.arange(i0, i1)[:, None]  # (bq, 1) query positions
@@ -151,19 +156,21 @@ def tiled_attention(q, k, v, mask=None, *, causal=False, scale=None, block_size=
         stop = min(n_k, max(0, i1 + offset)) if causal else n_k
         for j0 in range(0, stop, block_k):
             j1 = min(j0 + block_k, n_k)
+            scores = tile[..., : i1 - i0, : j1 - j0]  # (..., bq, bk) view of the buffer
             if checked:
-                scores = _tile_scores(q[..., i0:i1, :], k[..., j0:j1, :], s, (i0, i1, j0, j1))
+                scores[...] = _tile_scores(q[..., i0:i1, :], k[..., j0:j1, :], s, (i0, i1, j0, j1))
             else:
-                scores = q[..., i0:i1, :] @ kt[..., j0:j1]  # (..., bq, bk), a new array
+                np.matmul(q[..., i0:i1, :], kt[..., j0:j1], out=scores)
                 scores *= s
             allowed = None if mask is None else mask[..., i0:i1, j0:j1]  # (..., bq, bk) view
             if causal and j1 - 1 > i0 + offset:  # the tile crosses the diagonal
                 below = np.arange(j0, j1)[None, :] <= rows + offset  # (bq, bk)
                 allowed = below if allowed is None else allowed & below
             if allowed is not None:
-                scores = np.where(allowed, scores, -np.inf)  # (..., bq, bk)
-            m, l, rescale, e = _fold(m, l, scores)  # e: (..., bq, bk) = exp(scores - m)
-            acc = acc * rescale[..., None] + e @ v[..., j0:j1, :]  # (..., bq, d_v)
+                np.copyto(scores, -np.inf, where=~allowed)  # masked scores, in place
+            m, l, rescale, e = _fold(m, l, scores, in_place=True)  # e is scores, exponentiated
+            acc *= rescale[..., None]  # (..., bq, d_v) to the new max
+            acc += e @ v[..., j0:j1, :]  # (..., bq, d_v)
         l = l[..., None]  # (..., bq, 1); 0 for a query with no key left
         output[..., i0:i1, :] = np.divide(acc, l, out=np.zeros_like(acc), where=l > 0)
     np.add(output, 0.0, out=output)  # turns -0.0 into 0.0, in place

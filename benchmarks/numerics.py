@@ -1,10 +1,15 @@
 """attnlab's attention against the plain numpy expression and PyTorch's fused CPU kernel.
 
-For each shape (B, H, N, d) in float32, the median wall time of several runs of:
+For each shape (B, H, N, d) in float32, the median wall time of several runs of each method,
+taken in turns (round r calls every method once, starting with a different one each round).
+torch is imported and timed only after the others: its OpenMP threads spin after each call and
+its import changes the process (threads, allocator state), neither of which a learner's kernel
+has:
 
 * ``plain`` — :func:`attnlab.scaled_dot_product_attention` (validation included: it checks
   shapes, finiteness and overflow on every call, as a learner's call does);
-* ``tiled`` — :func:`attnlab.tiled_attention` (block 128, online softmax, no N × N matrix);
+* ``tiled`` — :func:`attnlab.tiled_attention` at its default block size (256 queries × 512
+  keys), online softmax, no N × N matrix;
 * ``numpy`` — the three-line expression a reader would write, with no checks::
 
       s = q @ k.swapaxes(-1, -2) * scale
@@ -62,60 +67,87 @@ def numpy_expression(q, k, v):
     return e / e.sum(-1, keepdims=True) @ v  # (B, H, N, d)
 
 
-def median_seconds(run, repeats: int) -> float:
-    """Median wall time of ``repeats`` calls of ``run`` after one warm-up call."""
-    run()
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
+def interleaved_medians(runs: dict, min_rounds: int, budget_s: float = 1.5) -> dict:
+    """Name -> median wall time (s) of its calls, taken in turns after one warm-up each.
+
+    Each round calls every method once, starting from a different one each time, so a
+    slow spell of the machine (another process, the allocator's state) falls on all
+    methods alike instead of on whichever was being timed at that moment. There are at
+    least ``min_rounds`` rounds, more for fast shapes: as many as fit in ``budget_s``
+    (at most 400), since a 0.3 ms call needs hundreds of runs for a steady median.
+    """
+    names = list(runs)
+    start = time.perf_counter()
+    for run in runs.values():
         run()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+    per_round = max(time.perf_counter() - start, 1e-6)
+    rounds = max(min_rounds, min(400, int(budget_s / per_round)))
+    times = {name: [] for name in names}
+    for r in range(rounds):
+        for name in names[r % len(names) :] + names[: r % len(names)]:
+            start = time.perf_counter()
+            runs[name]()
+            times[name].append(time.perf_counter() - start)
+    return {name: statistics.median(t) for name, t in times.items()}
 
 
-def methods(q, k, v) -> dict:
-    """Name -> zero-argument callable computing attention of (q, k, v) that way."""
+def numpy_methods(q, k, v) -> dict:
+    """Name -> zero-argument callable computing attention of (q, k, v) that way, numpy only."""
     import attnlab
 
-    runs = {
-        "plain": lambda: attnlab.scaled_dot_product_attention(q, k, v),
-        "tiled": lambda: attnlab.tiled_attention(q, k, v, block_size=128),
+    return {
+        "plain": lambda: attnlab.scaled_dot_product_attention(q, k, v)[0],
+        "tiled": lambda: attnlab.tiled_attention(q, k, v),
         "numpy": lambda: numpy_expression(q, k, v),
     }
-    try:
-        import torch
-    except ImportError:
-        return runs
+
+
+def torch_method(q, k, v):
+    """PyTorch's fused CPU attention of (q, k, v) as a callable returning a numpy array."""
+    import torch
+
     tq, tk, tv = (torch.from_numpy(a) for a in (q, k, v))
     sdpa = torch.nn.functional.scaled_dot_product_attention
 
     def run_torch():
         with torch.no_grad():
-            return sdpa(tq, tk, tv)
+            return sdpa(tq, tk, tv).numpy()
 
-    runs["torch"] = run_torch
-    return runs
+    return run_torch
 
 
-def largest_difference(runs: dict) -> float:
-    """Largest |difference| of every method's output from numpy's (a sanity check)."""
+def largest_difference(runs: dict, reference) -> float:
+    """Largest |difference| of every method's output from ``reference`` (a sanity check)."""
     import numpy as np
 
-    reference = runs["numpy"]()
-    worst = 0.0
-    for run in runs.values():
-        out = run()
-        out = out[0] if isinstance(out, tuple) else out
-        out = out.numpy() if hasattr(out, "numpy") else np.asarray(out)
-        worst = max(worst, float(np.max(np.abs(out - reference))))
-    return worst
+    return max(float(np.max(np.abs(run() - reference))) for run in runs.values())
+
+
+def shape_arrays(shape: tuple, index: int):
+    """The seeded q, k, v of one shape: float32 standard normals."""
+    import numpy as np
+
+    rng = np.random.default_rng(index)
+    return tuple(rng.standard_normal(shape, dtype=np.float32) for _ in range(3))
+
+
+def time_numpy_side(shapes: list, repeats: int) -> tuple[dict, dict]:
+    """Shape -> {method: ms} and shape -> numpy expression output, without torch loaded."""
+    times, outputs = {}, {}
+    for index, shape in enumerate(shapes):
+        runs = numpy_methods(*shape_arrays(shape, index))
+        times[shape] = {name: 1e3 * t for name, t in interleaved_medians(runs, repeats).items()}
+        outputs[shape] = (runs["numpy"](), largest_difference(runs, runs["numpy"]()))
+    return times, outputs
 
 
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     rerun_without_slowing_variables(argv)
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeats", type=int, default=7, help="timed runs per method and shape")
+    parser.add_argument(
+        "--repeats", type=int, default=7, help="least timed runs per method and shape"
+    )
     parser.add_argument("--max-n", type=int, default=4096, help="skip shapes with a larger N")
     parser.add_argument("--keep-env", action="store_true", help="keep the OpenBLAS variables")
     args = parser.parse_args(argv)
@@ -124,13 +156,18 @@ def main(argv=None) -> int:
 
     unset = os.environ.get("ATTNLAB_BENCH_UNSET")
     print(
-        "numerics: float32 attention, median ms of",
-        args.repeats,
-        "runs;",
+        f"numerics: float32 attention, median ms of interleaved runs (at least {args.repeats}, "
+        "more for fast shapes, up to 1.5 s per shape);",
         f"OpenBLAS variables unset for this run: {unset}"
         if unset
         else "OpenBLAS variables as set in the environment",
     )
+    print(
+        "plain, numpy and tiled are timed first, with torch not yet imported (as in a learner's "
+        "kernel); torch's column after, on the same arrays"
+    )
+    shapes = [shape for shape in SHAPES if shape[2] <= args.max_n]
+    times, outputs = time_numpy_side(shapes, args.repeats)
     try:
         import torch
 
@@ -138,31 +175,29 @@ def main(argv=None) -> int:
         print(
             f"torch {torch.__version__}, {torch.get_num_threads()} threads; numpy {np.__version__}"
         )
+        for index, shape in enumerate(shapes):
+            run = {"torch": torch_method(*shape_arrays(shape, index))}
+            times[shape]["torch"] = 1e3 * interleaved_medians(run, args.repeats)["torch"]
+            reference, worst = outputs[shape]
+            outputs[shape] = (reference, max(worst, largest_difference(run, reference)))
     except ImportError:
         print("torch not installed (pip install -r requirements-bench.txt): its column is empty")
-    header = (
+    print(
         f"{'(B, H, N, d)':<20} {'plain':>9} {'numpy':>9} {'tiled':>9} {'torch':>9}"
         f"  {'plain/numpy':>11} {'tiled/plain':>11} {'plain/torch':>11}  max |diff|"
     )
-    print(header)
     met = True
-    rng = np.random.default_rng(0)
-    for shape in SHAPES:
-        if shape[2] > args.max_n:
-            continue
-        q, k, v = (rng.standard_normal(shape, dtype=np.float32) for _ in range(3))
-        runs = methods(q, k, v)
-        repeats = args.repeats if shape[2] <= 2048 else max(3, args.repeats // 2)
-        ms = {name: 1e3 * median_seconds(run, repeats) for name, run in runs.items()}
+    for shape in shapes:
+        ms = times[shape]
         plain_ratio, tiled_ratio = ms["plain"] / ms["numpy"], ms["tiled"] / ms["plain"]
         ok = plain_ratio <= PLAIN_BAR and tiled_ratio <= TILED_BAR
         met &= ok
-        torch_ms = f"{ms['torch']:9.1f}" if "torch" in ms else f"{'—':>9}"
+        torch_ms = f"{ms['torch']:9.2f}" if "torch" in ms else f"{'—':>9}"
         torch_ratio = f"{ms['plain'] / ms['torch']:10.2f}×" if "torch" in ms else f"{'—':>11}"
         print(
-            f"{str(shape):<20} {ms['plain']:9.1f} {ms['numpy']:9.1f} {ms['tiled']:9.1f} "
+            f"{str(shape):<20} {ms['plain']:9.2f} {ms['numpy']:9.2f} {ms['tiled']:9.2f} "
             f"{torch_ms}  {plain_ratio:10.2f}× {tiled_ratio:10.2f}× {torch_ratio}"
-            f"  {largest_difference(runs):.1e}  {'ok' if ok else 'OVER BAR'}"
+            f"  {outputs[shape][1]:.1e}  {'ok' if ok else 'OVER BAR'}"
         )
     print(
         f"bars: plain ≤ {PLAIN_BAR}× numpy, tiled ≤ {TILED_BAR}× plain at every shape: "
