@@ -40,7 +40,7 @@ import numpy as np
 from attnlab._validate import positive_finite, positive_int
 from attnlab.backward import _attention_backward, _softmax_vjp  # noqa: F401 (named in docs)
 from attnlab.patterns import diagonal_mass, normalised_entropy
-from attnlab.softmax_family import log_softmax, softmax
+from attnlab.softmax_family import _lse_shifted, _softmax_in_place
 
 __all__ = [
     "PROBE",
@@ -158,11 +158,52 @@ def head_forward(head: Head, x: np.ndarray, scale: float):
         ``q``, ``k`` (..., n, d_k), ``v`` (..., n, d_v), ``weights`` (..., n, n),
         ``mixed`` (..., n, d_v) = weights @ v.
     """
-    q, k, v = x @ head.w_q, x @ head.w_k, x @ head.w_v  # (..., n, d_k), (.., n, d_k), (.., n, d_v)
+    q, k, v = (_rows_times(x, w) for w in (head.w_q, head.w_k, head.w_v))  # (..., n, d_k|d_v)
     scores = (q @ np.swapaxes(k, -1, -2)) * scale  # (..., n, n)
-    weights = softmax(scores, axis=-1)  # (..., n, n)
+    weights = _softmax_in_place(scores, axis=-1, all_finite=True)  # (..., n, n), in scores
     mixed = weights @ v  # (..., n, d_v)
-    return mixed @ head.w_o, {"q": q, "k": k, "v": v, "weights": weights, "mixed": mixed}
+    return _rows_times(mixed, head.w_o), {
+        "q": q,
+        "k": k,
+        "v": v,
+        "weights": weights,
+        "mixed": mixed,
+    }
+
+
+def _rows_times(x: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """``x @ w`` for a stack of rows ``x`` (..., n, d_in) and one matrix ``w`` (d_in, d_out).
+
+    Flattened to a single matrix product: numpy would otherwise make one small product
+    per batch entry.
+
+    >>> _rows_times(np.ones((2, 3, 4)), np.ones((4, 5))).shape
+    (2, 3, 5)
+    """
+    return (x.reshape(-1, x.shape[-1]) @ w).reshape(*x.shape[:-1], w.shape[-1])
+
+
+def _log_softmax_of_finite(logits: np.ndarray) -> np.ndarray:
+    """:func:`attnlab.log_softmax` along the last axis, for finite logits, without its checks.
+
+    The trainer's inner loop calls it every step on arrays it made itself; the checks of
+    the public function cost more than the arithmetic at these sizes.
+    """
+    s = logits - logits.max(axis=-1, keepdims=True)  # (..., vocab), max 0
+    return s - _lse_shifted(s, -1)  # (..., vocab)
+
+
+def _sum_of_outer(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``Σ_{batch, position} a[..., :, None] * b[..., None, :]``: ``einsum("bni,bnj->ij")``.
+
+    Written as one matrix product of the flattened rows, which numpy runs through BLAS
+    (``einsum`` takes a slower path for these small shapes).
+
+    >>> a, b = np.arange(12.0).reshape(2, 3, 2), np.ones((2, 3, 1))
+    >>> bool(np.allclose(_sum_of_outer(a, b), np.einsum("bni,bnj->ij", a, b)))
+    True
+    """
+    return a.reshape(-1, a.shape[-1]).T @ b.reshape(-1, b.shape[-1])  # (i, j)
 
 
 def loss_and_grads(head: Head, x: np.ndarray, targets: np.ndarray, scale: float):
@@ -184,7 +225,7 @@ def loss_and_grads(head: Head, x: np.ndarray, targets: np.ndarray, scale: float)
     ((14, 4), True)
     """
     logits, cache = head_forward(head, x, scale)  # (batch, n, vocab)
-    log_p = log_softmax(logits, axis=-1)  # (batch, n, vocab)
+    log_p = _log_softmax_of_finite(logits)  # (batch, n, vocab)
     picked = np.take_along_axis(log_p, targets[..., None], axis=-1)  # (batch, n, 1)
     count = targets.size
     loss = -float(picked.sum()) / count
@@ -196,15 +237,15 @@ def loss_and_grads(head: Head, x: np.ndarray, targets: np.ndarray, scale: float)
         axis=-1,
     )
     d_logits /= count  # (batch, n, vocab) ∂loss/∂logits
-    d_w_o = np.einsum("bnv,bnc->vc", cache["mixed"], d_logits)  # (d_v, vocab)
+    d_w_o = _sum_of_outer(cache["mixed"], d_logits)  # (d_v, vocab)
     d_mixed = d_logits @ head.w_o.T  # (batch, n, d_v)
     dq, dk, dv = _attention_backward(
         cache["q"], cache["k"], cache["v"], cache["weights"], d_mixed, scale
     )
     grads = Head(
-        w_q=np.einsum("bnd,bnk->dk", x, dq),  # (d_in, d_k)
-        w_k=np.einsum("bnd,bnk->dk", x, dk),  # (d_in, d_k)
-        w_v=np.einsum("bnd,bnk->dk", x, dv),  # (d_in, d_v)
+        w_q=_sum_of_outer(x, dq),  # (d_in, d_k)
+        w_k=_sum_of_outer(x, dk),  # (d_in, d_k)
+        w_v=_sum_of_outer(x, dv),  # (d_in, d_v)
         w_o=d_w_o,
     )
     cache["logits"] = logits
@@ -313,7 +354,7 @@ def train(
 
     def evaluate(step):
         logits, _ = head_forward(head, eval_x, scale)  # (256, n, vocab)
-        log_p = log_softmax(logits, axis=-1)
+        log_p = _log_softmax_of_finite(logits)
         evals["step"].append(step)
         evals["accuracy"].append(float((logits.argmax(axis=-1) == eval_targets).mean()))
         evals["loss"].append(
