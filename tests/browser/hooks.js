@@ -68,6 +68,9 @@
       if (type === "comm_msg") {
         entry.method = c.data && c.data.method;
         entry.keys = c.data && c.data.state ? Object.keys(c.data.state) : [];
+        entry.comm = c.comm_id;
+        // What the page sends (a control's new value) is small: keep it, to see what arrived.
+        if (dir === "out" && c.data && c.data.state) entry.sentState = c.data.state;
       } else if (type === "status") {
         entry.state = c.execution_state;
       } else if (type === "error") {
@@ -160,6 +163,7 @@
         now: parseFloat(h.value),
         min: parseFloat(h.min),
         max: parseFloat(h.max),
+        step: parseFloat(h.step) || 1,
         text: h.getAttribute("aria-valuetext"),
       })),
     };
@@ -179,6 +183,53 @@
   }
 
   let pending = null;
+
+  // Watch explorer i from now on: every keydown, every `input` event of its sliders, and every
+  // change in it (a draw into its figure, a DOM change) with the end of the frame that
+  // painted it. Returns the record and a function that stops watching.
+  function watchExplorer(i) {
+    const root = explorer(i);
+    const el = figure(root);
+    const rec = { keys: [], inputs: [], changes: [], last: null, lastKind: null, paint: null };
+    let seq = 0;
+    const changed = (t, kind) => {
+      if (!rec.keys.length) return;
+      const mine = ++seq;
+      rec.changes.push({ t, kind });
+      rec.last = t;
+      rec.lastKind = kind;
+      rec.paint = null;
+      afterNextPaint().then((p) => { if (mine === seq) rec.paint = p; });
+    };
+    const onKey = () => rec.keys.push(performance.now());
+    const onInput = () => rec.inputs.push(performance.now());
+    window.addEventListener("keydown", onKey, { capture: true });
+    root.addEventListener("input", onInput, { capture: true });
+    const kindOf = (node) => {
+      const e = node && node.nodeType === 1 ? node : node && node.parentElement;
+      if (!e) return "other";
+      if (e.closest(".attnlab-readout")) return "readout";
+      if (e.closest(SLIDER)) return "slider";
+      return "other";
+    };
+    const domWatch = new MutationObserver((records) => {
+      const t = performance.now();
+      const kinds = records.filter((r) => r.target !== el).map((r) => kindOf(r.target));
+      if (kinds.length) changed(t, kinds.includes("readout") ? "readout" : kinds[0]);
+    });
+    domWatch.observe(root, { subtree: true, childList: true, attributes: true, characterData: true });
+    const onDraw = (canvas, t) => { if (canvas === el) changed(t, "figure"); };
+    drawListeners.add(onDraw);
+    const stop = () => {
+      window.removeEventListener("keydown", onKey, { capture: true });
+      root.removeEventListener("input", onInput, { capture: true });
+      domWatch.disconnect();
+      drawListeners.delete(onDraw);
+    };
+    return { rec, stop };
+  }
+
+  let burst = null;
 
   window.__attnlab = {
     messages,
@@ -279,26 +330,54 @@
 
     /**
      * Start timing one step of explorer i: the next keydown (capture phase, on window) to the
-     * moment new pixels reach its figure (`drawn`: the first draw into the canvas, or the
-     * image's new src; for an image also `load` and `decoded`), and the end of the next
-     * frame (`paint`), when those pixels have been painted.
+     * frame painted after the step's *last* visible change in the explorer. Marks: `drawn`,
+     * the first draw into its figure canvas (or the image's new src; for an image also `load`
+     * and `decoded`); `last`, the last change of the step (a draw, or a DOM change anywhere
+     * in the explorer: readout, error, the slider's own readout) with `lastKind` ("figure",
+     * "readout", "slider", "other"); `paint`, the end of the frame that painted `last`.
      */
     arm: (i) => {
-      const el = figure(explorer(i));
+      const root = explorer(i);
+      const el = figure(root);
       const before = frameId(el);
-      const marks = { key: null, drawn: null, load: null, decoded: null, paint: null };
-      let stop = () => {};
-      let settle;
-      const done = new Promise((r) => { settle = r; });
+      const marks = {
+        key: null, drawn: null, load: null, decoded: null, last: null, lastKind: null,
+        paint: null, changes: 0,
+      };
+      let seq = 0;
+      // Every change after the key press: remember it, and the end of the frame that shows it.
+      const changed = (t, kind) => {
+        if (marks.key === null) return;
+        const mine = ++seq;
+        marks.last = t;
+        marks.lastKind = kind;
+        marks.changes += 1;
+        marks.paint = null;
+        afterNextPaint().then((p) => { if (mine === seq) marks.paint = p; });
+      };
       const onKey = () => { if (marks.key === null) marks.key = performance.now(); };
       window.addEventListener("keydown", onKey, { capture: true });
-      const painted = (t) => { marks.paint = t; settle(); };
+      const kindOf = (node) => {
+        const e = node && node.nodeType === 1 ? node : node && node.parentElement;
+        if (!e) return "other";
+        if (e.closest(".attnlab-readout")) return "readout";
+        if (e.closest(SLIDER)) return "slider";
+        return "other";
+      };
+      const domWatch = new MutationObserver((records) => {
+        const t = performance.now();
+        const kinds = records.filter((r) => r.target !== el).map((r) => kindOf(r.target));
+        if (kinds.length) changed(t, kinds.includes("readout") ? "readout" : kinds[0]);
+      });
+      domWatch.observe(root, {
+        subtree: true, childList: true, attributes: true, characterData: true,
+      });
+      let stop = () => {};
       if (el && isCanvas(el)) {
         const onDraw = (canvas, t) => {
-          if (canvas !== el || marks.drawn !== null || marks.key === null) return;
-          marks.drawn = marks.load = marks.decoded = t;
-          drawListeners.delete(onDraw);
-          afterNextPaint().then(painted);
+          if (canvas !== el || marks.key === null) return;
+          if (marks.drawn === null) marks.drawn = marks.load = marks.decoded = t;
+          changed(t, "figure");
         };
         drawListeners.add(onDraw);
         stop = () => drawListeners.delete(onDraw);
@@ -310,38 +389,95 @@
           el.addEventListener("load", () => { marks.load = performance.now(); }, { once: true });
           el.decode()
             .catch(() => null)
-            .then(() => { marks.decoded = performance.now(); return afterNextPaint(); })
-            .then(painted);
+            .then(() => {
+              marks.decoded = performance.now();
+              changed(marks.decoded, "figure");
+            });
         });
         observer.observe(el, { attributes: true, attributeFilter: ["src"] });
         stop = () => observer.disconnect();
       }
       pending = {
-        marks, done,
+        marks,
         cleanup: () => {
           window.removeEventListener("keydown", onKey, { capture: true });
+          domWatch.disconnect();
           stop();
         },
+      };
+    },
+
+    /** Start watching explorer i for a burst of key presses on slider `slider`. */
+    armBurst: (i, slider) => {
+      const input = explorer(i).querySelectorAll(SLIDER)[slider].querySelector("input[type=range]");
+      burst = { ...watchExplorer(i), input };
+    },
+
+    /**
+     * Wait until the burst is over: the last value the page sent the kernel for the slider is
+     * the value the slider shows (nothing left buffered by ipywidgets' throttle), the kernel
+     * reported idle for that message, nothing in the explorer changed for settleMs, and the
+     * frame showing the last change has been painted. Returns the key, input and change times,
+     * the messages sent for the slider and whether the final value's message drew pixels.
+     */
+    collectBurst: async (timeoutMs, settleMs) => {
+      const { rec, stop, input } = burst;
+      burst = null;
+      const start = performance.now();
+      let outcome = null;
+      let sent = [];
+      let final = null;
+      while (outcome === null) {
+        const now = performance.now();
+        const first = messages.find(
+          (m) => m.dir === "out" && m.type === "comm_msg" && m.sentState && m.t >= rec.keys[0]);
+        sent = first ? messages.filter((m) => m.dir === "out" && m.comm === first.comm
+          && m.t >= rec.keys[0] && m.sentState) : [];
+        const lastSent = sent[sent.length - 1];
+        const value = lastSent ? Object.values(lastSent.sentState)[0] : null;
+        const idle = lastSent && messages.find((m) => m.dir === "in" && m.type === "status"
+          && m.state === "idle" && m.parent === lastSent.id);
+        if (idle && Math.abs(Number(input.value) - value) < 1e-9
+            && now - Math.max(idle.t, rec.last || 0) > settleMs && rec.paint !== null) {
+          final = { sentAt: lastSent.t, idleAt: idle.t, value };
+          outcome = "settled";
+        } else if (now - start > timeoutMs) {
+          outcome = "timeout";
+        } else {
+          await sleep(20);
+        }
+      }
+      stop();
+      const drewFinal = final !== null
+        && rec.changes.some((c) => c.kind === "figure" && c.t > final.sentAt);
+      return {
+        outcome, keys: rec.keys, inputs: rec.inputs, last: rec.last, lastKind: rec.lastKind,
+        paint: rec.paint, sent: sent.length, final, drewFinal, value: Number(input.value),
       };
     },
 
     /**
      * Wait for the armed step; returns its marks (page ms) and an outcome: "changed" (new
      * pixels painted), "unchanged" (the kernel finished handling the key, or nothing was sent,
-     * and graceMs passed without a new image) or "timeout" (timeoutMs passed).
+     * and graceMs passed without a new image) or "timeout" (timeoutMs passed). A step with new
+     * pixels is over once the kernel has handled it, nothing in the explorer has changed for
+     * SETTLE_MS, and the frame showing the last change has been painted.
      */
     collect: async (timeoutMs, graceMs) => {
-      const { marks, done, cleanup } = pending;
+      const { marks, cleanup } = pending;
       pending = null;
+      const SETTLE_MS = 150;
       let outcome = null;
-      done.then(() => { outcome = outcome || "changed"; });
       const start = performance.now();
       while (outcome === null) {
         const now = performance.now();
         const handled = stepHandledAt(marks.key);
-        if (now - start > timeoutMs) outcome = "timeout";
-        else if (handled !== null && now - handled > graceMs) outcome = "unchanged";
-        else await sleep(50);
+        const settled = handled !== null && now - Math.max(handled, marks.last || 0) > SETTLE_MS;
+        if (marks.drawn !== null && settled && marks.paint !== null) outcome = "changed";
+        else if (now - start > timeoutMs) outcome = "timeout";
+        else if (marks.drawn === null && handled !== null && now - handled > graceMs) {
+          outcome = "unchanged";
+        } else await sleep(20);
       }
       cleanup();
       return { ...marks, outcome };

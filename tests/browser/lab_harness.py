@@ -66,6 +66,7 @@ KERNEL_QUIET_MS = 500
 WIDGETS_APPEAR_S = 30
 STEP_S = 20
 STEP_GRACE_MS = 2000
+BURST_SETTLE_MS = 300
 
 
 def notebook_dir() -> Path:
@@ -465,9 +466,11 @@ class LessonPage:
         )
 
     def step(self, explorer: int, slider: int, key: str, handle: int = 0) -> dict:
-        """Focus a slider handle, press ``key`` and time it until new pixels are painted.
+        """Focus a slider handle, press ``key`` and time it until its last change is painted.
 
-        Returns the page-time marks (ms) ``key, drawn, load, decoded, paint`` and ``outcome``:
+        Returns the page-time marks (ms) ``key``, ``drawn`` (first new pixels), ``load``,
+        ``decoded``, ``last`` (the step's last change in the explorer: pixels, readout, ...;
+        ``lastKind`` says which), ``paint`` (the end of the frame showing it) and ``outcome``:
         "changed", "unchanged" (the kernel handled the key and no new pixels came within
         STEP_GRACE_MS) or "timeout" (nothing settled within STEP_S).
         """
@@ -477,6 +480,33 @@ class LessonPage:
         self.js("i => window.__attnlab.arm(i)", explorer)
         self.page.keyboard.press(key)
         return self.js("([t, g]) => window.__attnlab.collect(t, g)", [STEP_S * 1000, STEP_GRACE_MS])
+
+    def burst(
+        self, explorer: int, slider: int, presses: int = 20, interval_ms: float = 12.0
+    ) -> dict:
+        """Press arrow keys ``presses`` times, one every ``interval_ms``, like a held key.
+
+        The keys go towards the slider's roomier side and turn back at its ends, so every
+        press moves it. Returns the page's record (see ``collectBurst`` in hooks.js): the
+        ``keys`` and ``inputs`` times, ``paint`` (the end of the frame showing the burst's
+        last change), ``sent`` (messages the page sent for the slider), ``final`` (the last
+        one, or None if the burst never settled), ``drewFinal`` and ``outcome``.
+        """
+        target = self.handle(explorer, slider)
+        target.scroll_into_view_if_needed()
+        target.focus()
+        handle = self.snapshot(explorer)["sliders"][slider]["handles"][0]
+        keys = burst_keys(handle, presses)
+        self.js("([i, s]) => window.__attnlab.armBurst(i, s)", [explorer, slider])
+        start = time.perf_counter()
+        for n, key in enumerate(keys):
+            delay = start + n * interval_ms / 1000 - time.perf_counter()
+            if delay > 0:
+                time.sleep(delay)
+            self.page.keyboard.press(key)
+        return self.js(
+            "([t, s]) => window.__attnlab.collectBurst(t, s)", [STEP_S * 1000, BURST_SETTLE_MS]
+        )
 
     def messages_since(self, t: float) -> list[dict]:
         """Kernel websocket messages recorded at page time >= ``t``."""
@@ -504,12 +534,35 @@ def key_towards_free_side(state: dict, forward: bool = True) -> str:
     return "ArrowRight" if state["now"] <= state["min"] else "ArrowLeft"
 
 
+def burst_keys(handle: dict, presses: int) -> list[str]:
+    """Arrow keys for a burst: towards the roomier side, turning back at the ends.
+
+    >>> burst_keys({"now": 1.0, "min": 0.0, "max": 4.0, "step": 1.0}, 6)
+    ['ArrowRight', 'ArrowRight', 'ArrowRight', 'ArrowLeft', 'ArrowLeft', 'ArrowLeft']
+    >>> burst_keys({"now": 0.5, "min": 0.0, "max": 0.5, "step": 0.1}, 2)
+    ['ArrowLeft', 'ArrowLeft']
+    """
+    stops = round((handle["max"] - handle["min"]) / handle["step"])
+    position = round((handle["now"] - handle["min"]) / handle["step"])
+    step = 1 if stops - position >= position else -1
+    keys = []
+    for _ in range(presses):
+        if not 0 <= position + step <= stops:
+            step = -step
+        position += step
+        keys.append("ArrowRight" if step > 0 else "ArrowLeft")
+    return keys
+
+
 def kernel_breakdown(marks: dict, messages: list[dict], time_origin: float, offset: float) -> dict:
     """Split one step's latency into frontend, transfer, kernel, decode and paint (ms).
 
-    ``marks`` come from :meth:`LessonPage.step`; ``messages`` are the websocket messages since
-    the keydown; kernel header dates are epoch ms, mapped to page time with ``time_origin`` and
-    the wall-clock ``offset``. Returns {} when the step's messages cannot be matched.
+    The parts add up to ``paint - key``: "after_pixels" is the time from the new pixels to the
+    step's last change in the explorer (e.g. its readout), "paint" from that change to the
+    end of the frame that shows it. ``marks`` come from :meth:`LessonPage.step`; ``messages``
+    are the websocket messages since the keydown; kernel header dates are epoch ms, mapped to
+    page time with ``time_origin`` and the wall-clock ``offset``. Returns {} when the step's
+    messages cannot be matched.
     """
     sent = next((m for m in messages if m["dir"] == "out" and m["type"] == "comm_msg"), None)
     if sent is None or marks.get("drawn") is None:
@@ -521,6 +574,7 @@ def kernel_breakdown(marks: dict, messages: list[dict], time_origin: float, offs
         return {}
 
     loaded = marks["load"] if marks.get("load") is not None else marks["decoded"]
+    shown = max(marks["decoded"], marks.get("last") or marks["decoded"])  # the step's last change
 
     def page_time(epoch_ms: float) -> float:
         return epoch_ms - offset - time_origin
@@ -533,7 +587,8 @@ def kernel_breakdown(marks: dict, messages: list[dict], time_origin: float, offs
         "widget_update": marks["drawn"] - frame["t"],
         "load": loaded - marks["drawn"],
         "decode": marks["decoded"] - loaded,
-        "paint": marks["paint"] - marks["decoded"],
+        "after_pixels": shown - marks["decoded"],
+        "paint": marks["paint"] - shown,
         "frame_bytes": frame["size"],
     }
 
