@@ -28,6 +28,13 @@ kernel's own message timestamps (same machine, same clock); the parts add up to 
 Bars (the course's targets): per explorer, median ≤ 25 ms and p90 ≤ 35 ms. The summary gives
 each explorer's verdict, what changed last in its steps, and one overall "bars: ..." line.
 
+Responsiveness while dragging fast: after the timed steps, 20 presses on the explorer's first
+slider, one every ~12 ms (Playwright's own round trip can stretch that; the mean interval is
+printed), turning back at the slider's ends so each press moves it. ipywidgets sends one value
+at a time and keeps only the newest meanwhile; the burst is over when the value last sent is
+the one the slider shows, the kernel is idle after it and the explorer has been still for
+300 ms. Printed: last press → the painted frame of the last change, against a 100 ms bar.
+
 Usage: ``python benchmarks/latency.py [--steps 20] [--runs 3] [--lesson SUBSTRING]``.
 It prints figures; it asserts nothing.
 """
@@ -48,6 +55,9 @@ import lab_harness as lab  # noqa: E402
 
 MEDIAN_BAR_MS = 25.0
 P90_BAR_MS = 35.0
+BURST_PRESSES = 20
+BURST_INTERVAL_MS = 12.0  # a held arrow key's auto-repeat, or a fast drag
+BURST_BAR_MS = 100.0
 PARTS = [
     "frontend_send",
     "to_kernel",
@@ -91,6 +101,7 @@ class ExplorerResult:
     name: str
     samples: list[Sample] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
+    burst: str = ""  # the burst line, see measure_burst
 
 
 def percentile(values: list[float], q: int) -> float:
@@ -148,7 +159,33 @@ def measure_explorer(
             total = marks["paint"] - marks["key"]
             sample = Sample(run, stepper.label(slider), total, parts, marks["lastKind"])
             result.samples.append(sample)
+    result.burst = measure_burst(page, info["index"], stepper.label(0))
     return result
+
+
+def measure_burst(page: lab.LessonPage, index: int, label: str) -> str:
+    """20 quick key presses on the explorer's first slider: last press → final value painted.
+
+    The burst is over when the value the page last sent for the slider is the value it shows
+    (ipywidgets sends one message at a time and keeps only the newest value meanwhile), the
+    kernel has reported idle for that message, and nothing changed for 300 ms; the time is
+    from the last key press to the end of the frame that painted the last change.
+    """
+    page.wait_quiet(index, quiet_ms=100)
+    record = page.burst(index, 0, BURST_PRESSES, BURST_INTERVAL_MS)
+    keys = record["keys"]
+    if record["outcome"] != "settled" or not keys:
+        return f"burst on {label}: did not settle within {lab.STEP_S} s ({len(keys)} presses)"
+    shown = record["paint"] - keys[-1]
+    spread = keys[-1] - keys[0]
+    verdict = "met" if shown <= BURST_BAR_MS and record["drewFinal"] else "NOT met"
+    final = "" if record["drewFinal"] else "; NO new pixels after the final value was sent"
+    return (
+        f"burst on {label}: {len(keys)} presses, one every {spread / (len(keys) - 1):.0f} ms, "
+        f"{record['sent']} values sent to "
+        f"the kernel, last value shown {shown:.1f} ms after the last press "
+        f"(bar {BURST_BAR_MS:.0f} ms) {verdict}{final}"
+    )
 
 
 def page_clock(page: lab.LessonPage) -> tuple[float, float]:
@@ -207,6 +244,8 @@ def print_table(results: list[ExplorerResult], runs: int) -> None:
     print()
     for result in results:
         print(summary_line(result, runs))
+        if result.burst:
+            print(f"    {result.burst}")
     print(overall_line(results))
 
 
