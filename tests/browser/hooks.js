@@ -107,6 +107,7 @@
 
   const FIGURE_CANVAS = "attnlab-figure";
   const draws = new WeakMap();  // canvas -> number of draws into it
+  const firstDraws = new WeakMap();  // canvas -> page time of its first draw
   const drawListeners = new Set();  // functions of (canvas, page time), called after each draw
   for (const method of ["putImageData", "drawImage"]) {
     const native = CanvasRenderingContext2D.prototype[method];
@@ -116,6 +117,7 @@
       if (canvas && canvas.classList && canvas.classList.contains(FIGURE_CANVAS)) {
         const t = performance.now();
         draws.set(canvas, (draws.get(canvas) || 0) + 1);
+        if (!firstDraws.has(canvas)) firstDraws.set(canvas, t);
         for (const listener of drawListeners) listener(canvas, t);
       }
       return result;
@@ -270,6 +272,13 @@
         widgetViews: ms.filter((m) => m.widgetView).length,
       };
     },
+
+    /** When each explorer's figure canvas got its first picture (page ms; null if none yet). */
+    firstPictures: () =>
+      [...document.querySelectorAll(".attnlab-explorer")].map((root) => {
+        const el = root.querySelector(`canvas.${FIGURE_CANVAS}`);
+        return { name: name(root), at: el && firstDraws.has(el) ? firstDraws.get(el) : null };
+      }),
 
     /** All explorers on the page with their sliders, in document order. */
     explorers: () =>

@@ -307,6 +307,7 @@ class LessonPage:
         self.page: Page = self.context.new_page()
         self.page_errors: list[str] = []
         self.run_all_clicks = 0
+        self.run_all_clicked_at: float | None = None  # page ms, just before Run All's click
         self.page.on("pageerror", lambda exc: self.page_errors.append(str(exc)))
 
     def close(self) -> None:
@@ -351,6 +352,7 @@ class LessonPage:
         for _ in range(3):
             self.run_all_clicks += 1
             self.page.locator("li.lm-MenuBar-item:has-text('Run')").click()
+            self.run_all_clicked_at = self.js("() => performance.now()")
             self.page.locator("li.lm-Menu-item[data-command='runmenu:run-all']").click()
             deadline = time.monotonic() + RUN_ALL_START_S
             while time.monotonic() < deadline:
@@ -411,6 +413,10 @@ class LessonPage:
             if attempt == 2 or self._widgets_appeared(result.widget_views):
                 return result
         raise AssertionError("unreachable")
+
+    def first_pictures(self) -> list[dict]:
+        """Each explorer's ``name`` and ``at``, the page time of its figure's first picture."""
+        return self.js("() => window.__attnlab.firstPictures()")
 
     def widget_render_errors(self) -> list[str]:
         """Texts of every "Error displaying widget" on the page."""
