@@ -7,7 +7,11 @@ still win over everything here.
 * ``app_settings_dir``: ``lab/settings/overrides.d/attnlab.json`` beside this file gives
   JupyterLab's settings new defaults: widget state is saved with the notebook (a reopened
   lesson shows each explorer's last picture and says to re-run its cell, instead of
-  "Error displaying widget: model not found"), and no "Jupyter news?" pop-up. A
+  "Error displaying widget: model not found"), no "Jupyter news?" pop-up, and no execution
+  indicator in the notebook toolbar (the status bar still says "Busy"/"Idle"): its re-render
+  on every kernel busy/idle made JupyterLab's toolbar recompute its focusable buttons with a
+  forced layout, twice per slider step (``benchmarks/README.md``, about 2.5 ms median and
+  3.5 ms p90 of a step in an interleaved A/B). A
   ``pip install .`` (Binder, the hub images) copies that file into the environment's own
   settings folder instead (pyproject.toml, data-files).
 * no news feed and no update checks: nothing is fetched from the network.

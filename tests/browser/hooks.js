@@ -239,14 +239,15 @@
     clockOffset: () => Date.now() - (performance.timeOrigin + performance.now()),
 
     /**
-     * Whether the kernel is connected (a kernel_info_reply came), idle, the toolbar says
-     * idle, and no kernel message has come or gone for quietMs.
+     * Whether the kernel is connected (a kernel_info_reply came), idle, the toolbar's execution
+     * indicator (if the lab shows one) says idle, and no kernel message has come or gone for
+     * quietMs.
      */
     kernelReady: (quietMs) => {
       const indicator = document.querySelector(".jp-Notebook-ExecutionIndicator");
       const last = messages[messages.length - 1];
       return messages.some((m) => m.type === "kernel_info_reply") && kernelIdle()
-        && Boolean(indicator) && indicator.dataset.status === "idle"
+        && (!indicator || indicator.dataset.status === "idle")
         && performance.now() - last.t >= quietMs;
     },
 
