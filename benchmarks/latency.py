@@ -141,9 +141,14 @@ class Stepper:
 
 
 def measure_explorer(
-    page: lab.LessonPage, info: dict, steps: int, runs: int, clock: tuple[float, float]
+    page: lab.LessonPage,
+    info: dict,
+    steps: int,
+    runs: int,
+    clock: tuple[float, float],
+    burst: bool = False,
 ) -> ExplorerResult:
-    """Warm up every slider once, then time ``steps`` round-robin steps per run."""
+    """Warm up every slider once, time ``steps`` round-robin steps per run, then the burst."""
     result = ExplorerResult(page.name, f"{info['name']}#{info['index']}")
     if not info["sliders"] or not info["hasFigure"]:
         result.failures.append("no slider or no figure: nothing to time")
@@ -164,7 +169,8 @@ def measure_explorer(
             total = marks["paint"] - marks["key"]
             sample = Sample(run, stepper.label(slider), total, parts, marks["lastKind"])
             result.samples.append(sample)
-    result.burst = measure_burst(page, info["index"], stepper.label(0))
+    if burst:
+        result.burst = measure_burst(page, info["index"], stepper.label(0))
     return result
 
 
@@ -235,7 +241,7 @@ def measure_lesson(browser, server: lab.LabServer, name: str, steps: int, runs: 
         results = []
         for info in page.explorers():
             print(f"  timing {name} / {info['name']} ...", flush=True)
-            results.append(measure_explorer(page, info, steps, runs, clock))
+            results.append(measure_explorer(page, info, steps, runs, clock, burst=True))
         return results
     finally:
         page.close()

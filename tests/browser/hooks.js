@@ -228,7 +228,7 @@
       domWatch.disconnect();
       drawListeners.delete(onDraw);
     };
-    return { rec, stop };
+    return { rec, stop, changed };
   }
 
   let burst = null;
@@ -347,74 +347,41 @@
      * "readout", "slider", "other"); `paint`, the end of the frame that painted `last`.
      */
     arm: (i) => {
-      const root = explorer(i);
-      const el = figure(root);
+      const watch = watchExplorer(i);
+      const el = figure(explorer(i));
       const before = frameId(el);
-      const marks = {
-        key: null, drawn: null, load: null, decoded: null, last: null, lastKind: null,
-        paint: null, changes: 0,
-      };
-      let seq = 0;
-      // Every change after the key press: remember it, and the end of the frame that shows it.
-      const changed = (t, kind) => {
-        if (marks.key === null) return;
-        const mine = ++seq;
-        marks.last = t;
-        marks.lastKind = kind;
-        marks.changes += 1;
-        marks.paint = null;
-        afterNextPaint().then((p) => { if (mine === seq) marks.paint = p; });
-      };
-      const onKey = () => { if (marks.key === null) marks.key = performance.now(); };
-      window.addEventListener("keydown", onKey, { capture: true });
-      const kindOf = (node) => {
-        const e = node && node.nodeType === 1 ? node : node && node.parentElement;
-        if (!e) return "other";
-        if (e.closest(".attnlab-readout")) return "readout";
-        if (e.closest(SLIDER)) return "slider";
-        return "other";
-      };
-      const domWatch = new MutationObserver((records) => {
-        const t = performance.now();
-        const kinds = records.filter((r) => r.target !== el).map((r) => kindOf(r.target));
-        if (kinds.length) changed(t, kinds.includes("readout") ? "readout" : kinds[0]);
-      });
-      domWatch.observe(root, {
-        subtree: true, childList: true, attributes: true, characterData: true,
-      });
-      let stop = () => {};
-      if (el && isCanvas(el)) {
-        const onDraw = (canvas, t) => {
-          if (canvas !== el || marks.key === null) return;
-          if (marks.drawn === null) marks.drawn = marks.load = marks.decoded = t;
-          changed(t, "figure");
-        };
-        drawListeners.add(onDraw);
-        stop = () => drawListeners.delete(onDraw);
-      } else if (el) {
+      const image = { drawn: null, load: null, decoded: null };  // an <img> figure's marks
+      let stopImage = () => {};
+      if (el && !isCanvas(el)) {
         const observer = new MutationObserver(() => {
-          if (marks.drawn !== null || el.getAttribute("src") === before) return;
-          marks.drawn = performance.now();
+          if (image.drawn !== null || el.getAttribute("src") === before) return;
+          image.drawn = performance.now();
           observer.disconnect();
-          el.addEventListener("load", () => { marks.load = performance.now(); }, { once: true });
+          el.addEventListener("load", () => { image.load = performance.now(); }, { once: true });
           el.decode()
             .catch(() => null)
             .then(() => {
-              marks.decoded = performance.now();
-              changed(marks.decoded, "figure");
+              image.decoded = performance.now();
+              watch.changed(image.decoded, "figure");
             });
         });
         observer.observe(el, { attributes: true, attributeFilter: ["src"] });
-        stop = () => observer.disconnect();
+        stopImage = () => observer.disconnect();
       }
-      pending = {
-        marks,
-        cleanup: () => {
-          window.removeEventListener("keydown", onKey, { capture: true });
-          domWatch.disconnect();
-          stop();
-        },
+      // The marks as they stand: a canvas's first draw is its drawn, load and decoded.
+      const marks = () => {
+        const { rec } = watch;
+        const draw = rec.changes.find((c) => c.kind === "figure");
+        const first = el && isCanvas(el) ? (draw ? draw.t : null) : image.drawn;
+        return {
+          key: rec.keys.length ? rec.keys[0] : null,
+          drawn: first,
+          load: el && isCanvas(el) ? first : image.load,
+          decoded: el && isCanvas(el) ? first : image.decoded,
+          last: rec.last, lastKind: rec.lastKind, paint: rec.paint, changes: rec.changes.length,
+        };
       };
+      pending = { marks, cleanup: () => { watch.stop(); stopImage(); } };
     },
 
     /** Start watching explorer i for a burst of key presses on slider `slider`. */
@@ -474,13 +441,16 @@
      * SETTLE_MS, and the frame showing the last change has been painted.
      */
     collect: async (timeoutMs, graceMs) => {
-      const { marks, cleanup } = pending;
+      const { cleanup } = pending;
+      const current = pending.marks;
       pending = null;
       const SETTLE_MS = 150;
       let outcome = null;
+      let marks = current();
       const start = performance.now();
       while (outcome === null) {
         const now = performance.now();
+        marks = current();
         const handled = stepHandledAt(marks.key);
         const settled = handled !== null && now - Math.max(handled, marks.last || 0) > SETTLE_MS;
         if (marks.drawn !== null && settled && marks.paint !== null) outcome = "changed";
