@@ -57,6 +57,7 @@ def flatten_artists(obj) -> list[Artist]:
     raise TypeError(f"expected matplotlib artists, got {type(obj).__name__}")
 
 
+KEPT_BACKGROUNDS = 16  # backgrounds LiveFigure.use_background keeps (~1.5 MB each at 920 × 400)
 DARK_FACE = 0.067  # grey level of JupyterLab's dark page (#111111), where white was
 DARK_INK = 0.9  # grey level of text and lines that were black (#e6e6e6)
 NEUTRAL_SPREAD = 0.12  # a colour whose channels differ by less is a grey: it follows the theme
@@ -351,7 +352,10 @@ class LiveFigure:
     Call :meth:`set_moving` with the artists that change between frames, then
     :meth:`render` after each change. Anything else (axes, ticks, labels,
     reference lines) is background and is drawn once. If the background itself
-    must change (new axis limits), call :meth:`invalidate` first.
+    must change (new axis limits), call :meth:`invalidate` first. A background that
+    comes back (tick labels that take one of a few looks) can instead be named with
+    :meth:`use_background`: each look is drawn once and kept, so returning to it costs
+    no full redraw.
 
     Examples
     --------
@@ -371,7 +375,8 @@ class LiveFigure:
         self.widget = FigureCanvas(width=width, height=height)
         self.theme = FigureTheme(self.figure)
         self._moving: list[Artist] = []
-        self._background = None
+        self._backgrounds: dict = {}  # background key -> pixels saved by copy_from_bbox
+        self._key = None  # the key of the background the figure shows now
         self.widget.observe(self._on_theme, names="dark")
 
     def set_moving(self, artists) -> None:
@@ -382,17 +387,34 @@ class LiveFigure:
         self.invalidate()
 
     def invalidate(self) -> None:
-        """Forget the background, so the next :meth:`render` draws the whole figure again."""
-        self._background = None
+        """Forget every kept background, so the next :meth:`render` draws the whole figure."""
+        self._backgrounds.clear()
+
+    def use_background(self, key) -> None:
+        """Say that the background now looks as it did under ``key`` (any hashable).
+
+        The caller has just restyled background artists (say, tick label colours) to one of
+        a few looks; the first frame under a new ``key`` draws the whole figure, later ones
+        reuse its pixels. A theme change or :meth:`invalidate` forgets them all. At most
+        :data:`KEPT_BACKGROUNDS` looks are kept. The layout of the first look drawn is kept
+        for all of them (the layout engine is switched off after it), so a kept background
+        always lines up with the moving artists drawn over it.
+        """
+        self._key = key
 
     def frame(self) -> np.ndarray:
         """Draw the current state and return its pixels, shape ``(height, width, 4)``, uint8."""
         canvas = self.figure.canvas
-        if self._background is None:
+        background = self._backgrounds.get(self._key)
+        if background is None:
             canvas.draw()  # lays out the figure and draws everything but the moving artists
-            self._background = canvas.copy_from_bbox(self.figure.bbox)
+            if self._key is not None:  # looks come back: all must share this one layout
+                self.figure.set_layout_engine("none")  # positions stay where they are now
+            if len(self._backgrounds) >= KEPT_BACKGROUNDS:
+                self._backgrounds.clear()
+            self._backgrounds[self._key] = canvas.copy_from_bbox(self.figure.bbox)
         else:
-            canvas.restore_region(self._background)
+            canvas.restore_region(background)
         self.theme.follow(self._moving)
         for artist in self._moving:
             self.figure.draw_artist(artist)

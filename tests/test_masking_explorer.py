@@ -11,7 +11,7 @@ import pytest
 from explorer_checks import assert_shown_cleanly, clean_sweep, readout_text
 
 from attnlab.examples import cat_sat_down
-from attnlab.explorers.masking import DTYPES, FILLS, MASKS, MaskExplorer, mask_state
+from attnlab.explorers.masking import BOTH, DTYPES, FILLS, MASKS, MaskExplorer, mask_state
 from attnlab.explorers.sweep import control_values
 
 CORRECT, BILLION, MINIMUM, ZERO, AFTER = FILLS
@@ -413,3 +413,29 @@ def test_colour_squares_show_the_weights_nan_in_the_bad_grey():
     explorer.set(mask="causal", fill="−∞ (correct)", dtype="float64")
     np.testing.assert_array_equal(squares.get_array(), explorer.state.weights.ravel())
     assert not explorer.artists["image"].get_visible()  # kept for the colour bar only
+
+
+def test_a_kept_background_draws_the_same_pixels_as_a_full_redraw():
+    """Tick-label looks are kept per look: coming back to one paints what a fresh draw paints."""
+    explorer = MaskExplorer(length=0)  # every pad seen: the tick labels' marked look
+    marked = explorer.view.frame().copy()  # (height, width, 4)
+    explorer.set(mask="none", length=6)  # another look, drawn in full once
+    explorer.set(mask="causal")
+    explorer.set(mask=BOTH, length=0)  # back: the kept background, no full draw
+    again = explorer.view.frame().copy()
+    explorer.view.invalidate()  # the same state drawn from scratch
+    redrawn = explorer.view.frame().copy()
+    assert np.array_equal(again, marked)
+    assert np.array_equal(again, redrawn)
+    assert len(explorer.view._backgrounds) == 1  # invalidate() forgot the kept looks
+
+
+def test_returning_to_a_look_needs_no_full_draw(monkeypatch):
+    """Only the first visit of each tick-label look draws the whole figure."""
+    explorer = MaskExplorer()
+    full_draws = []
+    draw = explorer.view.figure.canvas.draw
+    monkeypatch.setattr(explorer.view.figure.canvas, "draw", lambda: full_draws.append(1) or draw())
+    for mask in ["none", BOTH, "none", BOTH, "none"]:
+        explorer.set(mask=mask)
+    assert len(full_draws) == 1  # "none" once; BOTH was drawn when the explorer was built

@@ -397,8 +397,8 @@ class MaskExplorer(Explorer):
     def _mark_seen_pads(self, ax, seen) -> None:
         """Key labels of the <pad> tokens a query can see turn vermillion, as in the readout.
 
-        Tick labels are background: a change (rare, when the mask or length crosses the
-        padding) redraws the background once, restyled for the page's theme.
+        Tick labels are background: each of their few looks (which pads are seen) is drawn
+        once, restyled for the page's theme, and kept by the view for the next time.
         """
         seen = tuple(bool(flag) for flag in seen)
         if getattr(ax, "attnlab_seen_pads", None) == seen:
@@ -414,7 +414,7 @@ class MaskExplorer(Explorer):
         if ax.figure is self.view.figure:
             for label in labels:
                 self.view.theme.restyle(label)
-            self.view.invalidate()
+            self.view.use_background(seen)
 
     def describe(self, state) -> str:
         return _readout(state)

@@ -305,14 +305,14 @@ class OverflowExplorer(Explorer):
         self._draw_bars(artists["stable"], state.stable)
 
     def _fit_keys(self, artists, n) -> None:
-        """Show ``n`` key groups; changing the row length redraws the background once."""
+        """Show ``n`` key groups; each row length's background is drawn once, then kept."""
         axes = [artists[panel]["values"].axes for panel in ("naive", "stable")]
         if axes[0].get_xlim() == (-0.5, n - 0.5):
             return
         for ax in axes:
             ax.set_xticks(np.arange(n), [f"key {j + 1}" for j in range(n)], fontsize=9)
             ax.set_xlim(-0.5, n - 0.5)
-        self.view.invalidate()
+        self.view.use_background(n)
 
     @staticmethod
     def _draw_bars(drawn, weights):
