@@ -53,7 +53,10 @@ case "${1:-}" in
         fi
         ;;
     bench)
-        ensure_env requirements.txt requirements-dev.txt requirements-bench.txt
+        ensure_env requirements.txt requirements-dev.txt
+        # PyTorch (benchmarks/numerics.py only) on its own: resolved together with the rest,
+        # pip gives up with "resolution-too-deep" in a fresh environment.
+        ensure_env requirements-bench.txt
         "$VENV/bin/python" benchmarks/explorers.py
         "$VENV/bin/python" benchmarks/course_execution.py
         "$VENV/bin/python" benchmarks/latency.py
