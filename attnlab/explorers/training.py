@@ -41,14 +41,13 @@ from attnlab.controls import ToggleButtons
 from attnlab.explorers.base import Explorer, one_of, stops_slider
 from attnlab.plots.colours import PALETTE
 from attnlab.plots.heatmap import show_weights, weights_heatmap
-from attnlab.training import PROBE, STEPS, Run, anti_diagonal_mass, train
+from attnlab.training import PROBE, STEPS, anti_diagonal_mass, train
 
 __all__ = [
     "D_K_VALUES",
     "SCALINGS",
     "TrainingExplorer",
     "TrainingState",
-    "training_run",
     "training_runs",
     "training_state",
 ]
@@ -63,14 +62,9 @@ LOSS_LIMITS = (5e-4, 10.0)
 
 
 @functools.cache
-def training_run(d_k: int, exponent: float) -> Run:
-    """The explorer's run at one width and scaling (seed 0): trained on first use, then kept."""
-    return train(d_k, exponent, seed=0)
-
-
 def training_runs() -> dict:
     """``{(d_k, exponent): Run}`` for every width and scaling the explorer offers (seed 0)."""
-    return {(d, a): training_run(d, a) for d in D_K_VALUES for _, a in SCALINGS}
+    return {(d, a): train(d, a, seed=0) for d in D_K_VALUES for _, a in SCALINGS}
 
 
 @dataclass(frozen=True, eq=False)
@@ -139,7 +133,7 @@ def training_state(step: int, d_k: int, exponent: float) -> TrainingState:
     """
     d_k = one_of(d_k, D_K_VALUES, "d_k")
     exponent = one_of(exponent, [a for _, a in SCALINGS], "exponent")
-    run = training_run(d_k, exponent)
+    run = training_runs()[(d_k, exponent)]
     where = np.flatnonzero(run.eval_steps == step)
     if isinstance(step, bool) or where.size == 0:
         raise ValueError(f"step must be one of the snapshot steps 0, 10, … {STEPS}; got {step!r}")
@@ -184,7 +178,7 @@ class TrainingExplorer(Explorer):
     figsize = (9.2, 3.4)
 
     def make_controls(self) -> dict:
-        steps = training_runs()[(16, 0.5)].eval_steps  # trains every run, once
+        steps = training_runs()[(D_K_VALUES[0], 0.5)].eval_steps
         return {
             "step": stops_slider(steps.tolist(), 0, "training step", width="420px"),
             "d_k": stops_slider(D_K_VALUES, 16, "head size d_k", width="300px"),
