@@ -223,7 +223,7 @@ class HeatmapExplorer(Explorer):
         heat_ax, spread_ax = figure.subplots(1, 2, width_ratios=[1.9, 1.0])
         n = self.n_tokens
         tokens = EXAMPLE.tokens
-        heatmap = weights_heatmap(tokens, ax=heat_ax, squares=False, cell_size=CELL_SIZE)
+        heatmap = weights_heatmap(tokens, ax=heat_ax, cell_size=CELL_SIZE)
         heat_ax.set_title("attention weights (each row sums to 1)", fontsize=10)
         hub = Rectangle(
             (-0.5, -0.5),
