@@ -236,16 +236,35 @@ function renderButton(model, el) {
   return listen(model, ["description", "disabled"], sync);
 }
 
+// figure_canvas.js sends it on the explorer around both views, with the readout's new HTML,
+// in the task that paints the frame it goes with (the model's own "value" follows).
+const READOUT_EVENT = "attnlab-readout";
+
 function renderReadout(model, el) {
-  // One stable live region; only its content changes, so each change is announced.
+  // One stable live region; only its content changes, so each change is announced once.
   const region = make("div", { role: "status", "aria-live": "polite", class: "attnlab-live" });
   el.appendChild(region);
-  function sync() {
-    const html = model.get("value");
-    if (region.innerHTML !== html) region.innerHTML = html;
+  let shown = null; // the HTML last put in the region, as given (innerHTML reads back changed)
+  function showHtml(html) {
+    if (html === shown) return;
+    region.innerHTML = html;
+    shown = html;
   }
+  function sync() {
+    showHtml(model.get("value"));
+  }
+  // The frame's copy of the readout, from this view's own explorer only (a lesson may show
+  // several explorers, or one explorer twice).
+  function fromFrame(event) {
+    if (event.target instanceof Element && event.target.contains(el)) showHtml(event.detail);
+  }
+  document.addEventListener(READOUT_EVENT, fromFrame);
   sync();
-  return listen(model, ["value"], sync);
+  const stopListening = listen(model, ["value"], sync);
+  return () => {
+    document.removeEventListener(READOUT_EVENT, fromFrame);
+    stopListening?.();
+  };
 }
 
 const RENDERERS = {

@@ -3,7 +3,10 @@
 // straight into the canvas with putImageData and shows on the next frame.
 //
 // Messages from the kernel: {kind: "tiles", width, height, rects: [[x, y, w, h], ...]} with
-// one buffer holding the tiles' RGBA rows back to back, in the order of `rects`.
+// one buffer holding the tiles' RGBA rows back to back, in the order of `rects`, and the
+// explorer's readout HTML when it goes with the frame ({..., readout}): it is handed, in the
+// same task, to the readout of the explorer around this view as a READOUT_EVENT, so figure
+// and numbers change in one painted frame (controls.js shows it).
 // Messages to the kernel: {kind: "frame-please"}, asking for the whole current frame (sent
 // by every new view, so a view never shows a stale picture); {kind: "theme", dark} with the
 // page's JupyterLab theme, when the view appears and whenever the theme changes.
@@ -19,6 +22,7 @@ const BANNER_TEXT =
 const DISCONNECTED = "jupyter-widgets-disconnected"; // set by ipywidgets when comm_live is false
 const DEAD_STATUSES = new Set(["restarting", "autorestarting", "dead", "terminating"]);
 const KEEP_PICTURE_MS = 1500; // quiet time before the picture is kept for a saved notebook
+const READOUT_EVENT = "attnlab-readout"; // controls.js listens for it
 
 function bytesOf(buffer) {
   if (buffer instanceof ArrayBuffer) return new Uint8ClampedArray(buffer);
@@ -102,6 +106,11 @@ function render({ model, el }) {
       offset += n;
     }
     painted = true;
+    if (typeof msg.readout === "string") {
+      const explorer = el.closest(".attnlab-explorer");
+      const detail = msg.readout;
+      explorer?.dispatchEvent(new CustomEvent(READOUT_EVENT, { detail, bubbles: true }));
+    }
     keepPictureSoon();
   }
 

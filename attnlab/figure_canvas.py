@@ -131,13 +131,21 @@ class FigureCanvas(anywidget.AnyWidget):
         view.flags.writeable = False
         return view
 
-    def show(self, rgba: np.ndarray) -> None:
+    def show(self, rgba: np.ndarray, readout: str | None = None) -> None:
         """Show a new frame, sending the browser only the rectangles that changed.
 
         Parameters
         ----------
         rgba : ndarray of uint8, shape (height, width, 4)
             Straight (not premultiplied) RGBA, rows top to bottom, as Agg renders it.
+        readout : str, optional
+            HTML of the explorer's readout that goes with this frame. It rides in the same
+            message as the pixels, and the page hands it to the
+            :class:`~attnlab.controls.Readout` of the same explorer in the same task, so
+            figure and numbers change in one painted frame (as two messages, the readout
+            came 1-5 ms later and now and then a frame later). The Readout's own ``value``
+            must still be set: it is what the kernel, a saved notebook and a view that
+            appears later read.
         """
         rgba = np.asarray(rgba)
         if rgba.dtype != np.uint8 or rgba.ndim != 3 or rgba.shape[2] != 4:
@@ -152,7 +160,7 @@ class FigureCanvas(anywidget.AnyWidget):
             rects = changed_rects(self._pixels, rgba)
         self._pixels = rgba.copy()
         if rects:
-            self._send_tiles(rects)
+            self._send_tiles(rects, readout)
 
     def prepare_display(self) -> None:
         """Store the current frame as PNG in the widget state, for views about to appear.
@@ -163,10 +171,12 @@ class FigureCanvas(anywidget.AnyWidget):
         if self._pixels is not None:
             self.initial_png = encode_png(self._pixels)
 
-    def _send_tiles(self, rects: list[tuple]) -> None:
+    def _send_tiles(self, rects: list[tuple], readout: str | None = None) -> None:
         tiles = [self._pixels[y : y + h, x : x + w] for x, y, w, h in rects]  # (h, w, 4) each
         payload = b"".join(np.ascontiguousarray(tile).tobytes() for tile in tiles)
         message = {"kind": "tiles", "width": int(self.width), "height": int(self.height)}
+        if readout is not None:
+            message["readout"] = str(readout)
         self.send({**message, "rects": [list(r) for r in rects]}, buffers=[payload])
         self.messages_sent += 1
 

@@ -434,9 +434,12 @@ class LiveFigure:
     def _on_theme(self, change) -> None:
         self.set_dark(change["new"])
 
-    def render(self) -> None:
-        """Draw the current state and send it to the browser."""
-        self.widget.show(self.frame())
+    def render(self, readout: str | None = None) -> None:
+        """Draw the current state and send it to the browser (with ``readout``'s HTML, if given).
+
+        See :meth:`attnlab.figure_canvas.FigureCanvas.show` for what ``readout`` does.
+        """
+        self.widget.show(self.frame(), readout)
 
     def to_png(self, dpi=None) -> bytes:
         """The whole figure as a PNG file (slow path, for saving and slides)."""

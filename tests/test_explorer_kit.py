@@ -20,6 +20,7 @@ from attnlab.explorers.base import (
     stops_slider,
     temperature_slider,
 )
+from attnlab.explorers.sweep import control_values
 from attnlab.plots import colours
 from attnlab.plots.heatmap import cell_squares, show_weights, unit_squares, weights_heatmap
 
@@ -271,3 +272,28 @@ def test_bar_end_labels_sit_inside_long_bars_and_beyond_short_ones():
     assert np.mean(ends[0]) < 0 < np.mean(ends[1])  # right-aligned inside, left beyond
     with pytest.raises(ValueError, match="one entry per label"):
         labels.set_bar_ends([1.0], ["1"], inside=[True], pad=0.05)
+
+
+@pytest.mark.parametrize("cls", all_explorers(), ids=lambda cls: cls.name)
+def test_a_step_sends_its_readout_with_its_pixels(cls, monkeypatch):
+    """The frame message carries the readout it goes with, so the page shows both in one task."""
+    explorer = cls()
+    sent = []
+    monkeypatch.setattr(
+        explorer.view.widget, "send", lambda content, buffers=None: sent.append(content)
+    )
+    name, control = next(iter(explorer.controls.items()))
+    for value in control_values(control, max_steps=6):
+        if value == control.value:
+            continue
+        sent.clear()
+        control.value = value
+        assert explorer.last_error is None, explorer.last_error
+        tiles = [m for m in sent if m.get("kind") == "tiles"]
+        if tiles:  # a step that changed pixels: one message, with the readout of that step
+            assert len(tiles) == 1, (name, value)
+            assert (
+                tiles[0]["readout"] == explorer.readout.value == explorer.describe(explorer.state)
+            ), (name, value)
+            return
+    pytest.fail(f"no step of {name!r} changed the figure")

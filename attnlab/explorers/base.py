@@ -155,8 +155,9 @@ class Explorer:
         try:
             state = self.compute(**self.values)
             self.draw(self.artists, state)
-            self.view.render()
-            self.readout.value = self.describe(state)
+            readout = self.describe(state)
+            self.view.render(readout)  # pixels and readout in one message: one painted frame
+            self.readout.value = readout  # what the kernel and a later view read
         except Exception as exc:  # shown to the learner, kept for tests
             self.last_error = exc
             self.error.value = format_error(exc)
