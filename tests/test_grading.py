@@ -234,3 +234,15 @@ def test_the_kernel_sees_no_course_and_writes_nowhere(kernel, tmp_path_factory):
         "assert seen == [] and not wrote and not net, (seen, wrote, net)\n"
     )
     assert kernel.run(probe) == ("ok", "")
+
+
+def test_a_grading_kernel_leaves_no_scratch_folder_behind():
+    """nbgrader's Execute step and the clean kernel each start one of these per notebook: the
+    kernel's home, sockets and font list must go with it, not pile up in the temporary folder."""
+    manager = sandbox.SandboxedKernelManager(kernel_name="python3")
+    manager.start_kernel(cwd=str(manager.scratch))
+    try:
+        assert manager.scratch.is_dir()
+    finally:
+        manager.shutdown_kernel(now=True)
+    assert not manager.scratch.exists()

@@ -178,8 +178,12 @@ def _matplotlib_cache() -> Path | None:
 
 try:
     from jupyter_client.manager import KernelManager as _KernelManager
+    from jupyter_core.utils import run_sync
 except ImportError:  # pragma: no cover - grading needs jupyter_client; the numerics do not
     _KernelManager = object
+
+    def run_sync(coroutine):
+        return coroutine
 
 
 class SandboxedKernelManager(_KernelManager):
@@ -238,7 +242,12 @@ class SandboxedKernelManager(_KernelManager):
             env += ["--unsetenv", name]
         return [*prefix[:-1], *env, "--", *cmd]
 
-    def cleanup_resources(self, restart=False):
-        super().cleanup_resources(restart=restart)
+    async def _async_cleanup_resources(self, restart=False):
+        # jupyter_client's shutdown awaits this coroutine itself, never the synchronous
+        # ``cleanup_resources`` wrapper: overriding only the wrapper left every scratch folder
+        # (home, sockets, font list) behind in the temporary folder, hundreds per CI run.
+        await super()._async_cleanup_resources(restart=restart)
         if not restart:
             shutil.rmtree(self.scratch, ignore_errors=True)
+
+    cleanup_resources = run_sync(_async_cleanup_resources)
