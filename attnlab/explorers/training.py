@@ -1,12 +1,16 @@
 r"""Lesson 9 explorer: watch one attention head learn to reverse a sequence.
 
-The runs are trained when the explorer is first built (:func:`training_runs`, about
-1.2 s of CPU here, then cached): the reversal task of :mod:`attnlab.training` at each head
-width in :data:`D_K_VALUES`, with the scores divided by √d_k or not scaled at all. Training
-them all up front keeps every slider step a lookup (training one on the first visit instead
-made that step 0.1–0.3 s). Every
-:data:`attnlab.training.EVAL_EVERY` steps a run kept a snapshot: the heatmap of the probe
-sequence, its row entropies and the accuracy. A slider step only picks a snapshot.
+The explorer offers eight runs of the reversal task of :mod:`attnlab.training`, one at each
+head width in :data:`D_K_VALUES` with the scores divided by √d_k or not scaled at all (seed
+0). Every :data:`attnlab.training.EVAL_EVERY` steps a run kept a snapshot: the heatmap of
+the probe sequence, its row entropies and the accuracy, so a slider step only picks one.
+
+Building the explorer trains the run it shows first (:func:`training_run`, about 0.15 s of
+CPU here) and then starts the other seven in a background thread
+(:func:`train_the_rest`, about 1 s), so the figure appears without waiting for runs nobody
+has asked for yet; training all eight before the first picture made Run All → explorer
+drawn take 3–4 s in the browser. A step that needs a run still being trained waits for it
+(at most one run's time); each run is trained once per kernel and cached.
 
 The view:
 
@@ -29,8 +33,8 @@ True
 
 from __future__ import annotations
 
-import functools
 import html
+import threading
 from dataclasses import dataclass
 
 import ipywidgets as widgets
@@ -41,13 +45,16 @@ from attnlab.controls import ToggleButtons
 from attnlab.explorers.base import Explorer, one_of, stops_slider
 from attnlab.plots.colours import PALETTE
 from attnlab.plots.heatmap import show_weights, weights_heatmap
-from attnlab.training import PROBE, STEPS, anti_diagonal_mass, train
+from attnlab.training import EVAL_EVERY, PROBE, STEPS, anti_diagonal_mass, train
 
 __all__ = [
     "D_K_VALUES",
     "SCALINGS",
     "TrainingExplorer",
     "TrainingState",
+    "snapshot_steps",
+    "train_the_rest",
+    "training_run",
     "training_runs",
     "training_state",
 ]
@@ -61,10 +68,67 @@ BAR_COLOUR = PALETTE["blue"]
 LOSS_LIMITS = (5e-4, 10.0)
 
 
-@functools.cache
+_RUNS: dict = {}  # {(d_k, exponent): Run}, filled by training_run
+_LOCKS = {(d, a): threading.Lock() for d in D_K_VALUES for _, a in SCALINGS}
+
+
+def training_run(d_k: int, exponent: float):
+    """The run at head width ``d_k`` and scaling ``exponent`` (seed 0), trained once and cached.
+
+    Safe to call from several threads: a run asked for while another thread trains it is
+    waited for, not trained twice.
+
+    Parameters
+    ----------
+    d_k : int
+        One of :data:`D_K_VALUES`.
+    exponent : float
+        0.5 (divide by √d_k) or 0.0 (no scaling).
+
+    Returns
+    -------
+    attnlab.training.Run
+
+    Raises
+    ------
+    ValueError
+        If an argument is not one the explorer offers.
+    """
+    key = (one_of(d_k, D_K_VALUES, "d_k"), one_of(exponent, [a for _, a in SCALINGS], "exponent"))
+    with _LOCKS[key]:
+        if key not in _RUNS:
+            _RUNS[key] = train(*key, seed=0)
+        return _RUNS[key]
+
+
 def training_runs() -> dict:
     """``{(d_k, exponent): Run}`` for every width and scaling the explorer offers (seed 0)."""
-    return {(d, a): train(d, a, seed=0) for d in D_K_VALUES for _, a in SCALINGS}
+    return {key: training_run(*key) for key in _LOCKS}
+
+
+def snapshot_steps() -> np.ndarray:
+    """The steps every run kept a snapshot at: 0, :data:`~attnlab.training.EVAL_EVERY`, …,
+    :data:`~attnlab.training.STEPS` (as :func:`attnlab.training.train` evaluates)."""
+    return np.unique(np.r_[np.arange(0, STEPS + 1, EVAL_EVERY), STEPS])  # (n_snapshots,)
+
+
+def train_the_rest() -> threading.Thread:
+    """Start training every run not trained yet in a daemon thread, and return the thread.
+
+    A run that fails here is left untrained: the step that needs it trains it again in the
+    foreground, where its error is shown in the explorer.
+    """
+
+    def work():
+        for key in _LOCKS:
+            try:
+                training_run(*key)
+            except Exception:  # noqa: BLE001, S112 - retried (and shown) by the step that needs it
+                continue
+
+    thread = threading.Thread(target=work, name="attnlab-training", daemon=True)
+    thread.start()
+    return thread
 
 
 @dataclass(frozen=True, eq=False)
@@ -133,7 +197,7 @@ def training_state(step: int, d_k: int, exponent: float) -> TrainingState:
     """
     d_k = one_of(d_k, D_K_VALUES, "d_k")
     exponent = one_of(exponent, [a for _, a in SCALINGS], "exponent")
-    run = training_runs()[(d_k, exponent)]
+    run = training_run(d_k, exponent)
     where = np.flatnonzero(run.eval_steps == step)
     if isinstance(step, bool) or where.size == 0:
         raise ValueError(f"step must be one of the snapshot steps 0, 10, … {STEPS}; got {step!r}")
@@ -177,8 +241,12 @@ class TrainingExplorer(Explorer):
     name = "training"
     figsize = (9.2, 3.4)
 
+    def __init__(self, **initial):
+        super().__init__(**initial)  # trains the run shown first, and draws it
+        self.training = train_the_rest()  # the other seven, while the learner reads
+
     def make_controls(self) -> dict:
-        steps = training_runs()[(D_K_VALUES[0], 0.5)].eval_steps
+        steps = snapshot_steps()
         return {
             "step": stops_slider(steps.tolist(), 0, "training step", width="420px"),
             "d_k": stops_slider(D_K_VALUES, 16, "head size d_k", width="300px"),
