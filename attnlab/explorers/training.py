@@ -55,7 +55,6 @@ __all__ = [
     "snapshot_steps",
     "train_the_rest",
     "training_run",
-    "training_runs",
     "training_state",
 ]
 
@@ -99,11 +98,6 @@ def training_run(d_k: int, exponent: float):
         if key not in _RUNS:
             _RUNS[key] = train(*key, seed=0)
         return _RUNS[key]
-
-
-def training_runs() -> dict:
-    """``{(d_k, exponent): Run}`` for every width and scaling the explorer offers (seed 0)."""
-    return {key: training_run(*key) for key in _LOCKS}
 
 
 def snapshot_steps() -> np.ndarray:
@@ -195,9 +189,7 @@ def training_state(step: int, d_k: int, exponent: float) -> TrainingState:
     ValueError
         If an argument is not one the explorer offers; the message names it.
     """
-    d_k = one_of(d_k, D_K_VALUES, "d_k")
-    exponent = one_of(exponent, [a for _, a in SCALINGS], "exponent")
-    run = training_run(d_k, exponent)
+    run = training_run(d_k, exponent)  # checks both: the options the explorer offers
     where = np.flatnonzero(run.eval_steps == step)
     if isinstance(step, bool) or where.size == 0:
         raise ValueError(f"step must be one of the snapshot steps 0, 10, … {STEPS}; got {step!r}")
@@ -206,8 +198,8 @@ def training_state(step: int, d_k: int, exponent: float) -> TrainingState:
     return TrainingState(
         tokens=PROBE,
         step=int(step),
-        d_k=d_k,
-        exponent=exponent,
+        d_k=run.d_k,
+        exponent=run.exponent,
         weights=weights,
         entropy=run.entropy[i],
         anti_diagonal=float(anti_diagonal_mass(weights)),
