@@ -21,9 +21,17 @@ from attnlab.explorers.training import (
 ALL_RUNS = {(d, a) for d in D_K_VALUES for _, a in SCALINGS}
 
 
+def wait_for_background_training():
+    """Join every training thread an earlier explorer (a doctest, another test) left running."""
+    for thread in threading.enumerate():
+        if thread.name == "attnlab-training":
+            thread.join(timeout=120)
+
+
 @pytest.fixture
 def no_runs(monkeypatch):
     """An empty run cache and a counting ``train``, for this test only."""
+    wait_for_background_training()  # else it would fill the new cache through the counter
     monkeypatch.setattr(explorer_module, "_RUNS", {})
     calls = []
     real = training.train
