@@ -102,3 +102,30 @@ def test_controls_do_not_echo_their_moves_back(explorer, monkeypatch):
         state = {"index": 1} if control.has_trait("index") else {"value": values[-1]}
         control.set_state(state)
         assert not [m for m in sent if m.get("method") == "echo_update"], name
+
+
+MATHTEXT_EXPLORERS = {"mixture"}  # w_A has no Unicode subscript; lesson 5 pays the parser
+
+
+def test_explorers_draw_no_mathtext_but_the_mixture(explorer, monkeypatch):
+    """The first mathtext string builds matplotlib's parser (0.15 s): lessons 2, 3 and 9 paid it
+    before their explorer's first picture, for an axis label and log-axis decades alone.
+    Those are Unicode now (``attnlab.plots.log_ticks``); this keeps a new label from
+    bringing the cost back unnoticed."""
+    import matplotlib.mathtext
+
+    parsed = []
+    original = matplotlib.mathtext.MathTextParser._parse_cached
+
+    def recording(parser, text, *args):
+        parsed.append(text)
+        return original(parser, text, *args)
+
+    monkeypatch.setattr(matplotlib.mathtext.MathTextParser, "_parse_cached", recording)
+    explorer.view.invalidate()
+    explorer.update()
+    explorer.view.figure.canvas.draw()
+    if explorer.name in MATHTEXT_EXPLORERS:
+        assert parsed, f"{explorer.name} draws no mathtext: take it off MATHTEXT_EXPLORERS"
+    else:
+        assert not parsed, f"{explorer.name} draws mathtext (builds the parser): {parsed}"

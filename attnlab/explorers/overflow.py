@@ -29,6 +29,7 @@ from attnlab.examples import COLLAPSE_ROW, SCORE_ROW
 from attnlab.explorers.base import Explorer, stops_slider
 from attnlab.explorers.number_text import general
 from attnlab.plots.colours import PALETTE
+from attnlab.plots.log_ticks import power_of_ten_labels
 
 GROUP_WIDTH = 0.8  # of the unit space between two keys
 
@@ -271,6 +272,7 @@ class OverflowExplorer(Explorer):
             )
             ax.text(limit / 1.12, i, f"ln(max) = {limit:.1f}", ha="right", va="center", fontsize=9)
         ax.set_xscale("log")
+        power_of_ten_labels(ax.xaxis)
         ax.set_xlim(*RULER_RANGE)
         ax.set_ylim(-0.5, len(DTYPES) - 0.5)
         ax.set_yticks(range(len(DTYPES)), [np.dtype(d).name for d in DTYPES], fontsize=9)

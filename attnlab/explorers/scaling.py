@@ -527,7 +527,7 @@ class ScalingExplorer(Explorer):
         ax.set(
             xlim=(0.8, 1300),
             ylim=(0, JACOBIAN_YMAX),
-            xlabel="head size $d_k$",
+            xlabel="head size dₖ",  # Unicode subscript: no mathtext parser to build (log_ticks)
             ylabel="mean ‖J‖ (Frobenius)",
             title="softmax Jacobian J = diag(p) − ppᵀ",
         )

@@ -45,6 +45,7 @@ from attnlab.controls import ToggleButtons
 from attnlab.explorers.base import Explorer, one_of, stops_slider
 from attnlab.plots.colours import PALETTE
 from attnlab.plots.heatmap import show_weights, weights_heatmap
+from attnlab.plots.log_ticks import power_of_ten_labels
 from attnlab.training import EVAL_EVERY, PROBE, STEPS, anti_diagonal_mass, train
 
 __all__ = [
@@ -273,6 +274,7 @@ class TrainingExplorer(Explorer):
         loss_ax.set(
             yscale="log", xlim=(0, STEPS), ylim=LOSS_LIMITS, xlabel="step", ylabel="training loss"
         )
+        power_of_ten_labels(loss_ax.yaxis)
         loss_ax.set_title("loss (cross-entropy)", fontsize=9)
         for side in ("top", "right"):
             loss_ax.spines[side].set_visible(False)
