@@ -38,6 +38,16 @@ the one the slider shows, the kernel is idle after it and the explorer has been 
 Per lesson it also prints the time from clicking Run > Run All Cells to every explorer's figure
 showing its first picture (the first draw into its canvas), against a 3 s target.
 
+The floor, measured first in the same run: a minimal explorer (``FLOOR_CELL``, written into the
+server's folder as ``FLOOR_NOTEBOOK``) built from the same parts as the course's (attnlab's
+``Explorer``, slider, figure canvas and readout) whose one slider moves one dot and rewrites a
+one-line readout. Its steps cost the kernel well under a millisecond and send a few hundred
+pixels, so its time is what every step pays before an explorer does any work: the key press,
+the trip through JupyterLab, Jupyter Server and the kernel's message loop, and the wait for the
+next painted frame. Each explorer's summary then gives its own share: its median minus the
+floor's median, against one frame (16.7 ms at 60 Hz), which is what "a slider step inside one
+frame budget" asks of the part the course controls.
+
 Usage: ``python benchmarks/latency.py [--steps 20] [--runs 3] [--lesson SUBSTRING]``.
 It prints figures; it asserts nothing.
 """
@@ -63,6 +73,39 @@ BURST_PRESSES = 20
 BURST_INTERVAL_MS = 12.0  # a held arrow key's auto-repeat, or a fast drag
 BURST_BAR_MS = 100.0
 RUN_ALL_BAR_S = 3.0
+FRAME_MS = 1000 / 60  # one frame at 60 Hz: the budget for an explorer's own share of a step
+FLOOR_NOTEBOOK = "floor-minimal-explorer.ipynb"
+FLOOR_CELL = '''\
+from attnlab.controls import Slider
+from attnlab.explorers import Explorer
+
+
+class FloorExplorer(Explorer):
+    """One slider moves one dot and rewrites one readout line: the least a step can do."""
+
+    name = "floor"
+
+    def make_controls(self):
+        return {"x": Slider(value=0.5, min=0.0, max=1.0, step=0.05, description="x")}
+
+    def compute(self, x):
+        return x
+
+    def build(self, figure):
+        ax = figure.subplots()
+        ax.set(xlim=(-0.05, 1.05), ylim=(-1.0, 1.0), title="floor: one moving dot")
+        (dot,) = ax.plot([0.5], [0.0], "o", color="black")
+        return dot
+
+    def draw(self, dot, x):
+        dot.set_xdata([x])
+
+    def describe(self, x):
+        return f"<div>x = <b>{x:.2f}</b></div>"
+
+
+FloorExplorer()
+'''
 PARTS = [
     "frontend_send",
     "to_kernel",
@@ -227,16 +270,32 @@ def page_clock(page: lab.LessonPage) -> tuple[float, float]:
     return page.time_origin(), statistics.median(offsets)
 
 
-def measure_lesson(browser, server: lab.LabServer, name: str, steps: int, runs: int) -> list:
-    """Open one lesson, run all, time every explorer in it."""
+def write_floor_notebook(folder: Path) -> str:
+    """Write the floor's notebook (one cell, :data:`FLOOR_CELL`) into ``folder``; its name."""
+    import nbformat
+
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(FLOOR_CELL)])
+    notebook.metadata["kernelspec"] = {
+        "name": "python3",
+        "display_name": "Python 3 (ipykernel)",
+        "language": "python",
+    }
+    nbformat.write(notebook, folder / FLOOR_NOTEBOOK)
+    return FLOOR_NOTEBOOK
+
+
+def measure_lesson(
+    browser, server: lab.LabServer, name: str, steps: int, runs: int, *, lesson: bool = True
+) -> list:
+    """Open one lesson (or, with ``lesson=False``, the floor), run all, time every explorer."""
     page = lab.LessonPage(browser, server, name)
     try:
         page.open()
         run = page.run_all()
         for problem in run.problems():
             print(f"  warning: {name}: {problem}", flush=True)
-        drawn_line = run_all_drawn(page)
-        print(f"  {drawn_line}", flush=True)
+        if lesson:
+            print(f"  {run_all_drawn(page)}", flush=True)
         clock = page_clock(page)
         results = []
         for info in page.explorers():
@@ -256,8 +315,14 @@ def part_medians(samples: list[Sample]) -> list[str]:
     return cells
 
 
-def print_table(results: list[ExplorerResult], runs: int) -> None:
-    """Per-slider rows, then one verdict line per explorer and one overall line."""
+def print_table(
+    results: list[ExplorerResult], runs: int, floor: ExplorerResult | None = None
+) -> None:
+    """Per-slider rows, then one verdict line per explorer and one overall line.
+
+    With the ``floor``'s result, its rows come first, and every explorer's summary also
+    gives its own share of a step (see :func:`share_line`).
+    """
     columns = ["n", "median", "p90", "max"]
     header = f"{'lesson':<28} {'explorer':<22} {'slider':<16} " + " ".join(
         f"{c:>4}" if c == "n" else f"{c:>7}" for c in columns
@@ -265,7 +330,7 @@ def print_table(results: list[ExplorerResult], runs: int) -> None:
     breakdown = " ".join(f"{t:>7}" for t in PART_TITLES)
     print(f"\n{header} | {breakdown}   (ms; breakdown = medians)")
     print("-" * (len(header) + 3 + len(breakdown)))
-    for result in results:
+    for result in ([floor] if floor else []) + results:
         by_slider = defaultdict(list)
         for sample in result.samples:
             by_slider[sample.slider].append(sample)
@@ -277,11 +342,27 @@ def print_table(results: list[ExplorerResult], runs: int) -> None:
                 f"{max(totals):7.1f} | " + " ".join(part_medians(samples))
             )
     print()
+    floor_ms = None
+    if floor is not None and floor.samples:
+        floor_ms = statistics.median(s.total_ms for s in floor.samples)
+        totals = [s.total_ms for s in floor.samples]
+        print(
+            f"floor ({floor.name}, a minimal explorer: one slider moves one dot): "
+            f"n={len(totals)} median={floor_ms:.1f} ms p90={percentile(totals, 90):.1f} ms"
+        )
+        if floor.burst:
+            print(f"    {floor.burst}")
+    elif floor is not None:
+        print(f"floor: NO MEASUREMENT ({'; '.join(floor.failures[:3])})")
     for result in results:
         print(summary_line(result, runs))
+        if floor_ms is not None and result.samples:
+            print(f"    {share_line(result, floor_ms)}")
         if result.burst:
             print(f"    {result.burst}")
     print(overall_line(results))
+    if floor_ms is not None:
+        print(overall_share_line(results, floor_ms))
 
 
 def meets_bars(totals: list[float]) -> bool:
@@ -339,12 +420,46 @@ def overall_line(results: list[ExplorerResult]) -> str:
     )
 
 
+def own_share(result: ExplorerResult, floor_ms: float) -> float:
+    """The explorer's median step time above the floor's median, in ms."""
+    return statistics.median(s.total_ms for s in result.samples) - floor_ms
+
+
+def share_line(result: ExplorerResult, floor_ms: float) -> str:
+    """``own share: median − floor = x ms (one frame: 16.7 ms) inside / NOT inside``.
+
+    >>> r = ExplorerResult("l", "e", [Sample(0, "s", 30.0), Sample(0, "s", 40.0)])
+    >>> share_line(r, 24.0)
+    'own share of a step: median 35.0 − floor 24.0 = 11.0 ms (one frame: 16.7 ms) inside'
+    """
+    median = statistics.median(s.total_ms for s in result.samples)
+    share = own_share(result, floor_ms)
+    verdict = "inside" if share <= FRAME_MS else "NOT inside"
+    return (
+        f"own share of a step: median {median:.1f} − floor {floor_ms:.1f} = {share:.1f} ms "
+        f"(one frame: {FRAME_MS:.1f} ms) {verdict}"
+    )
+
+
+def overall_share_line(results: list[ExplorerResult], floor_ms: float) -> str:
+    """Which explorers' own share of a step fits in one frame."""
+    measured = [r for r in results if r.samples]
+    over = [f"{r.lesson} / {r.name}" for r in measured if own_share(r, floor_ms) > FRAME_MS]
+    label = (
+        f"own share (median above the floor's {floor_ms:.1f} ms) ≤ one frame ({FRAME_MS:.1f} ms)"
+    )
+    if not over:
+        return f"{label}: met by all {len(measured)}"
+    return f"{label}: NOT met by {len(over)} of {len(measured)}: {', '.join(over)}"
+
+
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     """Command-line options."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--steps", type=int, default=20, help="steps per explorer per run")
     parser.add_argument("--runs", type=int, default=3, help="passes over each explorer")
     parser.add_argument("--lesson", default="", help="only lessons whose name contains this")
+    parser.add_argument("--no-floor", action="store_true", help="skip the floor explorer")
     args = parser.parse_args(argv)
     if args.steps < 1 or args.runs < 1:
         parser.error("--steps and --runs must be at least 1")
@@ -364,14 +479,21 @@ def main(argv: list[str] | None = None) -> int:
     from playwright.sync_api import sync_playwright
 
     results: list[ExplorerResult] = []
+    floor = None
     with lab.LabServer(lab.notebook_dir()) as server, sync_playwright() as playwright:
         browser = lab.launch_chromium(playwright)
         try:
+            if not args.no_floor:
+                name = write_floor_notebook(server.root_dir)
+                floor_results = measure_lesson(
+                    browser, server, name, args.steps, args.runs, lesson=False
+                )
+                floor = floor_results[0] if floor_results else ExplorerResult(name, "floor")
             for name in lessons:
                 results += measure_lesson(browser, server, name, args.steps, args.runs)
         finally:
             browser.close()
-    print_table(results, args.runs)
+    print_table(results, args.runs, floor)
     return 0
 
 
