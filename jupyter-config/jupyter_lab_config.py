@@ -15,6 +15,17 @@ still win over everything here.
   ``pip install .`` (Binder, the hub images) copies that file into the environment's own
   settings folder instead (pyproject.toml, data-files).
 * no news feed and no update checks: nothing is fetched from the network.
+* ``labconfig/page_config.json`` beside this file switches off one JupyterLab plugin,
+  ``@jupyterlab/application-extension:faviconbusy``, which swaps the browser tab's icon for a
+  "busy" one whenever a kernel is busy. Every slider step makes the kernel busy and idle once,
+  so the page swapped two ``<link rel="icon">`` elements per step and Chromium fetched and
+  decoded the icon and updated the tab, on the page's main thread and in the browser
+  process, while the step's pixels were on their way. Interleaved A/B in
+  ``benchmarks/latency.py``: the floor's median 24.6 / 24.7 → 23.1 / 23.0 ms, lesson 0's
+  24.4 / 25.0 → 22.5 / 23.2 ms. The status bar still says "Busy"/"Idle" and a running cell
+  still shows ``[*]``. Found in a Chrome trace of slider steps (``benchmarks/README.md``).
+  ``JUPYTER_CONFIG_PATH`` (``./run.sh lab``, the tests, the hub) reads it in place;
+  ``pip install .`` copies it into the environment's ``etc/jupyter/labconfig``.
 """
 
 from pathlib import Path

@@ -30,6 +30,8 @@ pytestmark = pytest.mark.skipif(
     not (ROOT / ".venv" / "bin" / "jupyter").exists(), reason="needs the .venv that run.sh makes"
 )
 OVERRIDES = "lab/settings/overrides.d/attnlab.json"
+PAGE_CONFIG = "labconfig/page_config.json"
+FAVICON_BUSY = "@jupyterlab/application-extension:faviconbusy"
 PRINTED_URL = re.compile(r"http://127\.0\.0\.1:\d+/\S*")
 
 
@@ -144,7 +146,8 @@ def test_editable_install_prints_no_setuptools_warning(tmp_path):
 
 def test_installed_package_brings_the_course_settings(tmp_path):
     """``pip install .`` (Binder, The Littlest JupyterHub, the hub image) installs the same
-    JupyterLab settings defaults ./run.sh lab reads in place: widget state saved, no news."""
+    JupyterLab settings defaults ./run.sh lab reads in place: widget state saved, no news,
+    and the same page config (no busy favicon)."""
     result = subprocess.run(
         [
             sys.executable,
@@ -168,6 +171,26 @@ def test_installed_package_brings_the_course_settings(tmp_path):
         settings = [n for n in names if n.endswith(f"share/jupyter/{OVERRIDES}")]
         assert settings, names
         installed = json.loads(archive.read(settings[0]))
+        (page_config,) = [n for n in names if n.endswith(f"etc/jupyter/{PAGE_CONFIG}")]
+        installed_page_config = json.loads(archive.read(page_config))
     in_place = json.loads((ROOT / "jupyter-config" / OVERRIDES).read_text())
     assert installed == in_place
     assert installed["@jupyter-widgets/jupyterlab-manager:plugin"]["saveState"] is True
+    assert installed_page_config == json.loads((ROOT / "jupyter-config" / PAGE_CONFIG).read_text())
+
+
+def test_course_config_switches_the_busy_favicon_off():
+    """JupyterLab itself reads the page config on the course's config path: the plugin that
+    swaps the tab icon on every kernel busy/idle (twice per slider step) is disabled."""
+    env = {**os.environ, "JUPYTER_CONFIG_PATH": str(ROOT / "jupyter-config")}
+    listed = subprocess.run(
+        [sys.executable, "-m", "jupyterlab.labextensions", "list"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert listed.returncode == 0, listed.stderr[-2000:]
+    output = listed.stdout + listed.stderr
+    disabled = output.split("Disabled extensions:", 1)
+    assert len(disabled) == 2 and FAVICON_BUSY in disabled[1], output
