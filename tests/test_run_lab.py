@@ -36,7 +36,9 @@ PRINTED_URL = re.compile(r"http://127\.0\.0\.1:\d+/\S*")
 
 
 def get(url: str) -> tuple[int, str]:
-    with urllib.request.urlopen(url, timeout=10) as response:
+    # A server's first /lab page builds the page config and lists the extensions: seconds on
+    # a busy 2-core machine, so the timeout is far above what a quiet run needs (~0.5 s).
+    with urllib.request.urlopen(url, timeout=60) as response:
         return response.status, response.read().decode("utf-8", errors="replace")
 
 
