@@ -207,8 +207,7 @@ def test_selected_row_is_outlined_and_barred(explorer):
             == explorer.artists["wrong_row"].get_y()
             == i - 0.5
         )
-        heights = [bar.get_height() for bar in explorer.artists["right_bars"]]
-        np.testing.assert_allclose(heights, explorer.state.right[i])
+        np.testing.assert_allclose(explorer.artists["right_bars"].values, explorer.state.right[i])
 
 
 def test_draw_never_adds_artists(explorer):

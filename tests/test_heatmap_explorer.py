@@ -252,27 +252,26 @@ def test_cell_labels_sit_on_their_cells(explorer):
 def test_entropy_bars_follow_the_heatmap_rows(explorer):
     explorer.set(d_k=32, temperature=0.5, scaled=False)
     entropy = reference(32, 0.5, False)[3]
-    bars = explorer.artists["bars"]
+    bars, focus = explorer.artists["bars"], explorer.artists["focus_bar"]  # one bar per row
     effective = np.exp(entropy * math.log(4))  # e^H, from H / log 4
-    np.testing.assert_allclose([bar.get_width() for bar in bars], effective, atol=1e-9)
-    heat_ax, spread_ax = explorer.figure.axes[0], bars[0].axes
+    np.testing.assert_allclose(bars.values + focus.values, effective, atol=1e-9)
+    heat_ax, spread_ax = explorer.figure.axes[0], bars.axes
     # query 0 at the top of both panels (display y grows upwards)
-    bar_y = [
-        spread_ax.transData.transform((0, bar.get_y() + bar.get_height() / 2))[1] for bar in bars
-    ]
+    bar_y = [spread_ax.transData.transform((0, y))[1] for y in bars.positions]
     row_y = [heat_ax.transData.transform((0, i))[1] for i in range(4)]
     assert bar_y == sorted(bar_y, reverse=True) and row_y == sorted(row_y, reverse=True)
     np.testing.assert_allclose(bar_y, row_y, atol=1.0)  # and level with the heatmap rows
     assert spread_ax.get_xlim() == (0.0, 4.0)
     focused = int(np.argmin(entropy))
-    for i, bar in enumerate(bars):
-        colour = PALETTE["vermillion"] if i == focused else PALETTE["blue"]
-        assert bar.get_facecolor() == to_rgba(colour)
+    assert focus.shown.tolist() == [i == focused for i in range(4)]
+    assert (bars.shown == ~focus.shown).all()
+    assert bars.get_facecolor() == to_rgba(PALETTE["blue"])
+    assert focus.get_facecolor() == to_rgba(PALETTE["vermillion"])
     assert explorer.artists["values"].texts == [f"{h:.2f}" for h in effective]
 
 
 def test_uniform_line_at_four_keys(explorer):
-    spread_ax = explorer.artists["bars"][0].axes
+    spread_ax = explorer.artists["bars"].axes
     lines = [line for line in spread_ax.get_lines() if line.get_linestyle() == ":"]
     assert len(lines) == 1 and set(lines[0].get_xdata()) == {4.0}
     assert "uniform" in [text.get_text() for text in spread_ax.texts]

@@ -9,10 +9,12 @@ import warnings
 import numpy as np
 import pytest
 from explorer_checks import assert_shown_cleanly, clean_sweep, readout_text
+from matplotlib.colors import to_rgba
 
 from attnlab.examples import cat_sat_down
 from attnlab.explorers.masking import BOTH, DTYPES, FILLS, MASKS, MaskExplorer, mask_state
 from attnlab.explorers.sweep import control_values
+from attnlab.plots.colours import PALETTE
 
 CORRECT, BILLION, MINIMUM, ZERO, AFTER = FILLS
 LENGTHS = range(7)
@@ -344,12 +346,14 @@ def test_masked_cells_are_hatched(explorer):
 def test_row_sum_bars(explorer):
     explorer.set(mask="causal", fill=AFTER)
     state = explorer.state
-    bars = explorer.artists["bars"]
-    np.testing.assert_allclose([bar.get_width() for bar in bars], state.row_sums)
+    blue, red = explorer.artists["bars"], explorer.artists["bad_bars"]  # one bar per row in all
+    np.testing.assert_allclose(blue.values + red.values, state.row_sums)
     assert explorer.artists["sum_labels"].texts == [f"{s:.3f}" for s in state.row_sums]
-    reds = [bar.get_facecolor() != bars[-1].get_facecolor() for bar in bars]
-    assert reds == [True] * 5 + [False]  # the last row sees every key and sums to 1
-    sum_ax = bars[0].axes
+    assert red.shown.tolist() == [True] * 5 + [False]  # the last row sees every key: sums to 1
+    assert (blue.shown == ~red.shown).all()
+    assert blue.get_facecolor() == blue.get_edgecolor() == to_rgba(PALETTE["blue"])
+    assert red.get_facecolor() == red.get_edgecolor() == to_rgba(PALETTE["vermillion"])
+    sum_ax = blue.axes
     lines = [line for line in sum_ax.get_lines() if line.get_linestyle() == ":"]
     assert len(lines) == 1 and set(lines[0].get_xdata()) == {1.0}
 

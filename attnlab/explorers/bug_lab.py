@@ -53,6 +53,7 @@ import attnlab
 from attnlab.controls import Dropdown, ToggleButtons
 from attnlab.examples import cat_sat_down_wide
 from attnlab.explorers.base import Explorer, one_of, stops_slider
+from attnlab.plots.bars import Bars
 from attnlab.plots.colours import PALETTE
 from attnlab.plots.heatmap import cell_squares, show_weights, weights_heatmap
 from attnlab.plots.outline_labels import OutlineLabels
@@ -302,11 +303,11 @@ class BugLabExplorer(Explorer):
         wrong_ax.set_ylabel("")  # the left heatmap names the rows for both
 
         keys = np.arange(N)  # (n_k,)
-        right_bars = bar_ax.bar(
-            keys - BAR_WIDTH / 2, np.zeros(N), BAR_WIDTH, color=RIGHT_COLOUR, label="correct"
+        right_bars = Bars(
+            bar_ax, keys - BAR_WIDTH / 2, BAR_WIDTH, facecolor=RIGHT_COLOUR, label="correct"
         )
-        wrong_bars = bar_ax.bar(
-            keys + BAR_WIDTH / 2, np.zeros(N), BAR_WIDTH, color=BUG_COLOUR, label="with the bug"
+        wrong_bars = Bars(
+            bar_ax, keys + BAR_WIDTH / 2, BAR_WIDTH, facecolor=BUG_COLOUR, label="with the bug"
         )
         nan_marks = OutlineLabels(
             bar_ax, np.column_stack([keys + BAR_WIDTH / 2, np.full(N, 0.06)]), 9.0
@@ -331,8 +332,8 @@ class BugLabExplorer(Explorer):
             bar_ax.spines[spine].set_visible(False)
         bar_ax.spines["left"].set_bounds(0.0, 1.0)
         return drawn | {
-            "right_bars": list(right_bars),
-            "wrong_bars": list(wrong_bars),
+            "right_bars": right_bars,
+            "wrong_bars": wrong_bars,
             "nan_marks": nan_marks,
             "bar_caption": bar_caption,
         }
@@ -347,11 +348,9 @@ class BugLabExplorer(Explorer):
         )
         artists["wrong_caption"].set_texts([_bug_caption(state)], [BUG_COLOUR])
         i = state.query
-        for bar, height in zip(artists["right_bars"], state.right[i], strict=True):
-            bar.set_height(height)
+        artists["right_bars"].set_values(state.right[i])
         wrong_row = state.wrong[i]  # (n_k,)
-        for bar, height in zip(artists["wrong_bars"], np.nan_to_num(wrong_row), strict=True):
-            bar.set_height(height)
+        artists["wrong_bars"].set_values(np.nan_to_num(wrong_row))
         artists["nan_marks"].set_texts(
             ["nan" if np.isnan(w) else "" for w in wrong_row], [BUG_COLOUR] * N
         )

@@ -45,6 +45,7 @@ from attnlab.controls import Checkbox
 from attnlab.examples import cat_sat_down_wide
 from attnlab.explorers.base import Explorer, one_of, stops_slider, temperature_slider
 from attnlab.patterns import column_mass, effective_keys, normalised_entropy
+from attnlab.plots.bars import Bars
 from attnlab.plots.colours import PALETTE
 from attnlab.plots.heatmap import show_weights, weights_heatmap
 from attnlab.plots.outline_labels import OutlineLabels
@@ -238,7 +239,11 @@ class HeatmapExplorer(Explorer):
         heat_ax.add_patch(hub)
 
         rows = np.arange(n)  # (n,) query 0 at the top, as in the heatmap
-        bars = spread_ax.barh(rows, np.zeros(n), height=0.6, color=BAR_COLOUR)
+        # Two sets at the same places: the focused query's bar shows in the hub's colour.
+        bars, focus_bar = (
+            Bars(spread_ax, rows, 0.6, horizontal=True, facecolor=colour, edgecolor=colour)
+            for colour in (BAR_COLOUR, FOCUS_COLOUR)
+        )
         values = OutlineLabels(spread_ax, np.column_stack([np.zeros(n), rows]), VALUE_SIZE)
         spread_ax.axvline(float(n), color="black", linestyle=":", linewidth=1.2)
         spread_ax.text(
@@ -260,7 +265,8 @@ class HeatmapExplorer(Explorer):
             spread_ax.spines[side].set_visible(False)
         return heatmap | {
             "hub": hub,
-            "bars": list(bars),
+            "bars": bars,
+            "focus_bar": focus_bar,
             "values": values,
         }
 
@@ -268,9 +274,9 @@ class HeatmapExplorer(Explorer):
         show_weights(artists, state.weights)  # (n_q, n_k)
         artists["hub"].set_x(state.hub - 0.5)
         n = state.effective.size
-        for i, (bar, h) in enumerate(zip(artists["bars"], state.effective, strict=True)):
-            bar.set_width(h)
-            bar.set_color(FOCUS_COLOUR if i == state.focused else BAR_COLOUR)
+        focused = np.arange(n) == state.focused  # (n_q,)
+        artists["bars"].set_values(state.effective, where=~focused)
+        artists["focus_bar"].set_values(state.effective, where=focused)
         artists["values"].set_bar_ends(
             state.effective,
             [f"{h:.2f}" for h in state.effective],

@@ -68,6 +68,7 @@ from attnlab.attention import causal_mask, padding_mask
 from attnlab.controls import Dropdown, IntSlider, ToggleButtons
 from attnlab.examples import cat_sat_down
 from attnlab.explorers.base import Explorer, one_of
+from attnlab.plots.bars import Bars
 from attnlab.plots.colours import PALETTE
 from attnlab.plots.heatmap import cell_squares, show_weights, weights_heatmap
 from attnlab.plots.outline_labels import OutlineLabels
@@ -358,7 +359,11 @@ class MaskExplorer(Explorer):
         caption.set_clip_on(False)
 
         rows = np.arange(N)  # (n,) query 0 at the top, as in the heatmap
-        bars = sum_ax.barh(rows, np.zeros(N), height=0.6, color=OK_COLOUR)
+        # Two sets at the same places: a row whose sum is off (or nan) shows its bar in red.
+        bars, bad_bars = (
+            Bars(sum_ax, rows, 0.6, horizontal=True, facecolor=colour, edgecolor=colour)
+            for colour in (OK_COLOUR, BAD_COLOUR)
+        )
         labels = OutlineLabels(sum_ax, np.column_stack([np.zeros(N), rows]), VALUE_SIZE)
         sum_ax.axvline(1.0, color="black", linestyle=":", linewidth=1.2)
         sum_ax.set(xlim=(0.0, SUM_LIMIT), ylim=(N - 0.5, -0.5), xlabel="row sum")
@@ -371,7 +376,8 @@ class MaskExplorer(Explorer):
         return heatmap | {
             "hidden": hidden,
             "caption": caption,
-            "bars": list(bars),
+            "bars": bars,
+            "bad_bars": bad_bars,
             "sum_labels": labels,
         }
 
@@ -383,9 +389,8 @@ class MaskExplorer(Explorer):
 
         sums = np.where(state.nan_rows, 0.0, state.row_sums)  # (n_q,)
         bad = state.sum_is_off | state.nan_rows  # (n_q,)
-        for bar, width, flag in zip(artists["bars"], sums, bad, strict=True):
-            bar.set_width(width)
-            bar.set_color(BAD_COLOUR if flag else OK_COLOUR)
+        artists["bars"].set_values(sums, where=~bad)
+        artists["bad_bars"].set_values(sums, where=bad)
         texts = [
             "nan" if n else _sum_text(s)
             for s, n in zip(state.row_sums, state.nan_rows, strict=True)

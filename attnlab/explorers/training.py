@@ -43,6 +43,7 @@ from matplotlib.patches import Rectangle
 
 from attnlab.controls import ToggleButtons
 from attnlab.explorers.base import Explorer, one_of, stops_slider
+from attnlab.plots.bars import Bars
 from attnlab.plots.colours import PALETTE
 from attnlab.plots.heatmap import show_weights, weights_heatmap
 from attnlab.plots.log_ticks import power_of_ten_labels
@@ -281,20 +282,19 @@ class TrainingExplorer(Explorer):
             ent_ax.spines[side].set_visible(False)
 
         rows = np.arange(N)
-        bars = ent_ax.barh(rows, np.zeros(N), height=0.6, color=BAR_COLOUR)
+        bars = Bars(ent_ax, rows, 0.6, horizontal=True, facecolor=BAR_COLOUR)
         ent_ax.axvline(1.0, color="black", linestyle=":", linewidth=1.0)
         ent_ax.set(xlim=(0.0, 1.0), ylim=(N - 0.5, -0.5), xlabel=f"row entropy H / log {N}")
         ent_ax.set_yticks(rows, [f"{i}:{t}" for i, t in enumerate(PROBE)])
         ent_ax.set_title("how spread each query is", fontsize=9)
-        return heat | {"curve": curve, "marker": marker, "bars": list(bars)}
+        return heat | {"curve": curve, "marker": marker, "bars": bars}
 
     def draw(self, artists, state) -> None:
         show_weights(artists, state.weights)  # (n, n)
         loss = np.clip(state.loss, *LOSS_LIMITS)  # (steps,) drawn inside the fixed limits
         artists["curve"].set_ydata(loss)
         artists["marker"].set_data([max(state.step, 1)], [loss[max(state.step - 1, 0)]])
-        for bar, h in zip(artists["bars"], state.entropy, strict=True):
-            bar.set_width(h)
+        artists["bars"].set_values(state.entropy)
 
     def describe(self, state) -> str:
         scaling = "÷ √d_k" if state.exponent == 0.5 else "no scaling"
