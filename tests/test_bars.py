@@ -127,6 +127,21 @@ def test_where_leaves_bars_out_and_values_reads_0_for_them():
     assert bars.shown.all()
 
 
+@pytest.mark.parametrize("horizontal", [False, True])
+def test_left_to_autoscale_the_axes_fit_the_bars_as_ax_bar_makes_them_fit(horizontal):
+    limits = []
+    for use_bars in (True, False):
+        ax = Figure().subplots()
+        if use_bars:
+            Bars(ax, [0, 1, 2, 3], 0.78, horizontal=horizontal)
+        else:
+            (ax.barh if horizontal else ax.bar)([0, 1, 2, 3], [0, 0, 0, 0], 0.78)
+        ax.set_xticks([0, 1, 2, 3])  # as the explorers label their keys
+        ax.set_yticks([0, 1, 2, 3])
+        limits.append((ax.get_xlim(), ax.get_ylim()))
+    assert limits[0] == limits[1]
+
+
 def test_a_legend_shows_the_bars_as_one_entry_in_their_colour():
     ax = Figure().subplots()
     Bars(ax, [0, 1], 0.5, facecolor="#d55e00", label="with the bug")

@@ -65,15 +65,16 @@ def test_temperature_stops_cover_the_range():
 
 def test_bars_are_updated_in_place(explorer):
     artists = explorer.artists
-    bars = list(artists["weights"])
+    bars, winner = artists["weights"], artists["winner"]
     explorer.set(score_2=4.0, temperature=0.5)
-    assert explorer.artists is artists and artists["weights"] == bars
+    assert explorer.artists is artists and artists["weights"] is bars
     expected = by_hand([1.0, 4.0, 2.5, -0.1], 0.5)
-    np.testing.assert_allclose([b.get_height() for b in bars], expected)
-    np.testing.assert_allclose([b.get_height() for b in artists["scores"]], [1.0, 4.0, 2.5, -0.1])
-    np.testing.assert_allclose([b.get_height() for b in artists["scaled"]], [2.0, 8.0, 5.0, -0.2])
-    colours = [b.get_facecolor() for b in bars]
-    assert colours[1] != colours[0]  # the winner is highlighted
+    np.testing.assert_allclose(bars.values + winner.values, expected)
+    np.testing.assert_allclose(artists["scores"].values, [1.0, 4.0, 2.5, -0.1])
+    np.testing.assert_allclose(artists["scaled"].values, [2.0, 8.0, 5.0, -0.2])
+    assert winner.shown.tolist() == [False, True, False, False]  # the winner is highlighted
+    assert (bars.shown == ~winner.shown).all()
+    assert winner.get_facecolor() != bars.get_facecolor()
 
 
 def test_axis_limits_are_fixed(explorer):

@@ -33,6 +33,7 @@ from attnlab.explorers.base import (
     temperature_slider,
 )
 from attnlab.explorers.number_text import plus_minus
+from attnlab.plots.bars import Bars
 from attnlab.plots.colours import PALETTE
 
 __all__ = [
@@ -160,12 +161,11 @@ class TemperatureExplorer(Explorer):
         score_ax, weight_ax = figure.subplots(1, 2)
         keys = np.arange(self.n_keys)  # (n,)
         labels = [f"key {j + 1}" for j in keys]
-        zeros = np.zeros(self.n_keys)  # (n,)
-        score_bars = score_ax.bar(keys, zeros, width=0.6, color=PALETTE["grey"], label="x")
-        scaled_bars = score_ax.bar(
+        score_bars = Bars(score_ax, keys, 0.6, facecolor=PALETTE["grey"], label="x")
+        scaled_bars = Bars(
+            score_ax,
             keys,
-            zeros,
-            width=0.78,
+            0.78,
             fill=False,
             edgecolor="black",
             linewidth=1.2,
@@ -175,7 +175,11 @@ class TemperatureExplorer(Explorer):
         score_ax.axhline(0, color="black", linewidth=0.8)
         score_ax.set(ylim=SCORE_RANGE, ylabel="score", title="scores x and what softmax sees")
         score_ax.set_xticks(keys, labels)
-        weight_bars = weight_ax.bar(keys, np.zeros(self.n_keys), width=0.6, color=PALETTE["blue"])
+        # Two sets at the same places: the largest weight's bar shows in vermillion.
+        weight_bars, winner_bar = (
+            Bars(weight_ax, keys, 0.6, facecolor=PALETTE[name], edgecolor=PALETTE[name])
+            for name in ("blue", "vermillion")
+        )
         weight_ax.axhline(
             1 / self.n_keys,
             color=PALETTE["grey"],
@@ -188,19 +192,18 @@ class TemperatureExplorer(Explorer):
         # Under both panels: inside, the bars (x / T runs to either edge) would cross it.
         figure.legend(loc="outside lower center", ncols=3, fontsize=9, frameon=False)
         return {
-            "scores": list(score_bars),
-            "scaled": list(scaled_bars),
-            "weights": list(weight_bars),
+            "scores": score_bars,
+            "scaled": scaled_bars,
+            "weights": weight_bars,
+            "winner": winner_bar,
         }
 
     def draw(self, artists, state) -> None:
-        for bar, score in zip(artists["scores"], state.scores, strict=True):
-            bar.set_height(score)
-        for bar, scaled in zip(artists["scaled"], state.scaled, strict=True):
-            bar.set_height(scaled)  # clipped by the axes when |x / T| > 5
-        for j, (bar, weight) in enumerate(zip(artists["weights"], state.weights, strict=True)):
-            bar.set_height(weight)
-            bar.set_color(PALETTE["vermillion"] if j == state.winner else PALETTE["blue"])
+        artists["scores"].set_values(state.scores)
+        artists["scaled"].set_values(state.scaled)  # clipped by the axes when |x / T| > 5
+        winner = np.arange(state.weights.size) == state.winner  # (n,)
+        artists["weights"].set_values(state.weights, where=~winner)
+        artists["winner"].set_values(state.weights, where=winner)
 
     def describe(self, state) -> str:
         rows = "".join(

@@ -59,8 +59,10 @@ class Bars(PathPatch):
 
     Notes
     -----
-    Bars start at 0 high, and data limits are not updated: set the axes' limits yourself,
-    as an explorer does for a picture whose scale must not move.
+    As with ``ax.bar``, the axes' data limits take in the bars as they are made (all of
+    length 0, so the category axis fits them and the value axis sticks at their base), and
+    :meth:`set_values` does not move the limits: an explorer sets the value axis's limits
+    itself, as a picture whose scale must not move from step to step.
     """
 
     _edge_default = False  # like a Rectangle: no edge unless one is asked for (PathPatch: black)
@@ -80,7 +82,9 @@ class Bars(PathPatch):
         self._values = np.zeros(positions.size)  # (n,)
         self._shown = np.ones(positions.size, dtype=bool)  # (n,)
         super().__init__(self._bars_path(), **kwargs)
+        (self.sticky_edges.x if self.horizontal else self.sticky_edges.y).append(0.0)
         ax.add_patch(self)
+        ax.autoscale(enable=None)  # as ax.bar does: fit the view at the next draw
 
     @property
     def values(self) -> np.ndarray:
