@@ -182,14 +182,27 @@ CHEATS = {
 }
 
 
-def submissions(lesson: str, source_nb, release_nb, cheats: bool):
-    """(kind, notebook, expected points) for ``lesson``; every cheat expects 0."""
+#: The lessons that stand for each kind of exercise in the grading pipeline's tests: functions
+#: judged on cases (lesson 3), a quiz and bug hunts (lesson 7), an answer whose memory is measured
+#: (lesson 8). Every kind of submission is graded in these; the other lessons get the kinds
+#: that depend on the lesson itself (blank, solved, a partly wrong quiz, a forbidden function).
+REPRESENTATIVE = ("03-softmax", "07-test-your-understanding", "08-cost-of-attention")
+
+
+def submissions(lesson: str, source_nb, release_nb, cheats: bool, every_kind: bool = True):
+    """(kind, notebook, expected points) for ``lesson``; every cheat expects 0.
+
+    ``cheats``: add the forbidden-function submission and, with ``every_kind``, every way of
+    cheating. ``every_kind``: add the kinds that test the grading pipeline rather than the
+    lesson (one exercise wrong, right but warning, the cheats); False grades only blank, solved,
+    a partly wrong quiz and (with ``cheats``) a forbidden function.
+    """
     answers = graded_answers(source_nb)
     total = sum(points for _, _, points in answers)
     solved = worked(source_nb)
     yield "blank", release_nb, 0.0
     yield "solved", _with_answers(release_nb, solved), total
-    if answers:
+    if answers and every_kind:
         grade_id, function, points = answers[0]
         junk = f"def {function}(*args, **kwargs):\n    return 12345.678\n"
         yield "one-wrong", _with_answers(release_nb, {**solved, grade_id: junk}), total - points
@@ -206,13 +219,39 @@ def submissions(lesson: str, source_nb, release_nb, cheats: bool):
             _with_answers(release_nb, {**solved, grade_id: code}),
             total - 2 * points / n,
         )
-    yield (
-        "right-but-warns",
-        _with_answers(release_nb, {g: _warning_first(code) for g, code in solved.items()}),
-        total,
-    )
+    if every_kind:
+        yield (
+            "right-but-warns",
+            _with_answers(release_nb, {g: _warning_first(code) for g, code in solved.items()}),
+            total,
+        )
     if not cheats:
         return
+    forbidden = {}
+    for grade_id, function, points in answers:
+        exercise = _exercise_for(source_nb, function)
+        if exercise.forbidden and "." in exercise.forbidden[0]:
+            forbidden[grade_id] = (
+                f"def {function}(*args, **kwargs):\n"
+                f"    return {exercise.forbidden[0]}(*args, **kwargs)\n",
+                points,
+            )
+    if forbidden:
+        lost = sum(points for _, points in forbidden.values())
+        yield (
+            "forbidden-function",
+            _with_answers(
+                release_nb, {**solved, **{g: code for g, (code, _) in forbidden.items()}}
+            ),
+            total - lost,
+        )
+    if not every_kind:
+        return
+    yield from _cheats(lesson, release_nb, answers)
+
+
+def _cheats(lesson: str, release_nb, answers):
+    """(kind, notebook, 0.0) for every way of cheating the grading pipeline."""
     name = _lesson_name(lesson)
     for kind, cell in CHEATS.items():
         yield kind, _after_imports(release_nb, cell(name)), 0.0
@@ -271,24 +310,6 @@ def submissions(lesson: str, source_nb, release_nb, cheats: bool):
         ),
         0.0,
     )
-    forbidden = {}
-    for grade_id, function, points in answers:
-        exercise = _exercise_for(source_nb, function)
-        if exercise.forbidden and "." in exercise.forbidden[0]:
-            forbidden[grade_id] = (
-                f"def {function}(*args, **kwargs):\n"
-                f"    return {exercise.forbidden[0]}(*args, **kwargs)\n",
-                points,
-            )
-    if forbidden:
-        lost = sum(points for _, points in forbidden.values())
-        yield (
-            "forbidden-function",
-            _with_answers(
-                release_nb, {**solved, **{g: code for g, (code, _) in forbidden.items()}}
-            ),
-            total - lost,
-        )
     tamper = {
         grade_id: (
             "import sys\nsys.modules['attnlab.grading.worker'] = None\n"

@@ -1,8 +1,15 @@
-"""Browser-suite setup: when it runs, the JupyterLab server, Chromium, the artifacts folder.
+"""Browser-suite setup: when it runs, the servers, Chromium, the artifacts folder, the pages.
 
 The suite runs only when asked (``ATTNLAB_BROWSER=1``) or in CI (``CI=true``); elsewhere every
 ``browser`` test is skipped with a reason that says how to enable it. In CI a missing Chromium
 is a failure, not a skip.
+
+**Each lesson is opened once per front end.** Opening a lesson and running all its cells is
+most of a browser test's cost, so every check of a lesson is made on the same page: the
+``lesson_pages`` fixture keeps one page open per front end (JupyterLab, Notebook 7) and opens
+the next lesson only when a test asks for it, and the tests are ordered by front end, then
+lesson, then check (:data:`CHECK_ORDER`: the checks that change the page most come last,
+restart-and-reopen at the very end, since it restarts the kernel and reloads the page).
 """
 
 from __future__ import annotations
@@ -36,14 +43,56 @@ def skip_reason() -> str | None:
     return None
 
 
+#: The order of the checks made on one open lesson: lesson 0's self-test needs its bar untouched;
+#: the keyboard presses "Next hint" before the accessibility check presses it again; the
+#: legibility check drives sliders to their ends; the theme is switched and back; the kernel
+#: restart and the reopened page come last.
+CHECK_ORDER = (
+    "test_selftest_in_browser",
+    "test_explorers_in_browser",
+    "test_keyboard",
+    "test_accessibility",
+    "test_legibility",
+    "test_dark_theme",
+    "test_restart_reopen",
+)
+FRONT_ORDER = ("lab", "nb7")
+
+
+def _page_key(item: pytest.Item) -> tuple | None:
+    """(front end, lesson) of the page a browser test uses, from its parameters, or None."""
+    params = getattr(getattr(item, "callspec", None), "params", {})
+    value = next((params[k] for k in ("lesson", "laptop_lesson", "name") if k in params), None)
+    if isinstance(value, tuple):  # (front end, lesson)
+        return value
+    if isinstance(value, str):
+        return (params.get("front", "lab"), value)
+    if "front" in params:
+        return (params["front"], "00-start-here.ipynb")
+    return None
+
+
+@pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Skip every ``browser`` test unless the suite is enabled (see :func:`skip_reason`)."""
+    """Skip every ``browser`` test unless the suite is enabled (see :func:`skip_reason`); order
+    the enabled ones so each lesson opens once per front end (see the module docstring)."""
     reason = skip_reason()
-    if reason is None:
+    if reason is not None:
+        for item in items:
+            if item.get_closest_marker("browser"):
+                item.add_marker(pytest.mark.skip(reason=reason))
         return
-    for item in items:
-        if item.get_closest_marker("browser"):
-            item.add_marker(pytest.mark.skip(reason=reason))
+
+    def key(indexed: tuple[int, pytest.Item]) -> tuple:
+        index, item = indexed
+        page = _page_key(item) if item.get_closest_marker("browser") else None
+        if page is None:
+            return (0, index)
+        module = item.module.__name__.rsplit(".", 1)[-1] if item.module else ""
+        check = CHECK_ORDER.index(module) if module in CHECK_ORDER else len(CHECK_ORDER)
+        return (1, FRONT_ORDER.index(page[0]), page[1], check, index)
+
+    items[:] = [item for _, item in sorted(enumerate(items), key=key)]
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:
@@ -98,3 +147,62 @@ def nb7_server() -> Iterator[lab.LabServer]:
 
     with NotebookServer(lab.notebook_dir()) as server:
         yield server
+
+
+class LessonPages:
+    """One open lesson page per front end, run once and shared by every check of that lesson.
+
+    ``pages(front, name)`` returns the open :class:`lab_harness.LessonPage` (1366 x 768, all
+    cells run, ``page.run`` holding Run All's result); asking for another lesson closes the one
+    open in that front end (and shuts its kernel) first. A lesson whose Run All failed is not
+    opened again: every later check of it fails with the same error.
+    """
+
+    def __init__(self, request: pytest.FixtureRequest, chromium, artifacts_dir: Path) -> None:
+        self._request, self._chromium, self._artifacts = request, chromium, artifacts_dir
+        self._open: dict[str, tuple[str, object, object]] = {}  # front -> (name, ctx, page)
+        self._failed: dict[tuple[str, str], BaseException] = {}
+        self.opened: list[tuple[str, str]] = []
+
+    def __call__(self, front: str, name: str) -> lab.LessonPage:
+        if (front, name) in self._failed:
+            raise RuntimeError(f"{name} in {front}: Run All failed earlier") from self._failed[
+                (front, name)
+            ]
+        current = self._open.get(front)
+        if current and current[0] == name and not current[2].closed:
+            return current[2]
+        self.close(front)
+        server = self._request.getfixturevalue(FRONT_ENDS[front])
+        context = lab.opened_lesson(self._chromium, server, name, self._artifacts)
+        try:
+            page = context.__enter__()
+        except BaseException as error:
+            self._failed[(front, name)] = error
+            raise
+        page.front_end = front
+        self._open[front] = (name, context, page)
+        self.opened.append((front, name))
+        return page
+
+    def close(self, front: str) -> None:
+        """Close the lesson open in ``front`` (if any) and shut its kernel down."""
+        current = self._open.pop(front, None)
+        if current is not None:
+            current[1].__exit__(None, None, None)
+
+    def close_all(self) -> None:
+        for front in list(self._open):
+            self.close(front)
+
+
+FRONT_ENDS = {"lab": "lab_server", "nb7": "nb7_server"}
+
+
+@pytest.fixture(scope="session")
+def lesson_pages(request, chromium, artifacts_dir: Path) -> Iterator[LessonPages]:
+    """The shared lesson pages (see :class:`LessonPages`); prints how often each lesson opened."""
+    pages = LessonPages(request, chromium, artifacts_dir)
+    yield pages
+    pages.close_all()
+    print(f"\nbrowser suite: {len(pages.opened)} lesson page loads: {pages.opened}")

@@ -306,12 +306,17 @@ class LessonPage:
         self.context.add_init_script(path=str(HOOKS_JS))
         self.page: Page = self.context.new_page()
         self.page_errors: list[str] = []
+        self.closed = False
+        self.run: RunResult | None = None  # Run All's result, once run_all() has run
         self.run_all_clicks = 0
         self.run_all_clicked_at: float | None = None  # page ms, just before Run All's click
         self.page.on("pageerror", lambda exc: self.page_errors.append(str(exc)))
 
     def close(self) -> None:
-        """Close the browser context and shut down the notebook's kernel."""
+        """Close the browser context and shut down the notebook's kernel (once)."""
+        if self.closed:
+            return
+        self.closed = True
         self.context.close()
         self.server.shutdown_kernels()
 
@@ -411,6 +416,7 @@ class LessonPage:
             self._wait_for_replies(since)
             result = self._summarise_run(since, attempt)
             if attempt == 2 or self._widgets_appeared(result.widget_views):
+                self.run = result
                 return result
         raise AssertionError("unreachable")
 

@@ -69,11 +69,10 @@ def press_next_hint(page: lab.LessonPage) -> int:
     return panels.count()
 
 
-@pytest.fixture(scope="module", params=LESSON_PARAMS)
-def lesson(request, chromium, lab_server, artifacts_dir: Path) -> Iterator[lab.LessonPage]:
-    """The lesson run in JupyterLab at 1366 x 768; its kernel is shut down afterwards."""
-    with lab.opened_lesson(chromium, lab_server, request.param, artifacts_dir) as page:
-        yield page
+@pytest.fixture(params=LESSON_PARAMS)
+def lesson(request, lesson_pages) -> lab.LessonPage:
+    """The lesson run in JupyterLab at 1366 x 768 (the page every browser check shares)."""
+    return lesson_pages("lab", request.param)
 
 
 def test_no_serious_axe_violations(lesson: lab.LessonPage, artifacts_dir: Path) -> None:

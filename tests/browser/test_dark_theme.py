@@ -55,12 +55,10 @@ def wait_for_canvases(page: lab.LessonPage, dark: bool) -> list[dict]:
 
 
 @pytest.mark.parametrize("name", LESSON_PARAMS)
-def test_figures_follow_the_dark_theme(name, chromium, lab_server, artifacts_dir: Path) -> None:
+def test_figures_follow_the_dark_theme(name, lesson_pages, artifacts_dir: Path) -> None:
     stem = Path(name).stem
-    page = lab.LessonPage(chromium, lab_server, name)
+    page = lesson_pages("lab", name)
     try:
-        page.open()
-        page.run_all()
         light = wait_for_canvases(page, dark=False)
         assert light and all(c["corner"] > 200 for c in light), light
         page.explorer(0).screenshot(path=str(artifacts_dir / f"{stem}--theme-light.png"))
@@ -80,5 +78,3 @@ def test_figures_follow_the_dark_theme(name, chromium, lab_server, artifacts_dir
         if page.js("() => document.body.dataset.jpThemeLight") == "false":
             set_theme(page, "JupyterLab Light")  # the theme is a user setting: leave it light
             page.page.wait_for_timeout(1000)
-        page.close()
-        lab_server.shutdown_kernels()

@@ -15,7 +15,6 @@ Each explorer is screenshotted into the artifacts folder.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -44,19 +43,12 @@ class OpenLesson:
         return Path(self.page.name).stem
 
 
-@pytest.fixture(scope="module", params=LESSON_PARAMS)
-def lesson(request, chromium, lab_server, artifacts_dir) -> Iterator[OpenLesson]:
-    """The lesson opened in a fresh browser context with all cells run; kernel shut after."""
-    page = lab.LessonPage(chromium, lab_server, request.param)
-    try:
-        page.open()
-        run = page.run_all()
-    except Exception:
-        page.screenshot(artifacts_dir / f"{Path(request.param).stem}--FAILED-run-all.png")
-        page.close()
-        raise
-    yield OpenLesson(page, run)
-    page.close()
+@pytest.fixture(params=LESSON_PARAMS)
+def lesson(request, lesson_pages) -> OpenLesson:
+    """The lesson open in JupyterLab with all cells run (the page every browser check shares;
+    a Run All that fails fails here, with a screenshot)."""
+    page = lesson_pages("lab", request.param)
+    return OpenLesson(page, page.run)
 
 
 def fail_with(problems: list[str], lesson: OpenLesson, artifacts_dir: Path, what: str) -> None:

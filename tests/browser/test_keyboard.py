@@ -21,7 +21,6 @@ for any widget library. Lesson 0 also tells learners to "press the right arrow" 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import a11y
@@ -40,14 +39,11 @@ CASES = [
 LESSON_0_SLIDER = "score of key 1"
 
 
-@pytest.fixture(scope="module", params=CASES)
-def lesson(request, chromium, artifacts_dir: Path) -> Iterator[lab.LessonPage]:
-    """A lesson run in one front end at 1366 x 768; its kernel is shut down afterwards."""
+@pytest.fixture(params=CASES)
+def lesson(request, lesson_pages) -> lab.LessonPage:
+    """A lesson run in one front end at 1366 x 768 (the page every check there shares)."""
     front, name = request.param
-    server = request.getfixturevalue(FRONT_ENDS[front])
-    with lab.opened_lesson(chromium, server, name, artifacts_dir) as page:
-        page.front_end = front
-        yield page
+    return lesson_pages(front, name)
 
 
 def test_tab_reaches_every_control(lesson: lab.LessonPage, artifacts_dir: Path) -> None:

@@ -19,7 +19,6 @@ A screenshot of every explorer, as it sits on the laptop screen, goes to
 from __future__ import annotations
 
 import shutil
-from collections.abc import Iterator
 from pathlib import Path
 
 import lab_harness as lab
@@ -76,11 +75,10 @@ def shots_dir(artifacts_dir: Path) -> Path:
     return folder
 
 
-@pytest.fixture(scope="module", params=LESSON_PARAMS)
-def laptop_lesson(request, chromium, lab_server, shots_dir) -> Iterator[lab.LessonPage]:
-    """The lesson in a 1366 × 768 browser context with all cells run; kernel shut after."""
-    with lab.opened_lesson(chromium, lab_server, request.param, shots_dir) as page:
-        yield page
+@pytest.fixture(params=LESSON_PARAMS)
+def laptop_lesson(request, lesson_pages) -> lab.LessonPage:
+    """The lesson in a 1366 × 768 browser context with all cells run (the shared page)."""
+    return lesson_pages("lab", request.param)
 
 
 def legibility_problems(measured: dict) -> list[str]:

@@ -11,7 +11,6 @@ down (Kernel menu) shows the banner too. Screenshots go to artifacts/browser/.
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import lab_harness as lab
@@ -121,15 +120,13 @@ def saved_widget_models(notebook: dict) -> dict:
 
 @pytest.mark.parametrize("name", LESSON_PARAMS)
 def test_restart_shows_banner_and_reopened_lesson_shows_pictures(
-    name, chromium, lab_server, artifacts_dir: Path
+    name, lesson_pages, chromium, lab_server, artifacts_dir: Path
 ) -> None:
+    """The last check made on a lesson's shared page (it restarts the kernel and reloads)."""
     stem = Path(name).stem
-    shutil.copy(lab.notebook_dir() / name, lab_server.root_dir / name)  # as committed: no outputs
-    page = lab.LessonPage(chromium, lab_server, name)
+    page = lesson_pages("lab", name)
     try:
-        page.open()
-        run = page.run_all()
-        assert not run.errors, run.errors
+        assert not page.run.errors, page.run.errors
         count = explorers_rendered(page)
         assert count > 0, f"{name}: no explorer rendered"
         assert not any(banners_shown(page)), "a banner shows while the kernel is alive"
@@ -160,7 +157,7 @@ def test_restart_shows_banner_and_reopened_lesson_shows_pictures(
         screenshot_figure(page, artifacts_dir / f"{stem}--kernel-restarted.png")
         assert len(shown) == count and all(shown), f"banners after restart: {shown}"
     finally:
-        page.close()
+        lesson_pages.close("lab")
 
     reopened = lab.LessonPage(chromium, lab_server, name)
     try:
