@@ -35,6 +35,8 @@ This module needs numpy only.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ._validate import as_float_array, normalize_axis, positive_finite, probabilities, work_dtype
@@ -249,6 +251,47 @@ def naive_softmax(x, axis=-1):
     with np.errstate(all="ignore"):
         e = np.exp(arr)  # overflows to inf in arr.dtype
         return e / np.sum(e, axis=ax, keepdims=True, dtype=arr.dtype)
+
+
+def naive_overflow_thresholds(dtype, n) -> tuple[float, float]:
+    r"""Where :func:`naive_softmax` of ``n`` equal scores ``s`` breaks, in ``dtype``.
+
+    The sum :math:`n e^{s}` overflows once :math:`s > \ln(\max) - \ln n` (every weight is then
+    a finite number over ``inf``: exactly 0), and each exponential once :math:`s > \ln(\max)`
+    (``inf / inf``: NaN). The logarithms are taken in float64: taken in ``dtype`` itself, the
+    float16 :math:`\ln(65504)` rounds to 11.09375 and moves the thresholds by 0.004.
+
+    Parameters
+    ----------
+    dtype : dtype-like
+        A float dtype (``np.float16``, ``"float32"``, ...), whose largest finite number is used.
+    n : int
+        The number of equal scores in the row, >= 1.
+
+    Returns
+    -------
+    zeros_from, nan_from : float
+        The score above which the row comes out all zeros, and above which it is NaN.
+
+    Raises
+    ------
+    ValueError
+        If ``dtype`` is not a float dtype or ``n`` is not a positive int.
+
+    Examples
+    --------
+    >>> [round(t, 4) for t in naive_overflow_thresholds(np.float16, 4096)]
+    [2.7721, 11.0898]
+    >>> [round(t, 2) for t in naive_overflow_thresholds("float64", 2)]
+    [709.09, 709.78]
+    """
+    dtype = np.dtype(dtype)
+    if dtype.kind != "f":
+        raise ValueError(f"dtype must be a float dtype; got {dtype}")
+    if isinstance(n, bool) or not isinstance(n, int | np.integer) or n < 1:
+        raise ValueError(f"n must be a positive int; got {n!r}")
+    ln_max = math.log(float(np.finfo(dtype).max))  # in float64, whatever the dtype
+    return ln_max - math.log(int(n)), ln_max
 
 
 def logsumexp(x, axis=-1, keepdims=False):

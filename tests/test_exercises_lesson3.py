@@ -282,3 +282,100 @@ test_accepts, test_rejects = accept_reject(
 @pytest.mark.parametrize("name", [n for n in ROW_WRONG if not n.startswith("calls attnlab")])
 def test_softmax_row_feedback_names_the_input_it_failed_on(name):
     assert "please" in judged(L.softmax_row, ROW_WRONG[name][0]).message
+
+
+# ---------------------------------------------------------------- the overflow table (section 5)
+def _table_cell_source() -> str:
+    """The source notebook's code cell that prints the naive softmax's overflow table."""
+    import json
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "source/03-softmax/03-softmax.ipynb"
+    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    return next(
+        "".join(c["source"])
+        for c in cells
+        if c["cell_type"] == "code" and "zeros from s >" in "".join(c["source"])
+    )
+
+
+def _printed_table() -> list[list[str]]:
+    """The table as the lesson prints it: one list of cells per row (dtype, n, five cells)."""
+    import contextlib
+    import io
+
+    from attnlab.softmax_family import naive_overflow_thresholds
+
+    namespace = {
+        "np": np,
+        "attnlab": attnlab,
+        "naive_overflow_thresholds": naive_overflow_thresholds,
+    }
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        exec(_table_cell_source(), namespace)  # noqa: S102 - the course's own cell
+    rows = [line.replace("|", " ").split() for line in out.getvalue().splitlines()[1:]]
+    assert len(rows) == 9 and all(len(r) == 7 for r in rows), rows
+    return rows
+
+
+def _naive_top(dtype, n, s) -> float:
+    return float(attnlab.naive_softmax(np.full(n, s, dtype=dtype))[0])
+
+
+def _boundary(dtype, n, broke) -> tuple[float, float]:
+    """(the largest score of ``dtype`` that still works, the smallest that ``broke``), for a row
+    of ``n`` equal scores: every float16 in (0, 12) tried, float32 and float64 by bisection
+    over their representable numbers (``broke`` is monotone in s)."""
+    if np.dtype(dtype) == np.float16:
+        grid = np.arange(0, 0x7C00, dtype=np.uint16).view(np.float16)  # every finite s >= 0
+        grid = grid[(grid > 0) & (grid < 12)]
+        bad = np.array([broke(_naive_top(dtype, n, s)) for s in grid])
+        first = int(np.argmax(bad))
+        assert bad[first] and not bad[:first].any() and bad[first:].all()
+        return float(grid[first - 1]), float(grid[first])
+    ints = {np.float32: np.int32, np.float64: np.int64}[dtype]
+    lo = int(np.array(1.0, dtype=dtype).view(ints))  # works at s = 1
+    hi = int(np.array(np.finfo(dtype).max, dtype=dtype).view(ints))  # broken there
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        s = np.array(mid, dtype=ints).view(dtype)
+        if broke(_naive_top(dtype, n, s)):
+            hi = mid
+        else:
+            lo = mid
+    return tuple(float(np.array(i, dtype=ints).view(dtype)) for i in (lo, hi))
+
+
+def test_every_cell_of_the_overflow_table_agrees_with_brute_force():
+    """Each printed threshold lies between the last score that works and the first that breaks
+    (to the 2 decimals shown), found by trying the dtype's own numbers; the cells either side
+    show what the thresholds promise: 1/n just below, 0 just above, NaN past ln(max)."""
+    dtypes = {"float16": np.float16, "float32": np.float32, "float64": np.float64}
+    with np.errstate(all="ignore"):
+        for name, n, zeros, below, above, nan_from, past in _printed_table():
+            dtype, n = dtypes[name], int(n)
+            for printed, broke in (
+                (zeros, lambda w: not w > 0.0),  # 0, and from ln(max) on NaN
+                (nan_from, lambda w: math.isnan(w)),
+            ):
+                works, breaks = _boundary(dtype, n, broke)
+                assert round(works, 2) <= float(printed) <= round(breaks, 2), (
+                    name,
+                    n,
+                    printed,
+                    works,
+                    breaks,
+                )
+            assert float(below) == pytest.approx(1 / n, rel=1e-2), (name, n, below)
+            assert float(above) == 0.0 and past == "nan", (name, n, above, past)
+
+
+def test_float16_thresholds_take_the_log_in_float64():
+    """ln(65504) rounded to float16 is 11.09375: taken that way, n = 4096 would print 2.78."""
+    from attnlab.softmax_family import naive_overflow_thresholds
+
+    zeros_from, nan_from = naive_overflow_thresholds(np.float16, 4096)
+    works, breaks = _boundary(np.float16, 4096, lambda w: not w > 0.0)
+    assert works <= zeros_from < breaks and f"{zeros_from:.2f}" == "2.77"
+    assert nan_from == pytest.approx(math.log(65504), abs=1e-12)
