@@ -27,13 +27,11 @@ install -d -m 0777 /srv/nbgrader/exchange
 # 3. The hub: the course's fragment (instructor role, per-role nbgrader config).
 install -m 0644 deploy/hub/attnlab_hub.py /opt/tljh/config/jupyterhub_config.d/attnlab_hub.py
 
-# 3b. Who teaches: ATTNLAB_INSTRUCTORS="alice bob" (hub user names) form the hub group
-#     "instructors"; everyone else is a student. Rerun the script to change it.
-instructors=""
-for name in ${ATTNLAB_INSTRUCTORS:-}; do instructors+="\"$name\", "; done
-cat > /opt/tljh/config/jupyterhub_config.d/attnlab_groups.py <<PY
-c.JupyterHub.load_groups = {"instructors": {"users": [${instructors}]}}
-PY
+# 3b. Who teaches: ATTNLAB_INSTRUCTORS="alice bob" (hub user names) join the hub group
+#     "instructors"; everyone else is a student (the fragment puts them into "students" at
+#     login). Rerunning ADDS instructors but removes none: docs/jupyterhub.md, "Changing who
+#     teaches".
+deploy/tljh/instructors.sh /opt/tljh/config/jupyterhub_config.d
 
 # 4. JupyterLab by default, per-student limits (docs/jupyterhub.md, "How big a hub"), culling.
 tljh-config set user_environment.default_app jupyterlab

@@ -5,7 +5,9 @@ JupyterHub from PyPI (pinned in requirements-dev.txt) behind configurable-http-p
 ``SimpleLocalProcessSpawner`` (no system users: every user's server runs as our own Unix user,
 in its own home folder under the hub's temp folder), on 127.0.0.1 with free ports, its own
 config, database and cookie secret. It loads the course's shipped hub fragment
-``deploy/hub/attnlab_hub.py`` (roles, per-role nbgrader config) exactly as a deployment does.
+``deploy/hub/attnlab_hub.py`` (roles, groups, per-role nbgrader config) the way Zero to
+JupyterHub (the default) or The Littlest JupyterHub loads it (tests/hub/engines.py reproduces
+both engines' loading around JupyterHub's own config loader).
 The hub is stopped by its PID (SIGTERM: it stops the proxy and the user servers it spawned);
 anything of ours still alive afterwards is killed by PID.
 
@@ -32,6 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import engines
 from processes import free_port, stop_tree
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -78,9 +81,10 @@ def proxy_command() -> Path:
     return binary
 
 
-HUB_CONFIG = """\
+# The test's own hub settings: where the chart (Z2JH) or TLJH's own config would say what their
+# pods or VM need, this hub runs on loopback with the dummy authenticator and local processes.
+HUB_SETTINGS = """\
 import os, sys
-c = get_config()  # noqa: F821
 c.JupyterHub.ip = "127.0.0.1"
 c.JupyterHub.port = {port}
 c.JupyterHub.hub_ip = "127.0.0.1"
@@ -102,17 +106,36 @@ c.Spawner.default_url = "/lab"
 # The course's server settings (kernel websockets without Nagle's delay), which a regular
 # pip install puts into the environment's etc/jupyter; the editable install here does not.
 c.Spawner.environment = {{"JUPYTER_CONFIG_PATH": {jupyter_config!r}}}
-c.JupyterHub.services = [{{"name": "tester", "api_token": {token!r}}}]
-c.JupyterHub.load_roles = [{{
+"""
+
+# The test's service (its token drives the REST APIs), added where the chart adds hub.services.
+TEST_SERVICE = """\
+c.JupyterHub.services.append({{"name": "tester", "api_token": {token!r}}})
+c.JupyterHub.load_roles.append({{
     "name": "tester",
     "scopes": ["admin:users", "admin:servers", "access:servers", "admin:groups", "list:users"],
     "services": ["tester"],
-}}]
-c.JupyterHub.load_groups = {groups!r}
-# The course's own fragment, as TLJH (jupyterhub_config.d) and Zero to JupyterHub
-# (hub.extraConfig) load it.
-exec(compile(open({fragment!r}).read(), {fragment!r}, "exec"))
+}})
 """
+
+ENGINES = ("z2jh", "tljh")
+
+
+def write_config(
+    folder: Path, engine: str, site: str, token: str, groups: dict[str, list[str]]
+) -> Path:
+    """The hub's config in ``folder``, loading the course's fragment as ``engine`` does
+    (tests/hub/engines.py): Z2JH's chart config with deploy/z2jh/values.yaml (its copy of the
+    fragment in hub.extraConfig, ``groups`` as a site's values file lists them), or TLJH's
+    jupyterhub_config.d (the fragment file, instructors by deploy/tljh/instructors.sh)."""
+    service = TEST_SERVICE.format(token=token)
+    if engine == "z2jh":
+        return engines.write_z2jh(folder, site, service, engines.z2jh_groups(groups))
+    if engine == "tljh":
+        extra = {name: users for name, users in groups.items() if name != "instructors"}
+        config = engines.write_tljh(folder, site + service, groups.get("instructors", []), extra)
+        return config
+    raise ValueError(f"engine must be one of {ENGINES}, not {engine!r}")
 
 
 @dataclass
@@ -121,7 +144,8 @@ class Hub:
 
     ``groups`` maps a group name to its users (``instructors``/``students`` give the course's
     roles); ``environment`` is added to the hub's environment (the fragment reads
-    ``ATTNLAB_*`` settings from it).
+    ``ATTNLAB_*`` settings from it); ``engine`` is how the course's fragment is loaded,
+    as Zero to JupyterHub (``z2jh``) or The Littlest JupyterHub (``tljh``) loads it.
     """
 
     groups: dict[str, list[str]] = field(default_factory=dict)
@@ -131,6 +155,7 @@ class Hub:
     port: int = 0
     process: subprocess.Popen | None = None
     keep: bool = False
+    engine: str = "z2jh"
     _family: list[int] = field(default_factory=list)
 
     # -- life cycle ------------------------------------------------------------------------
@@ -169,11 +194,10 @@ class Hub:
         log = self.workdir / "jupyterhub.log"
         return "\n".join(log.read_text(errors="replace").splitlines()[-lines:])
 
-    def _config(self) -> str:
+    def _config(self) -> Path:
         bin_dir = Path(sys.executable).parent
         args = ["--allow-root"] if hasattr(os, "geteuid") and os.geteuid() == 0 else []
-        groups = {name: {"users": users} for name, users in self.groups.items()}
-        return HUB_CONFIG.format(
+        site = HUB_SETTINGS.format(
             port=self.port,
             hub_port=free_port(),
             proxy_api_port=free_port(),
@@ -182,11 +206,9 @@ class Hub:
             singleuser=str(bin_dir / "jupyterhub-singleuser"),
             args=args,
             server_start=SERVER_START_S,
-            token=self.token,
-            groups=groups,
             jupyter_config=str(ROOT / "jupyter-config"),
-            fragment=str(DEPLOY / "hub" / "attnlab_hub.py"),
         )
+        return write_config(self.workdir, self.engine, site, self.token, self.groups)
 
     def _environment(self) -> dict[str, str]:
         env = {
@@ -203,8 +225,7 @@ class Hub:
     def _start(self) -> None:
         self.homes.mkdir(parents=True, exist_ok=True)
         self.port = self.port or free_port()
-        config = self.workdir / "jupyterhub_config.py"
-        config.write_text(self._config())
+        config = self._config()
         with open(self.workdir / "jupyterhub.log", "wb") as log:
             self.process = subprocess.Popen(
                 [str(Path(sys.executable).parent / "jupyterhub"), "-f", str(config)],

@@ -8,11 +8,33 @@ at its root (grading outside the student's kernel, timeouts, the exchange folder
 """
 
 import os
+import sys
 
 c = get_config()  # noqa: F821 - provided by nbgrader when it reads this file
 
 course = os.path.expanduser(os.environ.get("ATTNLAB_COURSE", "~/attnlab-course"))
-load_subconfig(os.path.join(course, "nbgrader_config.py"))  # noqa: F821 - traitlets
+course_config = os.path.join(course, "nbgrader_config.py")
+if not os.path.isfile(course_config):
+    # traitlets' load_subconfig would pass over a missing file in silence, and nbgrader would run
+    # on its defaults (the course folder = wherever it was started): say so, loudly, by name.
+    missing = (
+        f"attnlab: no course at {course} ({course_config} does not exist), so nbgrader has no "
+        "course to work on. Clone the course there once (in a terminal: git clone --branch "
+        f"<term branch> <course repository> {course}) or set ATTNLAB_COURSE to the folder "
+        "that holds it."
+    )
+    program = os.path.abspath(getattr(sys, "argv", [""])[0] or "")
+    command = os.path.basename(program) == "nbgrader" or (
+        os.path.basename(os.path.dirname(program)) == "nbgrader"  # python -m nbgrader
+    )
+    if command and not os.path.isfile("nbgrader_config.py"):
+        # an nbgrader command outside any course folder: stop it, with the reason
+        raise SystemExit(f"ERROR: {missing}")
+    # Formgrader (in the server) and a command run inside a course folder: traitlets logs this
+    # error ("Exception while loading config file ...") in the server's log or the terminal,
+    # and the rest of this file is skipped.
+    raise FileNotFoundError(missing)
+load_subconfig(course_config)  # noqa: F821 - traitlets
 
 # Submissions are named after hub users (see ../student/nbgrader_config.py), which need not be
 # the Unix owners of the files in the exchange (jovyan, jupyter-alice, the hub's own user):
