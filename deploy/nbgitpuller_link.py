@@ -7,11 +7,17 @@ The first click clones the repository into ``~/attnlab`` of the student's server
 notebook in JupyterLab; later clicks pull new commits and merge them without overwriting the
 student's own edits (nbgitpuller's rule: a file the student changed keeps the student's version).
 nbgitpuller must be installed in the single-user environment (deploy/hub-requirements.txt).
+
+Link to a **branch**, never a tag: nbgitpuller clones a tag fine, but every later click runs
+``git diff ..origin/<name>``, which does not exist for a tag, and fails. To pin a term, make a
+branch for it (``git branch term-2026 <tag> && git push origin term-2026``). The tool asks the
+repository (``git ls-remote``) that the name is a branch; ``--no-check`` skips that.
 """
 
 from __future__ import annotations
 
 import argparse
+import subprocess
 from urllib.parse import urlencode
 
 START = "notebooks/00-start-here.ipynb"
@@ -26,7 +32,9 @@ def nbgitpuller_link(
     >>> nbgitpuller_link("https://hub.example.org/", "https://github.com/attnlab/attnlab")
     'https://hub.example.org/hub/user-redirect/git-pull?repo=https%3A%2F%2Fgithub.com%2Fattnlab%2Fattnlab&branch=main&targetPath=attnlab&urlpath=lab%2Ftree%2Fattnlab%2Fnotebooks%2F00-start-here.ipynb'
     """
-    if not hub.startswith(("http://", "https://")) or not repo.startswith(("http", "git@")):
+    if not hub.startswith(("http://", "https://")) or not repo.startswith(
+        ("http", "git@", "file://")
+    ):
         raise ValueError(f"hub and repo must be URLs, got hub={hub!r} repo={repo!r}")
     query = urlencode(
         {
@@ -39,13 +47,44 @@ def nbgitpuller_link(
     return f"{hub.rstrip('/')}/hub/user-redirect/git-pull?{query}"
 
 
+def branch_problem(repo: str, branch: str) -> str | None:
+    """Why ``branch`` of ``repo`` cannot back an nbgitpuller link, or None if it is a branch."""
+    refs = subprocess.run(
+        ["git", "ls-remote", "--heads", "--tags", "--", repo],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    if refs.returncode:
+        return f"cannot list the branches of {repo}: {refs.stderr.strip()}"
+    names = {line.split()[1] for line in refs.stdout.splitlines() if line.strip()}
+    if f"refs/heads/{branch}" in names:
+        return None
+    if f"refs/tags/{branch}" in names:
+        return (
+            f"{branch!r} is a tag of {repo}, not a branch: nbgitpuller clones it, then fails on "
+            f"every later click (git diff ..origin/{branch}). Make a branch of it "
+            f"(git branch {branch}-branch {branch} && git push origin {branch}-branch) and "
+            "link to that."
+        )
+    return f"{repo} has no branch {branch!r}"
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("hub", help="the hub's address, e.g. https://hub.example.org")
     parser.add_argument("repo", help="the course repository to clone")
-    parser.add_argument("--branch", default="main", help="branch or tag pinned for the term")
+    parser.add_argument(
+        "--branch", default="main", help="the branch (not a tag) the term is taught from"
+    )
     parser.add_argument("--open", default=START, help="notebook to open, relative to the repo")
+    parser.add_argument(
+        "--no-check", action="store_true", help="do not ask the repository that it is a branch"
+    )
     args = parser.parse_args(argv)
+    problem = None if args.no_check else branch_problem(args.repo, args.branch)
+    if problem:
+        parser.exit(2, f"error: {problem}\n")
     print(nbgitpuller_link(args.hub, args.repo, args.branch, args.open))
 
 

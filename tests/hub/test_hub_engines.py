@@ -188,6 +188,7 @@ def wait_for(hub: hubrun.Hub, user: str, ready: bool, timeout: float = hubrun.SE
     raise TimeoutError(f"{user}'s server not {'ready' if ready else 'stopped'}\n{hub.log_tail()}")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("engine", hubrun.ENGINES)
 def test_an_instructor_helps_a_student_nobody_listed(engine, proxy, tmp_path):
     settings = {
