@@ -2,7 +2,7 @@
 # attnlab on The Littlest JupyterHub (one VM, up to a few dozen students).
 # Run as root on the VM AFTER installing TLJH (its bootstrap script), from a clone of this
 # repository pinned for the term:
-#   sudo git clone --branch <term tag> https://github.com/attnlab/attnlab /srv/attnlab
+#   sudo git clone --branch <term branch> https://github.com/attnlab/attnlab /srv/attnlab
 #   sudo /srv/attnlab/deploy/tljh/setup.sh
 # docs/jupyterhub.md explains each step and the sizing numbers.
 set -euo pipefail

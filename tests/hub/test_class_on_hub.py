@@ -87,7 +87,9 @@ def hub(proxy, tmp_path_factory):
         "ATTNLAB_NBGRADER_CONFIG": str(hubrun.DEPLOY / "nbgrader"),
         "ATTNLAB_EXCHANGE": str(exchange),
     }
-    groups = {"instructors": ["instructor"], "students": STUDENTS}
+    # Only the instructor is listed: the students land in the group "students" when they log in
+    # (the hub fragment's post_auth_hook), as on a real hub.
+    groups = {"instructors": ["instructor"]}
     with hubrun.Hub(groups=groups, environment=settings, workdir=work / "hub") as running:
         # The instructor's copy of the course (a clone of this repository in ~/attnlab-course).
         gc.make_course(running.home("instructor") / "attnlab-course")
@@ -99,6 +101,7 @@ def test_a_class_moves_a_lesson_there_and_back(hub):
     for user in users:  # every user logs in on the hub's login page
         assert f"/user/{user}/" in hub.log_in(user) or "/hub/spawn" in hub.log_in(user)
     hub.start_servers(users)
+    assert sorted(hub.api("GET", "/groups/students")["users"]) == STUDENTS
 
     # Every server runs as our Unix user, so nbgrader's default student id cannot tell the
     # students apart: the student config must.
