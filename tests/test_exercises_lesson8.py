@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -343,8 +344,13 @@ def test_a_wrong_step_names_the_case_the_step_and_the_inputs():
 
 
 # ---------------------------------------------------------------- 8.4 the outer tiled loop
+@functools.cache
+def _worked_loop():
+    return worked_answer(L.tiled_loop)  # defined once: its import cell is not a cost of the call
+
+
 def loop_worked(q, k, v, block, causal):
-    return worked_answer(L.tiled_loop)(q, k, v, block, causal)
+    return _worked_loop()(q, k, v, block, causal)
 
 
 def loop_in(
@@ -364,17 +370,21 @@ def loop_in(
     def tiled(q, k, v, block, causal):
         q, k, v = (np.asarray(a, dtype=dtype) for a in (q, k, v))
         n, d_k = q.shape[-2:]
+        n_k = k.shape[-2]
         out = np.zeros((*q.shape[:-1], v.shape[-1]), dtype=dtype)  # (..., n, d_v)
-        starts = range(0, n, block) if tail else range(0, n - n % block, block)
+
+        def starts(size):
+            return range(0, size, block) if tail else range(0, size - size % block, block)
+
         tiles = 0
-        for i0 in starts:
+        for i0 in starts(n):
             i1 = min(i0 + block, n)
             m = np.full(q.shape[:-2] + (i1 - i0,), -np.inf, dtype=dtype)
             l = np.zeros_like(m)
             acc = np.zeros(q.shape[:-2] + (i1 - i0, v.shape[-1]), dtype=dtype)
             tiles += count == "query block"
-            for j0 in starts:
-                j1 = min(j0 + block, n)
+            for j0 in starts(n_k):
+                j1 = min(j0 + block, n_k)
                 if causal and skip and (j0 >= i0 if skip_diagonal else j0 > i1 - 1):
                     continue
                 s = q[..., i0:i1, :] @ k[..., j0:j1, :].swapaxes(-1, -2) / np.sqrt(d_k)
@@ -400,12 +410,59 @@ def loop_in(
 
 
 def loop_whole_matrix(q, k, v, block, causal):
-    """Right numbers, but through the whole (n, n) matrix."""
-    scores = q @ k.T / np.sqrt(q.shape[1])  # (n, n)
+    """Right numbers, but through the whole (n_q, n_k) matrix."""
+    scores = q @ k.T / np.sqrt(q.shape[1])  # (n_q, n_k)
     if causal:
         scores = np.where(np.tril(np.ones(scores.shape, dtype=bool)), scores, -np.inf)
     e = np.exp(scores - scores.max(axis=1, keepdims=True))
-    return e @ v / e.sum(axis=1, keepdims=True), L.expected_tiles(len(q), block, causal)
+    tiles = L.expected_tiles(len(q), block, causal, n_keys=len(k))
+    return e @ v / e.sum(axis=1, keepdims=True), tiles
+
+
+def loop_row_strips(q, k, v, block, causal, in_place=False):
+    """Query blocks only: each block's (block, n_k) strip of scores against every key, and an
+    ordinary softmax over it (the keys are never tiled); the tile count is the expected one."""
+    n, d_k = q.shape
+    out = np.zeros((n, v.shape[1]))
+    for i0 in range(0, n, block):
+        i1 = min(i0 + block, n)
+        s = q[i0:i1] @ k.T / np.sqrt(d_k)  # (bq, n_k) a whole row of tiles
+        if causal:
+            s[np.arange(len(k))[None, :] > np.arange(i0, i1)[:, None]] = -np.inf
+        if in_place:  # the leanest a strip can be: one (bq, n_k) array
+            s -= s.max(axis=1, keepdims=True)
+            np.exp(s, out=s)
+            out[i0:i1] = s @ v / s.sum(axis=1, keepdims=True)
+        else:
+            e = np.exp(s - s.max(axis=1, keepdims=True))
+            out[i0:i1] = e @ v / e.sum(axis=1, keepdims=True)
+    return out, L.expected_tiles(n, block, causal, n_keys=len(k))
+
+
+def loop_mask_first(q, k, v, block, causal, dtype=bool):
+    """The online loop, tile by tile, but the causal mask is built for the whole sequence
+    first and sliced per tile: n × n memory."""
+    n, d_k = q.shape
+    n_k, d_v = v.shape
+    allowed = np.tril(np.ones((n, n_k), dtype=dtype)) if causal else None  # (n, n_k)
+    out = np.zeros((n, d_v))
+    tiles = 0
+    for i0 in range(0, n, block):
+        i1 = min(i0 + block, n)
+        m, l, acc = np.full(i1 - i0, -np.inf), np.zeros(i1 - i0), np.zeros((i1 - i0, d_v))
+        for j0 in range(0, n_k, block):
+            if causal and j0 > i1 - 1:
+                break
+            j1 = min(j0 + block, n_k)
+            s = q[i0:i1] @ k[j0:j1].T / np.sqrt(d_k)
+            if causal:
+                s = np.where(allowed[i0:i1, j0:j1], s, -np.inf)
+            m_new = np.maximum(m, s.max(axis=1))
+            factor, e = np.exp(m - m_new), np.exp(s - m_new[:, None])
+            l, acc, m = l * factor + e.sum(axis=1), acc * factor[:, None] + e @ v[j0:j1], m_new
+            tiles += 1
+        out[i0:i1] = acc / l[:, None]
+    return out, tiles
 
 
 def loop_through_the_library(q, k, v, block, causal):
@@ -423,7 +480,23 @@ LOOP_RIGHT = {
 }
 LOOP_WRONG = {
     "attnlab's tiled_attention": (loop_through_the_library, "asks you not to use"),
-    "the whole matrix": (loop_whole_matrix, "score matrix in float64 is 8,000,000 bytes"),
+    "the whole matrix": (loop_whole_matrix, "the whole 100 × 10000 score matrix 8,000,000"),
+    "row strips, ordinary softmax": (
+        loop_row_strips,
+        "one query block's row of tiles, (64, 10000), is 5,120,000 bytes",
+    ),
+    "row strips, softmax in place": (
+        functools.partial(loop_row_strips, in_place=True),
+        "Walk over the keys in blocks too",
+    ),
+    "online loop over a whole-sequence mask": (
+        loop_mask_first,
+        "most often the causal mask for the whole sequence (a 2048 × 2048 array of booleans",
+    ),
+    "online loop over a whole-sequence mask of floats": (
+        functools.partial(loop_mask_first, dtype=float),
+        "Build each tile's mask inside the loop",
+    ),
     "no causal skipping": (loop_in(skip=False), "That is all 2 × 2 tiles"),
     "tiles counted per query block": (loop_in(count="query block"), "one per query block"),
     "last block dropped": (loop_in(tail=False), "leaves out the last, shorter block"),
@@ -445,6 +518,40 @@ def test_loop_cases_cover_what_the_exercise_promises():
     assert any(c.causal for c in cases) and any(not c.causal for c in cases)
     assert any(len(c.q) * len(c.q) * 8 > 4_000_000 for c in cases), "a case where N² shows"
     assert any(np.abs(c.q @ c.k.T).max() > 100 for c in cases)
+    assert all(len(c.q) == len(c.k) for c in cases if c.causal)
+
+
+def test_a_case_with_many_keys_and_few_queries_is_measured():
+    """There one query block's strip of scores against every key (and even its in-place
+    softmax) is several times what a few tiles, the output and the inputs come to."""
+    case = next(c for c in L.loop_cases() if len(c.k) >= 50 * len(c.q))
+    assert not case.causal and L._measured(case)
+    strip = case.block * len(case.k) * 8  # one (block, n_k) array of float64 scores
+    assert strip > 4 * L.memory_budget(case)
+
+
+def test_the_causal_measured_case_tells_a_whole_sequence_mask_from_tiles():
+    case = next(c for c in L.loop_cases() if c.causal and L._measured(c))
+    assert len(case.q) ** 2 > 3 * L.memory_budget(case)  # the mask as booleans, 1 byte each
+
+
+def test_memory_is_what_the_answer_allocates_not_the_check():
+    """The check's own copy of the inputs is not counted; an answer's own arrays are."""
+    case = L.loop_cases()[-1]
+    args = (case.q, case.k, case.v, case.block, case.causal)
+    _, _, nothing = L._peak_of(lambda *a: 0, *args)
+    _, _, one_mb = L._peak_of(lambda *a: np.ones(2**17).sum(), *args)
+    assert nothing < 10_000 and 2**20 <= one_mb < 2**20 + 10_000
+
+
+def test_a_right_loop_that_also_builds_a_big_array_is_rejected():
+    def loop_and_a_mask(q, k, v, block, causal):
+        wasted = np.ones((len(q), len(k)), dtype=bool)  # (n_q, n_k), never used
+        out, tiles = loop_in()(q, k, v, block, causal)
+        return out + 0 * wasted[:, :1], tiles
+
+    message = judged(L.tiled_loop, loop_and_a_mask).message
+    assert "the output is right, but your function allocated" in message, message
 
 
 def test_expected_tiles_counts_the_loop():
@@ -458,6 +565,8 @@ def test_expected_tiles_counts_the_loop():
         )
         assert L.expected_tiles(n, b, True) == brute
         assert L.expected_tiles(n, b, False) == (-(-n // b)) ** 2
+    for n, n_k, b in [(100, 10_000, 64), (3, 7, 2), (7, 3, 2)]:
+        assert L.expected_tiles(n, b, False, n_keys=n_k) == (-(-n // b)) * (-(-n_k // b))
 
 
 def test_every_loop_mistake_differs_from_the_right_output():

@@ -17,8 +17,10 @@
   does not divide ``n``), the tiles wholly above the diagonal skipped when ``causal``, and
   the later keys masked inside the tiles that cross it. It returns ``(output, tiles)``; the
   output is compared with the plain masked attention, ``tiles`` with the count a skipping loop
-  computes, and on 1000 tokens the memory it allocates (``tracemalloc``) must stay far below
-  the ``n × n`` score matrix.
+  computes, and on two long cases (100 queries against 10,000 keys; 2048 tokens, causal) the
+  memory it allocates (``tracemalloc``) must stay within a few tiles, the output and a copy
+  of the inputs (:func:`memory_budget`): a strip of one query block's scores against every
+  key, or a mask for the whole sequence, goes over.
 
 In 8.2 and 8.3 the check hands the learner's function the *correct* running state at every
 step, so a mistake is reported at the first block where it shows, with the block, the state
@@ -29,7 +31,7 @@ softmax, an accumulator divided too early, a shift by the old max; in 8.1 ``n`` 
 bits for bytes, a missing batch or head factor, 4 bytes for every dtype, MiB for bytes, the
 scores and the weights both counted; in 8.4 the last short block dropped, no tile skipping,
 no mask (or a tile-local one) inside the diagonal tiles, the diagonal tiles skipped, no final
-division, the whole matrix built.
+division, the whole matrix, a strip of scores against every key or a whole-sequence mask built.
 
 Answers computed in float32 are accepted to float32 precision (relative 2e-5); when a wrong
 answer prints like the right one, the feedback says how far apart they are.
@@ -54,6 +56,7 @@ from __future__ import annotations
 import functools
 import math
 import numbers
+import sys
 import tracemalloc
 from dataclasses import dataclass
 
@@ -83,6 +86,7 @@ __all__ = [
     "attention_cases",
     "loop_cases",
     "expected_tiles",
+    "memory_budget",
 ]
 
 
@@ -710,13 +714,17 @@ def loop_cases() -> list[LoopCase]:
 
     "The cat sat down" with block 3 (3 does not divide 4), without and with the causal mask;
     10 random queries with scores in the hundreds, block 4, causal; the same with block 1;
-    a longer sequence (1000 tokens, block 64, causal), where the check also measures the
-    memory the function allocates.
+    then two long ones, where the check also measures the memory the function allocates:
+    100 queries against 10,000 keys (block 64, not causal), where a strip of one query
+    block's scores against every key is far larger than a few tiles, and 2048 tokens (block
+    64, causal), where a mask for the whole sequence is.
     """
     cat = cat_sat_down()
     rng = np.random.default_rng(84)
     big = rng.normal(size=(3, 10, 5)) * np.array([[[12.0]], [[12.0]], [[1.0]]])  # (3, 10, 5)
-    long = rng.normal(size=(3, 1000, 8))  # (3, 1000, 8)
+    few_q = rng.normal(size=(100, 4))  # (100, 4)
+    many_k, many_v = rng.normal(size=(2, 10_000, 4))  # (10000, 4) each
+    long = rng.normal(size=(3, 2048, 8))  # (3, 2048, 8)
     text = f'"{" ".join(cat.tokens)}"'
     cases = [
         (
@@ -737,16 +745,30 @@ def loop_cases() -> list[LoopCase]:
         ),
         ("10 random tokens with scores in the hundreds, block 4, causal=True", *big, 4, True),
         ("the same 10 tokens, block 1, causal=True", *big, 1, True),
-        ("1000 random tokens (d_k = d_v = 8), block 64, causal=True", *long, 64, True),
+        (
+            "100 random queries against 10,000 keys (d_k = d_v = 4), block 64, causal=False",
+            few_q,
+            many_k,
+            many_v,
+            64,
+            False,
+        ),
+        ("2048 random tokens (d_k = d_v = 8), block 64, causal=True", *long, 64, True),
     ]
-    return [LoopCase(d, q, k, v, b, c, expected_tiles(len(q), b, c)) for d, q, k, v, b, c in cases]
+    return [
+        LoopCase(d, q, k, v, b, c, expected_tiles(len(q), b, c, n_keys=len(k)))
+        for d, q, k, v, b, c in cases
+    ]
 
 
-def expected_tiles(n, block, causal) -> int:
+def expected_tiles(n, block, causal, n_keys=None) -> int:
     """Tiles of a loop over query blocks and key blocks of ``block`` rows (the last may be
-    shorter); causal: without the tiles whose first key comes after the block's last query."""
-    starts = range(0, n, block)
-    return sum(1 for i0 in starts for j0 in starts if not causal or j0 <= min(i0 + block, n) - 1)
+    shorter), ``n`` queries and ``n_keys`` keys (``n`` by default); causal: without the tiles
+    whose first key comes after the block's last query."""
+    keys = range(0, n if n_keys is None else n_keys, block)
+    return sum(
+        1 for i0 in range(0, n, block) for j0 in keys if not causal or j0 <= min(i0 + block, n) - 1
+    )
 
 
 def _plain(q, k, v, causal) -> np.ndarray:
@@ -769,15 +791,18 @@ def _loop_variant(
     divide=True,
 ):
     """The tiled loop with one known mistake switched on; returns the output (n, d_v)."""
-    n, d_v = len(q), v.shape[1]
-    ends = range(0, n, block) if tail else range(0, n - n % block, block)
+    n, n_k, d_v = len(q), len(k), v.shape[1]
+
+    def starts(size):
+        return range(0, size, block) if tail else range(0, size - size % block, block)
+
     out = np.zeros((n, d_v))  # (n, d_v)
     with np.errstate(all="ignore"):
-        for i0 in ends:
+        for i0 in starts(n):
             i1 = min(i0 + block, n)
             m, l, acc = np.full(i1 - i0, -np.inf), np.zeros(i1 - i0), np.zeros((i1 - i0, d_v))
-            for j0 in ends:
-                j1 = min(j0 + block, n)
+            for j0 in starts(n_k):
+                j1 = min(j0 + block, n_k)
                 if causal and (j0 >= i0 if skip_diagonal else j0 > i1 - 1):
                     continue
                 s = q[i0:i1] @ k[j0:j1].T / np.sqrt(q.shape[1])  # (bq, bk)
@@ -795,17 +820,18 @@ def _loop_variant(
 
 def _loop_mistakes(case) -> list[tuple[np.ndarray, str]]:
     """(the output of a known mistake, what to say), for one case."""
-    n, b = len(case.q), case.block
+    n, b = len(case.k), case.block  # the keys: as many as the queries, or more
     args = (case.q, case.k, case.v, b, case.causal)
     last = f"{n - n % b}:{n}"
     mistakes = (
         []
-        if n % b == 0
+        if n % b == 0 and len(case.q) % b == 0
         else [
             (
                 _loop_variant(*args, tail=False),
-                f"Your loop leaves out the last, shorter block: "
-                f"with n = {n} and block = {b} the blocks are 0:{b}, {b}:{min(2 * b, n)}, …, "
+                f"Your loop leaves out the last, shorter block: with "
+                f"{f'n = {n}' if len(case.q) == n else f'{n} keys'} and block = {b} the "
+                f"{'' if len(case.q) == n else 'key '}blocks are 0:{b}, {b}:{min(2 * b, n)}, …, "
                 f"{last}. Step with range(0, n, block) and end each block at "
                 "min(start + block, n), "
                 "so the last block takes whatever is left.",
@@ -871,14 +897,24 @@ def _peak_of(answer, *args):
             raise Wrong("The memory your function used could not be measured.")
         return got, messages, answer.last_peak
     call_watching(lambda *_: 0, *args)  # the first call imports what the checking needs
+    peaks = []
+
+    def measured(*arguments):
+        # only the answer's own call is measured, as where grading runs it: the check's copy
+        # of the inputs (to see they are left unchanged) and its comparison are not the answer's
+        tracemalloc.reset_peak()
+        start = tracemalloc.get_traced_memory()[0]
+        try:
+            return answer(*arguments)
+        finally:
+            peaks.append(tracemalloc.get_traced_memory()[1] - start)
+
     tracing = tracemalloc.is_tracing()
     if not tracing:
         tracemalloc.start()
-    tracemalloc.reset_peak()
-    start = tracemalloc.get_traced_memory()[0]
     try:
-        got, messages = call_watching(answer, *args)
-        return got, messages, tracemalloc.get_traced_memory()[1] - start
+        got, messages = call_watching(measured, *args)
+        return got, messages, peaks[-1]
     finally:
         if not tracing:
             tracemalloc.stop()
@@ -905,6 +941,78 @@ def _as_loop_result(got, what, shape) -> tuple[np.ndarray, object]:
             f"yours has shape {out.shape}."
         )
     return out, tiles
+
+
+#: How many (block, block) tiles of float64 scores a tiled loop may hold at once (the scores,
+#: their mask, their exponentials and a product or two), before the output and the inputs.
+_TILES = 8
+#: Python's own bookkeeping during a call (frames, small arrays, the running max and sum).
+_FIXED = 64 * 1024
+
+
+def _deep_size(value) -> int:
+    """The bytes Python holds for a returned output: an array's data, or a (nested) list's
+    objects (a list of 2048 rows of 8 floats is several times the array it came from)."""
+    if isinstance(value, np.ndarray):
+        return value.nbytes
+    if isinstance(value, list | tuple):
+        return sys.getsizeof(value) + sum(_deep_size(item) for item in value[:100_000])
+    return sys.getsizeof(value)
+
+
+def memory_budget(case: LoopCase, output=None) -> int:
+    """The most a tiled loop may allocate on ``case``: a few (block, block) tiles of float64
+    scores, the output (twice over in float64, plus the object returned when it is not an
+    array), a copy of the inputs (a cast to float32, a scaled q) and a little bookkeeping.
+
+    Nothing here grows with n_q × n_k: a loop that holds the scores of a query block against
+    every key, or a mask for the whole sequence, goes over it on the long cases.
+    """
+    n_q, n_k, d_v = len(case.q), len(case.k), case.v.shape[1]
+    tile = min(case.block, n_q) * min(case.block, n_k) * 8
+    out = n_q * d_v * 8
+    returned = 0 if output is None or isinstance(output, np.ndarray) else _deep_size(output)
+    inputs = sum(a.size * 8 for a in (case.q, case.k, case.v))
+    return _TILES * tile + 2 * out + returned + inputs + _FIXED
+
+
+def _measured(case) -> bool:
+    """Whether the check holds ``case`` to :func:`memory_budget`: where the whole score matrix
+    (1 MB or more) dwarfs a few tiles; on short cases the fixed costs of a call dominate."""
+    return len(case.q) * len(case.k) * 8 >= 2**20
+
+
+def _check_memory(case, output, peak, what) -> None:
+    """:class:`Wrong` when the call allocated more than :func:`memory_budget` allows."""
+    if not _measured(case):
+        return
+    budget = memory_budget(case, output)
+    if peak <= budget:
+        return
+    n_q, n_k, b = len(case.q), len(case.k), case.block
+    tile = min(b, n_q) * min(b, n_k) * 8
+    said = (
+        f"{what}: the output is right, but your function allocated {peak:,} bytes at its "
+        f"peak. A tiled loop needs a few ({b}, {b}) tiles of scores ({tile:,} bytes each in "
+        f"float64), the output and a copy of the inputs: {budget:,} bytes at most here."
+    )
+    if case.causal and n_q == n_k:
+        cause = (
+            f"Something as large as the sequence squared was built: most often the causal "
+            f"mask for the whole sequence (a {n_q} × {n_k} array of booleans is "
+            f"{n_q * n_k:,} bytes, of floats {n_q * n_k * 8:,}). Build each tile's mask "
+            "inside the loop, from the positions of its queries (i0 to i1) and its keys "
+            "(j0 to j1), so it is never bigger than the tile."
+        )
+    else:
+        cause = (
+            f"That is what scores against all {n_k:,} keys at once cost: one query block's "
+            f"row of tiles, ({b}, {n_k}), is {b * n_k * 8:,} bytes, the whole {n_q} × {n_k} "
+            f"score matrix {n_q * n_k * 8:,}. Walk over the keys in blocks too, folding each "
+            "tile into the running max, sum and acc (8.2 and 8.3) instead of taking one "
+            "softmax over the whole row."
+        )
+    raise Wrong(f"{said} {cause}")
 
 
 def _loop_what(case) -> str:
@@ -938,15 +1046,7 @@ def _judge_loop(got, case, messages, peak) -> None:
             f"{what}: the output is right, but numpy warned: "
             f"{'; '.join(messages)}. Your function must not warn."
         )
-    whole = n * n * 8  # bytes of the float64 (n, n) score matrix
-    if n >= 256 and peak > whole / 4:  # shorter cases: the fixed costs of a call dominate
-        raise Wrong(
-            f"{what}: the output is right, but your function allocated "
-            f"{peak:,} bytes at its peak, while the whole {n} × {n} score matrix "
-            f"in float64 is {whole:,} bytes. Tiled attention holds one "
-            f"({case.block}, {case.block}) tile of scores at a time: compute the "
-            "scores inside the loop over key blocks, never q @ k.T for every key."
-        )
+    _check_memory(case, got[0], peak, what)
     if isinstance(tiles, bool | np.bool_) or not isinstance(tiles, numbers.Integral):
         raise Wrong(
             f"{what}: the output is right; tiles should be the whole number of "
