@@ -94,3 +94,23 @@ def test_the_nbgitpuller_link_opens_the_first_lesson():
         assert "hub" in str(error)
     else:
         raise AssertionError("a hub without a scheme was accepted")
+
+
+def test_the_chart_version_the_tests_reproduce_is_the_one_pinned():
+    import engines  # beside this file
+
+    version = engines.Z2JH_CHART_VERSION
+    assert f"--version {version} --values deploy/z2jh/values.yaml" in VALUES.read_text()
+    guide = (ROOT / "docs" / "jupyterhub.md").read_text()
+    assert f"--version {version}" in guide and f"chart **{version}**" in guide
+    assert engines.Z2JH_PY.count(f"chart {version},") == 1
+    assert engines.Z2JH_CHART_CONFIG.count(f"chart {version},") == 1
+
+
+def test_nobody_lists_the_students_and_tljh_writes_instructors_with_its_own_script():
+    groups = values()["hub"]["config"]["JupyterHub"]["load_groups"]
+    assert list(groups) == ["instructors"], "the fragment fills students; do not list them"
+    fragment = (DEPLOY / "hub" / "attnlab_hub.py").read_text()
+    assert "get_config(" not in fragment.split('"""', 2)[2], "Z2JH's get_config takes a key"
+    setup = (DEPLOY / "tljh" / "setup.sh").read_text()
+    assert "deploy/tljh/instructors.sh /opt/tljh/config/jupyterhub_config.d" in setup
