@@ -13,7 +13,16 @@ where that code can do nothing that matters:
   runtime and the ``attnlab`` package are mounted back read-only;
 * the kernel has **no network** (it talks to the grader over Unix sockets in the scratch
   folder) and its own **process namespace** (it cannot see or signal the grader, nor reach
-  the course through ``/proc/<pid>/cwd``); it dies with the grader.
+  the course through ``/proc/<pid>/cwd``); it dies with the grader;
+* its **environment is an allow-list** (``--clearenv``, then :func:`sandbox_environment`):
+  nothing of the grader's (tokens, course paths) reaches it; the nbgrader exchange, ``/home``,
+  ``/root`` and the course's ``release/ submitted/ autograded/ feedback/ source/`` are hidden;
+* it has **caps** (:class:`Limits`, from ``ATTNLAB_GRADING_MEMORY``, ``_PROCESSES``, ``_DISK``):
+  address space, processes (``RLIMIT_NPROC`` inside its own user namespace; a ``pids`` cgroup
+  when the grader runs as root, which ``RLIMIT_NPROC`` does not bind), the size of any file,
+  size-capped tmpfs for its home and ``/tmp``, and a watchdog that kills it when its
+  host-backed scratch folder (its sockets) grows past the disk cap; as root it keeps no
+  capabilities (``--cap-drop ALL``), so it cannot unmount what hides the course.
 
 Where ``bwrap`` is missing or cannot make namespaces (some containers forbid it), grading
 falls back to a plain kernel and logs why; ``ATTNLAB_REQUIRE_SANDBOX=1`` (or the nbgrader
@@ -28,11 +37,145 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import warnings
+from dataclasses import dataclass
 from pathlib import Path
 
 #: Folders beside the installed package that hold what students must not read.
 SECRET_SIBLINGS = ("source", "answer_keys", "release", "submitted", "autograded", "feedback")
+
+#: Folders no grading kernel sees, wherever the course is: every user's home, root's home and
+#: nbgrader's usual exchange (the configured one is added by :func:`hidden_folders`).
+ALWAYS_HIDDEN = ("/home", "/root", "/srv/nbgrader/exchange")
+
+#: Variables a grading kernel inherits from the grader when they are set (locale, Python's
+#: own, numerics' threads); every other variable is dropped (``bwrap --clearenv``).
+KEPT_VARIABLES = (
+    "PATH",
+    "LANG",
+    "LC_ALL",
+    "LC_CTYPE",
+    "TZ",
+    "PYTHONPATH",
+    "PYTHONHASHSEED",
+    "VIRTUAL_ENV",
+    "OMP_NUM_THREADS",
+    "OPENBLAS_NUM_THREADS",
+    "OPENBLAS_CORETYPE",
+    "OPENBLAS_L2_SIZE",
+    "MKL_NUM_THREADS",
+)
+
+_UNITS = {"": 1, "K": 2**10, "M": 2**20, "G": 2**30}
+
+
+def _size(text: str) -> int:
+    """``"3G"`` -> 3221225472, ``"512M"``, ``"100000"``; ``"-1"`` for no cap.
+
+    Examples
+    --------
+    >>> _size("3G"), _size("512m"), _size("-1")
+    (3221225472, 536870912, -1)
+    """
+    text = text.strip().upper().removesuffix("B").removesuffix("I")
+    unit = text[-1] if text and text[-1] in _UNITS else ""
+    return int(float(text.removesuffix(unit) if unit else text) * _UNITS[unit])
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What one grading kernel may use; each from an environment variable, ``-1`` for no cap.
+
+    Attributes
+    ----------
+    memory : int
+        Address space in bytes (``RLIMIT_AS``; ``ATTNLAB_GRADING_MEMORY``, default ``3G``).
+    processes : int
+        Processes and threads (``ATTNLAB_GRADING_PROCESSES``, default 256).
+    disk : int
+        Bytes written: the largest file, each tmpfs (home, ``/tmp``) and the host-backed
+        scratch folder (``ATTNLAB_GRADING_DISK``, default ``256M``).
+    """
+
+    memory: int = 3 * 2**30
+    processes: int = 256
+    disk: int = 256 * 2**20
+
+    @classmethod
+    def from_environment(cls) -> Limits:
+        """The limits set by ``ATTNLAB_GRADING_MEMORY``, ``_PROCESSES`` and ``_DISK``."""
+        default = cls()
+        return cls(
+            *(
+                _size(
+                    os.environ.get(f"ATTNLAB_GRADING_{name.upper()}", str(getattr(default, name)))
+                )
+                for name in ("memory", "processes", "disk")
+            )
+        )
+
+
+#: Sets the kernel's resource limits inside the sandbox (so ``RLIMIT_NPROC`` counts only the
+#: processes of the sandbox's own user namespace), then becomes the kernel.
+_LAUNCHER = (
+    "import os, resource, sys\n"
+    "a, n, f = (int(x) for x in sys.argv[1:4])\n"
+    "for k, v in ((resource.RLIMIT_AS, a), (resource.RLIMIT_NPROC, n),"
+    " (resource.RLIMIT_FSIZE, f), (resource.RLIMIT_CORE, 0)):\n"
+    "    if v >= 0:\n"
+    "        resource.setrlimit(k, (v, v))\n"
+    "os.execvp(sys.argv[4], sys.argv[4:])\n"
+)
+
+
+def limited(command: list[str], limits: Limits) -> list[str]:
+    """``command`` run under ``limits`` (address space, processes, file size, no core file)."""
+    caps = [str(limits.memory), str(limits.processes), str(limits.disk)]
+    return [sys.executable, "-I", "-S", "-c", _LAUNCHER, *caps, *command]
+
+
+def sandbox_environment(home: Path, fonts: Path | None = None) -> dict[str, str]:
+    """The whole environment of a sandboxed kernel: :data:`KEPT_VARIABLES` that are set, an
+    empty home, Agg plots, matplotlib's font list.
+
+    Examples
+    --------
+    >>> env = sandbox_environment(Path("/tmp/k/home"))
+    >>> env["HOME"], env["MPLBACKEND"], "ATTNLAB_ANSWER_KEYS" in env, "PATH" in env
+    ('/tmp/k/home', 'agg', False, True)
+    """
+    env = {name: os.environ[name] for name in KEPT_VARIABLES if name in os.environ}
+    env.setdefault("PATH", f"{Path(sys.executable).parent}:/usr/bin:/bin")
+    env.setdefault("LANG", "C.UTF-8")
+    env.update(HOME=str(home), MPLBACKEND="agg", PYTHONNOUSERSITE="1")
+    env["MPLCONFIGDIR"] = str(fonts if fonts is not None else home / ".matplotlib")
+    return env
+
+
+def hidden_folders(config=None) -> list[Path]:
+    """Folders every grading kernel has hidden besides the course: :data:`ALWAYS_HIDDEN`, the
+    nbgrader exchange (``Exchange.root`` in ``config``, ``ATTNLAB_EXCHANGE``), the grading
+    process's working folder (nbgrader runs in the course folder) and the user's home."""
+    found = [Path(p) for p in ALWAYS_HIDDEN] + [Path.cwd(), Path.home()]
+    if os.environ.get("ATTNLAB_EXCHANGE"):
+        found.append(Path(os.environ["ATTNLAB_EXCHANGE"]))
+    root = _configured(config, "Exchange", "root")
+    if root:
+        found.append(Path(root))
+    for name in ("CourseDirectory",):
+        course = _configured(config, name, "root")
+        if course:
+            found.append(Path(course))
+    return [p for p in found if p != Path("/")]
+
+
+def _configured(config, section: str, name: str) -> str | None:
+    """``config.<section>.<name>`` when ``config`` (a traitlets Config) sets it."""
+    if config is None or section not in config:
+        return None
+    value = config[section].get(name)
+    return value if isinstance(value, str) and value else None
 
 
 def _package_dir() -> Path:
@@ -54,18 +197,29 @@ def _within(path: Path, folder: Path) -> bool:
     return path == folder or folder in path.parents
 
 
-def bwrap_command(scratch: Path, hidden: list[Path]) -> list[str]:
+def bwrap_command(
+    scratch: Path,
+    hidden: list[Path],
+    env: dict[str, str] | None = None,
+    limits: Limits | None = None,
+) -> list[str]:
     """The ``bwrap`` arguments that put a command in the grading sandbox.
 
     Parameters
     ----------
     scratch : Path
-        The only writable folder (bound at the same path inside).
+        The only host-backed writable folder (bound at the same path inside); its ``home``
+        and ``/tmp`` are size-capped tmpfs.
     hidden : list of Path
         Folders to cover with an empty tmpfs (the course folder, the user's home …). Runtime
         folders inside them are mounted back read-only, except ones that lie inside the course
         itself or hold secrets (a repository's root is never mounted back whole: only its
         ``attnlab`` package is).
+    env : dict, optional
+        The command's whole environment (default :func:`sandbox_environment` of
+        ``scratch/home``); nothing else of the caller's passes.
+    limits : Limits, optional
+        Size of the tmpfs (default :meth:`Limits.from_environment`).
 
     Returns
     -------
@@ -75,48 +229,52 @@ def bwrap_command(scratch: Path, hidden: list[Path]) -> list[str]:
     Examples
     --------
     >>> cmd = bwrap_command(Path("/tmp/g"), [Path("/home/teacher")])
-    >>> cmd[:4], "--unshare-all" in cmd, cmd[-1]
-    (['bwrap', '--ro-bind', '/', '/'], True, '--')
+    >>> cmd[:4], "--unshare-all" in cmd, "--clearenv" in cmd, cmd[-1]
+    (['bwrap', '--ro-bind', '/', '/'], True, True, '--')
     """
     package = _package_dir()
+    limits = limits or Limits.from_environment()
+    env = sandbox_environment(scratch / "home") if env is None else env
     hidden = [Path(h).resolve() for h in hidden] + [Path("/tmp")]
-    cmd = [
-        "bwrap",
-        "--ro-bind",
-        "/",
-        "/",
-        "--dev",
-        "/dev",
-        "--proc",
-        "/proc",
-        "--unshare-all",
-        "--die-with-parent",
-        "--new-session",
-        # ipykernel exits when its parent's pid is gone, and in its own pid namespace the
-        # grader's pid is never there: bwrap's --die-with-parent does that job instead
-        "--unsetenv",
-        "JPY_PARENT_PID",
-    ]
+    cmd = ["bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+    cmd += ["--unshare-all", "--die-with-parent", "--new-session"]
+    if os.geteuid() == 0:  # root in its namespace could unmount the tmpfs that hide the course
+        cmd += ["--cap-drop", "ALL"]
     for folder in hidden:
         if folder.is_dir():
-            cmd += ["--tmpfs", str(folder)]
+            cmd += _tmpfs(folder, limits if folder == Path("/tmp") else None)
     for sibling in SECRET_SIBLINGS:
         if (package.parent / sibling).is_dir():
             cmd += ["--tmpfs", str(package.parent / sibling)]
+    for folder in _remounted(package, hidden):
+        cmd += ["--ro-bind", str(folder), str(folder)]
+    cmd += ["--bind", str(scratch), str(scratch)]
+    cmd += [*_tmpfs(scratch / "home", limits), "--chdir", str(scratch / "home")]
+    cmd += ["--clearenv"]
+    for name, value in env.items():
+        cmd += ["--setenv", name, value]
+    return [*cmd, "--"]
+
+
+def _tmpfs(folder: Path, limits: Limits | None) -> list[str]:
+    if limits is not None and limits.disk > 0:
+        return ["--size", str(limits.disk), "--tmpfs", str(folder)]
+    return ["--tmpfs", str(folder)]
+
+
+def _remounted(package: Path, hidden: list[Path]) -> list[Path]:
+    """Runtime folders under ``hidden`` to mount back read-only, outermost first."""
     remount = []
     for folder in _runtime_dirs():
         if not any(_within(folder, h) for h in hidden):
             continue  # still visible, read-only
         holds_secrets = any((folder / s).is_dir() for s in SECRET_SIBLINGS)
-        if holds_secrets or any(_within(h, folder) for h in hidden if h != Path("/tmp")):
-            continue  # a repository root or the course itself: never whole
+        if holds_secrets or any(_within(h, folder) for h in hidden):
+            continue  # a repository root, the course or /tmp itself: never whole
         remount.append(folder)
     if any(_within(package, h) for h in hidden):
         remount.append(package)
-    for folder in sorted(set(remount), key=lambda p: len(p.parts)):
-        cmd += ["--ro-bind", str(folder), str(folder)]
-    cmd += ["--bind", str(scratch), str(scratch), "--chdir", str(scratch), "--"]
-    return cmd
+    return sorted(set(remount), key=lambda p: len(p.parts))
 
 
 @functools.cache
@@ -124,16 +282,22 @@ def unavailable() -> str | None:
     """Why the sandbox cannot be used here, or None when it can (checked once per process)."""
     if shutil.which("bwrap") is None:
         return "bwrap (Debian's package bubblewrap) is not installed"
-    probe = Path(os.environ.get("TMPDIR", "/tmp"))
+    probe = Path(tempfile.mkdtemp(prefix="attnlab-probe-"))
+    (probe / "home").mkdir()
     try:
         result = subprocess.run(
-            [*bwrap_command(probe, []), sys.executable, "-c", "import numpy, attnlab"],
+            [
+                *bwrap_command(probe, []),
+                *limited([sys.executable, "-c", "import numpy, attnlab"], Limits()),
+            ],
             capture_output=True,
             text=True,
             timeout=60,
         )
     except (OSError, subprocess.TimeoutExpired) as error:
         return f"bwrap could not start: {error}"
+    finally:
+        shutil.rmtree(probe, ignore_errors=True)
     if result.returncode != 0:
         return f"bwrap could not start a sandboxed Python: {result.stderr.strip()[-500:]}"
     return None
@@ -176,35 +340,109 @@ def _matplotlib_cache() -> Path | None:
     return folder if folder.is_dir() else None
 
 
+#: Where a ``pids`` cgroup can be made for a kernel (cgroup v1, then v2), when the grader runs
+#: as root: ``RLIMIT_NPROC`` never binds root (its processes are the kernel's ``INIT_USER``).
+PIDS_CGROUPS = (Path("/sys/fs/cgroup/pids"), Path("/sys/fs/cgroup/unified"), Path("/sys/fs/cgroup"))
+
+
+def _pids_cgroup(name: str, processes: int) -> Path | None:
+    """A new ``pids`` cgroup capped at ``processes``, or None where none can be made."""
+    if os.geteuid() != 0 or processes < 0:
+        return None
+    for base in PIDS_CGROUPS:
+        if not (base / "cgroup.procs").exists():
+            continue
+        if base.name != "pids" and "pids" not in _read(base / "cgroup.subtree_control"):
+            continue
+        try:
+            folder = base / name
+            folder.mkdir()
+            (folder / "pids.max").write_text(str(processes))
+        except OSError:
+            shutil.rmtree(base / name, ignore_errors=True)
+            continue
+        return folder
+    return None
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text()
+    except OSError:
+        return ""
+
+
+def _in_cgroup(folder: Path, command: list[str]) -> list[str]:
+    """``command`` started inside the cgroup ``folder`` (it and all it forks stay there)."""
+    join = 'echo $$ > "$0/cgroup.procs" && exec "$@"'
+    return ["/bin/sh", "-c", join, str(folder), *command]
+
+
+def _remove_cgroup(folder: Path | None) -> None:
+    for _ in range(50):  # its processes are killed with the kernel; the folder empties soon
+        if folder is None or not folder.exists():
+            return
+        try:
+            folder.rmdir()
+        except OSError:
+            threading.Event().wait(0.1)
+
+
+def _disk_used(folder: Path) -> int:
+    """Bytes the files under ``folder`` take (symbolic links not followed)."""
+    total, stack = 0, [folder]
+    while stack:
+        try:
+            entries = list(os.scandir(stack.pop()))
+        except OSError:
+            continue
+        for entry in entries:
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    stack.append(Path(entry.path))
+                else:
+                    total += entry.stat(follow_symlinks=False).st_blocks * 512
+            except OSError:
+                continue
+    return total
+
+
+def _matplotlib_cache() -> Path | None:
+    """The grading user's matplotlib cache folder (its font list), if there is one."""
+    try:
+        import matplotlib
+
+        folder = Path(matplotlib.get_cachedir())
+    except Exception:  # noqa: BLE001 - no matplotlib, no cache: the kernel builds its own
+        return None
+    return folder if folder.is_dir() else None
+
+
 try:
+    from jupyter_client.manager import AsyncKernelManager as _AsyncKernelManager
     from jupyter_client.manager import KernelManager as _KernelManager
     from jupyter_core.utils import run_sync
 except ImportError:  # pragma: no cover - grading needs jupyter_client; the numerics do not
-    _KernelManager = object
+    _KernelManager = _AsyncKernelManager = object
 
     def run_sync(coroutine):
         return coroutine
 
 
-class SandboxedKernelManager(_KernelManager):
-    """A jupyter_client kernel manager whose kernel runs in the sandbox.
+class _Sandboxed:
+    """What both sandboxed kernel managers share: scratch folder, command, limits, watchdog."""
 
-    Used for every kernel that runs a student's code while grading: the course's clean
-    grading kernel (:class:`attnlab.grading.remote.CleanKernel`) and the kernel nbgrader's own
-    ``Execute`` step runs the submission in (``c.Execute.kernel_manager_class`` in the
-    course's ``nbgrader_config.py``) — that one runs *everything* the student wrote.
-
-    Each kernel gets a scratch folder of its own (its home, its sockets, a copy of
-    matplotlib's font list so no font cache is rebuilt), removed when the kernel is shut down.
-    The folders it must not see are the grading process's working folder (nbgrader runs in
-    the course folder), the user's home and :attr:`extra_hidden`. Where the sandbox cannot be
-    made, the kernel runs plainly with a warning, or not at all when
-    ``ATTNLAB_REQUIRE_SANDBOX=1``.
-    """
+    #: Seconds between two looks at the scratch folder's size.
+    watch_interval = 0.5
 
     def __init__(self, **kwargs):
         self.scratch = Path(tempfile.mkdtemp(prefix="attnlab-kernel-"))
         self.extra_hidden: list[Path] = []
+        self.limits = Limits.from_environment()
+        #: Why the kernel was killed by its limits (None while it was not).
+        self.stopped_because: str | None = None
+        self._cgroup: Path | None = None
+        self._watching = threading.Event()
         kwargs.setdefault("transport", "ipc")  # no network in the sandbox: Unix sockets
         kwargs.setdefault("ip", str(self.scratch / "kernel"))
         kwargs.setdefault("connection_file", str(self.scratch / "kernel.json"))
@@ -225,29 +463,72 @@ class SandboxedKernelManager(_KernelManager):
         if cache is not None and not fonts.exists():
             shutil.copytree(cache, fonts, ignore=shutil.ignore_patterns("*.lock"))
         fonts.mkdir(exist_ok=True)
-        hidden = [Path.cwd(), Path.home(), *self.extra_hidden]
-        prefix = bwrap_command(self.scratch, [h for h in hidden if h != Path("/")])
-        env = [
-            "--setenv",
-            "HOME",
-            str(home),
-            "--setenv",
-            "MPLCONFIGDIR",
-            str(fonts),
-            "--setenv",
-            "MPLBACKEND",
-            "agg",
-        ]
-        for name in ("ATTNLAB_ANSWER_KEYS", "ATTNLAB_SOURCE", "ATTNLAB_EXCHANGE"):
-            env += ["--unsetenv", name]
-        return [*prefix[:-1], *env, "--", *cmd]
+        hidden = [*hidden_folders(getattr(self, "config", None)), *self.extra_hidden]
+        env = sandbox_environment(home, fonts)
+        prefix = bwrap_command(self.scratch, hidden, env, self.limits)
+        command = [*prefix, *limited(cmd, self.limits)]
+        _remove_cgroup(self._cgroup)
+        self._cgroup = _pids_cgroup(self.scratch.name, self.limits.processes)
+        if self._cgroup is not None:
+            command = _in_cgroup(self._cgroup, command)
+        self._watch()
+        return command
+
+    def _watch(self) -> None:
+        """Kill the kernel once its host-backed scratch folder holds more than the disk cap
+        (the tmpfs are capped by their size; the folder with its sockets is not)."""
+        self._watching.set()
+        stop = self._watching = threading.Event()
+        if self.limits.disk < 0:
+            return
+
+        def watch():
+            while not stop.wait(self.watch_interval):
+                used = _disk_used(self.scratch)
+                if used > self.limits.disk + 64 * 2**20:  # + the font list and sockets
+                    self.stopped_because = (
+                        f"it wrote more than {self.limits.disk // 2**20} MiB to disk"
+                    )
+                    process = getattr(getattr(self, "provisioner", None), "process", None)
+                    if process is not None:
+                        process.kill()
+                    return
+
+        threading.Thread(target=watch, name="attnlab-disk-watch", daemon=True).start()
 
     async def _async_cleanup_resources(self, restart=False):
         # jupyter_client's shutdown awaits this coroutine itself, never the synchronous
         # ``cleanup_resources`` wrapper: overriding only the wrapper left every scratch folder
         # (home, sockets, font list) behind in the temporary folder, hundreds per CI run.
         await super()._async_cleanup_resources(restart=restart)
+        self._watching.set()
+        _remove_cgroup(self._cgroup)
+        self._cgroup = None
         if not restart:
             shutil.rmtree(self.scratch, ignore_errors=True)
 
-    cleanup_resources = run_sync(_async_cleanup_resources)
+
+class SandboxedKernelManager(_Sandboxed, _KernelManager):
+    """A jupyter_client kernel manager whose kernel runs in the sandbox, with its limits.
+
+    Used for the course's clean grading kernel (:class:`attnlab.grading.remote.CleanKernel`);
+    nbgrader's ``Execute`` step, which is asynchronous, uses
+    :class:`AsyncSandboxedKernelManager` (:class:`attnlab.grading.execute.LimitedExecute`).
+
+    Each kernel gets a scratch folder of its own (its sockets, a copy of matplotlib's font
+    list so no font cache is rebuilt; its home is a capped tmpfs inside), removed when the
+    kernel is shut down. The folders it must not see are :func:`hidden_folders` (the grading
+    process's working folder, homes, the exchange) and :attr:`extra_hidden`. Where the
+    sandbox cannot be made, the kernel runs plainly with a warning, or not at all when
+    ``ATTNLAB_REQUIRE_SANDBOX=1``.
+    """
+
+    cleanup_resources = run_sync(_Sandboxed._async_cleanup_resources)
+
+
+class AsyncSandboxedKernelManager(_Sandboxed, _AsyncKernelManager):
+    """:class:`SandboxedKernelManager` for asynchronous clients (nbclient, nbgrader's Execute):
+    with a synchronous manager nbclient's reads block its event loop, and its cell timeout
+    never fires."""
+
+    cleanup_resources = _Sandboxed._async_cleanup_resources
