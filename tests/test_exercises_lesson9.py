@@ -137,6 +137,19 @@ def _parts(q, k, v, g):
     return c, w, dw, reference_vjp(w, dw)
 
 
+def scale_by_d_v(q, k, v, g):
+    c = 1 / math.sqrt(v.shape[1])  # the width of v, not of q and k
+    w = attnlab.softmax(q @ k.T * c)
+    ds = reference_vjp(w, g @ v.T)
+    return c * ds @ k, c * ds.T @ q, w.T @ g
+
+
+def scale_by_d_v_in_float32(q, k, v, g):
+    return [
+        a.astype(np.float32) for a in scale_by_d_v(*(x.astype(np.float32) for x in (q, k, v, g)))
+    ]
+
+
 def no_scale(q, k, v, g):
     _, w, _, ds = _parts(q, k, v, g)
     return ds @ k, ds.T @ q, w.T @ g
@@ -175,6 +188,8 @@ BACKWARD_RIGHT = {
 BACKWARD_WRONG = {
     "no 1/√d_k": (no_scale, "missing the factor 1/√d_k"),
     "1/√d_k twice": (scale_twice, "You applied 1/√d_k twice"),
+    "1/√d_v": (scale_by_d_v, "You scaled by 1/√d_v = 1/√2, the width of v"),
+    "1/√d_v in float32": (scale_by_d_v_in_float32, "The scale is 1/√d_k = 1/√3"),
     "softmax skipped": (softmax_skipped, "You skipped the softmax"),
     "dq and dk swapped": (swapped, "dq and dk are swapped"),
     "W G for dv": (dv_untransposed, "dv should be Wᵀ G"),

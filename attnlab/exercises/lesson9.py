@@ -15,9 +15,9 @@
 
 Known mistakes are named from what the answer returns: the diagonal of the Jacobian only,
 a missing factor ``w``, an unweighted sum, the wrong axis, a missing ``keepdims``, the sign;
-a missing 1/√d_k, the softmax skipped, ``W G`` for ``Wᵀ G``, ``∂S Q`` for ``∂Sᵀ Q``, dq and dk
-swapped; the finished pattern instead of the one at that step, the diagonal, positions
-instead of tokens.
+a missing 1/√d_k (or 1/√d_v in its place), the softmax skipped, ``W G`` for ``Wᵀ G``,
+``∂S Q`` for ``∂Sᵀ Q``, dq and dk swapped; the finished pattern instead of the one at that
+step, the diagonal, positions instead of tokens.
 
 Examples
 --------
@@ -191,7 +191,9 @@ def _as_array(got, shape, what) -> np.ndarray:
 
 
 def _close(got, expected) -> bool:
-    return bool(np.allclose(got, expected, rtol=1e-4, atol=1e-6))
+    """Same shape and (to float32 rounding) the same values; never raises on shapes."""
+    got, expected = np.asarray(got, dtype=float), np.asarray(expected, dtype=float)
+    return got.shape == expected.shape and bool(np.allclose(got, expected, rtol=1e-4, atol=1e-6))
 
 
 def _vjp_what(case) -> str:
@@ -318,6 +320,19 @@ def _attention_mistakes(q, k, v, g) -> list[tuple[tuple, str]]:
             "dq and dk are swapped: ∂L/∂Q = (∂L/∂S) K / √d_k and ∂L/∂K = (∂L/∂S)ᵀ Q / √d_k.",
         ),
     ]
+    d_v = v.shape[-1]
+    if d_v != q.shape[-1]:
+        cv = 1 / math.sqrt(d_v)
+        w_v = attnlab.softmax(q @ k.T * cv)  # (n_q, n_k) weights scaled by 1/√d_v
+        ds_v = _softmax_vjp(w_v, dw)
+        mistakes.append(
+            (
+                (cv * ds_v @ k, cv * ds_v.T @ q, w_v.T @ g),
+                f"You scaled by 1/√d_v = 1/√{d_v}, the width of v. The scale is 1/√d_k = "
+                f"1/√{q.shape[-1]}, from the width of q and k (q.shape[-1]): the scores are "
+                "dot products of queries with keys, so their size grows with d_k.",
+            )
+        )
     if w.shape[0] == w.shape[1]:
         mistakes += [
             (
