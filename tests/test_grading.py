@@ -135,6 +135,7 @@ def test_decoding_builds_nothing_but_plain_data(text):
 @pytest.fixture(scope="module")
 def kernel(tmp_path_factory):
     with CleanKernel(tmp_path_factory.mktemp("grading")) as k:
+        remote.arm(k, lesson3.softmax_row.forbidden)  # before any code of the "student"
         status, error = k.run(
             "import numpy as np\nimport attnlab\n"
             "def double(x):\n    return 2 * x\n"

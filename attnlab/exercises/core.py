@@ -181,8 +181,19 @@ class Exercise:
         self.title = title
         self.checker = checker
         self.hints = list(hints)
-        self.forbidden = tuple(forbidden)
+        self.declared_forbidden = tuple(forbidden)
+        self._derived: tuple | None = None
         self._hints_shown = 0
+
+    @property
+    def forbidden(self) -> tuple:
+        """The functions this exercise forbids: the ones it names (``forbidden=``) and every
+        public course helper that, called as the answer, passes the check by itself
+        (:func:`helpers_that_pass`, worked out once, the first time it is asked for)."""
+        if self._derived is None:
+            self._derived = ()  # a checker that asks for it while it is being derived
+            self._derived = tuple(helpers_that_pass(self.checker, self.declared_forbidden))
+        return self.declared_forbidden + self._derived
 
     def check(self, answer) -> Feedback:
         """Check ``answer`` and say how it went; see the module docstring for the outcomes.
@@ -197,8 +208,11 @@ class Exercise:
         from attnlab.exercises.cells import stale_message
 
         stale = stale_message(answer)
+        refused = answer_cell_problems(answer, self.forbidden)
         if stale is not None:
             feedback = Feedback(self.title, Outcome.NOT_RUN, stale)
+        elif refused:
+            feedback = Feedback(self.title, Outcome.WRONG, refused_message(refused))
         else:
             start = time.monotonic()
             try:
@@ -401,6 +415,171 @@ _NOT_ATTEMPTED_TEXT = (
 )
 
 
+#: Longest one call of a learner's function may take (seconds), in the learner's check and in
+#: grading (:data:`attnlab.grading.remote.CALL_TIMEOUT` is this number).
+CALL_LIMIT = 20.0
+
+#: Extra entropy for every seeded generator a check draws its cases from; set by the grading
+#: process (:func:`grading_seed`) to a number drawn at grading time. None in a learner's check,
+#: which stays deterministic.
+_SALT: contextvars.ContextVar[int | None] = contextvars.ContextVar("salt", default=None)
+
+
+@contextlib.contextmanager
+def grading_seed(salt: int | None):
+    """Draw the cases of every check run inside the block from seeds mixed with ``salt``.
+
+    The lessons seed their cases (``np.random.default_rng(7)``) so a learner's check is the
+    same every time; a precomputed table of outputs would pass those. Under grading the same
+    generators are seeded with ``[seed, salt]`` instead, ``salt`` drawn from ``os.urandom`` when
+    the notebook is graded, so the inputs cannot be known in advance.
+    """
+    token = _SALT.set(salt)
+    try:
+        yield
+    finally:
+        _SALT.reset(token)
+
+
+@contextlib.contextmanager
+def salted_seeds():
+    """While a check draws its cases: ``np.random.default_rng(seed)`` seeded with the grading
+    salt as well (see :func:`grading_seed`); nothing changes when there is none."""
+    salt = _SALT.get()
+    if salt is None:
+        yield
+        return
+    original = np.random.default_rng
+
+    def default_rng(seed=None):
+        if seed is None or isinstance(seed, (np.random.SeedSequence, np.random.BitGenerator)):
+            return original(seed)
+        seed = [int(s) for s in np.ravel(seed)] if np.ndim(seed) else [int(seed)]
+        return original([*seed, salt])
+
+    np.random.default_rng = default_rng
+    try:
+        yield
+    finally:
+        np.random.default_rng = original
+
+
+def course_helpers() -> dict[str, object]:
+    """Every public function of the course's numerics (:data:`attnlab.course.NUMERICS`) and
+    running examples (:mod:`attnlab.examples`), the modules an answer may import, by its
+    qualified name (``"attnlab.softmax_family.softmax"``)."""
+    from attnlab.course import NUMERICS
+
+    found = {}
+    for module_name in (*NUMERICS, "attnlab.examples"):
+        module = importlib.import_module(module_name)
+        for key, value in vars(module).items():
+            if (
+                not key.startswith("_")
+                and inspect.isfunction(value)
+                and value.__module__ == module_name
+            ):
+                found[f"{module_name}.{key}"] = value
+    return found
+
+
+def _covered(name: str, function, declared) -> bool:
+    """Whether ``declared`` already forbids ``function`` (by any of its names, or its module)."""
+    short = name.rpartition(".")[2]
+    module = name.rpartition(".")[0]
+    for forbidden in declared:
+        if forbidden in (name, module, f"attnlab.{short}"):
+            return True
+    return False
+
+
+def helpers_that_pass(checker, declared=()) -> list[str]:
+    """The course helpers that pass ``checker`` when handed in as the answer, unforbidden.
+
+    Each public function of the numerics is tried as the learner's function on the check's
+    own cases (quietly, without a forbidden list): one that is judged right computes what the
+    exercise asks, so the exercise must forbid it. ``declared`` names already forbidden are
+    not tried again.
+
+    Examples
+    --------
+    >>> def checker(answer):
+    ...     expect_close(call(answer, np.array([0.0, 0.0])), [0.5, 0.5], "softmax")
+    >>> [name for name in helpers_that_pass(checker) if name.endswith(".softmax")]
+    ['attnlab.softmax_family.softmax']
+    """
+    found = []
+    token = _FORBIDDEN.set(())
+    try:
+        for name, function in course_helpers().items():
+            if _covered(name, function, declared):
+                continue
+            if any(_passes(checker, way) for way in _ways_to_hand_in(function)):
+                found.append(name)
+    finally:
+        _FORBIDDEN.reset(token)
+    return found
+
+
+def _ways_to_hand_in(function) -> list:
+    """``function`` as an answer: as it is, and the first item of what it returns (a helper
+    that returns ``(output, weights)`` answers an exercise that wants the output)."""
+
+    def first(*args, **kwargs):
+        got = function(*args, **kwargs)
+        return got[0] if isinstance(got, tuple) and got else got
+
+    return [function, first]
+
+
+def _passes(checker, answer) -> bool:
+    try:
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore")
+            checker(answer)
+    except Exception:  # noqa: BLE001 - Wrong, NotAttempted, Recorded …: not a pass
+        return False
+    return True
+
+
+_CELL_FILE = re.compile(r"(^<ipython-input-\d+-)|(ipykernel_\d+[/\\]\d+\.py$)")
+
+
+def answer_cell_problems(answer, forbidden=()) -> list[str]:
+    """What grading would refuse in the notebook cell that defined ``answer`` (the same lint,
+    :func:`attnlab.grading.lint.problems`), or ``[]`` outside a notebook."""
+    code = getattr(answer, "__code__", None)
+    filename = getattr(code, "co_filename", "")
+    if not isinstance(filename, str) or not _CELL_FILE.search(filename):
+        return []
+    import linecache
+
+    from attnlab.grading.lint import notebook_refused, problems
+
+    source = "".join(linecache.getlines(filename))
+    if not source:
+        return []
+    try:
+        from IPython import get_ipython
+
+        shell = get_ipython()
+        namespace = shell.user_ns if shell is not None else {}
+    except ImportError:
+        namespace = {}
+    return problems(source, forbidden=forbidden, refused=notebook_refused(namespace))
+
+
+def refused_message(reasons) -> str:
+    """What a learner (and the grader's feedback) reads about an answer cell grading refuses."""
+    return (
+        "Your answer cell would not be run for grading, because "
+        + "; ".join(reasons)
+        + ". Graded answers may use numpy, math and the course's own functions, and nothing "
+        "that reaches into the notebook, the interpreter or the disk. Change the cell, run "
+        "it, then run this check again."
+    )
+
+
 #: The functions the exercise being checked forbids (set by :meth:`Exercise.grade`).
 _FORBIDDEN: contextvars.ContextVar[tuple] = contextvars.ContextVar("forbidden", default=())
 
@@ -526,6 +705,7 @@ def call(function, *args, **kwargs):
         raise Wrong(f"Expected a function, got {type(function).__name__} {function!r}.")
     shown = ", ".join([short(a) for a in args] + [f"{k}={short(v)}" for k, v in kwargs.items()])
     before = copy.deepcopy((args, kwargs))
+    began = time.monotonic()
     try:
         with forbidding(_FORBIDDEN.get()):
             result = function(*args, **kwargs)
@@ -544,6 +724,14 @@ def call(function, *args, **kwargs):
         raise Wrong(
             finished(f"Calling your function with ({shown}) raised {type(exc).__name__}{said}")
         ) from exc
+    took = time.monotonic() - began
+    if took > CALL_LIMIT and not getattr(function, "timed_elsewhere", False):
+        raise Wrong(
+            f"Your function took {took:.0f} s for ({shown}). The right numbers are not enough "
+            f"here: grading stops any call after {CALL_LIMIT:.0f} s, so this answer would earn "
+            "nothing. Look for work done again and again in a loop, or a Python loop over "
+            "single numbers that numpy could do on a whole row at once."
+        )
     if result is None:
         raise Wrong(f"Your function returned None for ({shown}). Did you forget `return`?")
     if not _same((args, kwargs), before):
@@ -705,7 +893,9 @@ class Cases:
 
     def __call__(self, answer) -> None:
         call_answer = self.call or call_watching
-        for case in self.cases():
+        with salted_seeds():
+            cases = list(self.cases())
+        for case in cases:
             arguments = [a.copy() if isinstance(a, np.ndarray) else a for a in self.inputs(case)]
             try:
                 got, messages, *extra = call_answer(answer, *arguments)

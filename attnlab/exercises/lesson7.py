@@ -732,6 +732,20 @@ def _compare(got, expected, what, messages, mistakes, inputs=np.float64) -> None
     raise Wrong(f"{said} {cause}{warned(messages)}".rstrip())
 
 
+#: What a bug hunt does not accept in place of the mended function: the library's whole
+#: attention (every function of ``attnlab.attention`` that computes it, the tiled and online
+#: ones). A bug hunt is graded on fixing the given code: the library's attention is the
+#: reference the check compares with, so handing it back shows nothing about the bug. The
+#: building blocks the buggy code itself uses (``attnlab.softmax``, ``attnlab.causal_mask``,
+#: ``attnlab.attention_scores``) stay allowed.
+BUG_HUNT_FORBIDDEN = (
+    "attnlab.scaled_dot_product_attention",
+    "attnlab.attention.scaled_dot_product_attention",
+    "attnlab.tiled_attention",
+    "attnlab.tiling",
+    "attnlab.online",
+)
+
 scale_bug = Exercise(
     "Exercise 7.3 (bug hunt: scaling by √d_model)",
     Cases(scale_cases, _judge_scale, inputs=_arguments, failed=_failed(_scale_what)),
@@ -744,6 +758,7 @@ scale_bug = Exercise(
         "Only the line that computes the scores is wrong. Which size does one head's dot "
         "product add over: d_model, or d_model // n_heads?",
     ],
+    forbidden=BUG_HUNT_FORBIDDEN,
 )
 
 
@@ -911,6 +926,7 @@ mask_bug = Exercise(
         "`np.where` with `attnlab.causal_mask(n)`), then take the softmax as before and delete "
         "the line after it.",
     ],
+    forbidden=BUG_HUNT_FORBIDDEN,
 )
 
 
@@ -1045,6 +1061,7 @@ shift_bug = Exercise(
         "Change the one line that exponentiates: subtract each row's maximum (along `axis=-1`, "
         "`keepdims=True`) from the scores inside `np.exp`.",
     ],
+    forbidden=BUG_HUNT_FORBIDDEN,
 )
 
 

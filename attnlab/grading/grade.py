@@ -7,14 +7,16 @@ the grade cells.
 
 from __future__ import annotations
 
+import ast
 import importlib
+import os
 from dataclasses import dataclass
 
-from attnlab.exercises.core import Feedback, Outcome
+from attnlab.exercises.core import Feedback, Outcome, grading_seed, refused_message
 from attnlab.exercises.keys import load_key
 from attnlab.exercises.solutions import checked_call, defined_names
 from attnlab.grading.lint import imported_names, problems
-from attnlab.grading.remote import CleanKernel, RemoteFunction
+from attnlab.grading.remote import CleanKernel, RemoteFunction, arm, remember
 
 
 @dataclass(frozen=True)
@@ -49,6 +51,19 @@ def _code(cell) -> str:
 def _skipped(code: str) -> bool:
     """Lesson cells the grading kernel need not run: help panels and explorers."""
     return ".help_panel()" in code or "Explorer(" in code
+
+
+def _bound_names(code: str) -> set[str]:
+    """The names a lesson cell binds at its top level: definitions, assignments, imports."""
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return set()
+    names = defined_names(code)
+    for node in tree.body:
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            names.update((a.asname or a.name).partition(".")[0] for a in node.names)
+    return names
 
 
 def _exercise(name: str):
@@ -109,11 +124,7 @@ def answer_cells(source_nb, student_nb) -> dict[str, tuple[str, list[str]]]:
 
 
 def _refused(title: str, reasons: list[str]) -> Feedback:
-    text = (
-        "Your answer cell was not run for grading, because " + "; ".join(reasons) + ". "
-        "Graded answers may use numpy, math and the course's own functions, and nothing "
-        "that reaches into the notebook, the interpreter or the disk."
-    )
+    text = refused_message(reasons).replace("would not be run", "was not run")
     return Feedback(title, Outcome.WRONG, text, 0.0)
 
 
@@ -140,7 +151,11 @@ def grade_notebook(source_nb, student_nb, cwd) -> list[Result]:
     results = []
     for key in {name.partition(".")[0] for name in _checked_exercises(source_nb)}:
         load_key(key)  # read now, before any student code runs anywhere
+    forbidden = {name for names in _forbidden_of(source_nb).values() for name in names}
+    bare = {name for name in forbidden if "." not in name}  # the notebook's own functions
+    salt = int.from_bytes(os.urandom(8), "little")  # this grading's cases, unknown before
     with CleanKernel(cwd) as kernel:
+        arm(kernel, forbidden)  # the report key and the forbidden functions, before any answer
         for cell in source_nb["cells"]:
             meta = _nbgrader(cell)
             if cell["cell_type"] != "code" or meta.get("grade"):
@@ -157,6 +172,7 @@ def grade_notebook(source_nb, student_nb, cwd) -> list[Result]:
                         refused_names[name] = reasons
             elif not _skipped(code):
                 kernel.run(code, remember=True)
+                remember(kernel, bare & _bound_names(code))
         for cell in source_nb["cells"]:
             meta = _nbgrader(cell)
             if cell["cell_type"] != "code" or not meta.get("grade"):
@@ -169,7 +185,8 @@ def grade_notebook(source_nb, student_nb, cwd) -> list[Result]:
             if called[1] in refused_names:
                 feedback = _refused(exercise.title, refused_names[called[1]])
             else:
-                feedback = exercise.grade(RemoteFunction(kernel, called[1]))
+                with grading_seed(salt):
+                    feedback = exercise.grade(RemoteFunction(kernel, called[1]))
             score = 1.0 if feedback.outcome is Outcome.CORRECT else feedback.score
             if feedback.outcome is Outcome.RECORDED:
                 score = 0.0

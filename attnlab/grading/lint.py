@@ -13,7 +13,9 @@ Examples
 []
 >>> for line in problems("import os\\ndef f(x):\\n    return os.environ"):
 ...     print(line)
-line 1: `import os` — an answer may import only numpy, math, scipy and other numerical modules
+line 1: `import os` — an answer may import only numpy, math, scipy, the course's numerics and \
+a few helpers (itertools, collections, fractions, statistics, warnings, copy, typing, \
+dataclasses, functools)
 line 3: `os` — graded answers cannot use it
 >>> problems("def f(x):\\n    return attnlab.softmax(x)", forbidden=["attnlab.softmax"])
 ['line 2: `softmax` — this exercise asks you not to use attnlab.softmax']
@@ -38,6 +40,10 @@ ALLOWED_MODULES = (
     "fractions",
     "statistics",
     "warnings",
+    "copy",
+    "typing",
+    "dataclasses",
+    "functools",
     "attnlab",
 )
 #: Submodules of those that an answer may not import.
@@ -199,6 +205,13 @@ REFUSED_ATTRIBUTES = frozenset(
         "write_text",
         "write_bytes",
         "open",
+        # code run from strings inside copy, typing, dataclasses and functools
+        "copyreg",
+        "singledispatch",
+        "singledispatchmethod",
+        "make_dataclass",
+        "ForwardRef",
+        "evaluate_forward_ref",
         # the course's own checking, answers and display
         "exercises",
         "grading",
@@ -212,7 +225,21 @@ REFUSED_ATTRIBUTES = frozenset(
 )
 
 
-_IMPORTS = "an answer may import only numpy, math, scipy and other numerical modules"
+_IMPORTS = (
+    "an answer may import only numpy, math, scipy, the course's numerics and a few helpers "
+    "(itertools, collections, fractions, statistics, warnings, copy, typing, dataclasses, "
+    "functools)"
+)
+_REBIND = (
+    "an answer may not change a module's names; give your own function or value a name "
+    "of its own instead"
+)
+#: Names the notebooks bind to modules; an answer may not assign to their attributes.
+MODULE_NAMES = frozenset(
+    {"np", "numpy", "attnlab", "math", "cmath", "scipy", "special", "itertools"}
+    | {"collections", "fractions", "statistics", "warnings", "copy", "typing"}
+    | {"dataclasses", "functools", "plt", "matplotlib", "widgets", "ipywidgets"}
+)
 
 
 def _module_ok(module: str) -> bool:
@@ -255,6 +282,10 @@ def problems(source: str, forbidden=(), refused=()) -> list[str]:
     except SyntaxError as error:
         return [f"line {error.lineno}: syntax error ({error.msg}); the cell cannot run"]
     found = []
+    modules = set(MODULE_NAMES) | refused
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            modules.update((a.asname or a.name).partition(".")[0] for a in node.names)
 
     def refuse(node, shown, reason):
         found.append((node.lineno, f"line {node.lineno}: `{shown}` — {reason}"))
@@ -287,7 +318,16 @@ def problems(source: str, forbidden=(), refused=()) -> list[str]:
             elif node.id in REFUSED_NAMES or node.id in refused or node.id.startswith("__"):
                 refuse(node, node.id, "graded answers cannot use it")
         elif isinstance(node, ast.Attribute):
-            if node.attr in banned:
+            root = node.value
+            while isinstance(root, ast.Attribute):
+                root = root.value
+            if (
+                isinstance(node.ctx, (ast.Store, ast.Del))
+                and isinstance(root, ast.Name)
+                and root.id in modules
+            ):
+                refuse(node, f"{ast.unparse(node)} = ...", _REBIND)
+            elif node.attr in banned:
                 refuse(node, node.attr, f"this exercise asks you not to use {banned[node.attr]}")
             elif node.attr.startswith("_") or node.attr in REFUSED_ATTRIBUTES:
                 refuse(node, f".{node.attr}", "graded answers cannot use it")
@@ -308,6 +348,33 @@ def problems(source: str, forbidden=(), refused=()) -> list[str]:
             if names:
                 refuse(node, names[0], "graded answers cannot use it")
     return [text for _, text in sorted(found)]
+
+
+def notebook_refused(namespace: dict) -> set[str]:
+    """The names in a learner's notebook that an answer may not use, as grading sees them:
+    modules (and what was imported from them) that an answer could not import itself.
+
+    >>> import json
+    >>> sorted(notebook_refused({"np": __import__("numpy"), "json": json, "f": len}))
+    ['json']
+    """
+    import types
+
+    names = set()
+    for name, value in list(namespace.items()):
+        if name.startswith("_"):
+            continue
+        if isinstance(value, types.ModuleType):
+            module = value.__name__
+        elif isinstance(value, (types.FunctionType, type)):
+            module = getattr(value, "__module__", None)
+            if not isinstance(module, str) or module in ("__main__", "builtins"):
+                continue
+        else:
+            continue
+        if not _module_ok(module):
+            names.add(name)
+    return names
 
 
 def imported_names(source: str) -> set[str]:

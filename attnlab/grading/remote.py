@@ -11,6 +11,8 @@ to its inputs, so every check works on it unchanged.
 from __future__ import annotations
 
 import builtins
+import hashlib
+import hmac
 import json
 import os
 import pickle
@@ -23,12 +25,12 @@ from pathlib import Path
 
 import numpy as np
 
-from attnlab.exercises.core import Forbidden, forbidden_now
+from attnlab.exercises.core import CALL_LIMIT, Forbidden, forbidden_now
 from attnlab.grading import sandbox
-from attnlab.grading.wire import decode
+from attnlab.grading.wire import decode, encode
 
 #: Longest a single call of a student's function may take (seconds).
-CALL_TIMEOUT = 20.0
+CALL_TIMEOUT = CALL_LIMIT
 #: Longest one cell may take while the kernel is set up (seconds).
 CELL_TIMEOUT = 120.0
 #: Longest the whole grading of one notebook may take (seconds): an answer that loops and
@@ -268,12 +270,20 @@ class CleanKernel:
             self._setup.append(code)
         return status, error
 
+    #: The key the worker signs its reports with (set by :func:`arm`); None until armed.
+    report_key: str | None = None
+
     def call(self, name: str, args: tuple, kwargs: dict, forbidden=(), measure=False) -> dict:
         """Call the kernel's ``name(*args, **kwargs)``; the worker's report, as a dict.
 
         The request and the response travel as files with names drawn afresh for each call,
-        so an answer cannot write a report ahead of the call it would stand for.
+        so an answer cannot write a report ahead of the call it would stand for; the report
+        must carry the HMAC of the key given to the worker by :func:`arm` before any student
+        code ran, else it is not believed. Whether the call changed its inputs is decided
+        here, by comparing the arguments sent with the ones the worker read back.
         """
+        if self.report_key is None:
+            raise RuntimeError("arm(kernel) must run before any student code and any call")
         self._calls += 1
         folder = self._calls_dir
         nonce = secrets.token_hex(16)
@@ -293,14 +303,54 @@ class CleanKernel:
                 "not_implemented": False,
             }
         try:
-            return json.loads(response.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+            report = _verified(response.read_text(encoding="utf-8"), self.report_key)
+        except (OSError, ValueError) as problem:
             return {
                 "status": "raised",
                 "type": "RuntimeError",
-                "message": f"the call could not be made ({error or 'no report'})",
+                "message": f"the call could not be made ({error or problem or 'no report'})",
                 "not_implemented": False,
             }
+        if report.get("status") != "missing":
+            report["mutated"] = report.get("args") != encode((list(args), kwargs))
+        return report
+
+
+def _verified(text: str, key: str) -> dict:
+    """The worker's report if its HMAC is right under ``key``; ValueError otherwise."""
+    outer = json.loads(text)
+    if not isinstance(outer, dict) or set(outer) != {"body", "mac"}:
+        raise ValueError("the report is malformed")
+    body, mac = outer["body"], outer["mac"]
+    if not (isinstance(body, str) and isinstance(mac, str)):
+        raise ValueError("the report is malformed")
+    expected = hmac.new(bytes.fromhex(key), body.encode("utf-8"), hashlib.sha256).hexdigest()
+    if not hmac.compare_digest(expected, mac):
+        raise ValueError("the report was not written by the grading worker")
+    report = json.loads(body)
+    if not isinstance(report, dict) or report.get("status") not in ("ok", "raised", "missing"):
+        raise ValueError("the report is malformed")
+    return report
+
+
+def arm(kernel: CleanKernel, forbidden=()) -> None:
+    """Give the kernel's worker its report key and the names to forbid; run it **before any
+    student code** (the worker records the forbidden functions as they are now)."""
+    key = secrets.token_hex(32)
+    names = sorted({str(name) for name in forbidden})
+    status, error = kernel.run(
+        f"__attnlab_worker__.start({key!r}, {names!r})", timeout=CELL_TIMEOUT, remember=True
+    )
+    if status != "ok":
+        raise RuntimeError(f"the grading worker could not be armed: {error}")
+    kernel.report_key = key
+
+
+def remember(kernel: CleanKernel, names) -> None:
+    """Have the worker record the notebook functions ``names`` as a lesson cell defined them."""
+    names = sorted({str(name) for name in names})
+    if names:
+        kernel.run(f"__attnlab_worker__.remember({names!r})", remember=True)
 
 
 class RemoteFunction:
@@ -321,6 +371,8 @@ class RemoteFunction:
     measure = False
     #: The bytes the last call allocated, when :attr:`measure` was on; else None.
     last_peak: int | None = None
+    #: Its calls are timed (and stopped) by the kernel's :data:`CALL_TIMEOUT`, not by the check.
+    timed_elsewhere = True
 
     def __init__(self, kernel: CleanKernel, name: str, forbidden=None):
         self.kernel = kernel
@@ -341,7 +393,7 @@ class RemoteFunction:
             if not (isinstance(kind, type) and issubclass(kind, Warning)):
                 kind = UserWarning
             warnings.warn(message, kind, stacklevel=2)
-        if report.get("mutated"):
+        if report.get("mutated") and report.get("args"):
             changed_args, changed_kwargs = decode(report["args"])
             for original, changed in zip(args, changed_args, strict=False):
                 _copy_back(original, changed)

@@ -1,28 +1,174 @@
 """The kernel side of grading: call one of the student's functions and write what happened.
 
 The grading process (:mod:`attnlab.grading.remote`) imports this module in a fresh kernel
-before any student code runs there, then, for every call a check makes, runs
-``serve(name, request, response)``: the arguments are read from ``request`` (a pickle the
-grading process wrote), the function named ``name`` in the kernel's namespace is called, and
-the outcome is written to ``response`` as JSON (:mod:`attnlab.grading.wire`): the value, or
-the exception's type and message, whether the inputs were changed, the warnings raised,
-whether a function the exercise forbids was called on the way and, when asked, the bytes the
-call allocated (``tracemalloc``).
+before any student code runs there, then (:mod:`attnlab.grading.grade`) calls :func:`start`,
+still before any student code, with a secret key and every name the notebook's exercises
+forbid. From then on, for every call a check makes, it runs ``serve(name, request,
+response)``: the arguments are read from ``request`` (a pickle the grading process wrote), the
+function named ``name`` in the kernel's namespace is called, and the outcome is written to
+``response``: the value, or the exception's type and message, the inputs as they are after the
+call (the grading process compares them with what it sent), the warnings raised, whether a
+function the exercise forbids was entered on the way and, when asked, the bytes the call
+allocated (``tracemalloc``).
+
+What a student's code could change is kept out of the way:
+
+* every function this module uses after :func:`start` is taken at import, so rebinding a
+  library name later (``np.array_equal = ...``, ``attnlab.online.online_softmax = ...``)
+  changes nothing here;
+* the forbidden functions are known by the code objects they had **before any student code
+  ran** (:func:`start` for the library, :func:`remember` right after each lesson cell for the
+  notebook's own functions): a call into one is seen however it is reached (an alias, a
+  rebound name, ``functools.partial``, a copy of its code);
+* the report carries an HMAC-SHA256 under the key :func:`start` was given; the key lives only
+  in a closure of this module, which answer code cannot name (the lint refuses ``_`` names,
+  ``getattr`` and the course's grading modules), so a report written by anything else (a file
+  dropped in the calls folder, a patched JSON encoder) is refused by the grading process.
 """
 
 from __future__ import annotations
 
-import copy
-import json
+import hashlib
+import importlib
+import inspect
 import pickle
 import sys
 import tracemalloc
+import types
 import warnings
 
 import numpy as np
 
-from attnlab.exercises.core import forbidden_code_objects
-from attnlab.grading.wire import encode
+from attnlab.course import NUMERICS
+from attnlab.grading.wire import dumps, encode
+
+# ----------------------------------------------------------- taken before any student code
+_setprofile, _getprofile = sys.setprofile, sys.getprofile
+_tm_start, _tm_stop = tracemalloc.start, tracemalloc.stop
+_tm_reset, _tm_traced = tracemalloc.reset_peak, tracemalloc.get_traced_memory
+_pickle_load, _open = pickle.load, open
+_sha256 = hashlib.sha256
+_catch, _simplefilter = warnings.catch_warnings, warnings.simplefilter
+_errstate = np.errstate
+_CodeType, _FunctionType, _ModuleType = types.CodeType, types.FunctionType, types.ModuleType
+_unwrap = inspect.unwrap
+_callable, _isinstance, _getattr, _vars = callable, isinstance, getattr, vars
+
+#: Forbidden name -> the code objects it stood for when it was recorded.
+_REGISTRY: dict[str, frozenset] = {}
+#: Forbidden name -> ids of builtin (C) functions it stood for.
+_BUILTINS: dict[str, frozenset] = {}
+_STATE: dict = {"sign": None}
+
+
+def _codes_within(code) -> list:
+    """``code`` and the code of every function defined inside it."""
+    found, todo = [], [code]
+    while todo:
+        found.append(todo.pop())
+        todo += [c for c in found[-1].co_consts if _isinstance(c, _CodeType)]
+    return found
+
+
+def _members(value, module_name=None) -> list:
+    """The functions ``value`` stands for: itself, or a module's (or class's) public ones."""
+    if _isinstance(value, _ModuleType):
+        module_name = value.__name__
+        found = []
+        for key, member in list(_vars(value).items()):
+            if key.startswith("_") or _getattr(member, "__module__", None) != module_name:
+                continue
+            found += _members(member, module_name) if _isinstance(member, type) else [member]
+        return found
+    if _isinstance(value, type):
+        return [
+            m for k, m in list(_vars(value).items()) if not k.startswith("_") or k == "__init__"
+        ]
+    return [value]
+
+
+def _record(name: str, value) -> None:
+    codes, builtins = set(_REGISTRY.get(name, ())), set(_BUILTINS.get(name, ()))
+    for member in _members(value):
+        if isinstance(member, (staticmethod, classmethod)):
+            member = member.__func__
+        if isinstance(member, property):
+            member = member.fget
+        if not _callable(member):
+            continue
+        try:
+            code = _getattr(_unwrap(member), "__code__", None)
+        except ValueError:  # a wrapper loop
+            code = None
+        if _isinstance(code, _CodeType):
+            codes.update(_codes_within(code))
+        elif not _isinstance(member, _FunctionType):
+            builtins.add(id(member))
+    _REGISTRY[name] = frozenset(codes)
+    _BUILTINS[name] = frozenset(builtins)
+
+
+def _resolve(name: str):
+    """The object a dotted name stands for (a module or an attribute of one), or None."""
+    try:
+        return importlib.import_module(name)
+    except ImportError:
+        pass
+    module, _, attr = name.rpartition(".")
+    try:
+        return _getattr(importlib.import_module(module), attr) if module else None
+    except (ImportError, AttributeError):
+        return None
+
+
+def _library() -> None:
+    """Record every public function of the course's numerics, by every name it has."""
+    import attnlab
+
+    for module_name in NUMERICS:
+        module = importlib.import_module(module_name)
+        _record(module_name, module)
+        for key, value in list(vars(module).items()):
+            if not key.startswith("_") and getattr(value, "__module__", None) == module_name:
+                _record(f"{module_name}.{key}", value)
+    for key in attnlab.__all__:
+        _record(f"attnlab.{key}", getattr(attnlab, key))
+
+
+_library()
+
+
+def start(key: str, names=()) -> None:
+    """Arm the worker (once, before any student code): the report key, the forbidden names."""
+    if _STATE["sign"] is not None:
+        raise RuntimeError("the grading worker is already armed")
+    secret = bytes.fromhex(key)
+    inner_pad = bytes(b ^ 0x36 for b in secret.ljust(64, b"\0"))
+    outer_pad = bytes(b ^ 0x5C for b in secret.ljust(64, b"\0"))
+
+    def sign(body: bytes) -> str:  # HMAC-SHA256 (RFC 2104), from the functions taken above
+        return _sha256(outer_pad + _sha256(inner_pad + body).digest()).hexdigest()
+
+    _STATE["sign"] = sign
+    for name in names:
+        if "." in name and name not in _REGISTRY:
+            value = _resolve(name)
+            if value is not None:
+                _record(name, value)
+
+
+def remember(names) -> None:
+    """Record the notebook's own functions ``names`` as a lesson cell just defined them.
+
+    Called by the grading process right after each lesson cell; later rebinding of the name
+    by an answer cell does not change what a call into the lesson's function is.
+    """
+    from IPython import get_ipython
+
+    namespace = get_ipython().user_ns
+    for name in names:
+        if name in namespace:
+            _record(name, namespace[name])
 
 
 def _namespace() -> dict:
@@ -32,54 +178,65 @@ def _namespace() -> dict:
 
 
 class _Tripwire:
-    """Notes the first forbidden code object entered while the student's function runs."""
+    """Notes the first forbidden function entered while the student's function runs."""
 
-    def __init__(self, codes: dict):
-        self.codes = codes
+    def __init__(self, codes: dict, builtins: dict):
+        self.codes, self.builtins = codes, builtins
         self.hit = None
 
     def __call__(self, frame, event, arg):
-        if event == "call" and self.hit is None:
-            self.hit = self.codes.get(frame.f_code)
+        if self.hit is None:
+            if event == "call":
+                self.hit = self.codes.get(frame.f_code)
+            elif event == "c_call":
+                self.hit = self.builtins.get(id(arg))
 
 
-def _same(a, b) -> bool:
-    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
-        return (
-            isinstance(a, np.ndarray)
-            and isinstance(b, np.ndarray)
-            and a.shape == b.shape
-            and a.dtype == b.dtype
-            and np.array_equal(a, b, equal_nan=a.dtype.kind in "fc")
-        )
-    if isinstance(a, (list, tuple)):
-        return type(a) is type(b) and len(a) == len(b) and all(map(_same, a, b))
-    if isinstance(a, dict):
-        return type(b) is dict and a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
-    return a == b
+def _forbidden(names) -> tuple[dict, dict]:
+    codes, builtins = {}, {}
+    for name in names:
+        for code in _REGISTRY.get(name, ()):
+            codes.setdefault(code, name)
+        for ident in _BUILTINS.get(name, ()):
+            builtins.setdefault(ident, name)
+    return codes, builtins
+
+
+def _encoded(value) -> dict:
+    try:
+        return {"result": encode(value)}
+    except ValueError as exc:
+        return {"status": "raised", "type": "ValueError", "message": str(exc)}
+    except BaseException as exc:  # noqa: BLE001 - RecursionError, MemoryError …
+        return {
+            "status": "raised",
+            "type": "ValueError",
+            "message": f"the value could not be read back ({type(exc).__name__})",
+        }
 
 
 def serve(name: str, request: str, response: str) -> None:
     """Call ``name(*args, **kwargs)`` with the arguments in ``request``; write ``response``."""
-    with open(request, "rb") as file:
-        args, kwargs, errstate, forbidden, measure = pickle.load(file)
+    sign = _STATE["sign"]
+    with _open(request, "rb") as file:
+        args, kwargs, errstate, forbidden, measure = _pickle_load(file)
     namespace = _namespace()
     function = namespace.get(name)
     out: dict = {"status": "ok"}
-    if function is None or not callable(function):
+    peak = None
+    if function is None or not _callable(function):
         out = {"status": "missing", "type": type(function).__name__}
     else:
-        before = copy.deepcopy((args, kwargs))
-        codes = forbidden_code_objects(forbidden, namespace)
-        tripwire = _Tripwire(codes)
-        with warnings.catch_warnings(record=True) as caught, np.errstate(**errstate):
-            warnings.simplefilter("always")
-            previous = sys.getprofile()
-            sys.setprofile(tripwire if codes else previous)
+        codes, builtins = _forbidden(forbidden)
+        tripwire = _Tripwire(codes, builtins)
+        with _catch(record=True) as caught, _errstate(**errstate):
+            _simplefilter("always")
+            previous = _getprofile()
+            _setprofile(tripwire if (codes or builtins) else previous)
             if measure:  # the bytes the call allocates, as tracemalloc counts them
-                tracemalloc.start()
-                tracemalloc.reset_peak()
-                start = tracemalloc.get_traced_memory()[0]
+                _tm_start()
+                _tm_reset()
+                begin = _tm_traced()[0]
             try:
                 result = function(*args, **kwargs)
             except BaseException as exc:  # noqa: BLE001 - reported, never re-raised here
@@ -90,37 +247,19 @@ def serve(name: str, request: str, response: str) -> None:
                     "not_implemented": isinstance(exc, NotImplementedError),
                 }
             finally:
-                sys.setprofile(previous)
+                _setprofile(previous)
                 if measure:
-                    peak = tracemalloc.get_traced_memory()[1] - start
-                    tracemalloc.stop()
+                    peak = _tm_traced()[1] - begin
+                    _tm_stop()
         if out["status"] == "ok":
-            try:
-                out["result"] = encode(result)
-            except ValueError as exc:
-                out = {"status": "raised", "type": "ValueError", "message": str(exc)}
-            except BaseException as exc:  # noqa: BLE001 - RecursionError, MemoryError …
-                out = {
-                    "status": "raised",
-                    "type": "ValueError",
-                    "message": f"the value could not be read back ({type(exc).__name__})",
-                }
+            out.update(_encoded(result))
         out["forbidden"] = tripwire.hit
-        try:
-            out["mutated"] = not _same((args, kwargs), before)
-            if out["mutated"]:
-                out["args"] = encode((list(args), kwargs))
-        except BaseException as exc:  # noqa: BLE001 - inputs turned into something unreadable
-            out = {
-                "status": "raised",
-                "type": "ValueError",
-                "not_implemented": False,
-                "message": f"it changed its inputs into something that cannot be read back "
-                f"({type(exc).__name__})",
-                "mutated": False,
-            }
+        after = _encoded((list(args), kwargs))
+        out["args"] = after.get("result", "null")
         if measure:
-            out["peak"] = peak
+            out["peak"] = int(peak)
         out["warnings"] = [[w.category.__name__, str(w.message)[:500]] for w in caught]
-    with open(response, "w", encoding="utf-8") as file:
-        json.dump(out, file)
+    body = dumps(out)
+    mac = sign(body.encode("utf-8")) if sign is not None else ""
+    with _open(response, "w", encoding="utf-8") as file:
+        file.write(dumps({"body": body, "mac": mac}))
