@@ -30,6 +30,7 @@ It sets ``Authenticator.post_auth_hook`` and ``Spawner.pre_spawn_hook``; a site 
 of its own calls these from them.
 """
 
+import inspect
 import logging
 import os
 
@@ -78,12 +79,14 @@ async def attnlab_post_auth(authenticator, handler, authentication: dict) -> dic
     way JupyterHub's login does it (``user_from_username``, then ``Authenticator.add_user``),
     and the login then finds an existing user.
     """
+    if handler is None:  # not a login (no request): nothing to sort
+        return authentication
     name = authentication["name"]
     user = handler.find_user(name)
     if user is None:
         user = handler.user_from_username(name)
         added = authenticator.add_user(user)
-        if added is not None and hasattr(added, "__await__"):
+        if inspect.isawaitable(added):
             await added
     attnlab_sort_into_groups(user)
     return authentication
