@@ -34,11 +34,20 @@ def np_softmax(x, axis=-1):
 
 ROW_CORRECT = [W.solution_softmax_row, row_loop, row_shifted]
 ROW_WRONG = {
+    "base 2": (lambda x: 2**x / np.sum(2**x), "You used 2**x where softmax uses e**x"),
+    "base 2 in a loop": (
+        lambda x: [2.0**v / sum(2.0**u for u in x) for v in x],
+        "You used 2**x where softmax uses e**x",
+    ),
+    "squares": (lambda x: x**2 / np.sum(x**2), "squared the scores instead"),
+    "squares in float32": (
+        lambda x: x.astype(np.float32) ** 2 / np.sum(x.astype(np.float32) ** 2),
+        "squared the scores instead",
+    ),
     "sum-normalised": (lambda x: x / x.sum(), "without exponentiating"),
     "exp only": (np.exp, "do not sum to 1"),
     "exp over max": (lambda x: np.exp(x) / np.exp(x).max(), "largest exponential"),
     "exp over score sum": (lambda x: np.exp(x) / x.sum(), "sum of the raw scores"),
-    "base 2": (lambda x: 2**x / (2**x).sum(), "should be"),
     "negated": (lambda x: np.exp(-x) / np.exp(-x).sum(), "exp(-x)"),
     "calls attnlab.softmax": (attnlab.softmax, "asks you not to use"),
     "calls attnlab.naive_softmax": (attnlab.naive_softmax, "asks you not to use"),
@@ -146,6 +155,16 @@ MATRIX_CORRECT = [
     stable_row_by_row,
 ]
 MATRIX_WRONG = {
+    "keepdims on the max, not on the sum": (
+        lambda x: (lambda e: e / e.sum(axis=-1))(np.exp(x - x.max(axis=-1, keepdims=True))),
+        "Your max kept its axis (keepdims=True), but your sum did not",
+    ),
+    "keepdims on the max, not on the sum, in float32": (
+        lambda x: (lambda e: e / np.sum(e, axis=1))(
+            np.exp(x.astype(np.float32) - np.max(x.astype(np.float32), axis=1, keepdims=True))
+        ),
+        "Add keepdims=True to the sum as well",
+    ),
     "calls attnlab.softmax": (attnlab.softmax, "asks you not to use"),
     "calls attnlab.online_softmax": (attnlab.online_softmax, "asks you not to use"),
     "naive": (naive, "overflow"),
@@ -162,7 +181,7 @@ MATRIX_WRONG = {
     "shift in the numerator only": (shifted_numerator_only, "proportional to exp(x)"),
     "min-shifted, no exp": (min_shift_no_exp, "never exponentiated"),
     "max-shifted, no exp": (max_shift_no_exp, "never exponentiated"),
-    "base 2": (base_two, "another base"),
+    "base 2": (base_two, "You used 2**x where softmax uses e**x"),
     "mean shift": (mean_shift, "overflow"),
     "naive row by row": (naive_row_loop, "overflow"),
     # Clipping keeps exp finite but changes the scores: it was told "never exponentiated".

@@ -101,6 +101,14 @@ ENTROPY_WRONG = {
     "exp of entropy": (lambda w: np.exp(-np.sum(w * safe_log(w), axis=1)), "exp(H)"),
     "squares instead of logs": (lambda w: 1 - np.sum(w**2, axis=1), "H = -Σ_j"),
     "mutates input": (lambda w: -np.sum(np.multiply(w, safe_log(w), out=w), axis=1), "changed"),
+    "off by 1e-5, invisible in 4 digits": (
+        lambda w: W.solution_row_entropy(w) + 1e-5,
+        "They agree to the digits shown, but differ by up to 1e-05",
+    ),
+    "one row off by 2e-5": (
+        lambda w: W.solution_row_entropy(w) + 2e-5 * (np.arange(len(w)) == 0),
+        "differ by up to 2e-05",
+    ),
 }
 
 

@@ -295,12 +295,23 @@ def _max_without_keepdims(x):
     return e / np.sum(e, axis=-1, keepdims=True)
 
 
+def _sum_without_keepdims(x):
+    e = np.exp(x - np.max(x, axis=-1, keepdims=True))
+    return e / np.sum(e, axis=-1)  # the row sums broadcast along the wrong axis
+
+
 def _row_mistakes(x):
     return [
         (
             quietly(_sum_normalised, x),
             "It looks like you divided the scores by their sum without exponentiating first: "
-            "apply np.exp to the scores, then divide by the sum of the exponentials.",
+            "apply np.exp to the scores, then divide by the sum of the exponentials."
+            + (
+                " (Or you squared the scores instead of exponentiating them: with only 0s and "
+                "1s here the two look the same.)"
+                if np.array_equal(x**2, x)
+                else ""
+            ),
         ),
         (quietly(_exp_only, x), "These are exp(x) but they do not sum to 1: divide by their sum."),
         (
@@ -315,12 +326,33 @@ def _row_mistakes(x):
             quietly(lambda v: attnlab.softmax(-v), x),
             "Your weights favour the smallest score: use exp(x), not exp(-x).",
         ),
+        (
+            quietly(lambda v: 2.0**v / np.sum(2.0**v, axis=-1, keepdims=True), x),
+            "You used 2**x where softmax uses e**x: a different base gives different "
+            "weights (2**x is exp(x · ln 2), so the scores are shrunk by ln 2 ≈ 0.69). "
+            "Use np.exp(x).",
+        ),
+        (
+            quietly(lambda v: v**2 / np.sum(v**2, axis=-1, keepdims=True), x),
+            "You squared the scores instead of exponentiating them: x**2 gives -2 and 2 the "
+            "same weight and a score of 0 no weight at all. Softmax uses np.exp(x), which "
+            "keeps the order of the scores.",
+        ),
     ]
 
 
 def _matrix_mistakes(x):
     mistakes = []
     if x.shape[-1] == x.shape[-2]:  # a square matrix broadcasts the mistake silently
+        mistakes.append(
+            (
+                quietly(_sum_without_keepdims, x),
+                "Your max kept its axis (keepdims=True), but your sum did not: "
+                "e.sum(axis=-1) has shape (n,), and dividing by it lines the row sums up "
+                "with the columns, so entry (i, j) is divided by row j's sum. Add "
+                "keepdims=True to the sum as well.",
+            )
+        )
         mistakes += [
             (
                 quietly(formula, x),

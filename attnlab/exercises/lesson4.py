@@ -44,6 +44,7 @@ from attnlab.exercises.core import (
     Wrong,
     call,
     call_watching,
+    hidden_difference,
     quietly,
     recognised,
     short,
@@ -231,7 +232,8 @@ def _judge_row_entropy(got, case, messages) -> None:
         cause = "A one-hot row has no uncertainty at all: its entropy must be exactly 0."
     if not cause:
         cause = "Check the formula H = -Σ_j w_ij · log w_ij, summed along each row."
-    raise Wrong(f"{said}, but yours gave {short(values)}. {cause}{warned(messages)}")
+    hidden = hidden_difference(values, expected)
+    raise Wrong(f"{said}, but yours gave {short(values)}.{hidden} {cause}{warned(messages)}")
 
 
 def _entropy_failed(exc, case) -> str:
