@@ -9,12 +9,18 @@
 //   button            <button>; sends {event: "click"}
 //   readout           a polite live region (role=status) showing "value" as HTML
 //
-// Every control's root and every focusable element in it carry data-lm-suppress-shortcuts:
-// Lumino (JupyterLab, Notebook 7) then ignores key presses there, so arrow keys move the
-// slider instead of the cell. Lumino walks up from the key's target and stops at the first
-// element with the attribute, but tests each element on the way against its shortcuts'
-// selectors first, and selectors such as `.jp-Notebook.jp-mod-commandMode :focus` match the
-// focused input itself: so the attribute must be on the input, not only on an ancestor.
+// Keys: a focused control keeps only the keys it uses (arrows, Home/End, PageUp/PageDown,
+// Tab and Shift+Tab, Space, and Enter on a button); every other key goes to the notebook as it
+// would from anywhere else in the cell: Ctrl/Cmd+S saves, Shift+Enter runs the cell and moves
+// on, letters are command-mode shortcuts. Escape leaves the control for the notebook's command
+// mode (the focus goes to the control's cell). How a key is kept from Lumino (the toolkit of
+// JupyterLab and Notebook 7): a listener on the window, in the capture phase, runs before
+// Lumino's own (JupyterLab listens on the document when the key bubbles back, Notebook 7 when
+// it comes down) and puts data-lm-suppress-shortcuts on the focused control for the length of
+// that one key press; Lumino ignores key presses on an element with that attribute. It must be
+// on the focused element itself: Lumino matches shortcut selectors such as
+// `.jp-Notebook.jp-mod-commandMode :focus` against the key's target before it looks at the
+// target's ancestors. (It used to be there for good, which kept every key from the notebook.)
 // A slider's value is rounded to its step here as in Python, so aria-valuetext reads "0.7".
 
 // anywidget may evaluate this module once per widget, so a counter local to the module would
@@ -33,12 +39,66 @@ function make(tag, attributes = {}, text = null) {
 }
 
 const SUPPRESS = { "data-lm-suppress-shortcuts": "true" };
+const SUPPRESS_ATTRIBUTE = Object.keys(SUPPRESS)[0];
+const CONTROL_ATTRIBUTE = "data-attnlab-control"; // on every focusable element of a control
+const NAVIGATION_KEYS = new Set([
+  "ArrowLeft", "ArrowRight", "ArrowUp", "ArrowDown", "Home", "End", "PageUp", "PageDown",
+]);
 
-// A focusable element whose keys Lumino leaves alone.
-const focusable = (tag, attributes = {}, text = null) => make(tag, { ...attributes, ...SUPPRESS }, text);
+// Whether the focused control uses this key (so the notebook must not see it).
+function keeps(target, event) {
+  if (event.ctrlKey || event.metaKey) return false; // Ctrl/Cmd+S and friends: the notebook's
+  const key = event.key;
+  if (key === "Tab") return !event.altKey;
+  if (event.altKey) return target.tagName === "SELECT" && (key === "ArrowDown" || key === "ArrowUp");
+  if (NAVIGATION_KEYS.has(key)) return true;
+  if (event.shiftKey) return false; // Shift+Enter runs the cell
+  if (key === " ") return true;
+  return key === "Enter" && target.tagName === "BUTTON";
+}
+
+// Escape: leave the control for the notebook's command mode, once the key has been handled
+// (if the notebook did something with it, e.g. moved the focus, that stands).
+function leaveToCommandMode(target) {
+  setTimeout(() => {
+    if (document.activeElement !== target) return;
+    const cell = target.closest(".jp-Cell");
+    const notebook = target.closest(".jp-Notebook");
+    for (const node of [cell, notebook]) {
+      if (!node) continue;
+      if (!node.hasAttribute("tabindex")) node.setAttribute("tabindex", "-1");
+      node.focus();
+      if (document.activeElement === node) return;
+    }
+    target.blur();
+  }, 0);
+}
+
+function onKeyDown(event) {
+  const target = event.target;
+  if (!(target instanceof Element) || !target.hasAttribute(CONTROL_ATTRIBUTE)) return;
+  if (event.key === "Escape" && !event.ctrlKey && !event.metaKey && !event.altKey) {
+    leaveToCommandMode(target);
+    return;
+  }
+  if (!keeps(target, event)) return;
+  target.setAttribute(SUPPRESS_ATTRIBUTE, "true");
+  // Taken away once this key press is over (and before the next one).
+  setTimeout(() => target.removeAttribute(SUPPRESS_ATTRIBUTE), 0);
+}
+
+// Once per page (anywidget may evaluate this module once per widget).
+if (!globalThis.__attnlabControlKeys) {
+  globalThis.__attnlabControlKeys = true;
+  window.addEventListener("keydown", onKeyDown, true);
+}
+
+// A focusable element of a control: its keys are sorted out by onKeyDown.
+const focusable = (tag, attributes = {}, text = null) =>
+  make(tag, { ...attributes, [CONTROL_ATTRIBUTE]: "" }, text);
 
 function controlRoot(el, kind, tag = "div") {
-  const root = make(tag, { class: `attnlab-control attnlab-${kind}`, ...SUPPRESS });
+  const root = make(tag, { class: `attnlab-control attnlab-${kind}` });
   el.appendChild(root);
   return root;
 }

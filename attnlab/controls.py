@@ -10,12 +10,13 @@ so it is accessible without extra work:
 * a slider's ``aria-valuetext`` is its readout as shown ("0.7", "64"), never float noise,
   because the value is rounded to the step in Python (:func:`snap`) and in the page;
 * the keyboard works in JupyterLab and Notebook 7: arrow keys move a slider and the radio
-  group, ↓/↑ change a dropdown, Space toggles the checkbox. Each control's root and each
-  focusable element in it carry ``data-lm-suppress-shortcuts``, which tells Lumino (the
-  toolkit of both front ends) to ignore key presses there, so the notebook never takes the
-  key (the active cell does not move). It must be on the focused element itself: Lumino
-  matches shortcut selectors such as ``.jp-mod-commandMode :focus`` against the key's
-  target before it looks at the target's ancestors;
+  group, ↓/↑ change a dropdown, Space toggles the checkbox, Space and Enter press a button,
+  and the notebook never takes those keys (the active cell does not move). Every other key
+  reaches the notebook as from anywhere in the cell: Ctrl/Cmd+S saves, Shift+Enter runs the
+  cell and moves on, and Escape leaves the control for command mode. ``controls.js`` puts
+  ``data-lm-suppress-shortcuts`` (which tells Lumino, the toolkit of both front ends, to
+  ignore a key press) on the focused element for the length of a key press it keeps, from a
+  window listener that runs before Lumino's;
 * every focusable element shows a 3 px focus ring in the theme's brand colour;
 * :class:`Readout` is a polite live region (``role="status"``), so screen readers announce
   what changed.

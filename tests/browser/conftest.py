@@ -53,6 +53,8 @@ CHECK_ORDER = (
     "test_keyboard",
     "test_accessibility",
     "test_legibility",
+    "test_learner_keys",
+    "test_figures_hidpi",
     "test_dark_theme",
     "test_restart_reopen",
 )
