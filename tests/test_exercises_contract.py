@@ -23,6 +23,7 @@ from __future__ import annotations
 import copy
 import importlib
 import pkgutil
+import warnings
 from pathlib import Path
 
 import answer_tables
@@ -351,3 +352,52 @@ def test_tables_name_real_exercises_and_formulations():
     for title, formulation in [*NOT_APPLICABLE, *KNOWN_FAILURES]:
         assert title in titles and formulation in FORMULATIONS, (title, formulation)
     assert set(ROW_BATCHES) <= titles
+
+
+# ------------------------------------------------- every known mistake, in every shape, is told
+#
+# The lesson test files list each check's known-wrong answers (their ``test_rejects`` tables).
+# Fed each of them as it is and in every formulation tried above (float32, lists, row by row
+# where the task hands over rows), a check answers with feedback: never an exception of its
+# own, whatever shape the wrong answer comes back in.
+
+
+def known_mistakes() -> list:
+    """``(exercise, name, answer)`` for every wrong answer in the lesson test files' tables."""
+    found = []
+    for path in sorted(Path(__file__).parent.glob("test_exercises_lesson*.py")):
+        module = importlib.import_module(path.stem)
+        rejects = getattr(module, "test_rejects", None)
+        for mark in getattr(rejects, "pytestmark", []):
+            if mark.name != "parametrize":
+                continue
+            for param in mark.args[1]:
+                table, name = param.values
+                found.append((table.exercise, name, table.wrong[name][0]))
+    return found
+
+
+MISTAKES = [
+    pytest.param(exercise, answer, formulation, id=f"{exercise.title}: {name}: {formulation}")
+    for exercise, name, answer in known_mistakes()
+    for formulation in ("as written", *FORMULATIONS)
+    if formulation != "row by row" or exercise.title in ROW_BATCHES
+]
+
+
+def test_every_exercise_has_known_mistakes_to_feed():
+    titles = {param.values[0].title for param in MISTAKES}
+    assert titles == {e.title for e in EXERCISES if answer_tables.COUNTS.get(e.title)}
+
+
+@pytest.mark.parametrize(("exercise", "answer", "formulation"), MISTAKES)
+def test_every_known_mistake_in_every_shape_gets_feedback_not_an_exception(
+    exercise, answer, formulation
+):
+    if formulation != "as written":
+        answer = formulated(formulation, answer, exercise)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        feedback = exercise.check(answer)  # an exception here fails the test
+    assert feedback.outcome in tuple(Outcome), feedback
+    assert feedback.message and "Traceback" not in feedback.message
