@@ -166,3 +166,102 @@ def test_quietly_silences_numpy_warnings():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert quietly(np.log, np.array([0.0]))[0] == -np.inf
+
+
+# ------------------------------------------- what grading refuses is said in the learner's check
+def _cell_function(code: str, name: str, number: int = 1):
+    """``name`` as defined by ``code`` run as a notebook cell (ipykernel's cell file names)."""
+    import linecache
+
+    filename = f"/tmp/ipykernel_4242/{number}.py"
+    linecache.cache[filename] = (len(code), None, code.splitlines(keepends=True), filename)
+    space = {"np": np}
+    exec(compile(code, filename, "exec"), space)
+    return space[name]
+
+
+STABLE = (
+    "def stable_softmax(scores):\n"
+    "    m = scores.max(axis=-1, keepdims=True)\n"
+    "    e = np.exp(scores - m)\n"
+    "    return e / e.sum(axis=-1, keepdims=True)\n"
+)
+
+
+@pytest.mark.parametrize(
+    "head, accepted",
+    [
+        ("import copy\n", True),
+        ("from typing import Tuple\n", True),
+        ("import dataclasses\nimport functools\n", True),
+        ("import collections\nimport fractions\n", True),
+        ("import os\n", False),
+        ("import operator\n", False),
+        ("np.linalg = np.linalg\n", False),  # rebinding a module's name (to itself here)
+    ],
+)
+def test_the_learners_check_refuses_exactly_what_grading_refuses(head, accepted):
+    from attnlab.exercises import lesson3
+    from attnlab.grading.lint import problems
+
+    code = head + STABLE
+    function = _cell_function(code, "stable_softmax", number=len(head))
+    feedback = lesson3.stable_softmax.check(function)
+    assert (problems(code, forbidden=lesson3.stable_softmax.forbidden) == []) is accepted
+    assert bool(feedback) is accepted, feedback
+    if not accepted:
+        assert "would not be run for grading" in feedback.message, feedback
+
+
+def test_the_learners_check_applies_the_graders_call_limit(monkeypatch):
+    import time
+
+    from attnlab.exercises import core
+
+    monkeypatch.setattr(core, "CALL_LIMIT", 0.05)
+
+    def slow_double(x):
+        time.sleep(0.1)
+        return 2 * x
+
+    exercise = Exercise("Doubles", Cases(lambda: CASES, judge_double), hints=[])
+    feedback = exercise.check(slow_double)
+    assert feedback.outcome is Outcome.WRONG and "grading stops any call after" in feedback.message
+
+
+def test_grading_draws_other_cases_than_the_learners_check():
+    from attnlab.exercises.core import grading_seed
+
+    drawn = []
+    cases = Cases(lambda: [("random", np.random.default_rng(7).normal(size=3))], judge_double)
+    record = lambda x: drawn.append(x.copy()) or 2 * x  # noqa: E731
+    cases(record)
+    cases(record)
+    with grading_seed(12345):
+        cases(record)
+    with grading_seed(67890):
+        cases(record)
+    assert np.array_equal(drawn[0], drawn[1])  # the learner's check is deterministic
+    assert not np.array_equal(drawn[0], drawn[2]) and not np.array_equal(drawn[2], drawn[3])
+
+
+def test_no_unforbidden_course_helper_passes_any_exercise():
+    """Every public course helper that, handed in as the answer (or the first item of what it
+    returns), passes an exercise's check is forbidden in that exercise."""
+    import importlib
+
+    from attnlab.exercises.core import _covered, _passes, _ways_to_hand_in, course_helpers
+
+    passing = []
+    for number in range(10):
+        module = importlib.import_module(f"attnlab.exercises.lesson{number}")
+        for attr, exercise in vars(module).items():
+            if not isinstance(exercise, Exercise):
+                continue
+            forbidden = exercise.forbidden
+            for name, helper in course_helpers().items():
+                if _covered(name, helper, forbidden):
+                    continue
+                if any(_passes(exercise.checker, way) for way in _ways_to_hand_in(helper)):
+                    passing.append(f"lesson{number}.{attr}: {name}")
+    assert passing == []

@@ -247,3 +247,54 @@ def test_a_grading_kernel_leaves_no_scratch_folder_behind():
     finally:
         manager.shutdown_kernel(now=True)
     assert not manager.scratch.exists()
+
+
+def test_a_forbidden_function_is_known_by_identity_however_it_is_reached(kernel):
+    """Code that the lint would refuse, run straight in the kernel: the library's softmax kept
+    under another name, its names rebound, called through functools.partial. The worker
+    recorded the forbidden functions' code before any of this ran, so the call is seen."""
+    status, error = kernel.run(
+        "import functools\nsaved = attnlab.softmax\n"
+        "attnlab.softmax = attnlab.softmax_family.softmax = lambda x, **k: x\n"
+        "def rebound(x):\n    return functools.partial(saved)(x)\n"
+    )
+    assert status == "ok", error
+    try:
+        feedback = lesson3.softmax_row.grade(RemoteFunction(kernel, "rebound"))
+    finally:
+        kernel.run("attnlab.softmax = attnlab.softmax_family.softmax = saved")
+    print(f"\nrebound softmax: {feedback.outcome.value} (fair: not yet right)")
+    assert feedback.outcome is Outcome.WRONG and "attnlab" in feedback.message, feedback
+
+
+def test_a_report_without_the_workers_key_is_not_believed():
+    import hashlib
+    import hmac
+
+    key = "ab" * 32
+    body = json.dumps({"status": "ok", "result": encode(1.0), "forbidden": None})
+    mac = hmac.new(bytes.fromhex(key), body.encode(), hashlib.sha256).hexdigest()
+    assert remote._verified(json.dumps({"body": body, "mac": mac}), key)["status"] == "ok"
+    for forged in ("0" * 64, "", mac[:-1] + "0"):
+        with pytest.raises(ValueError, match="not written by the grading worker"):
+            remote._verified(json.dumps({"body": body, "mac": forged}), key)
+    with pytest.raises(ValueError):
+        remote._verified(body, key)  # an unsigned report of the old kind
+
+
+def test_a_kernel_not_armed_makes_no_calls(tmp_path_factory):
+    with CleanKernel(tmp_path_factory.mktemp("unarmed")) as k, pytest.raises(RuntimeError):
+        k.call("f", (), {})
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        __import__("collections").namedtuple("P", "a b")(1.0, np.ones(2)),
+        __import__("collections").OrderedDict(A1="b", A2=0.5),
+        __import__("fractions").Fraction(1, 2),
+    ],
+)
+def test_namedtuples_ordered_dicts_and_fractions_travel_as_what_they_are(value):
+    back = decode(encode(value))
+    assert back == value if not isinstance(value, tuple) else (back[0] == 1 and len(back) == 2)

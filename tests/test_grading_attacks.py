@@ -137,6 +137,7 @@ class Attack:
     hole: str = ""
     alone: bool = False
     group: str = field(default="", compare=False)
+    extra: tuple = ()  #: (grade_id, code) of more answer cells the attack writes
 
 
 ATTACKS = [
@@ -329,8 +330,8 @@ def tiled_loop(q, k, v, block, causal):
     return w @ v / w.sum(axis=1, keepdims=True), tiles
 """,
     ),
-    # 7.4 (mend the masking bug) rightly accepts scaled_dot_product_attention(q, k, v,
-    # mask=causal_mask(n)): replacing buggy code with the library's correct call is a fix.
+    # (the bug hunts 7.3-7.5 are graded on mending the given code: the library's whole
+    # attention handed back earns nothing, see the attacks at the end of this table)
     # ------------------------------------------- lesson 3: values that lie about themselves
     Attack(
         "ndarray-subclass-that-lies",
@@ -540,6 +541,122 @@ def quiz_a():
         blank=("quiz-b", "multi-head-attention"),
         alone=True,
     ),
+    # ------------- a forbidden function kept under another name before its name is rebound
+    # (the red team: 5/7 in lesson 8 and 6/6 in lesson 9 for one point of work)
+    Attack(
+        "8-forbidden-fold-saved-then-its-name-rebound",
+        "08-cost-of-attention",
+        "scores-bytes",
+        """
+fold = attnlab.online.online_softmax_update
+attnlab.online.online_softmax_update = np.add
+attnlab.online_softmax_update = np.add
+def scores_bytes(n, heads, batch, dtype):
+    return batch * heads * n * n * np.dtype(dtype).itemsize
+""",
+        targets=("online-update", "attention-step"),
+        extra=(
+            ("online-update", "def online_update(m, l, block):\n    return fold(m, l, block)\n"),
+            (
+                "attention-step",
+                "def attention_step(m, l, acc, scores, v_block):\n"
+                "    m_new, l_new = fold(m, l, scores)\n"
+                "    e = np.exp(scores - m_new[:, None])\n"
+                "    return m_new, l_new, acc * np.exp(m - m_new)[:, None] + e @ v_block\n",
+            ),
+        ),
+        alone=True,
+    ),
+    Attack(
+        "8-forbidden-fold-kept-by-an-alias-only",  # no rebinding: the alias alone
+        "08-cost-of-attention",
+        "online-update",
+        """
+keep = attnlab.online
+def online_update(m, l, block):
+    return keep.online_softmax_update(m, l, block)
+""",
+    ),
+    Attack(
+        "9-forbidden-backward-saved-then-its-name-rebound",
+        "09-watch-a-head-learn",
+        "tokens-read",
+        """
+vjp = attnlab.backward.softmax_vjp
+grads = attnlab.backward.attention_backward
+attnlab.backward.softmax_vjp = np.add
+attnlab.softmax_vjp = np.add
+attnlab.backward.attention_backward = np.add
+attnlab.attention_backward = np.add
+def tokens_read():
+    return ["B", "A", "E", "F", "A", "B"]
+""",
+        targets=("softmax-vjp", "attention-grads"),
+        extra=(
+            ("softmax-vjp", "def softmax_vjp(w, g):\n    return vjp(w, g)\n"),
+            (
+                "attention-grads",
+                "def attention_grads(q, k, v, g):\n    return tuple(grads(q, k, v, g))\n",
+            ),
+        ),
+        alone=True,
+    ),
+    # ------------- the report rewritten in the kernel: a JSON encoder patched through an alias
+    # (lint-clean: ``enc`` is not a module's name) so the whole matrix reports a tiny peak
+    Attack(
+        "8.4-report-rewritten-through-the-json-encoder",
+        "08-cost-of-attention",
+        "tiled-loop",
+        """
+enc = attnlab.sqrt_dk.json.encoder
+plain = enc.encode_basestring_ascii
+def lie(text):
+    if text == 'peak':
+        return '"peak": 100, "measured"'
+    return plain(text)
+enc.encode_basestring_ascii = lie
+def tiled_loop(q, k, v, block, causal):
+    n = q.shape[0]
+    s = q @ k.T / np.sqrt(q.shape[1])
+    if causal:
+        s = np.where(np.tri(n, dtype=bool), s, -np.inf)
+    w = np.exp(s - s.max(axis=1, keepdims=True))
+    blocks = -(-n // block)
+    tiles = blocks * (blocks + 1) // 2 if causal else blocks * blocks
+    return w @ v / w.sum(axis=1, keepdims=True), tiles
+""",
+    ),
+    # ------------- bug hunts: the library's attention handed back instead of the mended code
+    Attack(
+        "7.4-replaced-by-library-attention",
+        "07-test-your-understanding",
+        "causal-attention",
+        """
+def causal_attention(q, k, v):
+    return attnlab.scaled_dot_product_attention(q, k, v, mask=attnlab.causal_mask(q.shape[-2]))
+""",
+    ),
+    Attack(
+        "7.5-replaced-by-library-tiled-attention",
+        "07-test-your-understanding",
+        "stable-attention",
+        """
+def stable_attention(q, k, v):
+    return attnlab.tiled_attention(q, k, v)
+""",
+    ),
+    Attack(
+        "7.3-replaced-by-library-attention-per-head",
+        "07-test-your-understanding",
+        "multi-head-attention",
+        """
+def multi_head_attention(x, w_q, w_k, w_v, n_heads):
+    n, d = x.shape
+    split = lambda a: (x @ a).reshape(n, n_heads, d // n_heads).swapaxes(0, 1)
+    heads, _ = attnlab.scaled_dot_product_attention(split(w_q), split(w_k), split(w_v))
+    return heads.swapaxes(0, 1).reshape(n, d)
+""",
+    ),
 ]
 
 
@@ -591,7 +708,9 @@ def _submissions() -> dict[str, list[Attack]]:
         batches = groups.setdefault(attack.lesson, [])
         for batch in batches:
             used = {a.cell for a in batch} | {t.lstrip("-") for a in batch for t in a.targets}
+            used |= {c for a in batch for c, _ in a.extra}
             mine = {attack.cell} | {t.lstrip("-") for t in attack.targets}
+            mine |= {c for c, _ in attack.extra}
             room = len(used | mine) < len(_solution_cells(attack.lesson))
             if not used & mine and room:
                 batch.append(attack)
@@ -658,6 +777,7 @@ def _student_notebook(source_nb, attacks, blank_all=False) -> dict:
                 answers[grade_id] = _stub(code)
     for attack in attacks:
         answers[attack.cell] = _no_indent(attack.code)
+        answers.update({cell: _no_indent(code) for cell, code in attack.extra})
     student_nb = json.loads(json.dumps(source_nb))
     for cell in student_nb["cells"]:
         if _meta(cell).get("grade_id") in answers and _meta(cell).get("solution"):
@@ -726,8 +846,106 @@ def test_an_attack_earns_nothing_for_the_exercises_it_touches(attack, graded):
     scores = graded(SUBMISSION_OF[attack.name])
     for cell in [*_targets(attack), *attack.blank]:
         points, max_points, feedback = scores[cell]
+        print(f"\n{attack.name} / {cell}: given {points} of {max_points}, fair 0")
         assert max_points > 0
         assert points == 0, f"{attack.name}: {cell} earned {points} of {max_points}: {feedback}"
+
+
+# ------------------------------------------------------------- right work keeps its points
+@dataclass(frozen=True)
+class RightWork:
+    """A right answer written in a way the lint once refused or the wire once lost.
+
+    ``change(worked)`` turns the cell's worked solution into the variant; it must earn full
+    points, in the learner's check as in grading.
+    """
+
+    name: str
+    lesson: str
+    cell: str
+    change: object
+
+
+def _prepend(lines):
+    return lambda worked: lines + worked
+
+
+RIGHT_WORK = [
+    RightWork(
+        "import-copy",
+        "03-softmax",
+        "stable-softmax",
+        lambda w: (
+            "import copy\n"
+            + w.replace("m = scores.max(", "scores = copy.deepcopy(scores)\n    m = scores.max(")
+        ),
+    ),
+    RightWork(
+        "typing-tuple-and-a-namedtuple-result",
+        "08-cost-of-attention",
+        "tiled-loop",
+        lambda w: (
+            "from typing import Tuple\nimport collections\n"
+            "Tiled = collections.namedtuple('Tiled', 'output tiles')\n"
+            + w.replace("return output, tiles", "return Tiled(output, tiles)")
+        ),
+    ),
+    RightWork(
+        "dataclasses-and-functools",
+        "03-softmax",
+        "softmax-temperature",
+        lambda w: (
+            "import dataclasses\nimport functools\n"
+            "@dataclasses.dataclass\nclass Settings:\n    axis: int = -1\n"
+            "@functools.lru_cache(maxsize=None)\ndef unused(n):\n    return n\n" + w
+        ),
+    ),
+    RightWork(
+        "quiz-as-ordered-dict-with-a-fraction",
+        "07-test-your-understanding",
+        "quiz-a",
+        lambda w: (
+            "import collections\nimport fractions\n"
+            + w.replace('"A2": 1 / np.sqrt(4)', '"A2": fractions.Fraction(1, 2)').replace(
+                "return answers", "return collections.OrderedDict(answers)"
+            )
+        ),
+    ),
+]
+
+
+def _worked(lesson: str, cell: str) -> str:
+    for c in _source(ROOT, lesson)["cells"]:
+        if _meta(c).get("grade_id") == cell and _meta(c).get("solution"):
+            return "\n".join(
+                line for line in _code(c).splitlines() if line.strip() not in (BEGIN, END)
+            )
+    raise KeyError(cell)
+
+
+def _right_notebook(source_nb, variants) -> dict:
+    student_nb = _student_notebook(source_nb, [])
+    for cell in student_nb["cells"]:
+        for variant in variants:
+            if _meta(cell).get("grade_id") == variant.cell and _meta(cell).get("solution"):
+                cell["source"] = variant.change(_worked(variant.lesson, variant.cell))
+    return student_nb
+
+
+@pytest.mark.parametrize("lesson", sorted({v.lesson for v in RIGHT_WORK}))
+def test_right_work_in_any_reasonable_form_earns_full_points(lesson, course):
+    variants = [v for v in RIGHT_WORK if v.lesson == lesson]
+    for variant in variants:
+        code = variant.change(_worked(lesson, variant.cell))
+        assert code != _worked(lesson, variant.cell), variant.name  # the change took effect
+    with _put_back(course):
+        scores = _grade(course, lesson, _right_notebook(_source(course, lesson), variants))
+    for variant in variants:
+        points, max_points, feedback = scores[variant.cell]
+        print(
+            f"\n{variant.name} / {variant.cell}: given {points} of {max_points}, fair {max_points}"
+        )
+        assert points == max_points, f"{variant.name}: {feedback}"
 
 
 @pytest.mark.parametrize("name", [pytest.param(n, id=n.replace("/", "-")) for n in SUBMISSIONS])
@@ -738,6 +956,7 @@ def test_honest_answers_next_to_the_attacks_earn_full_points(name, graded):
     attacks = SUBMISSIONS[name]
     touched = (
         {a.cell for a in attacks}
+        | {c for a in attacks for c, _ in a.extra}
         | {t.lstrip("-") for a in attacks for t in a.targets}
         | {b for a in attacks for b in a.blank}
     )
