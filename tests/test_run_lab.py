@@ -196,3 +196,93 @@ def test_course_config_switches_the_busy_favicon_off():
     output = listed.stdout + listed.stderr
     disabled = output.split("Disabled extensions:", 1)
     assert len(disabled) == 2 and FAVICON_BUSY in disabled[1], output
+
+
+CHROMIUM = Path(os.environ.get("ATTNLAB_CHROMIUM", "/usr/bin/chromium"))
+FORMULA_LESSON = "01-dot-product-scores.ipynb"
+
+
+def _browser_suite_on() -> bool:
+    on = os.environ.get("ATTNLAB_BROWSER") == "1" or os.environ.get("CI", "").lower() in {
+        "true",
+        "1",
+    }
+    return on and CHROMIUM.is_file()
+
+
+def _page_problems(browser, url: str) -> tuple[list, list]:
+    """Open ``url``, wait for its first typeset formula; (responses >= 400, MathJax fonts that
+    failed to load)."""
+    page = browser.new_page(viewport={"width": 1366, "height": 768})
+    bad = []
+    page.on("response", lambda r: r.status >= 400 and bad.append((r.status, r.url)))
+    try:
+        page.goto(url)
+        page.wait_for_selector("mjx-container", timeout=120_000)
+        page.wait_for_timeout(3000)  # the fonts a formula asks for load after it is typeset
+        fonts = page.evaluate(
+            "() => [...document.fonts].filter(f => /MJX/.test(f.family))"
+            ".map(f => [f.family, f.status])"
+        )
+    finally:
+        page.close()
+    return bad, [f for f in fonts if f[1] == "error"]
+
+
+@pytest.mark.browser
+@pytest.mark.skipif(not _browser_suite_on(), reason="needs ATTNLAB_BROWSER=1 (or CI) and Chromium")
+def test_run_sh_lab_serves_notebook_7_and_formula_fonts(tmp_path):
+    """The server ``./run.sh lab`` starts serves Notebook 7 too (``/tree``, ``/notebooks/``),
+    and a lesson's formulas get their MathJax fonts in both front ends, in either order (the
+    two ship the same font names; a 403 on them left every formula in fallback fonts)."""
+    from playwright.sync_api import sync_playwright
+
+    port = free_port()
+    env = {**os.environ, "HOME": str(tmp_path)}
+    for var in ("JUPYTER_CONFIG_DIR", "JUPYTER_DATA_DIR", "JUPYTER_RUNTIME_DIR"):
+        env[var] = str(tmp_path / var.lower())
+    env.pop("JUPYTER_CONFIG_PATH", None)
+    command = ["bash", str(ROOT / "run.sh"), "lab", "--no-browser", "--ip", "127.0.0.1"]
+    command += ["--port", str(port), "--ServerApp.port_retries=0"]
+    log = tmp_path / "lab.log"
+    with open(log, "w") as out:
+        server = subprocess.Popen(
+            command,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            cwd=tmp_path,
+        )
+    try:
+        url = wait_for_printed_url(server, log)
+        token = urllib.parse.parse_qs(urllib.parse.urlsplit(url).query)["token"][0]
+        base = f"http://127.0.0.1:{port}"
+        status, page = get(f"{base}/tree?token={token}")
+        assert status == 200 and "Jupyter Notebook" in page, page[:500]
+        pages = [
+            f"{base}/lab/tree/{FORMULA_LESSON}?token={token}",
+            f"{base}/notebooks/{FORMULA_LESSON}?token={token}",
+            f"{base}/lab/tree/{FORMULA_LESSON}?token={token}&reset",
+        ]
+        with sync_playwright() as playwright:
+            browser = playwright.chromium.launch(
+                executable_path=str(CHROMIUM),
+                headless=True,
+                args=["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run"],
+            )
+            try:
+                problems = {u.split("?")[0]: _page_problems(browser, u) for u in pages}
+            finally:
+                browser.close()
+        forbidden = {u: [b for b in bad if b[0] == 403] for u, (bad, _) in problems.items()}
+        assert not any(forbidden.values()), forbidden
+        failed_fonts = {u: fonts for u, (_, fonts) in problems.items() if fonts}
+        assert not failed_fonts, failed_fonts
+    finally:
+        os.killpg(server.pid, signal.SIGTERM)
+        try:
+            server.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            os.killpg(server.pid, signal.SIGKILL)
+            server.wait()
