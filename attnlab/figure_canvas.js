@@ -9,7 +9,14 @@
 // and numbers change in one painted frame (controls.js shows it).
 // Messages to the kernel: {kind: "frame-please"}, asking for the whole current frame (sent
 // by every new view, so a view never shows a stale picture); {kind: "theme", dark} with the
-// page's JupyterLab theme, when the view appears and whenever the theme changes.
+// page's JupyterLab theme, when the view appears and whenever the theme changes;
+// {kind: "screen", ratio} with the screen's devicePixelRatio, when the view appears and
+// whenever it changes (browser zoom, a window moved to another screen).
+//
+// HiDPI: the kernel draws the figure at its dpi times that ratio and says so in the model's
+// "scale" (and in each tiles message): the canvas then holds width x height device pixels
+// shown in width/scale x height/scale CSS pixels, so the figure keeps its size on the page
+// and its text is as sharp as the HTML beside it (drawn at 1x and stretched, it was soft).
 //
 // When the kernel behind the figure is gone (restarted, stopped, or the notebook was
 // reopened from a file with saved widget state) the figure can no longer change: the view
@@ -71,11 +78,15 @@ function render({ model, el }) {
   let lost = false;
   let keepTimer = null;
 
-  function resize(width, height) {
-    if (canvas.width === width && canvas.height === height) return;
-    canvas.width = width;
-    canvas.height = height;
-    canvas.style.width = `${width}px`;
+  let shownScale = null;
+  function resize(width, height, scale = model.get("scale") || 1) {
+    if (canvas.width === width && canvas.height === height && shownScale === scale) return;
+    if (canvas.width !== width || canvas.height !== height) {
+      canvas.width = width;
+      canvas.height = height;
+    }
+    shownScale = scale;
+    canvas.style.width = `${width / scale}px`; // the height follows the canvas' aspect ratio
     canvas.style.maxWidth = "100%";
   }
 
@@ -97,7 +108,7 @@ function render({ model, el }) {
 
   function paintTiles(msg, buffers) {
     if (!msg || msg.kind !== "tiles" || !buffers || !buffers.length) return;
-    resize(msg.width, msg.height);
+    resize(msg.width, msg.height, msg.scale || model.get("scale") || 1);
     const data = bytesOf(buffers[0]);
     let offset = 0;
     for (const [x, y, w, h] of msg.rects) {
@@ -179,6 +190,19 @@ function render({ model, el }) {
   const themeWatch = new MutationObserver(sendTheme);
   themeWatch.observe(document.body, { attributes: true, attributeFilter: ["data-jp-theme-light"] });
 
+  // ---- the screen's pixels per CSS pixel, for the kernel to draw at
+  let sentRatio = null;
+  let ratioQuery = null;
+  function sendRatio() {
+    const ratio = window.devicePixelRatio || 1;
+    ratioQuery?.removeEventListener("change", sendRatio);
+    ratioQuery = window.matchMedia(`(resolution: ${ratio}dppx)`);
+    ratioQuery.addEventListener("change", sendRatio);
+    if (ratio === sentRatio || lost) return;
+    sentRatio = ratio;
+    model.send({ kind: "screen", ratio });
+  }
+
   resize(model.get("width"), model.get("height"));
   describe();
   el.appendChild(frame);
@@ -188,12 +212,14 @@ function render({ model, el }) {
   checkLive();
   if (!lost) {
     sendTheme();
+    sendRatio();
     model.send({ kind: "frame-please" });
   }
   return () => {
     clearTimeout(keepTimer);
     classWatch.disconnect();
     themeWatch.disconnect();
+    ratioQuery?.removeEventListener("change", sendRatio);
     kernel?.statusChanged?.disconnect(onStatus);
     kernel?.disposed?.disconnect(onDisposed);
     model.off("msg:custom", paintTiles);

@@ -27,6 +27,34 @@ from attnlab._png import encode_png
 
 BAND_ROWS = 32
 GAP_COLUMNS = 48
+MAX_PIXEL_RATIO = 3.0  # a screen reporting more still gets 3 device pixels per CSS pixel
+
+#: The page's theme as the last canvas view reported it (None: no view has said yet). Static
+#: figures (:mod:`attnlab.plots.display`) are drawn for it.
+PAGE = {"dark": None}
+
+
+def page_is_dark() -> bool:
+    """Whether the page showing the kernel's widgets has a dark theme, as last reported.
+
+    False until a figure canvas view has reported its page's theme.
+    """
+    return bool(PAGE["dark"])
+
+
+def pixel_ratio(value) -> float:
+    """A view's reported ``devicePixelRatio`` as the ratio to draw at: in [1, 3], 2 decimals.
+
+    >>> pixel_ratio(2), pixel_ratio(1.25), pixel_ratio(0.5), pixel_ratio("junk"), pixel_ratio(9)
+    (2.0, 1.25, 1.0, 1.0, 3.0)
+    """
+    try:
+        ratio = float(value)
+    except (TypeError, ValueError):
+        return 1.0
+    if ratio != ratio:  # NaN
+        return 1.0
+    return round(min(max(ratio, 1.0), MAX_PIXEL_RATIO), 2)
 
 
 def changed_rects(
@@ -130,6 +158,11 @@ class FigureCanvas(anywidget.AnyWidget):
     height = traitlets.Int(0).tag(sync=True)
     alt = traitlets.Unicode("").tag(sync=True)
     initial_png = traitlets.Bytes(b"").tag(sync=True)
+    #: Device pixels per CSS pixel the frames are drawn at: the page shows the canvas at
+    #: ``width / scale`` CSS pixels (set by :class:`attnlab.live.LiveFigure`).
+    scale = traitlets.Float(1.0).tag(sync=True)
+    #: The screen's devicePixelRatio as the last view reported it (kernel-side only, in [1, 3]).
+    pixel_ratio = traitlets.Float(1.0)
     #: Whether the page shows a dark theme, as the last view reported it (kernel-side only;
     #: :class:`attnlab.live.LiveFigure` restyles its figure when it changes).
     dark = traitlets.Bool(False)
@@ -193,6 +226,7 @@ class FigureCanvas(anywidget.AnyWidget):
         tiles = [self._pixels[y : y + h, x : x + w] for x, y, w, h in rects]  # (h, w, 4) each
         payload = b"".join(np.ascontiguousarray(tile).tobytes() for tile in tiles)
         message = {"kind": "tiles", "width": int(self.width), "height": int(self.height)}
+        message["scale"] = float(self.scale)
         if readout is not None:
             message["readout"] = str(readout)
         self.send({**message, "rects": [list(r) for r in rects]}, buffers=[payload])
@@ -201,6 +235,8 @@ class FigureCanvas(anywidget.AnyWidget):
     def _on_view_message(self, widget, content, buffers) -> None:
         kind = content.get("kind")
         if kind == "theme":
-            self.dark = bool(content.get("dark"))
+            self.dark = PAGE["dark"] = bool(content.get("dark"))
+        elif kind == "screen":
+            self.pixel_ratio = pixel_ratio(content.get("ratio"))
         elif kind == "frame-please" and self._pixels is not None:
             self._send_tiles([(0, 0, self._pixels.shape[1], self._pixels.shape[0])])

@@ -338,7 +338,9 @@ class LiveFigure:
     figsize : (float, float)
         Figure size in inches.
     dpi : float
-        Pixels per inch of the frames sent to the browser.
+        Pixels per inch of the frames sent to the browser on a 1x screen. On a HiDPI screen
+        (the view reports its ``devicePixelRatio``) the figure is drawn at ``dpi`` times that
+        ratio and shown at the same CSS size, so its text is sharp (:meth:`set_pixel_ratio`).
 
     Attributes
     ----------
@@ -370,6 +372,7 @@ class LiveFigure:
 
     def __init__(self, figsize=(7.0, 3.2), dpi=100):
         self.figure = Figure(figsize=figsize, dpi=dpi, layout="constrained")
+        self.base_dpi = float(dpi)
         FigureCanvasAgg(self.figure)
         width, height = self.figure.canvas.get_width_height()
         self.widget = FigureCanvas(width=width, height=height)
@@ -378,6 +381,7 @@ class LiveFigure:
         self._backgrounds: dict = {}  # background key -> pixels saved by copy_from_bbox
         self._key = None  # the key of the background the figure shows now
         self.widget.observe(self._on_theme, names="dark")
+        self.widget.observe(self._on_pixel_ratio, names="pixel_ratio")
 
     def set_moving(self, artists) -> None:
         """Declare the artists that change between frames; they are left out of the background."""
@@ -434,6 +438,31 @@ class LiveFigure:
     def _on_theme(self, change) -> None:
         self.set_dark(change["new"])
 
+    def set_pixel_ratio(self, ratio: float) -> None:
+        """Draw at ``ratio`` device pixels per CSS pixel (the screen's devicePixelRatio).
+
+        The figure's dpi becomes ``base_dpi * ratio``; the canvas keeps its CSS size (the
+        widget's ``scale``), every kept background is redrawn, and the new frame is sent.
+        The canvas view calls this (through ``widget.pixel_ratio``) when it appears.
+
+        Examples
+        --------
+        >>> live = LiveFigure(figsize=(2, 1), dpi=50)
+        >>> live.set_pixel_ratio(2)
+        >>> live.widget.pixels.shape, live.widget.scale
+        ((100, 200, 4), 2.0)
+        """
+        ratio = float(ratio)
+        if ratio == self.widget.scale and self.figure.dpi == self.base_dpi * ratio:
+            return
+        self.figure.set_dpi(self.base_dpi * ratio)
+        self.widget.scale = ratio
+        self.invalidate()
+        self.render()
+
+    def _on_pixel_ratio(self, change) -> None:
+        self.set_pixel_ratio(change["new"])
+
     def render(self, readout: str | None = None) -> None:
         """Draw the current state and send it to the browser (with ``readout``'s HTML, if given).
 
@@ -444,6 +473,6 @@ class LiveFigure:
     def to_png(self, dpi=None) -> bytes:
         """The whole figure as a PNG file (slow path, for saving and slides)."""
         buffer = io.BytesIO()
-        self.figure.savefig(buffer, format="png", dpi=dpi or self.figure.dpi)
+        self.figure.savefig(buffer, format="png", dpi=dpi or self.base_dpi)
         self.invalidate()  # saving redraws the canvas, so the kept background is stale
         return buffer.getvalue()
