@@ -74,6 +74,13 @@ SHAPES_RIGHT = {
         X=(b, n, dm),
     ),
 }
+WEIGHTS_BN = (
+    "gave 'weights': (2, 3) = (batch, n), but it should be (2, 3, 3) = (batch, n, n). The "
+    "weights are missing an axis: they pair every query with every key, so each of the 2 "
+    "sequences has an n × n matrix, one axis for the n = 3 queries and one for the n = 3 "
+    "keys: Q Kᵀ is (n, d_k) @ (d_k, n) → (n, n). Softmax normalises each row of the scores "
+    "but keeps its shape"
+)
 SHAPES_WRONG = {
     "d_model in Q": (
         shapes_with(Q=lambda b, n, dm, dk, dv: (b, n, dm)),
@@ -90,6 +97,26 @@ SHAPES_WRONG = {
     "scores (batch, n, d_k)": (
         shapes_with(scores=lambda b, n, dm, dk, dv: (b, n, dk)),
         "d_k is added over in every dot product",
+    ),
+    # weights of shape (batch, n): the key axis summed away (or the query axis dropped)
+    # one mistake, so one reason, however the shape is written
+    "weights (batch, n)": (shapes_with(weights=lambda b, n, dm, dk, dv: (b, n)), WEIGHTS_BN),
+    "weights (batch, n) as a list": (
+        shapes_with(weights=lambda b, n, dm, dk, dv: [b, n]),
+        WEIGHTS_BN,
+    ),
+    "weights (batch, n) read off a summed array": (
+        shapes_with(weights=lambda b, n, dm, dk, dv: np.ones((b, n, n)).sum(axis=-1).shape),
+        WEIGHTS_BN,
+    ),
+    "weights (batch, n) as an int array, on other sizes": (
+        shapes_with(weights=lambda b, n, dm, dk, dv: np.array([b, n]) if b == 4 else (b, n, n)),
+        "gave 'weights': (4, 7) = (batch, n), but it should be (4, 7, 7) = (batch, n, n). "
+        "The weights are missing an axis",
+    ),
+    "scores (batch, n)": (
+        shapes_with(scores=lambda b, n, dm, dk, dv: (b, n)),
+        "(batch, n) is one number per token, what a sum over one of the two axes gives",
     ),
     "output with d_k": (
         shapes_with(output=lambda b, n, dm, dk, dv: (b, n, dk)),

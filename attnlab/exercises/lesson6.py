@@ -136,6 +136,8 @@ def _shape_mistake(key, got, expected, sizes) -> str:
             f"({batch}, {n}, {d_model}), and every array computed from it keeps the batch "
             f"axis in front: each of the {batch} sequences gets its own {key}."
         )
+    if key in ("scores", "weights") and got == (batch, n):
+        return _one_axis_short(key, sizes)
     if len(got) != 3 or got[:2] != (batch, n):
         return ""
     last = got[2]
@@ -187,6 +189,28 @@ def _shape_mistake(key, got, expected, sizes) -> str:
             f"(n, d_v) → (n, d_v), with d_v = {d_v} columns, not d_model = {d_model}."
         )
     return ""
+
+
+def _one_axis_short(key, sizes) -> str:
+    """Why (batch, n) is not the shape of the scores or the weights: an axis is missing."""
+    batch, n = sizes[:2]
+    if key == "weights":
+        lost = (
+            "Softmax normalises each row of the scores but keeps its shape: every query "
+            "still has one weight for each of the n keys. (batch, n) is one number per "
+            "query, what a sum over the key axis gives, the row sums (each 1) that the "
+            "softmax divides by, not the weights themselves."
+        )
+    else:
+        lost = (
+            "(batch, n) is one number per token, what a sum over one of the two axes "
+            "gives (e.g. Q * K summed over d_k, which pairs query i with key i only)."
+        )
+    return (
+        f"The {key} are missing an axis: they pair every query with every key, so each of "
+        f"the {batch} sequences has an n × n matrix, one axis for the n = {n} queries and "
+        f"one for the n = {n} keys: Q Kᵀ is (n, d_k) @ (d_k, n) → (n, n). {lost}"
+    )
 
 
 def _shapes_what(sizes) -> str:
