@@ -304,14 +304,44 @@ def test_quiz_scores_per_question():
 
 # ---------------------------------------------------------------- 7.3 √d_model
 def mha_with(divisor):
+    """Multi-head attention whose scores are divided by ``divisor(d_model, n_heads)``, written
+    with attnlab.softmax (a bug hunt refuses the library's whole attention)."""
+
     def answer(x, w_q, w_k, w_v, n_heads):
-        return L._multi_head(x, w_q, w_k, w_v, n_heads, divisor=divisor(x.shape[1], n_heads))
+        n, d_model = x.shape
+        d_head = d_model // n_heads
+
+        def split(w):
+            return (x @ w).reshape(n, n_heads, d_head).swapaxes(0, 1)
+
+        scores = split(w_q) @ split(w_k).swapaxes(-1, -2) / divisor(d_model, n_heads)
+        heads = attnlab.softmax(scores, axis=-1) @ split(w_v)
+        return heads.swapaxes(0, 1).reshape(n, d_model)
 
     return answer
 
 
+def mha_split_wrongly(x, w_q, w_k, w_v, n_heads):
+    """Heads made by a reshape without the swap, written with attnlab.softmax."""
+    n, d_model = x.shape
+    q, k, v = (L._heads(x @ w, n_heads, "wrong") for w in (w_q, w_k, w_v))
+    weights = attnlab.softmax(q @ k.swapaxes(-1, -2) / np.sqrt(d_model // n_heads), axis=-1)
+    return (weights @ v).reshape(n, d_model)
+
+
 def mha_loops(x, w_q, w_k, w_v, n_heads):
-    """One head at a time with attnlab, joined with np.concatenate."""
+    """One head at a time with attnlab.softmax, joined with np.concatenate."""
+    d = x.shape[1] // n_heads
+    outs = []
+    for h in range(n_heads):
+        cols = slice(h * d, (h + 1) * d)
+        q, k, v = x @ w_q[:, cols], x @ w_k[:, cols], x @ w_v[:, cols]
+        outs.append(attnlab.softmax(q @ k.T / np.sqrt(d)) @ v)
+    return np.concatenate(outs, axis=1)
+
+
+def mha_library(x, w_q, w_k, w_v, n_heads):
+    """One head at a time with the library's whole attention: not a mended function."""
     d = x.shape[1] // n_heads
     outs = []
     for h in range(n_heads):
@@ -365,7 +395,7 @@ SCALE_WRONG = {
     "d_head, not its root": (mha_with(lambda dm, h: dm / h), "You divide by d_head = 2"),
     "root of the head count": (mha_with(lambda dm, h: math.sqrt(h)), "You divide by √n_heads"),
     "heads split wrongly": (
-        lambda x, *w: L._multi_head(x, *w, split="wrong"),
+        mha_split_wrongly,
         "The heads are split wrongly",
     ),
     "right for 8 heads only": (
@@ -402,9 +432,6 @@ def causal_with_k_t(q, k, v):
 
 MASK_RIGHT = {
     "reference": W.solution_causal_attention,
-    "attnlab with mask=": lambda q, k, v: attnlab.scaled_dot_product_attention(
-        q, k, v, mask=attnlab.causal_mask(q.shape[-2])
-    ),
     "-1e9 fill": lambda q, k, v: (lambda w: (w @ v, w))(
         attnlab.softmax(
             np.where(attnlab.causal_mask(q.shape[-2]), attnlab.attention_scores(q, k), -1e9)
@@ -439,7 +466,10 @@ MASK_WRONG = {
         ),
         "exp(0) = 1, so the future keys still get weight",
     ),
-    "no mask": (lambda q, k, v: attnlab.scaled_dot_product_attention(q, k, v), "Nothing is masked"),
+    "no mask": (
+        lambda q, k, v: (lambda w: (w @ v, w))(attnlab.softmax(attnlab.attention_scores(q, k))),
+        "Nothing is masked",
+    ),
     "upper triangle": (
         causal_with(lambda n: attnlab.causal_mask(n).T),
         "Your mask is the upper triangle",
@@ -484,7 +514,6 @@ SHIFT_RIGHT = {
     "in float32 whatever the input": in_float32(W.solution_stable_attention),
     "as lists": as_lists(W.solution_stable_attention),
     "batched": lambda q, k, v: W.solution_stable_attention(q[None], k[None], v[None])[0],
-    "attnlab": lambda q, k, v: attnlab.scaled_dot_product_attention(q, k, v)[0],
     "attnlab.softmax in float64": lambda q, k, v: (
         attnlab.softmax(attnlab.attention_scores(q.astype(float), k.astype(float)))
         @ v.astype(float)
@@ -707,3 +736,24 @@ def test_the_patched_softmax_is_right_for_ordinary_scores():
     with np.errstate(all="ignore"):
         assert np.isnan(causal_renormalised(q, k, v)[1][:2]).all()
     assert assert_right(L.mask_bug, W.solution_causal_attention) is None
+
+
+#: A bug hunt is graded on mending the given code: the library's whole attention is refused.
+LIBRARY_ATTENTION = [
+    (L.scale_bug, mha_library),
+    (
+        L.mask_bug,
+        lambda q, k, v: attnlab.scaled_dot_product_attention(
+            q, k, v, mask=attnlab.causal_mask(q.shape[-2])
+        ),
+    ),
+    (L.shift_bug, lambda q, k, v: attnlab.scaled_dot_product_attention(q, k, v)[0]),
+    (L.shift_bug, lambda q, k, v: attnlab.tiled_attention(q, k, v)),
+]
+
+
+@pytest.mark.parametrize("exercise, answer", LIBRARY_ATTENTION)
+def test_a_bug_hunt_does_not_take_the_librarys_attention_for_a_fix(exercise, answer):
+    feedback = exercise.check(answer)
+    assert feedback.outcome is Outcome.WRONG, feedback
+    assert "asks you not to use" in feedback.message, feedback
