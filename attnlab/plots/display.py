@@ -64,15 +64,16 @@ def _plain(text: str) -> str:
 def alt_text(figure: Figure) -> str:
     """The figure's description: the one given with :func:`describe`, else its own words.
 
-    Made from the figure's title and, for each panel, its title and axis labels.
+    Made from the figure's title and, for each panel, its title, axis labels and legend.
 
     Examples
     --------
     >>> figure = Figure()
     >>> ax = figure.subplots()
     >>> _ = ax.set_title("a query q and three keys"), ax.set_xlabel("x"), ax.set_ylabel("y")
+    >>> _ = ax.plot([0, 1], label="$k_1$"), ax.legend()
     >>> alt_text(figure)
-    'Figure: a query q and three keys (horizontal axis: x; vertical axis: y).'
+    'Figure: a query q and three keys (horizontal axis: x; vertical axis: y; legend: k_1).'
     >>> alt_text(Figure())
     'Figure.'
     """
@@ -89,6 +90,11 @@ def alt_text(figure: Figure) -> str:
             for side, label in (("horizontal", axes.get_xlabel()), ("vertical", axes.get_ylabel()))
             if label.strip()
         ]
+        legend = axes.get_legend()
+        if legend is not None:
+            keys = [_plain(t.get_text()) for t in legend.get_texts() if t.get_text().strip()]
+            if keys:
+                labels.append("legend: " + ", ".join(keys))
         words = title + (f" ({'; '.join(labels)})" if labels else "")
         if words.strip():
             panels.append(words.strip())

@@ -1,0 +1,153 @@
+"""Figures on a HiDPI screen, static figures' alt text, and static figures in the dark theme.
+
+Each lesson is opened in JupyterLab in a browser context with ``device_scale_factor=2`` (a
+HiDPI laptop screen, devicePixelRatio 2), on a private server of this module's own (so its
+kernel and theme are nobody else's), and run with Run All as a learner does. Then:
+
+* every explorer's canvas holds two device pixels per CSS pixel each way (``canvas.width ==
+  2 x`` its CSS width): drawn at 1x and stretched, its text was soft beside the crisp HTML;
+  the figure is not blank;
+* every static figure (an ``<img>`` in an output) has alt text (axe's ``image-alt``);
+* after switching to JupyterLab Dark and running the lesson again, every static figure is
+  drawn for the dark page like the explorers: a dark face with light text on it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import a11y
+import lab_harness as lab
+import pytest
+
+pytestmark = pytest.mark.browser
+
+LESSONS = [path for path in lab.discover_lessons() if "Explorer(" in path.read_text()]
+LESSON_PARAMS = [pytest.param(path.name, id=path.stem) for path in LESSONS] or [
+    pytest.param(None, id="no-lessons", marks=pytest.mark.skip(reason="no lesson has explorers"))
+]
+RATIO = 2
+WAIT_S = 60
+
+CANVASES = """() => [...document.querySelectorAll('.attnlab-explorer canvas.attnlab-figure')]
+  .map(c => {
+    const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+    let ink = 0, n = 0;
+    for (let i = 0; i < d.length; i += 4 * 97) { n++; ink += Math.abs(d[i] - d[0]) > 40; }
+    return {width: c.width, height: c.height, cssWidth: parseFloat(c.style.width),
+            shownWidth: c.getBoundingClientRect().width,
+            shownHeight: c.getBoundingClientRect().height, ink: ink / n};
+  })"""
+STATIC_IMAGES = """() => [...document.querySelectorAll('.jp-OutputArea-output img')]
+  .filter(img => !img.closest('.attnlab-explorer, .jupyter-widgets'))
+  .map(img => {
+    const c = document.createElement('canvas');
+    c.width = img.naturalWidth; c.height = img.naturalHeight;
+    const ctx = c.getContext('2d');
+    ctx.drawImage(img, 0, 0);
+    const d = ctx.getImageData(0, 0, c.width, c.height).data;
+    const lum = i => 0.2126 * d[i] + 0.7152 * d[i + 1] + 0.0722 * d[i + 2];
+    let light = 0, n = 0;
+    for (let i = 0; i < d.length; i += 4 * 7) { n++; light += d[i + 3] > 0 && lum(i) > 200; }
+    return {alt: img.getAttribute('alt'), corner: lum(4 * (2 * c.width + 2)),
+            opaque: d[4 * (2 * c.width + 2) + 3] === 255, light: light / n,
+            cell: [...document.querySelectorAll('.jp-Cell')].indexOf(img.closest('.jp-Cell'))};
+  })"""
+
+
+class _HiDPIBrowser:
+    """The shared Chromium, handing out contexts with devicePixelRatio 2."""
+
+    def __init__(self, browser) -> None:
+        self._browser = browser
+
+    def new_context(self, **options):
+        return self._browser.new_context(device_scale_factor=RATIO, **options)
+
+
+@pytest.fixture(scope="module")
+def hidpi_server() -> Iterator[lab.LabServer]:
+    """This module's own JupyterLab (its kernels and theme setting are no other test's)."""
+    with lab.LabServer(lab.notebook_dir()) as server:
+        yield server
+
+
+@pytest.fixture(scope="module", params=LESSON_PARAMS)
+def hidpi_lesson(request, chromium, hidpi_server, artifacts_dir) -> Iterator[lab.LessonPage]:
+    """A lesson run at devicePixelRatio 2 (1366 x 768 CSS pixels)."""
+    with lab.opened_lesson(
+        _HiDPIBrowser(chromium), hidpi_server, request.param, artifacts_dir
+    ) as page:
+        page.front_end = "lab, devicePixelRatio 2"
+        yield page
+
+
+def test_explorer_canvases_are_drawn_at_device_pixels(hidpi_lesson, artifacts_dir: Path):
+    page = hidpi_lesson
+    assert page.js("() => window.devicePixelRatio") == RATIO
+    canvases = page.js(CANVASES)
+    for _ in range(WAIT_S * 4):
+        if canvases and all(c["width"] == RATIO * c["cssWidth"] for c in canvases):
+            break
+        page.page.wait_for_timeout(250)
+        canvases = page.js(CANVASES)
+    problems = []
+    for i, c in enumerate(canvases):
+        if c["width"] != RATIO * c["cssWidth"]:
+            problems.append(
+                f"canvas {i}: {c['width']} device pixels wide for {c['cssWidth']} CSS pixels"
+            )
+        if abs(c["width"] / c["height"] - c["shownWidth"] / c["shownHeight"]) > 0.02:
+            problems.append(f"canvas {i}: shown out of proportion: {c}")
+        if c["ink"] < 0.005:
+            problems.append(f"canvas {i}: blank ({c})")
+    if not canvases:
+        problems.append("no explorer canvas on the page")
+    page.explorer(0).screenshot(path=str(artifacts_dir / f"{Path(page.name).stem}--hidpi.png"))
+    a11y.fail_with(page, problems, artifacts_dir, "hidpi")
+
+
+def test_static_figures_have_alt_text(hidpi_lesson, artifacts_dir: Path) -> None:
+    page = hidpi_lesson
+    images = page.js(STATIC_IMAGES)
+    print(f"\n{page.name}: {len(images)} static figure(s): {[i['alt'] for i in images]}")
+    problems = [
+        f"static figure in cell {i['cell']} has no alt text"
+        for i in images
+        if not (i["alt"] or "").strip()
+    ]
+    a11y.fail_with(page, problems, artifacts_dir, "image-alt")
+
+
+def set_theme(page: lab.LessonPage, theme: str) -> None:
+    """Settings > Theme > ``theme`` from JupyterLab's menu."""
+    page.page.locator("li.lm-MenuBar-item:has-text('Settings')").click()
+    page.page.locator("li.lm-Menu-item:has-text('Theme')").first.hover()
+    page.page.locator(
+        f"li.lm-Menu-item[data-command='apputils:change-theme']:has-text('{theme}')"
+    ).first.click()
+    page.page.keyboard.press("Escape")
+
+
+def test_static_figures_follow_the_dark_theme(hidpi_lesson, artifacts_dir: Path) -> None:
+    page = hidpi_lesson
+    if not page.js(STATIC_IMAGES):
+        pytest.skip(f"{page.name} shows no static figure")
+    set_theme(page, "JupyterLab Dark")
+    try:
+        page.page.wait_for_function("document.body.dataset.jpThemeLight === 'false'")
+        page.page.wait_for_timeout(1000)  # the explorers tell the kernel
+        run = page.run_all()
+        assert not run.problems(), run.problems()
+        page.page.wait_for_timeout(1000)
+        images = page.js(STATIC_IMAGES)
+        problems = [
+            f"static figure in cell {i['cell']} is not drawn for the dark page: {i}"
+            for i in images
+            if not (i["opaque"] and i["corner"] < 40 and i["light"] > 0.002)
+        ]
+        a11y.fail_with(page, problems, artifacts_dir, "static-dark")
+    finally:
+        set_theme(page, "JupyterLab Light")
+        page.page.wait_for_timeout(500)
