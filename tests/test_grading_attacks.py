@@ -591,14 +591,8 @@ attnlab.attention_backward = np.add
 def tokens_read():
     return ["B", "A", "E", "F", "A", "B"]
 """,
-        targets=("softmax-vjp", "attention-grads"),
-        extra=(
-            ("softmax-vjp", "def softmax_vjp(w, g):\n    return vjp(w, g)\n"),
-            (
-                "attention-grads",
-                "def attention_grads(q, k, v, g):\n    return tuple(grads(q, k, v, g))\n",
-            ),
-        ),
+        targets=("softmax-vjp",),  # (attention-grads keeps the worked answer: it earns 3)
+        extra=(("softmax-vjp", "def softmax_vjp(w, g):\n    return vjp(w, g)\n"),),
         alone=True,
     ),
     # ------------- the report rewritten in the kernel: a JSON encoder patched through an alias
