@@ -154,6 +154,20 @@ def shift_by_old_max_or_zero(m, l, block):
     return np.maximum(m, block.max(axis=1)), l + np.exp(block - old[:, None]).sum(axis=1)
 
 
+def shift_by_old_max_rescaled(m, l, block):
+    """The old sum rescaled as it should be, but the block shifted by the old max (0 while it
+    is -inf)."""
+    m_new, shift = L._running(m, block)
+    old = np.where(np.isfinite(m), m, 0.0)
+    return m_new, l * np.exp(m - shift) + np.exp(block - old[:, None]).sum(axis=1)
+
+
+OLD_MAX_FIRST_BLOCK = (
+    "You shifted the block's exponentials by the old running max m instead of the new one. "
+    "On this first block the old max is -inf, and the 0 you used in its place subtracts nothing"
+)
+
+
 def in_float32(function):
     """The same answer computed in float32: every float array cast before the call."""
 
@@ -182,9 +196,20 @@ ONLINE_WRONG = {
     "unshifted block": (unshifted_block, "adds exp(block) without subtracting the new max"),
     "no max at all": (no_max_at_all, "adds exp(block) without subtracting the new max"),
     "shifted by the old max": (shift_by_old_max, "shifted the block's exponentials by the old"),
-    "shifted by the old max, 0 at first": (
-        shift_by_old_max_or_zero,
-        "If you shifted by the old running max",
+    # the old max with 0 in its place while it is -inf: on the first block the same l as no
+    # shift at all, so the check tries the answer on a later block to tell them apart
+    "shifted by the old max, 0 at first": (shift_by_old_max_or_zero, OLD_MAX_FIRST_BLOCK),
+    "shifted by the old max, 0 at first, rescaled": (
+        shift_by_old_max_rescaled,
+        OLD_MAX_FIRST_BLOCK,
+    ),
+    "shifted by the old max, rescaled, in float32": (
+        in_float32(shift_by_old_max_rescaled),
+        OLD_MAX_FIRST_BLOCK,
+    ),
+    "shifted by the old max, rescaled, as lists": (
+        as_lists(shift_by_old_max_rescaled),
+        OLD_MAX_FIRST_BLOCK,
     ),
     "nan on a masked block": (nan_on_masked, "-inf - (-inf) is nan. Shift by 0"),
     "warns on a masked block": (
@@ -286,6 +311,35 @@ def no_shift(m, l, acc, s, vb):
         return np.maximum(m, s.max(axis=1)), l + e.sum(axis=1), acc + e @ vb
 
 
+def factor_without_new_axis(m, l, acc, s, vb):
+    """acc times the (n_q,) factor: a broadcasting error, or (n_q == d_v) a silent wrong value."""
+    m_new = np.maximum(m, s.max(axis=1))
+    shift = np.where(np.isfinite(m_new), m_new, 0.0)
+    factor = np.exp(m - shift)
+    e = np.exp(s - shift[:, None])
+    return m_new, l * factor + e.sum(axis=1), acc * factor + e @ vb
+
+
+def factor_first(m, l, acc, s, vb):
+    """The same, written factor * acc, in place."""
+    m_new = np.maximum(m, s.max(axis=1))
+    shift = np.where(np.isfinite(m_new), m_new, 0.0)
+    factor = np.exp(m - shift)
+    e = np.exp(s - shift[:, None])
+    acc = acc.copy()
+    acc *= factor
+    return m_new, l * factor + e.sum(axis=1), factor * acc + e @ vb
+
+
+ROW_FACTOR = (
+    "raised ValueError: operands could not be broadcast together with shapes (4,8) (4,). "
+    "acc has shape (n_q, d_v) = (4, 8) and the rescale factor one entry per row, (n_q,) = "
+    "(4,). numpy lines shapes up from their last axis, so it tried to pair the 4 factors with "
+    "the 8 columns of acc. Every entry of row i must be multiplied by row i's factor: give the "
+    "factor a second axis, factor[:, None] of shape (4, 1)"
+)
+
+
 ATTENTION_RIGHT = {
     "reference": W.solution_attention_step,
     "in float32": in_float32(W.solution_attention_step),
@@ -315,6 +369,10 @@ ATTENTION_WRONG = {
         ),
         "Row 0 of acc should be [0.805",
     ),
+    "acc * factor": (factor_without_new_axis, ROW_FACTOR),
+    "acc * factor, in float32": (in_float32(factor_without_new_axis), ROW_FACTOR),
+    "acc * factor, as lists": (as_lists(factor_without_new_axis), ROW_FACTOR),
+    "acc *= factor": (factor_first, "give the factor a second axis, factor[:, None]"),
     "values transposed": (lambda m, l, a, s, vb: (m, l, a.T), "acc should have shape (4, 8)"),
     "two values": (lambda m, l, a, s, vb: (m, l), "should return the 3 values (m, l, acc)"),
 }
@@ -335,6 +393,57 @@ def test_attention_cases_have_large_scores_and_uneven_blocks():
     cases = L.attention_cases()
     assert any(np.abs(s).max() > 100 for c in cases for s, _ in c.blocks)
     assert any(c.blocks[-1][0].shape[1] != c.blocks[0][0].shape[1] for c in cases)
+
+
+def _with_attention_cases(monkeypatch, *cases):
+    monkeypatch.setattr(L, "attention_cases", lambda: [L.attention_case(*c) for c in cases])
+
+
+def test_acc_times_the_factor_is_named_when_square_shapes_raise_no_error(monkeypatch):
+    """With n_q = d_v, acc * factor broadcasts without an error and multiplies column j by row
+    j's factor: the check names that mistake from the values."""
+    rng = np.random.default_rng(3)
+    q, k, v = rng.normal(size=(3, 4)) * 3, rng.normal(size=(6, 4)) * 3, rng.normal(size=(6, 3))
+    _with_attention_cases(monkeypatch, ("3 queries, d_v = 3, keys in blocks of 2", q, k, v, 2))
+    assert judged(L.attention_step, W.solution_attention_step).outcome.name == "CORRECT"
+    for answer in (
+        factor_without_new_axis,
+        in_float32(factor_without_new_axis),
+        as_lists(factor_without_new_axis),
+        factor_first,
+    ):
+        message = judged(L.attention_step, answer).message
+        assert "Here n_q = d_v = 3, so numpy raised no error" in message, message
+        assert "multiplied column j of acc by row j's factor" in message
+        assert "factor[:, None] of shape (3, 1)" in message and "step 1 of" not in message
+
+
+def test_acc_times_the_factor_is_named_when_d_v_is_1(monkeypatch):
+    """With d_v = 1, acc * factor broadcasts to (n_q, n_q): the shape is wrong, and why."""
+    rng = np.random.default_rng(4)
+    q, k, v = rng.normal(size=(3, 4)) * 3, rng.normal(size=(6, 4)) * 3, rng.normal(size=(6, 1))
+    _with_attention_cases(monkeypatch, ("3 queries, d_v = 1", q, k, v, 2))
+    message = judged(L.attention_step, factor_without_new_axis).message
+    assert "acc should have shape (3, 1), one entry per row, but yours has shape (3, 3)" in message
+    assert "broadcasts to (3, 3), every row times every factor" in message
+    assert "factor[:, None] of shape (3, 1)." in message
+
+
+def test_other_broadcasting_errors_are_not_blamed_on_the_factor():
+    def values_transposed(m, l, acc, s, vb):
+        return W.solution_attention_step(m, l, acc, s, vb.T)
+
+    message = judged(L.attention_step, values_transposed).message
+    assert "raised ValueError" in message and "factor[:, None]" not in message
+
+
+def test_no_shift_at_all_is_not_called_the_old_max():
+    """An answer that never shifts gets the no-shift reason alone: the check tried it on a
+    block with a finite m, where the old max would show."""
+    for answer in (unshifted_block, no_max_at_all):
+        message = judged(L.online_update, answer).message
+        assert "adds exp(block) without subtracting the new max" in message
+        assert "old running max" not in message, message
 
 
 def test_a_wrong_step_names_the_case_the_step_and_the_inputs():

@@ -56,6 +56,7 @@ from __future__ import annotations
 import functools
 import math
 import numbers
+import re
 import sys
 import tracemalloc
 from dataclasses import dataclass
@@ -236,6 +237,8 @@ def _as_results(got, names, shapes, what) -> list[np.ndarray]:
                 if array.shape == (*shape, 1)
                 else ""
             )
+            if name == "acc" and shape[1:] == (1,) and array.shape == (shape[0], shape[0]):
+                keep = _square_from_column(shape[0])
             raise Wrong(
                 f"{what}: {name} should have shape {shape}, one entry per row, but "
                 f"yours has shape {array.shape}{keep}."
@@ -349,19 +352,31 @@ def _steps(cases, names, step):
             state = expected
 
 
-def _streamed(cases, names, step, mistakes) -> Cases:
+def _streamed(cases, names, step, mistakes, *, refine=None, crashed=None) -> Cases:
     """The check of 8.2 or 8.3: the answer gets the correct running state at every step, so a
     mistake is reported at the first block where it shows; ``mistakes(*state, *inputs)`` gives
-    pairs of (what a known mistake returns, what to say)."""
+    pairs of (what a known mistake returns, what to say).
+
+    ``refine(answer, cause)``, if given, may replace the reason a known mistake gave when one
+    step cannot tell two mistakes apart (it tries the answer on a step that can);
+    ``crashed(message, step)`` may add the reason for a call that raised (a known mistake
+    that fails in numpy, e.g. a broadcasting error), or return ''.
+    """
+
+    def failed(exc, s):
+        reason = crashed(str(exc), s) if crashed is not None else ""
+        return f"{s.what} {exc}{f' {reason}' if reason else ''}"
+
     return Cases(
         lambda: _steps(cases(), names, step),
-        functools.partial(_judge_step, mistakes),
+        functools.partial(_judge_step, mistakes, refine),
         inputs=lambda s: s.arguments,
-        failed=lambda exc, s: f"{s.what} {exc}",
+        failed=failed,
+        with_answer=True,
     )
 
 
-def _judge_step(mistakes, got, step, messages) -> None:
+def _judge_step(mistakes, refine, answer, got, step, messages) -> None:
     """Judge the state ``got`` that the answer returned for one :class:`_Step`."""
     what, names, args, expected = step.what, step.names, step.arguments, step.expected
     got = _as_results(got, names, [e.shape for e in expected], what)
@@ -375,7 +390,16 @@ def _judge_step(mistakes, got, step, messages) -> None:
                 "up a nan afterwards."
             )
         return
-    cause = next((text for wrong, text in mistakes(*args) if _same_results(got, wrong)), "")
+    cause = next(
+        (
+            text
+            for wrong, text in mistakes(*args)
+            if wrong is not None and _same_results(got, wrong)  # None: cannot happen here
+        ),
+        "",
+    )
+    if cause and refine is not None:
+        cause = refine(answer, cause)
     if not cause and not all(np.all(np.isfinite(g) | np.isneginf(g)) for g in got):
         cause = _not_finite(args, expected, got, names)
     cause = cause or _first_difference(got, expected, names)
@@ -545,9 +569,66 @@ _OLD_MAX_FIRST = (
 )
 
 
+#: A step on which the old max and no shift at all give different sums: m is finite, and the
+#: max grows in row 0 (3 > 1) but not in row 1.
+_PROBE = (np.array([1.0, -2.0]), np.array([1.5, 2.0]), np.array([[0.5, 3.0], [-1.0, -3.0]]))
+
+
+def _try_again(answer, inputs, names, shapes):
+    """The answer's results on other ``inputs``, or None when it fails there."""
+    try:
+        got, _ = call_watching(answer, *(a.copy() for a in inputs))
+        return _as_results(got, names, shapes, "")
+    except Exception:  # a crash, a stub, junk: nothing to learn from this probe
+        return None
+
+
+def _online_refined(answer, cause) -> str:
+    """On a first block (m = -inf), the old max (or the 0 put in its place) and no shift at all
+    give the same l: tell them apart on :data:`_PROBE`, where m is finite."""
+    if _OLD_MAX_FIRST not in cause:
+        return cause
+    m, l, block = _PROBE
+    expected = online_softmax_update(m, l, block)
+    got = _try_again(answer, _PROBE, ("m", "l"), [e.shape for e in expected])
+    said = next(
+        (
+            text
+            for wrong, text in _online_mistakes(*_PROBE)
+            if got is not None and _same_results(got, wrong)
+        ),
+        "",
+    )
+    if said == _OLD_MAX:
+        return _OLD_MAX_FIRST_BLOCK.format(
+            m=short(m), l=short(l), block=short(block), got=short(got[1]), right=short(expected[1])
+        )
+    if said.startswith(_UNSHIFTED):
+        return _UNSHIFTED
+    return cause
+
+
+_OLD_MAX_FIRST_BLOCK = (
+    "You shifted the block's exponentials by the old running max m instead of the new one. "
+    "On this first block the old max is -inf, and the 0 you used in its place subtracts "
+    "nothing, so l holds exp(x) itself (scores near 1000 overflow). On a later block it "
+    "shows too: with m = {m}, l = {l} and block = {block}, yours gives l = {got}, not {right}: "
+    "its terms are exp(x - m_old), measured against a max the block has already raised. "
+    "Compute m_new = max(m, block max) first and use it in exp(block - m_new) (0 in its "
+    "place while it is still -inf)."
+)
+
+
 online_update = Exercise(
     "Exercise 8.2 (the online softmax update)",
-    _streamed(online_cases, ("m", "l"), online_softmax_update, _online_mistakes),
+    # the cases are looked up at each check, so a test can try others in their place
+    _streamed(
+        lambda: online_cases(),
+        ("m", "l"),
+        online_softmax_update,
+        _online_mistakes,
+        refine=_online_refined,
+    ),
     hints=[
         "The new running max is the larger of the old one and the block's own max. The old "
         "sum l was measured against the old max: what factor turns exp(x - m_old) into "
@@ -590,18 +671,18 @@ def attention_cases() -> list[StreamCase]:
             4,
         ),
     ]
-    cases = []
-    for text, q, k, v, size in sets:
-        scores = attnlab.attention_scores(q, k)  # (n_q, n_k)
-        n_q, d_v = len(q), v.shape[1]
-        start = (np.full(n_q, -np.inf), np.zeros(n_q), np.zeros((n_q, d_v)))
-        blocks = list(
-            zip(
-                _split(scores, size), [v[j : j + size] for j in range(0, len(v), size)], strict=True
-            )
-        )
-        cases.append(StreamCase(text, ("scores", "v_block"), start, blocks, q, k, v))
-    return cases
+    return [attention_case(*args) for args in sets]
+
+
+def attention_case(text, q, k, v, size) -> StreamCase:
+    """The scores of ``q`` against ``k`` and the values ``v``, streamed ``size`` keys at a time,
+    with m = -inf, l = 0 and acc = 0 before the first block."""
+    scores = attnlab.attention_scores(q, k)  # (n_q, n_k)
+    n_q, d_v = len(q), v.shape[1]
+    start = (np.full(n_q, -np.inf), np.zeros(n_q), np.zeros((n_q, d_v)))
+    values = [v[j : j + size] for j in range(0, len(v), size)]
+    blocks = list(zip(_split(scores, size), values, strict=True))
+    return StreamCase(text, ("scores", "v_block"), start, blocks, q, k, v)
 
 
 def _attention_reference(m, l, acc, scores, v_block):
@@ -616,6 +697,14 @@ def _attention_mistakes(m, l, acc, scores, v_block) -> list[tuple[tuple, str]]:
     weights = attnlab.softmax(scores)  # (n_q, b) normalised within the tile only
     rescale = quietly(lambda: np.exp(m - shift))[:, None]
     return [
+        (
+            # acc * factor without a second axis: possible without an error only when
+            # n_q == d_v, where column j is multiplied by row j's factor
+            (m_new, l_new, acc * rescale[:, 0] + e @ v_block)
+            if acc.shape[0] == acc.shape[1]
+            else None,
+            _row_factor(acc.shape, square=True),
+        ),
         (
             (m_new, l_new, acc + e @ v_block),
             "You rescaled l but not acc: acc is a sum of "
@@ -653,6 +742,54 @@ def _attention_mistakes(m, l, acc, scores, v_block) -> list[tuple[tuple, str]]:
     ]
 
 
+def _row_factor(shape, square=False) -> str:
+    """Why acc times the (n_q,) rescale factor needs the factor as a column, factor[:, None]."""
+    n_q, d_v = shape
+    lined_up = (
+        f"Here n_q = d_v = {n_q}, so numpy raised no error: lining the shapes up from their "
+        f"last axis, it multiplied column j of acc by row j's factor."
+        if square
+        else "numpy lines shapes up from their last axis, so it tried to pair the "
+        f"{n_q} factors with the {d_v} columns of acc."
+    )
+    return (
+        f"acc has shape (n_q, d_v) = ({n_q}, {d_v}) and the rescale factor one entry per row, "
+        f"(n_q,) = ({n_q},). {lined_up} Every entry of row i must be multiplied by row i's "
+        f"factor: give the factor a second axis, factor[:, None] of shape ({n_q}, 1), which "
+        "broadcasts along the row."
+    )
+
+
+def _square_from_column(n_q) -> str:
+    """Why acc came back (n_q, n_q) when d_v = 1: acc times the factor without [:, None]."""
+    return (
+        f". That is what acc, ({n_q}, 1), times the rescale factor, ({n_q},), gives: numpy "
+        f"lines shapes up from their last axis, so the product broadcasts to ({n_q}, {n_q}), "
+        "every row times every factor. Every entry of row i must be multiplied by row i's "
+        f"factor: give the factor a second axis, factor[:, None] of shape ({n_q}, 1)"
+    )
+
+
+#: How numpy words a broadcasting failure, and the shapes it names.
+_BROADCAST = re.compile(r"could not be broadcast together with shapes ((?:\([\d,\s]*\)\s*)+)")
+
+
+def _attention_crashed(message, step) -> str:
+    """The reason for an attention step that raised numpy's broadcasting error on acc times
+    the (n_q,) factor, or ''."""
+    found = _BROADCAST.search(message)
+    if not found:
+        return ""
+    shapes = {
+        tuple(int(x) for x in re.findall(r"\d+", shape))
+        for shape in re.findall(r"\([\d,\s]*\)", found.group(1))
+    }
+    acc = step.state[2]
+    if {acc.shape, acc.shape[:1]} <= shapes:
+        return _row_factor(acc.shape)
+    return ""
+
+
 _NORMALISED = (
     "Your acc is normalised already (divided by l, or a softmax within this tile). "
     "The softmax runs over all keys, so keep acc unnormalised while the tiles "
@@ -668,7 +805,13 @@ _NO_SHIFT = (
 
 attention_step = Exercise(
     "Exercise 8.3 (one tile of attention)",
-    _streamed(attention_cases, ("m", "l", "acc"), _attention_reference, _attention_mistakes),
+    _streamed(
+        lambda: attention_cases(),
+        ("m", "l", "acc"),
+        _attention_reference,
+        _attention_mistakes,
+        crashed=_attention_crashed,
+    ),
     hints=[
         "This is your online update with one more running quantity: acc, the sum of "
         "exp(s - m) · v over the keys seen so far. Whatever was measured against the old max "
