@@ -715,3 +715,8 @@ def test_float32_loop_is_checked_to_float32_precision_only():
         return out * (1 + 1e-3), tiles
 
     assert judged(L.tiled_loop, off).outcome.name == "WRONG"
+
+
+def test_a_shape_message_has_one_colon_after_the_step():
+    message = judged(L.online_update, ONLINE_WRONG["keepdims"][0]).message
+    assert "):: " not in message and "): m should have shape (4,)" in message, message

@@ -27,11 +27,14 @@ step, so a mistake is reported at the first block where it shows, with the block
 that went in and what should have come out. Known mistakes are named: the old sum (or
 accumulator) not rescaled by ``exp(m_old − m_new)``, the factor upside down, a max taken over
 the block only, no max shift (overflow), ``-inf − (−inf)`` on a masked block, a per-block
-softmax, an accumulator divided too early, a shift by the old max; in 8.1 ``n`` for ``n²``,
-bits for bytes, a missing batch or head factor, 4 bytes for every dtype, MiB for bytes, the
-scores and the weights both counted; in 8.4 the last short block dropped, no tile skipping,
-no mask (or a tile-local one) inside the diagonal tiles, the diagonal tiles skipped, no final
-division, the whole matrix, a strip of scores against every key or a whole-sequence mask built.
+softmax, an accumulator divided too early, a shift by the old max (told from no shift at all
+by trying the answer on a block whose old max is finite), the factor multiplied into ``acc``
+without a second axis (numpy's broadcasting error, or a wrong value when ``n_q = d_v``); in
+8.1 ``n`` for ``n²``, bits for bytes, a missing batch or head factor, 4 bytes for every
+dtype, MiB for bytes, the scores and the weights both counted; in 8.4 the last short block
+dropped, no tile skipping, no mask (or a tile-local one) inside the diagonal tiles, the
+diagonal tiles skipped, no final division, the whole matrix, a strip of scores against every
+key or a whole-sequence mask built.
 
 Answers computed in float32 are accepted to float32 precision (relative 2e-5); when a wrong
 answer prints like the right one, the feedback says how far apart they are.
@@ -228,7 +231,7 @@ def _as_results(got, names, shapes, what) -> list[np.ndarray]:
             array = np.asarray(value, dtype=float)
         except (TypeError, ValueError):
             raise Wrong(
-                f"{what}: {name} should be an array of numbers of shape {shape}; got "
+                f"{what.rstrip(':')}: {name} should be an array of numbers of shape {shape}; got "
                 f"{one_line(value)}."
             ) from None
         if array.shape != shape:
@@ -240,7 +243,7 @@ def _as_results(got, names, shapes, what) -> list[np.ndarray]:
             if name == "acc" and shape[1:] == (1,) and array.shape == (shape[0], shape[0]):
                 keep = _square_from_column(shape[0])
             raise Wrong(
-                f"{what}: {name} should have shape {shape}, one entry per row, but "
+                f"{what.rstrip(':')}: {name} should have shape {shape}, one entry per row, but "
                 f"yours has shape {array.shape}{keep}."
             )
         results.append(array)
