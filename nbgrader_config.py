@@ -37,25 +37,35 @@ from attnlab.exercises.keys import load_key  # noqa: E402
 
 load_key("lesson7")
 
-# Every kernel that runs a student's code runs in the sandbox, nbgrader's own included: the
-# Execute step below runs everything the submission holds (the grades are decided apart, but
-# that code must not reach the course folder either).
-c.Execute.kernel_manager_class = "attnlab.grading.sandbox.SandboxedKernelManager"
-
+# Every kernel that runs a student's code runs in the sandbox (attnlab/grading/sandbox.py), with
+# an allow-listed environment and caps on memory, processes and disk (ATTNLAB_GRADING_MEMORY,
+# ATTNLAB_GRADING_PROCESSES, ATTNLAB_GRADING_DISK: "3G", 256, "256M" unless set).
+# nbgrader's own Execute step runs everything the submission holds (the grades are decided apart,
+# but its outputs become the student's feedback): LimitedExecute runs it in the sandbox with an
+# asynchronous kernel manager (so the cell timeout fires), kills a cell that ignores the
+# interrupt, caps the notebook's time and its output as it arrives, and sanitizes the outputs.
+#
 # Grades are decided outside the student's kernel (attnlab/grading): nbgrader still executes
 # the submission for the student's own outputs, then GradeOutsideKernel re-grades every grade
-# cell in a fresh kernel holding only the student's answer cells, before the grades are saved.
+# cell in a fresh kernel holding only the student's answer cells, before the grades are saved;
+# SanitizeOutputs cleans the notebook once more (no script reaches the formgrader or feedback).
 c.Autograde.autograde_preprocessors = [
-    "nbgrader.preprocessors.Execute",
+    "attnlab.grading.execute.LimitedExecute",
     "nbgrader.preprocessors.IgnorePattern",
     "nbconvert.preprocessors.ClearMetadataPreprocessor",
     "nbgrader.preprocessors.LimitOutput",
     "attnlab.grading.nbgrader_plugin.GradeOutsideKernel",
+    "attnlab.grading.execute.SanitizeOutputs",
     "nbgrader.preprocessors.SaveAutoGrades",
     "nbgrader.preprocessors.AssignLatePenalties",
     "nbgrader.preprocessors.CheckCellMetadata",
 ]
 # A student who deletes a grade cell gets it back, scored by the checks, not left for hand grading.
 c.OverwriteCells.add_missing_cells = True
-# A cell that hangs does not hold up a whole class.
+# A cell still running after this many seconds is interrupted, and its kernel killed when it
+# does not stop; the whole notebook gets LimitedExecute.notebook_timeout seconds.
 c.Execute.timeout = 120
+c.LimitedExecute.notebook_timeout = 900
+# Output kept per cell and per notebook, dropped beyond as it arrives (bytes).
+c.LimitedExecute.max_cell_output = 1 * 2**20
+c.LimitedExecute.max_output = 8 * 2**20

@@ -1,0 +1,334 @@
+"""nbgrader's Execute step with limits that hold, and outputs that are safe to show.
+
+nbgrader's ``Execute`` runs *everything* a student wrote (the grades are decided apart, by
+:class:`~attnlab.grading.nbgrader_plugin.GradeOutsideKernel`, but these outputs become the
+student's feedback). :class:`LimitedExecute`, used in its place by the course's
+``nbgrader_config.py``:
+
+* runs the kernel in the grading sandbox with an **asynchronous** kernel manager
+  (:class:`~attnlab.grading.sandbox.AsyncSandboxedKernelManager`): with a synchronous one,
+  nbclient's reads block its event loop and its cell timeout never fires;
+* stops a cell past ``Execute.timeout`` whatever it does with signals: an interrupt first,
+  and when the kernel is still busy ``iopub_timeout`` seconds later, the kernel is killed;
+  the cells after it are not run (each says why) and grading goes on with the next step;
+* gives the whole notebook ``notebook_timeout`` seconds;
+* caps what a cell and the notebook may print **as it arrives** (nbgrader's ``LimitOutput``
+  runs only after the whole notebook ran, and by then the grading process holds it all), and
+  the size of any one message the kernel sends (``max_message``, a ZeroMQ socket option);
+* sanitizes every output and every Markdown/raw cell once the notebook has run
+  (:func:`sanitize_notebook`): no script, no event handler, no widget state reaches the
+  formgrader or the feedback HTML.
+
+:class:`SanitizeOutputs` does the same sanitizing as a preprocessor of its own, run last
+before nbgrader saves the notebook (after the course's own feedback has been written in).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+
+import bleach
+import nbformat
+from bleach.css_sanitizer import ALLOWED_CSS_PROPERTIES, CSSSanitizer
+from jupyter_client.asynchronous import AsyncKernelClient
+from jupyter_core.utils import ensure_async, run_sync
+from nbclient.exceptions import CellTimeoutError, DeadKernelError
+from nbgrader.preprocessors import Execute, NbGraderPreprocessor
+from traitlets import Integer
+
+from attnlab.grading.sandbox import AsyncSandboxedKernelManager
+
+#: Output kinds kept in a graded notebook; the rest (``application/javascript``, widget views,
+#: ``image/svg+xml``, anything unknown) is dropped.
+KEPT_MIME_TYPES = (
+    "text/plain",
+    "text/html",
+    "text/markdown",
+    "text/latex",
+    "image/png",
+    "image/jpeg",
+    "image/gif",
+    "application/json",
+)
+#: The kinds that hold HTML, cleaned by :func:`clean_html`.
+HTML_MIME_TYPES = ("text/html", "text/markdown")
+
+#: Tags a cleaned output or Markdown cell may keep (bleach's own list and what tables, details,
+#: headings, images and the course's feedback panels use); never ``script``, ``style``,
+#: ``iframe``, ``object``, ``form``, ``svg``.
+ALLOWED_TAGS = frozenset(bleach.ALLOWED_TAGS) | {
+    "p", "div", "span", "br", "hr", "pre", "code", "kbd", "samp", "sub", "sup", "small",
+    "h1", "h2", "h3", "h4", "h5", "h6", "table", "thead", "tbody", "tfoot", "tr", "th", "td",
+    "caption", "colgroup", "col", "details", "summary", "img", "figure", "figcaption", "dl",
+    "dt", "dd", "mark", "del", "ins", "s", "u", "i", "b", "em", "strong", "blockquote",
+}  # fmt: skip
+#: Attributes kept on every tag: no ``on*`` handler, no ``src``/``href`` but the ones below.
+ALLOWED_ATTRIBUTES = {
+    "*": ["class", "style", "title", "role", "id", "aria-label", "aria-hidden", "colspan",
+          "rowspan", "align"],
+    "a": ["href", "title"],
+    "img": ["src", "alt", "width", "height"],
+}  # fmt: skip
+#: Links and images may point to web pages and to images inside the notebook, never to script.
+ALLOWED_PROTOCOLS = ["http", "https", "mailto", "data"]
+
+
+#: Style properties kept in ``style`` attributes (bleach's list and what boxes are drawn with).
+ALLOWED_CSS = frozenset(ALLOWED_CSS_PROPERTIES) | {
+    "background", "padding", "padding-left", "padding-right", "padding-top", "padding-bottom",
+    "margin", "margin-left", "margin-right", "margin-top", "margin-bottom", "border",
+    "border-left", "border-right", "border-top", "border-bottom", "border-radius", "display",
+    "gap", "flex", "flex-wrap", "max-width", "min-width", "opacity",
+}  # fmt: skip
+
+
+def _css():
+    return CSSSanitizer(allowed_css_properties=ALLOWED_CSS)
+
+
+def clean_html(html: str, strip: bool = False) -> str:
+    """``html`` without script, event handlers, frames, forms or style sheets (bleach);
+    ``strip``: drop what is refused instead of showing it escaped.
+
+    Examples
+    --------
+    >>> clean_html('<b onclick="x()">hi</b><script>alert(1)</script>')
+    '<b>hi</b>&lt;script&gt;alert(1)&lt;/script&gt;'
+    >>> clean_html('<a href="javascript:alert(1)">x</a>')
+    '<a>x</a>'
+    """
+    cleaned = bleach.clean(
+        html,
+        tags=ALLOWED_TAGS,
+        attributes=ALLOWED_ATTRIBUTES,
+        protocols=ALLOWED_PROTOCOLS,
+        css_sanitizer=_css(),
+        strip=strip,
+        strip_comments=True,
+    )
+    return _no_data_script(cleaned)
+
+
+def _no_data_script(html: str) -> str:
+    """Only images may be ``data:`` URLs (``data:text/html`` in a link would run script)."""
+    return html.replace('href="data:', 'href="#data:')
+
+
+def _joined(value) -> str:
+    return "".join(value) if isinstance(value, list) else str(value)
+
+
+def sanitize_output(output) -> None:
+    """Drop the kinds not in :data:`KEPT_MIME_TYPES` and clean the HTML ones, in place."""
+    if output.get("output_type") not in ("display_data", "execute_result"):
+        return
+    data = output.get("data", {})
+    for mime in list(data):
+        if mime not in KEPT_MIME_TYPES:
+            del data[mime]
+        elif mime in HTML_MIME_TYPES:
+            data[mime] = clean_html(_joined(data[mime]))
+    if not data:
+        data["text/plain"] = "[output removed by the grader: a kind it does not show]"
+    metadata = output.get("metadata", {})
+    for mime in list(metadata):
+        if mime not in data and "/" in mime:
+            del metadata[mime]
+
+
+def sanitize_notebook(nb) -> None:
+    """Sanitize every output, every Markdown and raw cell and the widget state, in place."""
+    nb.metadata.pop("widgets", None)
+    for cell in nb.cells:
+        if cell.cell_type in ("markdown", "raw"):
+            source = _joined(cell.source)
+            if _differs(source):
+                cell.source = clean_html(source)
+            for attachment in cell.get("attachments", {}).values():
+                for mime in list(attachment):
+                    if not mime.startswith("image/") or mime == "image/svg+xml":
+                        del attachment[mime]
+        for output in cell.get("outputs", []):
+            sanitize_output(output)
+
+
+def _differs(source: str) -> bool:
+    """Whether cleaning ``source`` takes anything out (bleach's escaping of a lone ``&``,
+    ``<`` or ``>`` in text is not counted: Markdown renders those the same, and a clean cell is
+    left exactly as written)."""
+    stripped = clean_html(source, strip=True)
+    unescaped = stripped.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
+    return unescaped != source
+
+
+class LimitedAsyncKernelClient(AsyncKernelClient):
+    """An asynchronous kernel client whose sockets refuse any message larger than
+    :attr:`max_message` bytes (ZeroMQ drops the connection instead of reading it)."""
+
+    max_message = Integer(32 * 2**20, help="Largest message the kernel may send (bytes).").tag(
+        config=True
+    )
+
+    def _context_default(self):
+        import zmq
+
+        context = super()._context_default()
+        context.setsockopt(zmq.MAXMSGSIZE, self.max_message)
+        return context
+
+
+#: Message kinds that carry output, counted against the caps.
+_OUTPUT_MESSAGES = frozenset(
+    {
+        "stream",
+        "display_data",
+        "execute_result",
+        "error",
+        "update_display_data",
+        "comm_open",
+        "comm_msg",
+    }
+)
+
+
+def _message_size(msg) -> int:
+    content = msg.get("content", {})
+    if msg["msg_type"] == "stream":
+        size = len(content.get("text", ""))
+    else:
+        size = len(json.dumps(content, default=str))
+    return size + sum(len(b) for b in msg.get("buffers") or [])
+
+
+def _note(text: str):
+    return nbformat.v4.new_output("stream", name="stdout", text=f"\n[{text}]\n")
+
+
+class LimitedExecute(Execute):
+    """nbgrader's ``Execute`` with a sandboxed kernel, limits that hold and clean outputs.
+
+    Configure as ``Execute`` (``--Execute.timeout=5``) or with this class's own options:
+    ``notebook_timeout``, ``max_cell_output``, ``max_output``, ``max_outputs_per_cell``.
+    """
+
+    notebook_timeout = Integer(
+        900, help="Seconds the whole notebook may run; the cells left then are not run."
+    ).tag(config=True)
+    max_cell_output = Integer(
+        1 * 2**20, help="Bytes of output one cell may produce; the rest is dropped as it comes."
+    ).tag(config=True)
+    max_output = Integer(8 * 2**20, help="Bytes of output the whole notebook may produce.").tag(
+        config=True
+    )
+    max_outputs_per_cell = Integer(
+        500, help="Outputs (prints are batched; displays are not) one cell may add."
+    ).tag(config=True)
+
+    def __init__(self, **kwargs):
+        kwargs.setdefault("kernel_manager_class", AsyncSandboxedKernelManager)
+        super().__init__(**kwargs)
+
+    def create_kernel_manager(self):
+        km = super().create_kernel_manager()
+        km.client_class = f"{__name__}.LimitedAsyncKernelClient"
+        return km
+
+    def preprocess(self, nb, resources=None, km=None):
+        self._deadline = time.monotonic() + self.notebook_timeout
+        self._stopped: str | None = None
+        self._used = 0
+        self._cell_used: dict[int, tuple[int, int]] = {}
+        self._truncated: set[int] = set()
+        try:
+            nb, resources = super().preprocess(nb, resources, km)
+        finally:
+            sanitize_notebook(nb)
+        return nb, resources
+
+    # ------------------------------------------------------------------ time
+    def _get_timeout(self, cell):
+        timeout = super()._get_timeout(cell)
+        left = max(1, int(self._deadline - time.monotonic()))
+        return left if timeout is None else min(timeout, left)
+
+    async def async_execute_cell(self, cell, cell_index, execution_count=None, store_history=True):
+        if cell.cell_type != "code" or not cell.source.strip():
+            return cell
+        if self._stopped is None and time.monotonic() >= self._deadline:
+            await self._stop(f"the notebook's {self.notebook_timeout} s of running were used up")
+        if self._stopped is not None:
+            cell.outputs = [_note(f"not run by the grader: {self._stopped}")]
+            return cell
+        try:
+            return await super().async_execute_cell(
+                cell, cell_index, execution_count=execution_count, store_history=store_history
+            )
+        except (CellTimeoutError, DeadKernelError) as error:
+            reason = getattr(self.km, "stopped_because", None) or self._why(error, cell)
+            await self._stop(reason)
+            cell.outputs.append(
+                nbformat.v4.new_output(
+                    "error",
+                    ename="CellStoppedByGrader",
+                    evalue=reason,
+                    traceback=[f"CellStoppedByGrader: {reason}"],
+                )
+            )
+            return cell
+
+    execute_cell = run_sync(async_execute_cell)
+
+    def _why(self, error, cell) -> str:
+        if isinstance(error, DeadKernelError):
+            return "the kernel died (a memory, process or disk limit, or the code ended it)"
+        return (
+            f"this cell was still running {self._get_timeout(cell)} s after it started "
+            "and did not stop when interrupted"
+        )
+
+    async def _stop(self, reason: str) -> None:
+        """Kill the kernel (an interrupt can be caught, a kill cannot); run nothing more."""
+        self._stopped = reason
+        self.log.warning("Stopping the student's kernel: %s", reason)
+        try:
+            if self.km is not None and await ensure_async(self.km.is_alive()):
+                await ensure_async(self.km.shutdown_kernel(now=True))
+        except RuntimeError as error:  # already gone
+            self.log.debug("kernel already stopped: %s", error)
+
+    # ------------------------------------------------------------------ output caps
+    def process_message(self, msg, cell, cell_index):
+        if msg["msg_type"] in _OUTPUT_MESSAGES:
+            size = _message_size(msg)
+            used, count = self._cell_used.get(cell_index, (0, 0))
+            over = self._over(used + size, count + 1, self._used + size)
+            if over:
+                self._truncate(cell, cell_index, over)
+                return None
+            self._cell_used[cell_index] = (used + size, count + 1)
+            self._used += size
+        return super().process_message(msg, cell, cell_index)
+
+    def _over(self, cell_bytes: int, cell_count: int, total: int) -> str | None:
+        if cell_bytes > self.max_cell_output:
+            return f"this cell printed more than {self.max_cell_output:,} bytes"
+        if cell_count > self.max_outputs_per_cell:
+            return f"this cell made more than {self.max_outputs_per_cell} outputs"
+        if total > self.max_output:
+            return f"the notebook printed more than {self.max_output:,} bytes"
+        return None
+
+    def _truncate(self, cell, cell_index: int, why: str) -> None:
+        if cell_index in self._truncated:
+            return
+        self._truncated.add(cell_index)
+        cell.outputs.append(_note(f"output truncated by the grader: {why}"))
+
+
+class SanitizeOutputs(NbGraderPreprocessor):
+    """:func:`sanitize_notebook` as an nbgrader preprocessor (run it last before saving)."""
+
+    def preprocess(self, nb, resources):
+        sanitize_notebook(nb)
+        return nb, resources

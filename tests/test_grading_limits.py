@@ -1,0 +1,327 @@
+"""A hostile student with only the release notebook, against the grader's limits and walls.
+
+One class of :data:`CLASS_SIZE` submissions of one lesson is graded by stock
+``nbgrader autograde`` in ONE run, with the shipped ``nbgrader_config.py`` and small limits
+(:data:`LIMITS`): a few honest students and one student per attack, each attack written in an
+extra cell right after the notebook's imports (everything the student wrote runs in nbgrader's
+Execute step), next to the worked answers. Every attack must be stopped, the attacker graded
+for the answers they gave (their fair score: full points), and every student after them
+graded too. The run is measured (wall time, the grading process's peak memory) and a table
+of attack, score given and fair score is printed (run with ``-s`` to see it).
+
+The grader is given secrets to lose: a planted ``JUPYTERHUB_API_TOKEN``, another student's
+submission and ``submission_secret.txt``, another student's released feedback and a file in
+the nbgrader exchange. None may appear in any graded notebook or feedback page, and no script
+a student wrote may reach either.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+import graded_course as gc
+import pytest
+
+from attnlab.grading import sandbox
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(
+        sandbox.unavailable() is not None,
+        reason=f"no grading sandbox here: {sandbox.unavailable()}",
+    ),
+]
+
+LESSON = "00-start-here"
+CLASS_SIZE = 20
+#: Small limits so the class grades fast: seconds per cell and per notebook, caps of the kernel.
+TIMEOUT, GRACE, NOTEBOOK_TIMEOUT = 4, 2, 40
+LIMITS = {
+    "ATTNLAB_GRADING_MEMORY": "1G",
+    "ATTNLAB_GRADING_PROCESSES": "64",
+    "ATTNLAB_GRADING_DISK": "16M",
+}
+CELL_OUTPUT, NOTEBOOK_OUTPUT = 64 * 1024, 256 * 1024
+
+TOKEN = "planted-hub-token-7f3a9c"
+VICTIM_MARK = "victim-answer-5b1e"
+SECRET = "victim-submission-secret-c4d2"
+EXCHANGE_MARK = "exchange-file-91ab"
+FEEDBACK_MARK = "released-feedback-e07f"
+
+#: The attacks: student id -> (what it does, the extra cell). ``{course}`` and ``{exchange}``
+#: are the absolute paths a student on the same hub can guess.
+ATTACKS = {
+    "hang": (
+        "loops, swallowing every interrupt",
+        "import time\nwhile True:\n    try:\n        time.sleep(1000)\n"
+        "    except KeyboardInterrupt:\n        pass\n",
+    ),
+    "long-sleep": ("sleeps 200 s", "import time\ntime.sleep(200)\n"),
+    "fork-bomb": (
+        "forks until refused",
+        "import os, time\nforks = 0\ntry:\n    while forks < 100000:\n"
+        "        if os.fork() == 0:\n            time.sleep(60)\n            os._exit(0)\n"
+        "        forks += 1\nexcept OSError as error:\n"
+        "    print('forks refused after', forks, error)\n",
+    ),
+    "memory-hog": (
+        "allocates 20 GB",
+        "blocks = []\ntry:\n    for _ in range(200):\n        blocks.append(b'x' * 10**8)\n"
+        "except MemoryError:\n    print('memory refused after', len(blocks), 'blocks')\n"
+        "del blocks\n",
+    ),
+    "disk-filler": (
+        "writes 2 GB in its home and /tmp",
+        "import os\nchunk = b'x' * 2**20\nfor place in ('big', '/tmp/big'):\n"
+        "    try:\n        with open(place, 'wb') as f:\n"
+        "            for _ in range(2048):\n                f.write(chunk)\n"
+        "    except OSError as error:\n        print(place, 'refused:', error)\n",
+    ),
+    "disk-scratch": (
+        "writes many 8 MB files where its sockets are",
+        "import os\nchunk = b'x' * 2**20\nfolder = os.path.dirname(os.getcwd())\n"
+        "for i in range(400):\n    with open(os.path.join(folder, f'f{i}'), 'wb') as f:\n"
+        "        for _ in range(8):\n            f.write(chunk)\n",
+    ),
+    "output-flood": (
+        "prints 1 GB and a million warnings",
+        "import warnings\nfor i in range(10**6):\n    print('x' * 1000)\n"
+        "    warnings.warn(f'flood {i}')\n",
+    ),
+    "exfiltrate": (
+        "prints the environment and other students' files",
+        "import os, glob\nprint(dict(os.environ))\n"
+        "for pattern in ['{course}/**', '{exchange}/**', '/home/**', '/root/*', '/proc/*/cwd',\n"
+        "                '/tmp/**']:\n"
+        "    for path in glob.glob(pattern, recursive=True)[:400]:\n"
+        "        print(path)\n"
+        "        try:\n            print(open(path, errors='replace').read()[:5000])\n"
+        "        except OSError:\n            pass\n",
+    ),
+    "script": (
+        "shows HTML and JavaScript that would run in the browser",
+        "from IPython.display import HTML, Javascript, SVG, display\n"
+        "display(HTML('<script>attackJs(1)</script><b onmouseover=\"attackJs(2)\">x</b>'"
+        '             \'<a href="javascript:attackJs(3)">y</a><iframe src="x"></iframe>\'))\n'
+        "display(Javascript('attackJs(4)'))\n"
+        'display(SVG(\'<svg xmlns="http://www.w3.org/2000/svg"><script>attackJs(5)</script>'
+        "</svg>'))\n",
+    ),
+}
+#: Markdown a student adds next to the script attack.
+SCRIPT_MARKDOWN = 'Look: <script>attackJs(6)</script><img src=x onerror="attackJs(7)">'
+PLANTED = (TOKEN, VICTIM_MARK, SECRET, EXCHANGE_MARK, FEEDBACK_MARK)
+
+
+def _with_markdown(nb: dict, text: str) -> dict:
+    nb = json.loads(json.dumps(nb))
+    nb["cells"].insert(1, {"cell_type": "markdown", "id": "said", "metadata": {}, "source": text})
+    return nb
+
+
+def _plant(course: Path, exchange: Path, solved: dict) -> None:
+    """Another student's work and secrets where a careless grader would show them."""
+    victim = _with_markdown(solved, VICTIM_MARK)
+    gc.write_submission(course, "victim", LESSON, victim)
+    (course / "submitted" / "victim" / LESSON / "submission_secret.txt").write_text(SECRET)
+    released = course / "feedback" / "someone" / LESSON
+    released.mkdir(parents=True)
+    (released / f"{LESSON}.html").write_text(f"<p>score 1/1 {FEEDBACK_MARK}</p>")
+    (exchange / "attnlab" / "inbound").mkdir(parents=True)
+    (exchange / "attnlab" / "inbound" / "note.txt").write_text(EXCHANGE_MARK)
+
+
+def _peak_memory(process: subprocess.Popen, peak: list[int]) -> None:
+    """Sample the grading process's resident memory until it ends (kB, its high-water mark)."""
+    status = Path(f"/proc/{process.pid}/status")
+    while process.poll() is None:
+        try:
+            fields = dict(
+                line.split(":", 1) for line in status.read_text().splitlines() if ":" in line
+            )
+            peak[0] = max(peak[0], int(fields.get("VmHWM", "0 kB").split()[0]))
+        except (OSError, ValueError):
+            pass
+        time.sleep(0.2)
+
+
+def _autograde(course: Path, exchange: Path) -> tuple[subprocess.CompletedProcess, float, int]:
+    """``nbgrader autograde`` of the whole class; (result, seconds, peak memory in MB)."""
+    env = gc.nbgrader_env(JUPYTERHUB_API_TOKEN=TOKEN, ATTNLAB_EXCHANGE=str(exchange), **LIMITS)
+    args = [
+        *gc.NBGRADER,
+        "autograde",
+        LESSON,
+        "--create",
+        f"--Execute.timeout={TIMEOUT}",
+        f"--Execute.iopub_timeout={GRACE}",
+        f"--LimitedExecute.notebook_timeout={NOTEBOOK_TIMEOUT}",
+        f"--LimitedExecute.max_cell_output={CELL_OUTPUT}",
+        f"--LimitedExecute.max_output={NOTEBOOK_OUTPUT}",
+    ]
+    start, peak = time.monotonic(), [0]
+    process = subprocess.Popen(
+        args, cwd=course, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    watcher = threading.Thread(target=_peak_memory, args=(process, peak), daemon=True)
+    watcher.start()
+    stdout, stderr = process.communicate(timeout=900)
+    watcher.join()
+    result = subprocess.CompletedProcess(args, process.returncode, stdout, stderr)
+    return result, time.monotonic() - start, peak[0] // 1024
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    """The class, graded once: course, exchange, students' kinds, scores, log, figures."""
+    course = gc.make_course(tmp_path_factory.mktemp("course"))
+    exchange = tmp_path_factory.mktemp("exchange")
+    gc.nbgrader(course, "generate_assignment", LESSON, "--force")
+    source_nb = gc.read(course / "source" / LESSON / f"{LESSON}.ipynb")
+    release_nb = gc.read(course / "release" / LESSON / f"{LESSON}.ipynb")
+    solved = gc._with_answers(release_nb, gc.worked(source_nb))
+    total = sum(points for _, _, points in gc.graded_answers(source_nb))
+    _plant(course, exchange, solved)
+    kinds = {"victim": ("honest (its files are the exfiltration's target)", total)}
+    for student, (what, code) in ATTACKS.items():
+        cell = code.replace("{course}", str(course)).replace("{exchange}", str(exchange))
+        nb = gc._after_imports(solved, cell)
+        if student == "script":
+            nb = _with_markdown(nb, SCRIPT_MARKDOWN)
+        gc.write_submission(course, student, LESSON, nb)
+        kinds[student] = (what, total)
+    for number in range(CLASS_SIZE - len(kinds)):
+        blank = number % 4 == 3
+        student = f"honest-{number:02d}" + ("-blank" if blank else "")
+        gc.write_submission(course, student, LESSON, release_nb if blank else solved)
+        kinds[student] = ("honest, blank" if blank else "honest, solved", 0.0 if blank else total)
+    log, seconds, peak = _autograde(course, exchange)
+    (course / "autograde.log").write_text(log.stdout + log.stderr, encoding="utf-8")
+    scores = gc.scores(course, LESSON)
+    print(_table(kinds, scores))
+    print(f"\nclass of {len(kinds)}: graded in {seconds:.1f} s; grading process peak {peak} MB")
+    return {"course": course, "exchange": exchange, "kinds": kinds, "scores": scores,
+            "log": log, "seconds": seconds, "peak": peak}  # fmt: skip
+
+
+def _table(kinds: dict, scores: dict) -> str:
+    lines = [f"\n{'student':<22}{'what it does':<52}{'given':>7}{'fair':>7}"]
+    for student, (what, fair) in kinds.items():
+        given = scores.get(student, (float("nan"),))[0]
+        lines.append(f"{student:<22}{what:<52}{given:>7.1f}{fair:>7.1f}")
+    return "\n".join(lines)
+
+
+def _autograded(graded, student: str) -> Path:
+    return graded["course"] / "autograded" / student / LESSON / f"{LESSON}.ipynb"
+
+
+def _outputs_text(path: Path) -> str:
+    nb = gc.read(path)
+    return json.dumps([c.get("outputs", []) for c in nb["cells"]])
+
+
+def _cell(graded, student: str) -> dict:
+    """The attack's cell in the student's graded notebook."""
+    nb = gc.read(_autograded(graded, student))
+    return next(c for c in nb["cells"] if c.get("id") == "cheat")
+
+
+def test_every_student_is_graded_with_a_fair_score(graded):
+    """Attackers earn what their answers earn, and no attack stops the class."""
+    unfair = {
+        student: (graded["scores"].get(student), fair)
+        for student, (_, fair) in graded["kinds"].items()
+        if graded["scores"].get(student, (None,))[0] != fair
+    }
+    assert not unfair, f"{unfair}\n{graded['log'].stderr[-3000:]}"
+
+
+def test_the_class_grades_in_bounded_time_and_memory(graded):
+    """Two cells that never end, a fork bomb and a flood cost seconds, not the class; the
+    grading process stays small whatever was printed."""
+    budget = 20 * 20 + 2 * NOTEBOOK_TIMEOUT  # generous per student on a busy two-core box
+    assert graded["seconds"] < budget
+    assert graded["peak"] < 600, f"grading process peaked at {graded['peak']} MB"
+
+
+@pytest.mark.parametrize("student", ["hang", "long-sleep"])
+def test_a_cell_past_its_time_is_stopped(graded, student):
+    text = json.dumps(_cell(graded, student)["outputs"])
+    assert "CellTimeoutError" in text or "CellStoppedByGrader" in text, text[:2000]
+
+
+def test_a_cell_that_ignores_the_interrupt_is_killed_and_the_rest_not_run(graded):
+    nb = gc.read(_autograded(graded, "hang"))
+    cells = [c for c in nb["cells"] if c["cell_type"] == "code"]
+    after = cells[[c.get("id") for c in cells].index("cheat") + 1 :]
+    assert "CellStoppedByGrader" in json.dumps(_cell(graded, "hang")["outputs"])
+    ungraded = [c for c in after if c["source"] and not gc._meta(c).get("grade")]
+    assert ungraded and all("not run by the grader" in json.dumps(c["outputs"]) for c in ungraded)
+
+
+def test_forks_are_refused_at_the_process_cap(graded):
+    text = json.dumps(_cell(graded, "fork-bomb")["outputs"])
+    forks = int(re.search(r"forks refused after (\d+)", text).group(1))
+    assert forks < int(LIMITS["ATTNLAB_GRADING_PROCESSES"])
+
+
+def test_memory_is_refused_at_the_memory_cap(graded):
+    text = json.dumps(_cell(graded, "memory-hog")["outputs"])
+    blocks = int(re.search(r"memory refused after (\d+) blocks", text).group(1))
+    assert blocks * 10**8 < 2**30
+
+
+def test_disk_is_refused_at_the_disk_cap(graded):
+    text = json.dumps(_cell(graded, "disk-filler")["outputs"])
+    assert text.count("refused:") == 2, text[:2000]
+    scratch = json.dumps(_cell(graded, "disk-scratch")["outputs"])
+    assert "wrote more than 16 MiB to disk" in scratch, scratch[:2000]
+
+
+def test_output_is_capped_as_it_arrives(graded):
+    path = _autograded(graded, "output-flood")
+    assert path.stat().st_size < NOTEBOOK_OUTPUT + 512 * 1024
+    assert "output truncated by the grader" in _outputs_text(path)
+
+
+def _feedback(graded, student: str) -> str:
+    gc.nbgrader(graded["course"], "generate_feedback", LESSON, "--student", student, "--force")
+    path = graded["course"] / "feedback" / student / LESSON / f"{LESSON}.html"
+    return path.read_text(encoding="utf-8")
+
+
+def test_nothing_of_anyone_else_reaches_the_student(graded):
+    """The exfiltration ran (it printed its own home) but found none of the planted secrets."""
+    text = _outputs_text(_autograded(graded, "exfiltrate"))
+    assert "MPLBACKEND" in text, "the attack did not run"
+    page = _feedback(graded, "exfiltrate")
+    for secret in PLANTED:
+        assert secret not in text
+        assert secret not in page
+    assert "JUPYTERHUB" not in text and "ATTNLAB_EXCHANGE" not in text
+
+
+def _scripts(html: str) -> list[str]:
+    return re.findall(r"<script\b[^>]*>(.*?)</script>", html, flags=re.S | re.I)
+
+
+def test_no_script_a_student_wrote_reaches_a_browser(graded):
+    nb = gc.read(_autograded(graded, "script"))
+    outputs = json.dumps([c.get("outputs", []) for c in nb["cells"]])
+    markdown = json.dumps([c["source"] for c in nb["cells"] if c["cell_type"] == "markdown"])
+    assert "attackJs(1)" in outputs, "the attack did not run"
+    for text in (outputs, markdown):
+        assert "<script" not in text
+        assert not re.search(r"\bon\w+\s*=|javascript:|<iframe", text, flags=re.I)
+    assert "application/javascript" not in outputs and "image/svg+xml" not in outputs
+    page = _feedback(graded, "script")
+    assert not any("attackJs" in script for script in _scripts(page))
+    assert not re.search(r"<[^>]+\bon\w+\s*=\s*[\"']?attackJs", page)
+    assert "javascript:attackJs" not in page
