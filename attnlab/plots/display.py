@@ -124,7 +124,7 @@ def _draw_png(figure: Figure) -> bytes:
     theme = FigureTheme(figure)
     theme.apply(dark=True)
     try:
-        return print_figure(figure, "png", facecolor=figure.get_facecolor(), **options)
+        return print_figure(figure, "png", **options)  # savefig facecolor "auto": the themed face
     finally:
         theme.apply(dark=False)
 
