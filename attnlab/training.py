@@ -15,8 +15,9 @@ The model, one head and a read-out::
     logits = (W V) W_O                                (n, vocab)
     loss  = mean cross-entropy against the reversed sequence
 
-trained with plain stochastic gradient descent, ``θ ← θ − lr · ∂L/∂θ``, on fresh random
-batches drawn from one seeded generator, so a run is a pure function of its settings. The
+trained with plain stochastic gradient descent, ``θ ← θ − lr · ∂L/∂θ`` (the default), or with
+Adam (:func:`adam_step`), on fresh random batches drawn from one seeded generator, so a run is
+a pure function of its settings. The
 gradients come from :mod:`attnlab.backward`. Every weight starts from a normal distribution
 scaled so that each entry of ``q``, ``k`` and ``v`` has variance 1 at the start: the
 assumption of lesson 2, under which ``q · k`` has variance ``d_k``.
@@ -45,8 +46,12 @@ from attnlab.softmax_family import _lse_shifted, _softmax_in_place
 __all__ = [
     "PROBE",
     "TOKENS",
+    "OPTIMIZERS",
+    "AdamState",
     "Head",
     "Run",
+    "adam_init",
+    "adam_step",
     "anti_diagonal_mass",
     "encode",
     "head_forward",
@@ -65,6 +70,9 @@ LEARNING_RATE = 0.5
 STEPS = 300
 SOLVED = 0.99  #: the accuracy on the evaluation batch that counts as solved
 EVAL_EVERY = 10  #: steps between evaluations and snapshots
+OPTIMIZERS = ("sgd", "adam")  #: the update rules :func:`train` offers
+ADAM_BETAS = (0.9, 0.999)  #: Adam's decay rates for the mean and the mean square of the gradient
+ADAM_EPS = 1e-8  #: Adam's guard against dividing by zero
 #: The sequence whose heatmap is shown: repeated tokens, so reading by token is ambiguous.
 PROBE = ("C", "A", "F", "E", "A", "B")
 
@@ -264,6 +272,94 @@ def sgd_step(head: Head, grads: Head, lr: float) -> Head:
     return Head(*(w - lr * g for (_, w), (_, g) in zip(head.items(), grads.items(), strict=True)))
 
 
+@dataclass(frozen=True)
+class AdamState:
+    """Adam's running averages, one array per weight matrix, and the step count.
+
+    ``m`` holds the decaying mean of the gradient, ``v`` the decaying mean of its square
+    (elementwise), each a :class:`Head` of arrays shaped like the weights; ``t`` counts the
+    steps taken so far.
+    """
+
+    m: Head
+    v: Head
+    t: int = 0
+
+
+def adam_init(head: Head) -> AdamState:
+    """Adam's state before the first step: both averages zero, ``t = 0``.
+
+    Examples
+    --------
+    >>> state = adam_init(init_head(4))
+    >>> state.t, state.m.w_q.shape, float(state.v.w_o.sum())
+    (0, (14, 4), 0.0)
+    """
+    zeros = Head(*(np.zeros_like(w) for _, w in head.items()))  # shapes of the weights
+    return AdamState(m=zeros, v=zeros, t=0)
+
+
+def adam_step(
+    head: Head,
+    grads: Head,
+    state: AdamState,
+    lr: float,
+    betas: tuple[float, float] = ADAM_BETAS,
+    eps: float = ADAM_EPS,
+) -> tuple[Head, AdamState]:
+    r"""One step of Adam (Kingma and Ba, 2015), as new arrays.
+
+    For every weight entry, with gradient ``g`` and ``t`` the step number after this one::
+
+        m ← β₁ m + (1 − β₁) g          v ← β₂ v + (1 − β₂) g²
+        m̂ = m / (1 − β₁ᵗ)              v̂ = v / (1 − β₂ᵗ)
+        θ ← θ − lr · m̂ / (√v̂ + ε)
+
+    Each entry's step is about ``lr`` in size whatever the size of its gradient: unlike
+    :func:`sgd_step`, multiplying the loss by a constant leaves Adam's steps (nearly) unchanged.
+
+    Parameters
+    ----------
+    head, grads : Head
+        The weights and ``∂L/∂W`` for each, same shapes.
+    state : AdamState
+        From :func:`adam_init` or the previous step.
+    lr : float
+    betas : (float, float), default :data:`ADAM_BETAS`
+    eps : float, default :data:`ADAM_EPS`
+
+    Returns
+    -------
+    head : Head
+        The updated weights.
+    state : AdamState
+        The updated averages, ``t`` one larger.
+
+    Examples
+    --------
+    The first step moves every entry by ``lr`` against the sign of its gradient:
+
+    >>> one = Head(*(np.ones((1, 1)) for _ in range(4)))
+    >>> stepped, state = adam_step(one, one, adam_init(one), 0.25)
+    >>> stepped.w_q.tolist(), state.t
+    ([[0.75]], 1)
+    """
+    beta1, beta2 = betas
+    t = state.t + 1
+    new_w, new_m, new_v = [], [], []
+    for (_, w), (_, g), (_, m), (_, v) in zip(
+        head.items(), grads.items(), state.m.items(), state.v.items(), strict=True
+    ):
+        m = beta1 * m + (1.0 - beta1) * g  # shape of w
+        v = beta2 * v + (1.0 - beta2) * (g * g)  # shape of w
+        m_hat = m / (1.0 - beta1**t)  # shape of w
+        v_hat = v / (1.0 - beta2**t)  # shape of w
+        new_w.append(w - lr * m_hat / (np.sqrt(v_hat) + eps))
+        new_m.append(m)
+        new_v.append(v)
+    return Head(*new_w), AdamState(m=Head(*new_m), v=Head(*new_v), t=t)
+
+
 def anti_diagonal_mass(weights) -> np.ndarray:
     """The mean weight on the anti-diagonal, ``mean_i W[i, n − 1 − i]``: reversal's pattern.
 
@@ -286,7 +382,7 @@ class Run:
     exponent: float
     seed: int
     lr: float
-    steps: int
+    steps: int  #: steps taken (fewer than asked for when the run stopped once solved)
     loss: np.ndarray = field(repr=False)  #: (steps,) training loss at each step
     eval_steps: np.ndarray = field(repr=False)  #: (m,) steps at which evaluated (0 included)
     accuracy: np.ndarray = field(repr=False)  #: (m,) accuracy on the evaluation batch
@@ -296,6 +392,8 @@ class Run:
     grad_norm: np.ndarray = field(repr=False)  #: (steps,) |∂L/∂W_Q| + |∂L/∂W_K| (Frobenius)
     solved_at: int | None = None  #: first evaluated step with accuracy ≥ SOLVED
     head: Head | None = field(default=None, repr=False)  #: the final weights
+    optimizer: str = "sgd"  #: ``"sgd"`` or ``"adam"``
+    diverged: bool = False  #: the loss overflowed to inf or nan, and the run stopped there
 
     @property
     def scale(self) -> float:
@@ -309,6 +407,8 @@ def train(
     steps: int = STEPS,
     lr: float = LEARNING_RATE,
     eval_every: int = EVAL_EVERY,
+    optimizer: str = "sgd",
+    stop_when_solved: bool = False,
 ) -> Run:
     r"""Train the head on the reversal task; deterministic for given arguments.
 
@@ -322,10 +422,19 @@ def train(
     seed : int, default 0
         Seeds the weights and the batches.
     steps : int, default :data:`STEPS`
+        The budget: at most this many updates.
     lr : float, default :data:`LEARNING_RATE`
     eval_every : int, default :data:`EVAL_EVERY`
         Evaluate (256 fixed sequences) and snapshot the probe heatmap every this many steps,
         and after the last.
+    optimizer : {"sgd", "adam"}, default "sgd"
+        :func:`sgd_step` or :func:`adam_step` (with :data:`ADAM_BETAS`, :data:`ADAM_EPS`).
+    stop_when_solved : bool, default False
+        Stop at the first evaluation whose accuracy reaches :data:`SOLVED` (the experiment's
+        early stop); the arrays then end there.
+
+    A run whose training loss overflows (too large a learning rate) stops at that step with
+    ``diverged=True``; its arrays end there.
 
     Returns
     -------
@@ -334,8 +443,8 @@ def train(
     Raises
     ------
     ValueError
-        For a non-positive ``d_k``, ``steps``, ``eval_every`` or ``lr``, or a negative or
-        non-finite ``exponent``.
+        For a non-positive ``d_k``, ``steps``, ``eval_every`` or ``lr``, a negative or
+        non-finite ``exponent``, or an unknown ``optimizer``.
     """
     d_k = positive_int(d_k, "d_k")
     steps = positive_int(steps, "steps")
@@ -343,34 +452,53 @@ def train(
     lr = positive_finite(lr, "lr")
     if not (isinstance(exponent, int | float) and math.isfinite(exponent) and exponent >= 0):
         raise ValueError(f"exponent must be a finite number >= 0; got {exponent!r}")
+    if optimizer not in OPTIMIZERS:
+        raise ValueError(f"optimizer must be one of {OPTIMIZERS}; got {optimizer!r}")
     scale = d_k ** -float(exponent)
     head = init_head(d_k, seed)
     batches = np.random.default_rng([seed, 1])
     eval_tokens, eval_targets = reverse_batch(np.random.default_rng(12345), batch=256)
     eval_x = encode(eval_tokens)  # (256, n, d_in)
     probe_x = encode([TOKENS.index(t) for t in PROBE])  # (n, d_in)
-    losses, norms = np.empty(steps), np.empty(steps)
+    losses, norms = np.empty(steps), np.empty(steps)  # (steps,) each
+    state = adam_init(head) if optimizer == "adam" else None
     evals = {"step": [], "accuracy": [], "loss": [], "weights": []}
 
-    def evaluate(step):
+    def evaluate(step) -> bool:
+        """Record one evaluation; False (and nothing recorded) if the weights overflowed."""
         logits, _ = head_forward(head, eval_x, scale)  # (256, n, vocab)
-        log_p = _log_softmax_of_finite(logits)
+        log_p = _log_softmax_of_finite(logits)  # (256, n, vocab)
+        eval_loss = -float(np.take_along_axis(log_p, eval_targets[..., None], axis=-1).mean())
+        if not math.isfinite(eval_loss):
+            return False
         evals["step"].append(step)
         evals["accuracy"].append(float((logits.argmax(axis=-1) == eval_targets).mean()))
-        evals["loss"].append(
-            -float(np.take_along_axis(log_p, eval_targets[..., None], axis=-1).mean())
-        )
+        evals["loss"].append(eval_loss)
         evals["weights"].append(head_forward(head, probe_x, scale)[1]["weights"])  # (n, n)
+        return True
 
     evaluate(0)
-    for step in range(steps):
-        tokens, targets = reverse_batch(batches)
-        loss, grads, _ = loss_and_grads(head, encode(tokens), targets, scale)
-        losses[step] = loss
-        norms[step] = math.hypot(np.linalg.norm(grads.w_q), np.linalg.norm(grads.w_k))
-        head = sgd_step(head, grads, lr)
-        if (step + 1) % eval_every == 0 or step + 1 == steps:
-            evaluate(step + 1)
+    taken, diverged = steps, False
+    with np.errstate(over="ignore", invalid="ignore"):  # a diverging run is detected below
+        for step in range(steps):
+            tokens, targets = reverse_batch(batches)
+            loss, grads, _ = loss_and_grads(head, encode(tokens), targets, scale)
+            losses[step] = loss
+            norms[step] = math.hypot(np.linalg.norm(grads.w_q), np.linalg.norm(grads.w_k))
+            if not math.isfinite(loss):
+                taken, diverged = step + 1, True
+                break
+            if state is None:
+                head = sgd_step(head, grads, lr)
+            else:
+                head, state = adam_step(head, grads, state, lr)
+            if (step + 1) % eval_every == 0 or step + 1 == steps:
+                if not evaluate(step + 1):
+                    taken, diverged = step + 1, True
+                    break
+                if stop_when_solved and evals["accuracy"][-1] >= SOLVED:
+                    taken = step + 1
+                    break
     accuracy = np.array(evals["accuracy"])
     eval_steps = np.array(evals["step"])
     solved = np.flatnonzero(accuracy >= SOLVED)
@@ -380,14 +508,16 @@ def train(
         exponent=float(exponent),
         seed=seed,
         lr=lr,
-        steps=steps,
-        loss=losses,
+        steps=taken,
+        loss=losses[:taken],
         eval_steps=eval_steps,
         accuracy=accuracy,
         eval_loss=np.array(evals["loss"]),
         weights=weights,
         entropy=normalised_entropy(weights),
-        grad_norm=norms,
+        grad_norm=norms[:taken],
         solved_at=int(eval_steps[solved[0]]) if solved.size else None,
         head=head,
+        optimizer=optimizer,
+        diverged=diverged,
     )

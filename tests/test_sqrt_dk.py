@@ -1,51 +1,120 @@
-"""The shipped √d_k sweep is what tools/sqrt_dk_sweep.py computes (a part of it re-run here)."""
+"""The shipped √d_k sweep: complete, every best rate inside its grid, reproducible, and
+every claim lesson 9 makes from it still true."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
+import pytest
 
-from attnlab.sqrt_dk import CONFIG, exponent_name, load_shipped, run_record, summary, table
+from attnlab.sqrt_dk import (
+    CONFIG,
+    best_rate,
+    by_setting,
+    init_record,
+    init_summary,
+    is_interior,
+    load_shipped,
+    run_steps,
+    search_window,
+    settings,
+    steps_table,
+)
 
 
-def test_the_shipped_file_covers_the_full_configuration():
-    data = load_shipped()
+@pytest.fixture(scope="module")
+def data():
+    return load_shipped()
+
+
+@pytest.fixture(scope="module")
+def table(data):
+    return settings(data)
+
+
+def test_the_shipped_file_covers_the_full_configuration(data):
     assert data["config"] == CONFIG
-    keys = [(r["exponent"], r["d_k"], r["seed"]) for r in data["records"]]
-    expected = [
-        (round(a, 6), d, s)
-        for a in CONFIG["exponents"]
-        for d in CONFIG["d_ks"]
-        for s in CONFIG["seeds"]
+    runs = by_setting(data)
+    expected = {
+        (o, a, d) for o in CONFIG["optimizers"] for a in CONFIG["exponents"] for d in CONFIG["d_ks"]
+    }
+    assert set(runs) == expected
+    for by_lr in runs.values():
+        assert all(len(steps) == len(CONFIG["seeds"]) for steps in by_lr.values())
+        ks = sorted(round(math.log2(lr)) for lr in by_lr)
+        assert all(lr == 2.0**k for lr, k in zip(sorted(by_lr), ks, strict=True))
+        assert ks == list(range(ks[0], ks[-1] + 1))  # a contiguous stretch of the grid
+    keys = [(r["exponent"], r["d_k"], r["seed"]) for r in data["init"]]
+    assert keys == [
+        (a, d, s) for a in CONFIG["exponents"] for d in CONFIG["d_ks"] for s in CONFIG["seeds"]
     ]
-    assert keys == expected
 
 
-def test_the_script_reproduces_shipped_records():
-    """Re-run a spread of runs (every exponent, small and mid d_k, two seeds): equal to 6 dp."""
-    shipped = {(r["exponent"], r["d_k"], r["seed"]): r for r in load_shipped()["records"]}
-    for exponent in CONFIG["exponents"]:
-        for d_k, seed in ((4, 0), (32, 3)):
-            record = run_record(exponent, d_k, seed, CONFIG["steps"], CONFIG["lr"])
-            assert record == shipped[(round(exponent, 6), d_k, seed)]
+def test_every_best_rate_lies_strictly_inside_the_rates_tried(data, table):
+    for setting, by_lr in by_setting(data).items():
+        rates = sorted(by_lr)
+        best = best_rate(by_lr)
+        assert rates[0] < best < rates[-1], setting
+        assert table[setting]["interior"]
+        assert not search_window(by_lr, [CONFIG["shared_lr"][setting[0]]])
+        # the shared rate and the rate tuned at d_k = 4 were run at every setting
+        assert CONFIG["shared_lr"][setting[0]] in by_lr
+        assert table[setting]["tuned_lr"] in by_lr
+        assert math.isfinite(table[setting]["best"][0])  # the best rate solves (median)
 
 
-def test_summary_and_table():
-    records = load_shipped()["records"]
-    stats = summary(records, "solved_at")
-    assert len(stats) == len(CONFIG["exponents"]) * len(CONFIG["d_ks"])
-    median, low, high = stats[(0.5, 4)]
-    assert low <= median <= high
-    text = table(records, "anti_diagonal", "{:.2f}")
-    lines = text.splitlines()
-    assert len(lines) == 1 + len(CONFIG["exponents"])
-    assert [line.split()[0] for line in lines[1:]] == ["0", "1/3", "1/2", "2/3"]
-    assert exponent_name(1 / 3) == "1/3"
+def _sample(data, count, seed):
+    rng = np.random.default_rng(seed)
+    runs = data["runs"]
+    picks = rng.choice(len(runs), size=count, replace=False)
+    return [(runs[i], int(rng.integers(len(CONFIG["seeds"])))) for i in sorted(picks)]
 
 
-def test_the_sweep_shows_what_lesson_2_predicts_at_the_start():
-    """Without scaling the softmax starts saturated at large d_k; with ÷ √d_k it does not."""
-    stats = summary(load_shipped()["records"], "start_entropy")
-    assert stats[(0.0, 256)][0] < 0.2 < 0.7 < stats[(0.5, 256)][0]
-    widths = CONFIG["d_ks"]
-    scaled = [stats[(0.5, d)][0] for d in widths]
-    assert np.ptp(scaled) < 0.15  # ÷ √d_k: the same start at every width
+def test_the_script_reproduces_sampled_runs(data):
+    """Six runs drawn at random (seeded), and the best rate of α = ½ at d_k = 64: equal."""
+    table = settings(data)
+    best = table[("adam", 0.5, 64)]["best_lr"]
+    chosen = _sample(data, 6, seed=2026)
+    chosen.append(
+        (
+            next(
+                r
+                for r in data["runs"]
+                if (r["optimizer"], r["exponent"], r["d_k"], r["lr"]) == ("adam", 0.5, 64, best)
+            ),
+            0,
+        )
+    )
+    for record, i in chosen:
+        seed = CONFIG["seeds"][i]
+        got = run_steps(record["optimizer"], record["exponent"], record["d_k"], record["lr"], seed)
+        assert got == record["steps"][i], (record, seed)
+
+
+def test_the_script_reproduces_sampled_initial_statistics(data):
+    rng = np.random.default_rng(9)
+    for i in rng.choice(len(data["init"]), size=4, replace=False):
+        record = data["init"][int(i)]
+        assert init_record(record["exponent"], record["d_k"], record["seed"]) == record
+
+
+def test_best_rate_and_the_search():
+    by_lr = {0.5: [40, 50, 45], 1.0: [20, 30, 25], 2.0: [20, 25, None], 4.0: [None] * 3}
+    assert best_rate(by_lr) == 1.0  # 2.0 has a seed that never gets there
+    assert is_interior(by_lr)
+    assert search_window(by_lr) == []
+    assert search_window(by_lr, must_cover=[16.0]) == [3, 4]
+    edge = {1.0: [None, None, None], 2.0: [None, None, None]}
+    assert best_rate(edge) == 1.0 and not is_interior(edge)
+    assert search_window(edge) == [-2, -1]
+
+
+def test_the_tables_print_every_exponent_and_width(data):
+    for optimizer in CONFIG["optimizers"]:
+        for what in ("best", "shared", "tuned"):
+            lines = steps_table(data, optimizer, what).splitlines()
+            assert len(lines) == 1 + len(CONFIG["exponents"])
+            assert [line.split()[0] for line in lines[1:]] == ["0", "1/3", "1/2", "2/3", "1"]
+    assert "2^" in steps_table(data, "sgd", "best")
+    assert len(init_summary(data, "entropy")) == len(CONFIG["exponents"]) * len(CONFIG["d_ks"])

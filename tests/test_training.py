@@ -7,12 +7,18 @@ import pytest
 
 from attnlab.patterns import diagonal_mass, strongest_links
 from attnlab.training import (
+    ADAM_BETAS,
+    ADAM_EPS,
     PROBE,
+    AdamState,
     Head,
     N,
+    adam_init,
+    adam_step,
     anti_diagonal_mass,
     encode,
     init_head,
+    loss_and_grads,
     reverse_batch,
     sgd_step,
     train,
@@ -73,6 +79,74 @@ def test_sgd_step_makes_new_arrays():
     np.testing.assert_allclose(stepped.w_q, before - 0.1)
 
 
+def _adam_reference(params, grads_per_step, lr, betas=ADAM_BETAS, eps=ADAM_EPS):
+    """Adam written out one scalar at a time in Python floats (float64), as in Kingma & Ba."""
+    beta1, beta2 = betas
+    flat = [float(x) for x in params]
+    m, v = [0.0] * len(flat), [0.0] * len(flat)
+    for t, grads in enumerate(grads_per_step, start=1):
+        for i, g in enumerate(grads):
+            m[i] = beta1 * m[i] + (1 - beta1) * g
+            v[i] = beta2 * v[i] + (1 - beta2) * g * g
+            m_hat = m[i] / (1 - beta1**t)
+            v_hat = v[i] / (1 - beta2**t)
+            flat[i] -= lr * m_hat / (v_hat**0.5 + eps)
+    return flat
+
+
+def _flat(head: Head) -> np.ndarray:
+    return np.concatenate([w.ravel() for _, w in head.items()])  # (all weights,)
+
+
+def test_adam_step_matches_a_float64_reference_loop_on_real_gradients():
+    """Ten Adam steps on the head's own gradients, against the scalar loop above."""
+    head = init_head(d_k=4, seed=3)
+    state = adam_init(head)
+    batches = np.random.default_rng(7)
+    start = _flat(head)
+    seen = []
+    for _ in range(10):
+        tokens, targets = reverse_batch(batches, batch=8)
+        _, grads, _ = loss_and_grads(head, encode(tokens), targets, 0.5)
+        seen.append(_flat(grads).tolist())
+        head, state = adam_step(head, grads, state, lr=0.05)
+    assert state.t == 10 and isinstance(state, AdamState)
+    expected = _adam_reference(start, seen, lr=0.05)
+    np.testing.assert_allclose(_flat(head), expected, rtol=1e-12, atol=1e-14)
+
+
+def test_adam_steps_ignore_the_size_of_the_gradient():
+    """Scaling every gradient by 1000 leaves Adam's steps (up to eps) the same; SGD's not."""
+    head = init_head(4)
+    grads = Head(*(np.full_like(w, 0.01) for _, w in head.items()))
+    big = Head(*(1000 * g for _, g in grads.items()))
+    small_step, _ = adam_step(head, grads, adam_init(head), 0.1)
+    big_step, _ = adam_step(head, big, adam_init(head), 0.1)
+    np.testing.assert_allclose(_flat(small_step), _flat(big_step), rtol=0, atol=1e-6)
+    np.testing.assert_allclose(_flat(small_step), _flat(head) - 0.1, rtol=0, atol=1e-6)
+
+
+def test_adam_runs_are_deterministic_and_learn():
+    one = train(d_k=8, seed=1, lr=0.125, optimizer="adam", steps=100, eval_every=5)
+    two = train(d_k=8, seed=1, lr=0.125, optimizer="adam", steps=100, eval_every=5)
+    assert one.optimizer == "adam" and np.array_equal(one.loss, two.loss)
+    assert one.solved_at is not None and one.solved_at < 100
+
+
+def test_stop_when_solved_ends_at_the_first_solved_evaluation():
+    full = train(d_k=8, seed=0, lr=4.0, steps=120, eval_every=5)
+    early = train(d_k=8, seed=0, lr=4.0, steps=120, eval_every=5, stop_when_solved=True)
+    assert early.solved_at == full.solved_at == early.steps == early.eval_steps[-1]
+    assert np.array_equal(early.loss, full.loss[: early.steps])
+    assert len(early.grad_norm) == early.steps
+
+
+def test_a_diverging_run_stops_and_says_so():
+    run = train(d_k=8, seed=0, lr=4096.0, steps=100, eval_every=5)
+    assert run.diverged and run.solved_at is None and run.steps < 100
+    assert np.all(np.isfinite(run.eval_loss))
+
+
 @pytest.mark.parametrize(
     "kwargs, name",
     [
@@ -80,6 +154,7 @@ def test_sgd_step_makes_new_arrays():
         ({"d_k": 4, "steps": 0}, "steps"),
         ({"d_k": 4, "lr": -1.0}, "lr"),
         ({"d_k": 4, "exponent": float("nan")}, "exponent"),
+        ({"d_k": 4, "optimizer": "rmsprop"}, "optimizer"),
     ],
 )
 def test_bad_settings_are_named(kwargs, name):
