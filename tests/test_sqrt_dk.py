@@ -210,3 +210,10 @@ def test_claims_about_adam(data, table):
 
 def test_no_setting_stalls_at_its_best_rate(table):
     assert all(math.isfinite(s["best"][0]) for s in table.values())
+
+
+def test_claim_about_one_shared_rate(table):
+    """Lesson 9: at SGD's shared rate the widest α = 1 head never gets there (every seed), at its
+    own best rate every seed does."""
+    widest = table[("sgd", 1.0, CONFIG["d_ks"][-1])]
+    assert math.isinf(widest["shared"][2]) and math.isfinite(widest["best"][2])
