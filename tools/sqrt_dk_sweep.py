@@ -47,11 +47,13 @@ PROCESSES = 2
 
 
 def _run(task):
+    """One run for a pool worker: ``(optimizer, exponent, d_k, log2 lr, seed)`` → steps."""
     optimizer, exponent, d_k, k, seed = task
     return task, run_steps(optimizer, exponent, d_k, 2.0**k, seed)
 
 
 def _init(task):
+    """One initial record for a pool worker: ``(exponent, d_k, seed)``."""
     return init_record(*task)
 
 
@@ -70,6 +72,7 @@ def _round_of_runs(pool, wanted: dict, found: dict) -> None:
 
 
 def _as_lists(found: dict) -> dict:
+    """``{setting: {lr: {seed: steps}}}`` → ``{setting: {lr: [steps in seed order]}}``."""
     return {
         setting: {lr: [seeds[s] for s in CONFIG["seeds"]] for lr, seeds in by_lr.items()}
         for setting, by_lr in found.items()
