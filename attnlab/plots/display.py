@@ -130,22 +130,23 @@ def _draw_png(figure: Figure) -> bytes:
 
 
 def figure_html(figure: Figure) -> str:
-    """The figure as an ``<img>`` with its alt text (the PNG inline, as a data URL).
+    """The figure as an ``<img>`` with its alt text (the PNG inline, as a data URL), in a
+    ``jp-RenderedImage`` box as JupyterLab's own image outputs are.
 
     Examples
     --------
     >>> figure = Figure(figsize=(1, 1), dpi=20)
     >>> _ = figure.subplots().set_title("tiny")
-    >>> figure_html(figure).startswith('<img class="attnlab-static-figure" alt="Figure: tiny."')
-    True
+    >>> figure_html(figure)[:83]
+    '<div class="jp-RenderedImage"><img class="attnlab-static-figure" alt="Figure: tiny."'
     """
     png = _draw_png(figure)
     setattr(figure, _PNG, png)
     data = base64.b64encode(png).decode("ascii")
     alt = html.escape(alt_text(figure), quote=True)
-    return (
-        f'<img class="attnlab-static-figure" alt="{alt}" src="data:image/png;base64,{data}" '
-        'style="max-width: 100%; height: auto">'
+    return (  # in JupyterLab's image box, so it is laid out (and found) as its images are
+        f'<div class="jp-RenderedImage"><img class="attnlab-static-figure" alt="{alt}" '
+        f'src="data:image/png;base64,{data}" style="max-width: 100%; height: auto"></div>'
     )
 
 
