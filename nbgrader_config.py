@@ -69,3 +69,18 @@ c.LimitedExecute.notebook_timeout = 900
 # Output kept per cell and per notebook, dropped beyond as it arrives (bytes).
 c.LimitedExecute.max_cell_output = 1 * 2**20
 c.LimitedExecute.max_output = 8 * 2**20
+
+# Settings of your own course (a course id, the timeouts, a late penalty, another exchange) go
+# into nbgrader_config.local.py beside this file, which git ignores; it is read last, so what it
+# sets wins. A local file that cannot be read stops every nbgrader command here, naming it:
+# nbgrader logs a config file that raises and goes on *without it*, and without this file it
+# would grade with its defaults (no sandbox, grades decided in the student's own kernel).
+LOCAL_CONFIG = HERE / "nbgrader_config.local.py"
+if LOCAL_CONFIG.exists():
+    try:
+        load_subconfig(str(LOCAL_CONFIG))  # noqa: F821 - provided by traitlets' config loader
+    except Exception as error:  # noqa: BLE001 - any error: say which file, stop
+        raise SystemExit(
+            f"attnlab: {LOCAL_CONFIG} could not be read ({type(error).__name__}: {error}); "
+            "nbgrader stopped rather than grade without the course's settings. Fix or remove it."
+        ) from error

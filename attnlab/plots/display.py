@@ -137,7 +137,7 @@ def figure_html(figure: Figure) -> str:
     --------
     >>> figure = Figure(figsize=(1, 1), dpi=20)
     >>> _ = figure.subplots().set_title("tiny")
-    >>> figure_html(figure)[:83]
+    >>> figure_html(figure)[:84]
     '<div class="jp-RenderedImage"><img class="attnlab-static-figure" alt="Figure: tiny."'
     """
     png = _draw_png(figure)
