@@ -74,7 +74,7 @@ OPTIMIZERS = ("sgd", "adam")  #: the update rules :func:`train` offers
 ADAM_BETAS = (0.9, 0.999)  #: Adam's decay rates for the mean and the mean square of the gradient
 ADAM_EPS = 1e-8  #: Adam's guard against dividing by zero
 #: The sequence whose heatmap is shown: repeated tokens, so reading by token is ambiguous.
-PROBE = ("C", "A", "F", "E", "A", "B")
+PROBE = ("C", "A", "F", "E", "C", "D")
 
 
 def reverse_batch(

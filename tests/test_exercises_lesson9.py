@@ -256,6 +256,19 @@ READS_WRONG = {
 }
 
 
+def test_the_probe_tells_the_diagonal_from_the_anti_diagonal():
+    """Reading each row's own token and reading its mirror's give different answers in every
+    row (with a token at mirror positions twice, "reads itself" and "reads its mirror" were
+    the same answer there); a token still repeats, so reading by token stays ambiguous."""
+    n = len(PROBE)
+    assert all(PROBE[i] != PROBE[n - 1 - i] for i in range(n))
+    assert len(set(PROBE)) < n
+    diagonal, mirror = list(PROBE), list(PROBE[::-1])
+    with_diagonal = L.reads.check(lambda: diagonal)
+    with_mirror = L.reads.check(lambda: mirror)
+    assert "diagonal" in str(with_diagonal) and "reversed sequence" in str(with_mirror)
+
+
 def test_the_heatmap_at_the_read_step_has_a_clear_winner_in_every_row_and_is_half_learned():
     weights = L.probe_heatmap()
     top2 = np.sort(weights, axis=1)[:, -2:]  # (n, 2)

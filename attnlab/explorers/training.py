@@ -25,7 +25,7 @@ Examples
 --------
 >>> state = training_state(step=0, d_k=16, exponent=0.5)
 >>> state.weights.shape, state.tokens
-((6, 6), ('C', 'A', 'F', 'E', 'A', 'B'))
+((6, 6), ('C', 'A', 'F', 'E', 'C', 'D'))
 >>> late = training_state(step=300, d_k=16, exponent=0.5)
 >>> bool(late.anti_diagonal > 0.7 > state.anti_diagonal)
 True
