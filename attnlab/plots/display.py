@@ -74,6 +74,9 @@ def alt_text(figure: Figure) -> str:
     >>> _ = ax.plot([0, 1], label="$k_1$"), ax.legend()
     >>> alt_text(figure)
     'Figure: a query q and three keys (horizontal axis: x; vertical axis: y; legend: k_1).'
+    >>> _ = ax.set_title("")
+    >>> alt_text(figure)
+    'Figure: horizontal axis: x; vertical axis: y; legend: k_1.'
     >>> alt_text(Figure())
     'Figure.'
     """
@@ -95,7 +98,10 @@ def alt_text(figure: Figure) -> str:
             keys = [_plain(t.get_text()) for t in legend.get_texts() if t.get_text().strip()]
             if keys:
                 labels.append("legend: " + ", ".join(keys))
-        words = title + (f" ({'; '.join(labels)})" if labels else "")
+        if title and labels:
+            words = f"{title} ({'; '.join(labels)})"
+        else:
+            words = title or "; ".join(labels)
         if words.strip():
             panels.append(words.strip())
     suptitle = figure._suptitle.get_text() if figure._suptitle is not None else ""
