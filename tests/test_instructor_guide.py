@@ -75,3 +75,21 @@ def test_every_command_in_the_guide_is_run_by_a_test():
 
 def test_readme_links_the_guide():
     assert "docs/instructors.md" in (ROOT / "README.md").read_text(encoding="utf-8")
+
+
+def _pins(path: Path) -> dict[str, str]:
+    pins = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        line = line.split("#")[0].strip()
+        if line and not line.startswith("-"):
+            name, _, version = line.partition("==")
+            pins[name.lower()] = version
+    return pins
+
+
+def test_the_graders_requirements_pin_what_the_tests_run():
+    """requirements-grader.txt (the guide's install) pins nbgrader and its notebook runners at the
+    versions requirements-dev.txt runs the grading tests with, and adds nothing else."""
+    grader, dev = _pins(ROOT / "requirements-grader.txt"), _pins(ROOT / "requirements-dev.txt")
+    assert grader and {name: dev.get(name) for name in grader} == grader
+    assert "-r requirements.txt" in (ROOT / "requirements-grader.txt").read_text(encoding="utf-8")
