@@ -1,15 +1,16 @@
 """Figures on a HiDPI screen, static figures' alt text, and static figures in the dark theme.
 
-Each lesson is opened in JupyterLab in a browser context with ``device_scale_factor=2`` (a
-HiDPI laptop screen, devicePixelRatio 2), on a private server of this module's own (so its
-kernel and theme are nobody else's), and run with Run All as a learner does. Then:
+Each lesson is opened in JupyterLab and in Notebook 7 in a browser context with
+``device_scale_factor=2`` (a HiDPI laptop screen, devicePixelRatio 2), on private servers of
+this module's own (so their kernels and theme are nobody else's), and run with Run All as a
+learner does. Then:
 
 * every explorer's canvas holds two device pixels per CSS pixel each way (``canvas.width ==
   2 x`` its CSS width): drawn at 1x and stretched, its text was soft beside the crisp HTML;
   the figure is not blank;
 * every static figure (an ``<img>`` in an output) has alt text (axe's ``image-alt``);
-* after switching to JupyterLab Dark and running the lesson again, every static figure is
-  drawn for the dark page like the explorers: a dark face with light text on it.
+* (JupyterLab) after switching to JupyterLab Dark and running the lesson again, every static
+  figure is drawn for the dark page like the explorers: a dark face with light text on it.
 """
 
 from __future__ import annotations
@@ -24,9 +25,11 @@ import pytest
 pytestmark = pytest.mark.browser
 
 LESSONS = [path for path in lab.discover_lessons() if "Explorer(" in path.read_text()]
-LESSON_PARAMS = [pytest.param(path.name, id=path.stem) for path in LESSONS] or [
-    pytest.param(None, id="no-lessons", marks=pytest.mark.skip(reason="no lesson has explorers"))
-]
+LESSON_PARAMS = [
+    pytest.param((front, path.name), id=f"{front}-{path.stem}")
+    for front in ("lab", "nb7")
+    for path in LESSONS
+] or [pytest.param(None, id="no-lessons", marks=pytest.mark.skip(reason="no explorers"))]
 RATIO = 2
 WAIT_S = 60
 
@@ -66,20 +69,40 @@ class _HiDPIBrowser:
         return self._browser.new_context(device_scale_factor=RATIO, **options)
 
 
+class _Servers:
+    """This module's own servers, one per front end, started when first asked for."""
+
+    def __init__(self) -> None:
+        self._open: dict[str, lab.LabServer] = {}
+
+    def __call__(self, front: str) -> lab.LabServer:
+        if front not in self._open:
+            from nb7_harness import NotebookServer
+
+            kind = NotebookServer if front == "nb7" else lab.LabServer
+            self._open[front] = kind(lab.notebook_dir()).__enter__()
+        return self._open[front]
+
+    def close(self) -> None:
+        for server in self._open.values():
+            server.__exit__(None, None, None)
+
+
 @pytest.fixture(scope="module")
-def hidpi_server() -> Iterator[lab.LabServer]:
-    """This module's own JupyterLab (its kernels and theme setting are no other test's)."""
-    with lab.LabServer(lab.notebook_dir()) as server:
-        yield server
+def hidpi_servers() -> Iterator[_Servers]:
+    """This module's own JupyterLab and Notebook 7 (kernels and theme are no other test's)."""
+    servers = _Servers()
+    yield servers
+    servers.close()
 
 
 @pytest.fixture(scope="module", params=LESSON_PARAMS)
-def hidpi_lesson(request, chromium, hidpi_server, artifacts_dir) -> Iterator[lab.LessonPage]:
-    """A lesson run at devicePixelRatio 2 (1366 x 768 CSS pixels)."""
-    with lab.opened_lesson(
-        _HiDPIBrowser(chromium), hidpi_server, request.param, artifacts_dir
-    ) as page:
-        page.front_end = "lab, devicePixelRatio 2"
+def hidpi_lesson(request, chromium, hidpi_servers, artifacts_dir) -> Iterator[lab.LessonPage]:
+    """A lesson run at devicePixelRatio 2 (1366 x 768 CSS pixels) in one front end."""
+    front, name = request.param
+    server = hidpi_servers(front)
+    with lab.opened_lesson(_HiDPIBrowser(chromium), server, name, artifacts_dir) as page:
+        page.front_end = f"{front}, devicePixelRatio 2"
         yield page
 
 
@@ -104,7 +127,9 @@ def test_explorer_canvases_are_drawn_at_device_pixels(hidpi_lesson, artifacts_di
             problems.append(f"canvas {i}: blank ({c})")
     if not canvases:
         problems.append("no explorer canvas on the page")
-    page.explorer(0).screenshot(path=str(artifacts_dir / f"{Path(page.name).stem}--hidpi.png"))
+    front = page.front_end.split(",")[0]
+    shot = artifacts_dir / f"{Path(page.name).stem}--{front}--hidpi.png"
+    page.explorer(0).screenshot(path=str(shot))
     a11y.fail_with(page, problems, artifacts_dir, "hidpi")
 
 
@@ -132,6 +157,8 @@ def set_theme(page: lab.LessonPage, theme: str) -> None:
 
 def test_static_figures_follow_the_dark_theme(hidpi_lesson, artifacts_dir: Path) -> None:
     page = hidpi_lesson
+    if not page.front_end.startswith("lab"):
+        pytest.skip("the theme is switched from JupyterLab's Settings menu")
     if not page.js(STATIC_IMAGES):
         pytest.skip(f"{page.name} shows no static figure")
     set_theme(page, "JupyterLab Dark")
