@@ -38,8 +38,7 @@ function make(tag, attributes = {}, text = null) {
   return node;
 }
 
-const SUPPRESS = { "data-lm-suppress-shortcuts": "true" };
-const SUPPRESS_ATTRIBUTE = Object.keys(SUPPRESS)[0];
+const SUPPRESS_ATTRIBUTE = "data-lm-suppress-shortcuts"; // Lumino ignores keys on it
 const CONTROL_ATTRIBUTE = "data-attnlab-control"; // on every focusable element of a control
 const NAVIGATION_KEYS = new Set([
   "ArrowLeft", "ArrowRight", "ArrowUp", "ArrowDown", "Home", "End", "PageUp", "PageDown",

@@ -174,7 +174,7 @@ def extreme_problems(page: lab.LessonPage, index: int, info: dict) -> list[str]:
 
 # Static figures (matplotlib inline output) as the page shows them: shrunk when wider than
 # the output area, which shrinks every number in them.
-STATIC_FIGURES_JS = """() => [...document.querySelectorAll(".jp-RenderedImage img")]
+STATIC_FIGURES_JS = """() => [...document.querySelectorAll(".jp-OutputArea-output img")]
   .filter((img) => img.offsetParent !== null && !img.closest(".attnlab-explorer"))
   .map((img) => {
     const cell = img.closest(".jp-Cell");
