@@ -37,6 +37,9 @@ from attnlab.grading import sandbox
 
 ROOT = Path(__file__).resolve().parents[1]
 pytestmark = [
+    # Each submission is graded in its own sandboxed kernel: minutes in all, so this suite runs
+    # with the grading stage of `./run.sh test --all`, not in the fast loop.
+    pytest.mark.slow,
     pytest.mark.skipif(
         not Path("/proc/self/status").exists(),
         reason="the attacks find the course folder through /proc",
