@@ -16,7 +16,8 @@ Importing :mod:`attnlab.exercises` inside IPython calls :func:`watch` once, whic
 Outside IPython nothing is registered. Under grading nothing is registered either: not when a
 check must pass (nbgrader's ``NBGRADER_EXECUTION``, ``ATTNLAB_REQUIRE_CORRECT=1``) and not in
 the grading kernel (:mod:`attnlab.grading.worker` is imported there first), so graded runs
-see exactly what they saw before.
+see exactly what they saw before. ``nbgrader validate`` (``NBGRADER_VALIDATING=1``) registers
+both: what it prints is read by the learner.
 """
 
 from __future__ import annotations
@@ -184,6 +185,11 @@ def name_error_sentence(error: NameError, cell: str) -> str | None:
         name = found.group(1) if found else None
     answers, lessons = _checked_names(cell)
     if name in answers:
+        from attnlab.exercises.answer_cells import missing_sentence
+
+        lost = missing_sentence(name, cell)  # the notebook lost the exercise's answer cell
+        if lost is not None:
+            return f"`{name}` is not defined. {lost}"
         old, why = _FAILED.get(name, (None, None))
         if old is _MISSING:
             return f"`{name}` is not defined. {_failed_sentence(name, why)}"
@@ -218,13 +224,21 @@ def _show_name_error(shell, etype, value, tb, tb_offset=None) -> None:
         shell.showtraceback((etype, value, tb), tb_offset=tb_offset)
     else:
         sys.last_type, sys.last_value, sys.last_traceback = etype, value, tb  # for %debug
-        shell._showtraceback(etype, value, [sentence])  # what ipykernel sends as the error
+        from attnlab.exercises.answer_cells import validating, wrapped
+
+        lines = wrapped(sentence) if validating() else [sentence]  # validate cuts long lines
+        shell._showtraceback(etype, value, lines)  # what ipykernel sends as the error
 
 
 def _under_grading() -> bool:
+    """Under autograding or in the grading kernel; ``nbgrader validate`` is not grading (a
+    learner reads what it says)."""
+    from attnlab.exercises.answer_cells import validating
     from attnlab.exercises.core import must_pass
 
-    return must_pass() or "attnlab.grading.worker" in sys.modules
+    if "attnlab.grading.worker" in sys.modules:
+        return True
+    return must_pass() and not validating()
 
 
 def watch() -> bool:

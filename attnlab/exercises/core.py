@@ -14,6 +14,10 @@ is one of:
 In a learner's notebook (IPython) a check also says when the answer cell's latest run stopped
 before defining the function (**answer cell did not run**, see :mod:`attnlab.exercises.cells`),
 and an interrupted check ends with one sentence (:class:`CheckInterrupted`), not a traceback.
+Where the notebook can be found (JupyterLab, ``nbgrader validate``), a check also says when the
+notebook hides the answer from grading: the function is in a cell without the exercise's tag, the
+answer cell was copied, or it is gone (**grading will not see this answer**, see
+:mod:`attnlab.exercises.answer_cells`).
 
 Under nbgrader's autograder or validator (``NBGRADER_EXECUTION`` is set) and when
 ``ATTNLAB_REQUIRE_CORRECT=1``, anything but *correct* raises ``AssertionError`` so
@@ -46,6 +50,8 @@ class Outcome(enum.Enum):
     CORRECT = "correct"
     RECORDED = "recorded"  #: a graded quiz without its key at hand: marked after submission
     NOT_RUN = "answer cell did not run"  #: its latest run stopped before defining the answer
+    #: the notebook hides the answer from grading (see :mod:`attnlab.exercises.answer_cells`)
+    NOT_GRADED = "grading will not see this answer"
 
 
 class Wrong(Exception):
@@ -89,6 +95,7 @@ _STYLE = {
     Outcome.CORRECT: ("#135e1e", "#ecf8ee", "✓"),
     Outcome.RECORDED: ("#1c4f8a", "#eef4fb", "✎"),
     Outcome.NOT_RUN: ("#7a4b00", "#fff7e0", "!"),
+    Outcome.NOT_GRADED: ("#7a4b00", "#fff7e0", "!"),
 }
 
 
@@ -221,6 +228,10 @@ class Exercise:
                 raise CheckInterrupted(
                     interrupted_sentence(time.monotonic() - start, getattr(exc, "in_answer", False))
                 ) from None
+        if stale is None:  # is the answer where grading looks? (the notebook file says)
+            from attnlab.exercises.answer_cells import reviewed
+
+            feedback = reviewed(self, answer, feedback)
         if must_pass() and not feedback:
             raise AssertionError(str(feedback))
         return feedback

@@ -12,6 +12,7 @@ import importlib
 import os
 from dataclasses import dataclass
 
+from attnlab.exercises.answer_cells import grading_note
 from attnlab.exercises.core import Feedback, Outcome, grading_seed, refused_message
 from attnlab.exercises.keys import load_key
 from attnlab.exercises.solutions import checked_call, defined_names
@@ -128,6 +129,27 @@ def _refused(title: str, reasons: list[str]) -> Feedback:
     return Feedback(title, Outcome.WRONG, text, 0.0)
 
 
+def _with_layout_note(feedback: Feedback, source_nb, student_nb, function: str) -> Feedback:
+    """``feedback``, first saying so when the student wrote ``function`` in a cell without the
+    answer cell's tag (grading reads only the answer cell: that code was not graded)."""
+    grade_id = next(
+        (
+            _nbgrader(c).get("grade_id")
+            for c in source_nb["cells"]
+            if c["cell_type"] == "code"
+            and _nbgrader(c).get("solution")
+            and function in defined_names(_code(c))
+        ),
+        None,
+    )
+    note = grading_note(student_nb, grade_id, function)
+    if not note:
+        return feedback
+    return Feedback(
+        feedback.exercise, feedback.outcome, f"{note}\n{feedback.message}", feedback.score
+    )
+
+
 def grade_notebook(source_nb, student_nb, cwd) -> list[Result]:
     """Grade every grade cell of ``source_nb`` on the answers in ``student_nb``.
 
@@ -187,6 +209,8 @@ def grade_notebook(source_nb, student_nb, cwd) -> list[Result]:
             else:
                 with grading_seed(salt):
                     feedback = exercise.grade(RemoteFunction(kernel, called[1]))
+            if feedback.outcome is not Outcome.CORRECT:  # an answer left outside its cell?
+                feedback = _with_layout_note(feedback, source_nb, student_nb, called[1])
             score = 1.0 if feedback.outcome is Outcome.CORRECT else feedback.score
             if feedback.outcome is Outcome.RECORDED:
                 score = 0.0

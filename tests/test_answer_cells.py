@@ -1,0 +1,325 @@
+"""An answer grading cannot see: in a cell without the exercise's tag, in a copied answer cell,
+or gone. The learner's check and ``nbgrader validate`` say so (attnlab/exercises/answer_cells.py),
+and grading's feedback says why a right function scored 0."""
+
+from __future__ import annotations
+
+import copy
+import json
+import linecache
+import subprocess
+from pathlib import Path
+
+import graded_course as gc
+import pytest
+
+from attnlab.exercises import Outcome, answer_cells, cells, lesson3
+from attnlab.exercises.answer_cells import AnswerCellError, find_problem, grading_note
+from attnlab.grading.grade import _with_layout_note
+
+ROOT = Path(__file__).resolve().parents[1]
+LESSON = "03-softmax"
+ANSWER_ID, FUNCTION = "softmax-row", "softmax_row"
+RIGHT = (
+    "import numpy as np\n\n"
+    "def softmax_row(x):\n"
+    "    e = np.exp(x - np.max(x))\n"
+    "    return e / e.sum()\n"
+)
+
+
+def _learner_nb() -> dict:
+    return json.loads((ROOT / "notebooks" / f"{LESSON}.ipynb").read_text(encoding="utf-8"))
+
+
+def _tag(cell) -> str | None:
+    return (cell.get("metadata", {}).get("nbgrader") or {}).get("grade_id")
+
+
+def _index(nb, grade_id) -> int:
+    return next(i for i, c in enumerate(nb["cells"]) if _tag(c) == grade_id)
+
+
+def _new_cell(code: str, cell_id: str) -> dict:
+    return {
+        "cell_type": "code",
+        "execution_count": None,
+        "id": cell_id,
+        "metadata": {},
+        "outputs": [],
+        "source": code,
+    }
+
+
+def with_answers(nb, answers: dict[str, str]) -> dict:
+    """``nb`` with the code of the answer cells ``answers`` (grade_id -> code) written in."""
+    nb = copy.deepcopy(nb)
+    for cell in nb["cells"]:
+        if _tag(cell) in answers:
+            cell["source"] = answers[_tag(cell)]
+    return nb
+
+
+def mistake(nb, kind: str, code: str = RIGHT, grade_id: str = ANSWER_ID) -> dict:
+    """``nb`` with the answer cell ``grade_id`` holding ``code``, then one learner mistake:
+
+    * ``untagged``: the answer cell deleted, ``code`` typed again in a new cell in its place;
+    * ``below``: the answer cell left as it is (the stub), ``code`` in a new cell under it;
+    * ``duplicate``: the answer cell (holding ``code``) copied and pasted below itself;
+    * ``missing``: the answer cell deleted;
+    * ``solved``: no mistake.
+    """
+    nb = copy.deepcopy(nb)
+    i = _index(nb, grade_id)
+    cells = nb["cells"]
+    if kind == "untagged":
+        cells[i] = _new_cell(code, "retyped")
+    elif kind == "below":
+        cells.insert(i + 1, _new_cell(code, "retyped"))
+    elif kind == "duplicate":
+        cells[i]["source"] = code
+        pasted = copy.deepcopy(cells[i])
+        pasted["id"] = "pasted"
+        cells.insert(i + 1, pasted)
+    elif kind == "missing":
+        del cells[i]
+    elif kind == "solved":
+        cells[i]["source"] = code
+    else:
+        raise ValueError(kind)
+    return nb
+
+
+def write(folder: Path, nb, name: str = f"{LESSON}.ipynb") -> Path:
+    path = folder / name
+    path.write_text(json.dumps(nb, indent=1), encoding="utf-8")
+    return path
+
+
+def right_function():
+    namespace: dict = {}
+    exec(compile(RIGHT, "<answer>", "exec"), namespace)
+    return namespace[FUNCTION]
+
+
+def cell_function(code: str, number: int = 7):
+    """A function as a notebook cell defines it: its code file is the cell's, in linecache."""
+    filename = f"/tmp/ipykernel_4242/{number}.py"
+    linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
+    namespace: dict = {}
+    exec(compile(code, filename, "exec"), namespace)
+    return namespace[FUNCTION]
+
+
+@pytest.fixture
+def session(monkeypatch, tmp_path):
+    """Open a notebook as JupyterLab does: its path in ``JPY_SESSION_NAME``."""
+    monkeypatch.delenv("NBGRADER_VALIDATING", raising=False)
+
+    def open_notebook(nb) -> Path:
+        path = write(tmp_path, nb)
+        monkeypatch.setenv("JPY_SESSION_NAME", str(path))
+        return path
+
+    return open_notebook
+
+
+# --------------------------------------------------------------------- finding the mistakes
+@pytest.mark.parametrize(
+    "kind, found",
+    [
+        ("untagged", "untagged"),
+        ("below", "untagged"),
+        ("duplicate", "duplicate"),
+        ("missing", "missing"),
+        ("solved", None),
+    ],
+)
+def test_each_mistake_is_found_in_the_notebook(kind, found):
+    nb = mistake(_learner_nb(), kind)
+    problem = find_problem(nb, "lesson3.softmax_row", None, "Exercise 3.1")
+    assert (problem[0] if problem else None) == found
+    # the other exercises of the notebook are where they should be
+    assert find_problem(nb, "lesson3.stable_softmax", None, "Exercise 3.2") is None
+
+
+def test_the_messages_say_what_happened_and_how_to_fix_it_in_jupyterlab():
+    nb = _learner_nb()
+    kind, untagged = find_problem(mistake(nb, "untagged"), "lesson3.softmax_row", None, "x")
+    assert "not the exercise's answer cell" in untagged
+    assert "Edit → Undo Delete Cells" in untagged and "Edit → Delete Cells" in untagged
+    assert '"Exercise 3.1 — softmax of one row"' in untagged  # the heading the learner sees
+    _, below = find_problem(mistake(nb, "below"), "lesson3.softmax_row", None, "x")
+    assert "copy your code into the answer cell" in below and "Undo" not in below
+    _, duplicate = find_problem(mistake(nb, "duplicate"), "lesson3.softmax_row", None, "x")
+    assert "copied and pasted" in duplicate and "delete the copy" in duplicate
+    _, missing = find_problem(mistake(nb, "missing"), "lesson3.softmax_row", None, "x")
+    assert "gone from the notebook" in missing and "Edit → Undo Delete Cells" in missing
+    for message in (untagged, below, duplicate, missing):
+        assert "scores 0" in message
+
+
+def test_the_cell_the_function_came_from_counts_even_below_the_check():
+    """In a learner's kernel the answer's own cell is known: a new cell at the bottom of the
+    notebook is found though the answer cell above the check still holds the stub."""
+    nb = copy.deepcopy(_learner_nb())
+    nb["cells"].append(_new_cell(RIGHT, "at-the-bottom"))
+    assert find_problem(nb, "lesson3.softmax_row", None, "x") is None  # nothing above says so
+    kind, _ = find_problem(nb, "lesson3.softmax_row", None, "x", answer_source=RIGHT)
+    assert kind == "untagged"
+    solved = mistake(_learner_nb(), "solved")
+    assert find_problem(solved, "lesson3.softmax_row", None, "x", answer_source=RIGHT) is None
+
+
+def test_a_notebook_without_the_exercise_is_not_judged():
+    nb = {"cells": [_new_cell(RIGHT, "a")], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    assert find_problem(nb, "lesson3.softmax_row", None, "x") is None
+
+
+# ----------------------------------------------------------------- the learner's own check
+@pytest.mark.parametrize("kind", ["untagged", "duplicate", "missing"])
+def test_the_check_says_grading_will_not_see_the_answer(session, kind):
+    session(mistake(_learner_nb(), kind))
+    feedback = lesson3.softmax_row.check(right_function())
+    assert feedback.outcome is Outcome.NOT_GRADED and not feedback
+    assert "scores 0" in feedback.message
+    assert "Your function itself passes the check." in feedback.message
+    assert "grading will not see this answer" in str(feedback)
+
+
+def test_the_check_finds_the_notebook_through_ipython_session(monkeypatch, tmp_path):
+    """ipykernel copies ``JPY_SESSION_NAME`` into the notebook as ``__session__``."""
+    path = write(tmp_path, mistake(_learner_nb(), "missing"))
+    monkeypatch.delenv("JPY_SESSION_NAME", raising=False)
+    monkeypatch.delenv("NBGRADER_VALIDATING", raising=False)
+    shell = type("Shell", (), {"user_ns": {"__session__": str(path)}})()
+    monkeypatch.setattr(answer_cells, "_shell", lambda: shell)
+    assert lesson3.softmax_row.check(right_function()).outcome is Outcome.NOT_GRADED
+
+
+def test_a_right_answer_in_its_cell_is_just_correct(session):
+    session(mistake(_learner_nb(), "solved"))
+    assert lesson3.softmax_row.check(cell_function(RIGHT)).outcome is Outcome.CORRECT
+
+
+def test_no_notebook_no_false_alarm(monkeypatch, tmp_path):
+    monkeypatch.delenv("JPY_SESSION_NAME", raising=False)
+    monkeypatch.delenv("NBGRADER_VALIDATING", raising=False)
+    assert lesson3.softmax_row.check(right_function()).outcome is Outcome.CORRECT
+    monkeypatch.setenv("JPY_SESSION_NAME", str(tmp_path / "renamed.ipynb"))  # not there
+    assert lesson3.softmax_row.check(right_function()).outcome is Outcome.CORRECT
+    other = write(tmp_path, {"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5})
+    monkeypatch.setenv("JPY_SESSION_NAME", str(other))  # a notebook without this exercise
+    assert lesson3.softmax_row.check(right_function()).outcome is Outcome.CORRECT
+    (tmp_path / "broken.ipynb").write_text("{not json", encoding="utf-8")
+    monkeypatch.setenv("JPY_SESSION_NAME", str(tmp_path / "broken.ipynb"))
+    assert lesson3.softmax_row.check(right_function()).outcome is Outcome.CORRECT
+
+
+def test_a_wrong_answer_in_the_wrong_cell_hears_both(session):
+    session(mistake(_learner_nb(), "untagged"))
+    feedback = lesson3.softmax_row.check(cell_function("def softmax_row(x):\n    return x\n"))
+    assert feedback.outcome is Outcome.NOT_GRADED
+    assert "The check also says: not yet right." in feedback.message
+
+
+def test_a_check_that_must_pass_fails_with_the_message_in_short_lines(session, monkeypatch):
+    session(mistake(_learner_nb(), "duplicate"))
+    monkeypatch.setenv("ATTNLAB_REQUIRE_CORRECT", "1")
+    with pytest.raises(AnswerCellError) as raised:
+        lesson3.softmax_row.check(right_function())
+    lines = raised.value._render_traceback_()
+    assert "delete the copy" in " ".join(lines)
+    assert max(map(len, lines)) <= answer_cells.WIDTH
+
+
+def test_autograding_does_not_look(session, monkeypatch):
+    session(mistake(_learner_nb(), "missing"))
+    monkeypatch.setenv("NBGRADER_EXECUTION", "autograde")
+    assert bool(lesson3.softmax_row.check(right_function()))
+
+
+def test_a_check_cell_whose_answer_cell_is_gone_says_so(session):
+    """After a restart the function is not defined at all: the NameError sentence says why."""
+    session(mistake(_learner_nb(), "missing"))
+    sentence = cells.name_error_sentence(
+        NameError("name 'softmax_row' is not defined", name="softmax_row"),
+        "lesson3.softmax_row.check(softmax_row)",
+    )
+    assert sentence.startswith("`softmax_row` is not defined. The answer cell of")
+    assert "Edit → Undo Delete Cells" in sentence
+
+
+def test_validation_finds_the_notebook_its_kernel_ran(monkeypatch, tmp_path):
+    """Under ``nbgrader validate`` the notebook is the one in the working folder whose code
+    cells this kernel ran (another copy beside it does not confuse it)."""
+    nb = mistake(_learner_nb(), "missing")
+    write(tmp_path, nb)
+    write(tmp_path, _learner_nb(), "03-softmax-Copy1.ipynb")
+    ran = [gc._code(c) for c in nb["cells"] if c["cell_type"] == "code" and gc._code(c).strip()]
+    history = type("History", (), {"input_hist_raw": ["", *ran]})()
+    shell = type("Shell", (), {"history_manager": history, "user_ns": {}})()
+    monkeypatch.setattr(answer_cells, "_shell", lambda: shell)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("NBGRADER_VALIDATING", "1")
+    assert answer_cells.notebook() == nb
+    history.input_hist_raw = ["", "print('another notebook')"]
+    assert answer_cells.notebook() is None
+
+
+# ------------------------------------------------------------------------------ grading
+def test_grading_feedback_says_why_an_untagged_answer_scored_nothing():
+    from attnlab.exercises.core import Feedback
+
+    source_nb = gc.read(ROOT / "source" / LESSON / f"{LESSON}.ipynb")
+    stub = Feedback("Exercise 3.1", Outcome.NOT_ATTEMPTED, "Write your answer…")
+    for kind in ("untagged", "below"):
+        student = mistake(_learner_nb(), kind)
+        note = grading_note(student, ANSWER_ID, FUNCTION)
+        assert "in a cell without the exercise's tag" in note
+        assert "starts `import numpy as np`" in note
+        told = _with_layout_note(stub, source_nb, student, FUNCTION)
+        assert told.message.startswith("Your notebook defines `softmax_row` in a cell without")
+        assert told.outcome is stub.outcome and told.score == 0
+    for kind in ("solved", "missing", "duplicate"):
+        assert grading_note(mistake(_learner_nb(), kind), ANSWER_ID, FUNCTION) == ""
+
+
+# ------------------------------------------------------------- stock nbgrader validate
+@pytest.mark.slow
+def test_stock_nbgrader_validate_reports_each_mistake(tmp_path):
+    """A lesson 3 release notebook, every other exercise solved, validated as a student does:
+    ``nbgrader validate`` in the notebook's folder, without the course's config."""
+    course = gc.make_course(tmp_path / "course")
+    gc.nbgrader(course, "generate_assignment", LESSON, "--force")
+    source_nb = gc.read(course / "source" / LESSON / f"{LESSON}.ipynb")
+    release_nb = gc.read(course / "release" / LESSON / f"{LESSON}.ipynb")
+    solved = with_answers(release_nb, gc.worked(source_nb))
+    right = gc.worked(source_nb)[ANSWER_ID]
+    said, codes = {}, {}
+    for kind in ("solved", "untagged", "duplicate", "missing"):
+        folder = tmp_path / "student" / kind
+        folder.mkdir(parents=True)
+        path = write(folder, mistake(solved, kind, right))
+        result = subprocess.run(
+            [*gc.NBGRADER, "validate", path.name],
+            cwd=folder,
+            env=gc.nbgrader_env(),
+            capture_output=True,
+            text=True,
+            timeout=900,
+        )
+        said[kind], codes[kind] = result.stdout + result.stderr, result.returncode
+        print(f"\n===== nbgrader validate: {kind} (exit {result.returncode})\n{said[kind]}")
+    assert "Success! Your notebook passes all the tests." in said["solved"], said["solved"]
+    for kind, words in [
+        ("untagged", "not the exercise's answer cell"),
+        ("missing", "gone from the notebook"),
+    ]:
+        assert "VALIDATION FAILED ON 1 CELL(S)!" in said[kind], said[kind]
+        assert "Success!" not in said[kind]
+        assert words in " ".join(said[kind].split()), said[kind]
+    # Two cells with one grade_id: nbgrader's own metadata check stops validate before any cell
+    # runs (so the check's sentence cannot appear there); the learner's check says it instead.
+    assert "Duplicate grade id: softmax-row" in said["duplicate"], said["duplicate"]
+    assert "Success!" not in said["duplicate"] and codes["duplicate"] != 0
