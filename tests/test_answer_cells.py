@@ -323,3 +323,37 @@ def test_stock_nbgrader_validate_reports_each_mistake(tmp_path):
     # runs (so the check's sentence cannot appear there); the learner's check says it instead.
     assert "Duplicate grade id: softmax-row" in said["duplicate"], said["duplicate"]
     assert "Success!" not in said["duplicate"] and codes["duplicate"] != 0
+
+
+def test_jupyterlab_says_which_cell_ran_before_the_notebook_is_saved():
+    """JupyterLab sends the running cell's metadata (nbgrader's tag included) with its id: a
+    function from an untagged cell is found though the saved file still shows the stub."""
+    saved = _learner_nb()
+    untagged = {FUNCTION: {"cell_id": "new", "grade_id": None}}
+    kind, message = find_problem(saved, "lesson3.softmax_row", None, "x", live=untagged)
+    assert kind == "untagged" and "copy your code into the answer cell" in message
+    tagged = {FUNCTION: {"cell_id": "a986415a", "grade_id": ANSWER_ID}}
+    assert find_problem(saved, "lesson3.softmax_row", None, "x", live=tagged) is None
+
+
+def test_the_running_cell_is_read_from_jupyterlabs_request_only():
+    def shell_sending(metadata):
+        kernel = type("Kernel", (), {"get_parent": lambda self, channel: {"metadata": metadata}})
+        return type("Shell", (), {"kernel": kernel()})()
+
+    lab = {"cellId": "c1", "deletedCells": [], "recordTiming": False}
+    tag = {"solution": True, "grade_id": ANSWER_ID}
+    assert cells._cell_tag(shell_sending(lab)) == {"cell_id": "c1", "grade_id": None}
+    assert cells._cell_tag(shell_sending({**lab, "nbgrader": tag}))["grade_id"] == ANSWER_ID
+    assert cells._cell_tag(shell_sending({"cellId": "c1"})) is None  # not JupyterLab's request
+    assert cells._cell_tag(shell_sending({})) is None
+    assert cells._cell_tag(object()) is None
+
+
+def test_validate_gets_the_plain_sentences_autograding_does_not(monkeypatch):
+    monkeypatch.setenv("NBGRADER_EXECUTION", "validate")
+    monkeypatch.setenv("NBGRADER_VALIDATING", "1")
+    assert not cells._under_grading()
+    monkeypatch.setenv("NBGRADER_EXECUTION", "autograde")
+    monkeypatch.delenv("NBGRADER_VALIDATING")
+    assert cells._under_grading()

@@ -37,6 +37,7 @@ import sys
 import textwrap
 from pathlib import Path
 
+from attnlab.exercises.cells import _DEFINED_IN
 from attnlab.exercises.solutions import checked_call
 
 #: How wide the lines of an error are (``nbgrader validate`` cuts lines longer than 87).
@@ -127,6 +128,7 @@ def find_problem(
     function: str | None,
     title: str,
     answer_source: str | None = None,
+    live: dict[str, dict] | None = None,
 ) -> tuple[str, str] | None:
     """``(kind, message)`` when ``nb`` hides the answer ``function`` of ``exercise`` from
     grading, else None. ``kind`` is ``"untagged"``, ``"duplicate"`` or ``"missing"``.
@@ -146,6 +148,10 @@ def find_problem(
     answer_source : str, optional
         The code of the cell the checked function came from (known in a learner's kernel):
         finds that cell even when it is below the check.
+    live : dict, optional
+        Name -> the cell that last defined it as the front end described it when it ran
+        (:func:`attnlab.exercises.cells.defining_cell`): its tag counts even before the
+        notebook is saved.
 
     A notebook without the exercise's check cell is not this exercise's notebook: None.
     """
@@ -194,6 +200,11 @@ def find_problem(
             "Edit → Delete Cells; run the answer cell that is left, then this check again."
         )
 
+    ran_in = (live or {}).get(function)
+    if ran_in is not None:  # the front end said which cell defined it, tag and all
+        if ran_in.get("grade_id") in tags:
+            return None
+        return _untagged(function, heading, bool(tagged))
     defining = None
     if answer_source is not None and answer_source.strip():
         matching = [
@@ -211,26 +222,9 @@ def find_problem(
     if defining is not None and defining in tagged:
         return None
 
-    cell_is = f'the cell right under "{heading}" that started with `# YOUR CODE HERE`'
-    contract = (
-        f"Grading reads your answer only from the exercise's answer cell ({cell_is}), which "
-        "carries the exercise's hidden nbgrader tag; a cell you add does not have it"
-    )
-    if defining is not None and tagged:
-        return "untagged", (
-            f"Your `{function}` comes from a cell that is not the exercise's answer cell. "
-            f"{contract}, so as it stands this answer scores 0.\nTo fix it: copy your code "
-            "into the answer cell (replacing what is there) and run it, then delete the other "
-            "cell (click it, Edit → Delete Cells) and run this check again."
-        )
+    cell_is = _cell_is(heading)
     if defining is not None:
-        return "untagged", (
-            f"Your `{function}` is in a cell that is not the exercise's answer cell, and the "
-            "answer cell itself is gone from the notebook (deleted, or its tag was lost). "
-            f"{contract}, so as it stands this answer scores 0.\nTo fix it: {UNDO} under "
-            f'"{heading}", copy your code into it and run it, then delete the new cell '
-            f"(click it, Edit → Delete Cells) and run this check again. {PASTE_BACK}"
-        )
+        return _untagged(function, heading, bool(tagged))
     if tagged:
         return "missing", (
             f'The answer cell of "{heading}" no longer defines `{function}`, and no other '
@@ -245,6 +239,33 @@ def find_problem(
         "reads your answer only from that cell, so as it stands this exercise scores 0.\nTo "
         f'fix it: {UNDO}, right under "{heading}"; write your answer in it, run it, then '
         f"run this check again. {PASTE_BACK}"
+    )
+
+
+def _cell_is(heading: str) -> str:
+    return f'the cell right under "{heading}" that started with `# YOUR CODE HERE`'
+
+
+def _untagged(function: str, heading: str, tagged: bool) -> tuple[str, str]:
+    """The message for an answer defined in a cell without the tag (``tagged``: the answer
+    cell is still in the notebook)."""
+    contract = (
+        f"Grading reads your answer only from the exercise's answer cell ({_cell_is(heading)}), "
+        "which carries the exercise's hidden nbgrader tag; a cell you add does not have it"
+    )
+    if tagged:
+        return "untagged", (
+            f"Your `{function}` comes from a cell that is not the exercise's answer cell. "
+            f"{contract}, so as it stands this answer scores 0.\nTo fix it: copy your code "
+            "into the answer cell (replacing what is there) and run it, then delete the other "
+            "cell (click it, Edit → Delete Cells) and run this check again."
+        )
+    return "untagged", (
+        f"Your `{function}` is in a cell that is not the exercise's answer cell, and the "
+        "answer cell itself is gone from the notebook (deleted, or its tag was lost). "
+        f"{contract}, so as it stands this answer scores 0.\nTo fix it: {UNDO} under "
+        f'"{heading}", copy your code into it and run it, then delete the new cell '
+        f"(click it, Edit → Delete Cells) and run this check again. {PASTE_BACK}"
     )
 
 
@@ -291,6 +312,8 @@ def notebook() -> dict | None:
     if not isinstance(named, str) or not named.endswith(".ipynb"):
         return None
     path = Path(named)
+    if not path.is_file():  # a path relative to the server's root, not to this folder
+        path = Path.cwd() / path.name
     return _read(path) if path.is_file() else None
 
 
@@ -332,7 +355,9 @@ def reviewed(exercise, answer, feedback):
         function = _answer_name(answer, exercise)
         nb = notebook() if function or exercise.name else None
         found = (
-            find_problem(nb, exercise.name, function, exercise.title, _cell_source(answer))
+            find_problem(
+                nb, exercise.name, function, exercise.title, _cell_source(answer), _DEFINED_IN
+            )
             if nb is not None
             else None
         )

@@ -32,7 +32,11 @@ _FAILED: dict[str, tuple[object, str]] = {}
 #: Stands for "no such name" in :data:`_FAILED` and the snapshots.
 _MISSING = object()
 #: The cell being run and, for each function it defines, what the name was bound to before.
-_RUNNING: dict = {"cell": "", "before": {}}
+_RUNNING: dict = {"cell": "", "before": {}, "tag": None}
+#: Name -> the cell that last defined it, as JupyterLab and Notebook 7 describe the cell they
+#: run (the execute request's metadata holds the cell's id and its metadata, nbgrader's tag
+#: included): ``{"cell_id": ..., "grade_id": ... or None}``. Known before the notebook is saved.
+_DEFINED_IN: dict[str, dict] = {}
 
 _DEF = re.compile(r"^(?:async[ \t]+)?def[ \t]+([A-Za-z_]\w*)[ \t]*\(", re.MULTILINE)
 _LESSON = re.compile(r"lesson\d+\Z")
@@ -122,11 +126,37 @@ def _python(shell, raw: str) -> str:
         return raw
 
 
+def _cell_tag(shell) -> dict | None:
+    """The running cell's id and nbgrader tag, from the front end's execute request, or None
+    when it does not send them (plain IPython, nbclient, other front ends). JupyterLab and
+    Notebook 7 send the cell's metadata with its ``cellId`` and ``deletedCells``."""
+    try:
+        metadata = shell.kernel.get_parent("shell").get("metadata") or {}
+    except Exception:  # noqa: BLE001 - no kernel, an older one: nothing is known
+        return None
+    if not isinstance(metadata, dict) or not metadata.get("cellId"):
+        return None
+    if "deletedCells" not in metadata:  # JupyterLab's and Notebook 7's request, not another's
+        return None
+    nbgrader = metadata.get("nbgrader") if isinstance(metadata.get("nbgrader"), dict) else {}
+    solution = bool(nbgrader.get("solution"))
+    return {
+        "cell_id": metadata["cellId"],
+        "grade_id": nbgrader.get("grade_id") if solution else None,
+    }
+
+
+def defining_cell(name: str) -> dict | None:
+    """The cell that last defined ``name`` (see :data:`_DEFINED_IN`), or None if unknown."""
+    return _DEFINED_IN.get(name)
+
+
 def _before_cell(shell, info) -> None:
     raw = getattr(info, "raw_cell", None) or ""
     names = defined_functions(_python(shell, raw))
     _RUNNING["cell"] = raw
     _RUNNING["before"] = {name: shell.user_ns.get(name, _MISSING) for name in names}
+    _RUNNING["tag"] = _cell_tag(shell) if names else None
 
 
 def _after_cell(shell, result) -> None:
@@ -139,6 +169,10 @@ def _after_cell(shell, result) -> None:
             _FAILED[name] = (now, why_stopped(error))
         else:
             _FAILED.pop(name, None)
+            if now is not old and _RUNNING.get("tag") is not None:
+                _DEFINED_IN[name] = _RUNNING["tag"]
+            elif now is not old:
+                _DEFINED_IN.pop(name, None)
 
 
 def _checked_names(cell: str) -> tuple[set[str], set[str]]:
