@@ -131,10 +131,39 @@ def sanitize_output(output) -> None:
             data[mime] = clean_html(_joined(data[mime]))
     if not data:
         data["text/plain"] = "[output removed by the grader: a kind it does not show]"
-    metadata = output.get("metadata", {})
-    for mime in list(metadata):
-        if mime not in data and "/" in mime:
-            del metadata[mime]
+    if "metadata" in output:
+        output["metadata"] = clean_metadata(output["metadata"], data)
+
+
+#: What an output's metadata may keep per kind: nbconvert writes ``width`` and ``height`` into
+#: the ``<img>`` tag unescaped, so only whole numbers pass; ``unconfined`` only as a bool.
+_METADATA_NUMBERS = ("width", "height")
+
+
+def clean_metadata(metadata, data) -> dict:
+    """An output's ``metadata`` with only whole-number ``width``/``height`` and a boolean
+    ``unconfined`` for the kinds in ``data``; everything else is dropped.
+
+    Examples
+    --------
+    >>> clean_metadata({"image/png": {"height": "2 onload=alert(1)", "width": 40,
+    ...                               "unconfined": True}, "x": 1}, {"image/png": ""})
+    {'image/png': {'width': 40, 'unconfined': True}}
+    """
+    kept = {}
+    for mime, values in (metadata or {}).items():
+        if mime not in data or not isinstance(values, dict):
+            continue
+        clean = {
+            name: values[name]
+            for name in _METADATA_NUMBERS
+            if type(values.get(name)) is int and 0 <= values[name] <= 100_000
+        }
+        if type(values.get("unconfined")) is bool:
+            clean["unconfined"] = values["unconfined"]
+        if clean:
+            kept[mime] = clean
+    return kept
 
 
 def sanitize_notebook(nb) -> None:
