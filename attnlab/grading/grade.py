@@ -16,8 +16,11 @@ from attnlab.exercises.answer_cells import grading_note
 from attnlab.exercises.core import Feedback, Outcome, grading_seed, refused_message
 from attnlab.exercises.keys import load_key
 from attnlab.exercises.solutions import checked_call, defined_names
-from attnlab.grading.lint import imported_names, problems
+from attnlab.grading.lint import MAX_CELL, imported_names, problems, too_long
 from attnlab.grading.remote import CleanKernel, RemoteFunction, arm, remember
+
+#: The most code (characters) all of a notebook's answer cells may hold together.
+MAX_ANSWERS = 4 * MAX_CELL
 
 
 @dataclass(frozen=True)
@@ -112,12 +115,19 @@ def answer_cells(source_nb, student_nb) -> dict[str, tuple[str, list[str]]]:
         for c in student_nb["cells"]
         if c["cell_type"] == "code" and _nbgrader(c).get("solution")
     }
+    total = sum(len(code) for code in submitted.values())
     cells = {}
     for cell in source_nb["cells"]:
         meta = _nbgrader(cell)
         if cell["cell_type"] != "code" or not meta.get("solution"):
             continue
         code = submitted.get(meta["grade_id"], "raise NotImplementedError()")
+        if total > MAX_ANSWERS:  # refused before anything is parsed
+            cells[meta["grade_id"]] = (
+                code,
+                [too_long(total, MAX_ANSWERS, "all the answer cells together")],
+            )
+            continue
         names = defined_names(_code(cell))
         banned = [name for answer in names for name in forbidden.get(answer, ())]
         cells[meta["grade_id"]] = (code, problems(code, forbidden=banned, refused=lesson_imports))

@@ -92,6 +92,10 @@ REFUSED_NAMES = frozenset(
         "gc",
         "inspect",
         "pickle",
+        "marshal",
+        "tracemalloc",
+        "threading",
+        "multiprocessing",
         "In",
         "Out",
         "lesson0",
@@ -221,8 +225,41 @@ REFUSED_ATTRIBUTES = frozenset(
         "kernel_websocket",
         "explorers",
         "plots",
+        "worker",
+        "wire",
+        "remote",
+        # the builtins that reach into the interpreter, read as attributes of a module
+        # (``builtins.getattr``): refused as names above, and here too
+        "getattr",
+        "setattr",
+        "delattr",
+        "exec",
+        "eval",
+        "compile",
+        "globals",
+        "locals",
+        "vars",
+        "breakpoint",
+        "get_ipython",
+        # the grading tripwire, the modules table and the memory gate
+        "setprofile",
+        "getprofile",
+        "settrace",
+        "gettrace",
+        "modules",
+        "tracemalloc",
+        "reset_peak",
+        "get_traced_memory",
     }
 )
+#: Underscore attributes an answer may read: the public API of ``collections.namedtuple``.
+NAMEDTUPLE_API = frozenset({"_replace", "_asdict", "_fields", "_make", "_field_defaults"})
+#: Special methods an answer's own class may define (construction only; no operators,
+#: comparisons or conversions, which would let a returned value lie about itself).
+ALLOWED_DUNDERS = frozenset({"__init__", "__post_init__"})
+#: The largest answer cell the lint reads (characters): grading parses answer cells in the
+#: grading process itself, so a huge cell is refused before it is parsed.
+MAX_CELL = 64 * 1024
 
 
 _IMPORTS = (
@@ -248,6 +285,14 @@ def _module_ok(module: str) -> bool:
     return allowed and not refused
 
 
+def too_long(size: int, limit: int = MAX_CELL, what: str = "this answer cell") -> str:
+    """The reason a cell (or a notebook's answer cells) too long to be read is refused."""
+    return (
+        f"line 1: {what} is {size // 1024} KiB of code — an answer may be at most "
+        f"{limit // 1024} KiB; compute large tables in code instead of writing them out"
+    )
+
+
 def problems(source: str, forbidden=(), refused=()) -> list[str]:
     """Why ``source`` (one answer cell) may not be graded; empty when it may.
 
@@ -270,6 +315,8 @@ def problems(source: str, forbidden=(), refused=()) -> list[str]:
     list of str
         One line per problem, ``"line N: ... — reason"``.
     """
+    if len(source) > MAX_CELL:
+        return [too_long(len(source))]
     banned = {name.rpartition(".")[2]: name for name in forbidden}  # attributes and imports
     bare = {name: name for name in forbidden if "." not in name}  # the notebook's own names
     refused = frozenset(refused)
@@ -286,6 +333,11 @@ def problems(source: str, forbidden=(), refused=()) -> list[str]:
     for node in ast.walk(tree):
         if isinstance(node, (ast.Import, ast.ImportFrom)):
             modules.update((a.asname or a.name).partition(".")[0] for a in node.names)
+
+    parents = {}
+    for node in ast.walk(tree):
+        for child in ast.iter_child_nodes(node):
+            parents[child] = node
 
     def refuse(node, shown, reason):
         found.append((node.lineno, f"line {node.lineno}: `{shown}` — {reason}"))
@@ -312,11 +364,32 @@ def problems(source: str, forbidden=(), refused=()) -> list[str]:
                     )
                 elif alias.name.startswith("_") or alias.name == "*":
                     refuse(node, alias.name, "private names cannot be imported in an answer")
+                elif alias.name in REFUSED_NAMES or alias.name in REFUSED_ATTRIBUTES:
+                    refuse(
+                        node,
+                        f"from {module} import {alias.name}",
+                        "graded answers cannot use it, whichever module it is imported from",
+                    )
         elif isinstance(node, ast.Name):
             if node.id in bare:
                 refuse(node, node.id, f"this exercise asks you not to use {bare[node.id]}")
             elif node.id in REFUSED_NAMES or node.id in refused or node.id.startswith("__"):
                 refuse(node, node.id, "graded answers cannot use it")
+            elif node.id == "type":
+                call = parents.get(node)
+                if not (
+                    isinstance(call, ast.Call)
+                    and call.func is node
+                    and len(call.args) == 1
+                    and not call.keywords
+                    and not isinstance(call.args[0], ast.Starred)
+                ):
+                    refuse(
+                        node,
+                        "type",
+                        "graded answers may use type only as type(x), one value's type; "
+                        "it cannot be renamed or make classes",
+                    )
         elif isinstance(node, ast.Attribute):
             root = node.value
             while isinstance(root, ast.Attribute):
@@ -329,7 +402,9 @@ def problems(source: str, forbidden=(), refused=()) -> list[str]:
                 refuse(node, f"{ast.unparse(node)} = ...", _REBIND)
             elif node.attr in banned:
                 refuse(node, node.attr, f"this exercise asks you not to use {banned[node.attr]}")
-            elif node.attr.startswith("_") or node.attr in REFUSED_ATTRIBUTES:
+            elif (
+                node.attr.startswith("_") and node.attr not in NAMEDTUPLE_API
+            ) or node.attr in REFUSED_ATTRIBUTES:
                 refuse(node, f".{node.attr}", "graded answers cannot use it")
         elif (
             isinstance(node, ast.Call)
@@ -339,7 +414,7 @@ def problems(source: str, forbidden=(), refused=()) -> list[str]:
         ):
             refuse(node, "type(...)", "graded answers cannot make classes or functions this way")
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            if node.name.startswith("__"):
+            if node.name.startswith("__") and node.name not in ALLOWED_DUNDERS:
                 refuse(node, node.name, "graded answers cannot define special methods")
         elif isinstance(node, ast.arg) and node.arg.startswith("__"):
             refuse(node, node.arg, "graded answers cannot use it")
