@@ -19,7 +19,9 @@ rate lies strictly inside the rates tried, and always covers the optimizer's sha
 setting can also be read at those rates. The **best rate** of a setting is the one at which
 the slowest of the seeds gets there soonest (a run that never reaches 0.99 counts as never),
 so a rate at which one seed diverges is not called best while a rate exists at which all
-succeed; ties go to the smaller median, then to the smaller rate.
+succeed; ties go to the smaller median, then to the smaller rate. Where two rates give the
+same slowest seed and the same median (:func:`tied_rates`) the choice between them is the
+tie-break's, not the data's: :func:`settings` reports every such tie.
 
 ``tools/sqrt_dk_sweep.py`` runs all of it on two processes and writes :data:`SHIPPED`
 (``attnlab/sqrt_dk_sweep.json``); :func:`load_shipped` reads it and :func:`settings` digests it.
@@ -69,8 +71,12 @@ __all__ = [
     "load_shipped",
     "run_steps",
     "search_window",
+    "seed_values",
+    "slowest",
     "settings",
+    "start_steadiness",
     "steps_table",
+    "tied_rates",
 ]
 
 CAP = 300  #: the step budget of one run
@@ -155,6 +161,42 @@ def init_summary(data: dict, key: str) -> dict:
     return {g: float(np.median(v)) for g, v in groups.items()}
 
 
+def seed_values(data: dict, key: str) -> dict:
+    """``{(exponent, d_k): [value per seed]}`` of one initial statistic."""
+    groups: dict = {}
+    for r in data["init"]:
+        groups.setdefault((r["exponent"], r["d_k"]), []).append(r[key])
+    return groups
+
+
+def start_steadiness(data: dict, exponent: float) -> dict:
+    """How much the untrained head of one exponent changes across the widths.
+
+    Returns
+    -------
+    dict
+        ``entropy`` and ``jacobian``: the largest relative change of the median over the seeds
+        from its value at the narrowest width, ``max |m(d_k) / m(4) − 1|`` over every width;
+        ``grad``: the ratio largest / smallest of the median first gradient over the widths;
+        ``grad_seeds``: the same ratio over the five seeds *within* one width, at the width
+        where the seeds agree best (the seed-to-seed spread); ``grad_rises`` and
+        ``grad_falls``: whether the median gradient goes up, and down, between some
+        neighbouring widths.
+    """
+    d_ks = data["config"]["d_ks"]
+    out = {}
+    for key in ("entropy", "jacobian"):
+        m = np.array([init_summary(data, key)[(exponent, d)] for d in d_ks])  # (n_d,)
+        out[key] = float(np.max(np.abs(m / m[0] - 1)))
+    g = np.array([init_summary(data, "grad")[(exponent, d)] for d in d_ks])  # (n_d,)
+    seeds = seed_values(data, "grad")
+    out["grad"] = float(g.max() / g.min())
+    out["grad_seeds"] = min(max(seeds[(exponent, d)]) / min(seeds[(exponent, d)]) for d in d_ks)
+    out["grad_rises"] = bool(np.any(np.diff(g) > 0))
+    out["grad_falls"] = bool(np.any(np.diff(g) < 0))
+    return out
+
+
 def _steps_key(steps: list) -> tuple[float, float]:
     """(worst, median) of a seed list, a never-solved run counting as ``inf``."""
     values = [math.inf if s is None else float(s) for s in steps]
@@ -171,6 +213,29 @@ def best_rate(by_lr: dict) -> float:
     1.0
     """
     return min(by_lr, key=lambda lr: (*_steps_key(by_lr[lr]), lr))
+
+
+def tied_rates(by_lr: dict) -> list[float]:
+    """The rates other than :func:`best_rate` with the same slowest seed and the same median.
+
+    >>> tied_rates({0.25: [8, 8, 8, 8, 10], 0.5: [8, 8, 8, 10, 10], 1.0: [None] * 5})
+    [0.5]
+    >>> tied_rates({1.0: [20, 30], 2.0: [20, 25]})
+    []
+    """
+    best = best_rate(by_lr)
+    return sorted(
+        lr for lr in by_lr if lr != best and _steps_key(by_lr[lr]) == _steps_key(by_lr[best])
+    )
+
+
+def slowest(steps: list) -> float:
+    """Steps of the slowest seed, ``inf`` if any seed never gets there.
+
+    >>> slowest([10, 14, 12]), slowest([10, None])
+    (14.0, inf)
+    """
+    return _steps_key(steps)[0]
 
 
 def is_interior(by_lr: dict) -> bool:
@@ -235,7 +300,11 @@ def settings(data: dict) -> dict:
         seeds at the best rate, ``inf`` for never); ``shared`` (the same at the optimizer's
         shared rate); ``tuned_lr`` and ``tuned`` (the rate that was best at ``d_k = 4`` for
         the same optimizer and exponent, and the steps at it); ``interior`` (the best rate
-        has a tried rate on each side); ``rates`` (every rate tried, ascending).
+        has a tried rate on each side; a neighbour may tie with it); ``ties`` (the rates that
+        tie with the best, :func:`tied_rates`); ``tuned_fails`` (seeds that never reach 0.99
+        at the tuned rate); ``tuned_cost`` (slowest seed at the tuned rate divided by the
+        slowest seed at the best rate, ``inf`` if a seed never gets there); ``rates`` (every
+        rate tried, ascending).
     """
     config, runs = data["config"], by_setting(data)
 
@@ -255,6 +324,9 @@ def settings(data: dict) -> dict:
             "tuned_lr": tuned,
             "tuned": stats(by_lr[tuned]),
             "interior": is_interior(by_lr),
+            "ties": tied_rates(by_lr),
+            "tuned_fails": sum(s is None for s in by_lr[tuned]),
+            "tuned_cost": slowest(by_lr[tuned]) / slowest(by_lr[best]),
             "rates": sorted(by_lr),
         }
     return out
