@@ -210,10 +210,13 @@ def test_nothing_changes_under_nbgrader(tmp_path):
 
 
 def test_nothing_is_registered_in_a_grading_kernel(tmp_path):
-    """The grading kernel imports its worker first (attnlab.grading.remote.CleanKernel)."""
+    """The grading kernel imports its worker first and arms it before any lesson cell
+    (attnlab.grading.remote.CleanKernel, grade.grade_notebook); a process that only imported
+    the worker (a test run) is not a grading kernel."""
     grading = Kernel(tmp_path)
     try:
         assert grading.run("import attnlab.grading.worker as __attnlab_worker__")[0] == "ok"
+        assert grading.run("__attnlab_worker__.start('00' * 32)")[0] == "ok"
         assert grading.run("from attnlab.exercises import lesson3")[0] == "ok"
         status, text = grading.run(
             "from attnlab.exercises import cells\n"
@@ -223,3 +226,13 @@ def test_nothing_is_registered_in_a_grading_kernel(tmp_path):
         assert (status, text) == ("ok", "() False False")
     finally:
         grading.close()
+
+
+def test_a_process_that_only_imported_the_worker_is_not_a_grading_kernel():
+    """The learner-side checks once went silent for the rest of a test run after any test
+    imported the worker (order-dependent failures of tests/test_answer_cells.py in CI)."""
+    import attnlab.grading.worker  # noqa: F401 - imported, never armed
+    from attnlab.exercises import answer_cells, cells
+
+    assert not answer_cells.in_grading_kernel()
+    assert not cells._under_grading()

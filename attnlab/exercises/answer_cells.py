@@ -317,9 +317,17 @@ def notebook() -> dict | None:
     return _read(path) if path.is_file() else None
 
 
+def in_grading_kernel() -> bool:
+    """Whether this is the grading kernel: its worker is imported *and armed* (a process that
+    merely imported :mod:`attnlab.grading.worker`, such as a test run, is not grading)."""
+    worker = sys.modules.get("attnlab.grading.worker")
+    state = getattr(worker, "_STATE", None) if worker is not None else None
+    return isinstance(state, dict) and state.get("sign") is not None
+
+
 def _looking() -> bool:
     """Look at the notebook here? Not under autograding, not in the grading kernel."""
-    if "attnlab.grading.worker" in sys.modules:
+    if in_grading_kernel():
         return False
     return validating() or not os.environ.get("NBGRADER_EXECUTION")
 

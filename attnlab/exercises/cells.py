@@ -15,7 +15,7 @@ Importing :mod:`attnlab.exercises` inside IPython calls :func:`watch` once, whic
 
 Outside IPython nothing is registered. Under grading nothing is registered either: not when a
 check must pass (nbgrader's ``NBGRADER_EXECUTION``, ``ATTNLAB_REQUIRE_CORRECT=1``) and not in
-the grading kernel (:mod:`attnlab.grading.worker` is imported there first), so graded runs
+the grading kernel (its :mod:`attnlab.grading.worker` is armed before any cell), so graded runs
 see exactly what they saw before. ``nbgrader validate`` (``NBGRADER_VALIDATING=1``) registers
 both: what it prints is read by the learner.
 """
@@ -267,10 +267,10 @@ def _show_name_error(shell, etype, value, tb, tb_offset=None) -> None:
 def _under_grading() -> bool:
     """Under autograding or in the grading kernel; ``nbgrader validate`` is not grading (a
     learner reads what it says)."""
-    from attnlab.exercises.answer_cells import validating
+    from attnlab.exercises.answer_cells import in_grading_kernel, validating
     from attnlab.exercises.core import must_pass
 
-    if "attnlab.grading.worker" in sys.modules:
+    if in_grading_kernel():
         return True
     return must_pass() and not validating()
 
