@@ -325,3 +325,45 @@ def test_no_script_a_student_wrote_reaches_a_browser(graded):
     assert not any("attackJs" in script for script in _scripts(page))
     assert not re.search(r"<[^>]+\bon\w+\s*=\s*[\"']?attackJs", page)
     assert not re.search(r"<a\b[^>]*href\s*=\s*[\"']?javascript:", page, flags=re.I)
+
+
+_WALLS = """
+import os, sys, attnlab, numpy, matplotlib
+root = sys.argv[1]
+for name in ('.git', 'tests', 'tools', 'source', 'answer_keys', 'docs', 'notebooks'):
+    path = os.path.join(root, name)
+    print(name, 'SEEN' if os.path.exists(path) and os.listdir(path) else 'hidden')
+print('imports', attnlab.__file__)
+"""
+
+
+def test_the_sandbox_hides_the_source_checkout(tmp_path):
+    """With the course installed editable from a checkout, the grading kernel sees its
+    ``attnlab`` package and the venv, never its ``.git`` (``git show HEAD:answer_keys/…``),
+    tests, tools or sources."""
+    import sys
+
+    package = sandbox._package_dir()
+    if not sandbox.is_checkout(package.parent):
+        pytest.skip("attnlab is not installed from a source checkout here")
+    (tmp_path / "home").mkdir()
+    command = [*sandbox.bwrap_command(tmp_path, [])]
+    walls = sandbox.limited([sys.executable, "-c", _WALLS, str(package.parent)], sandbox.Limits())
+    result = subprocess.run([*command, *walls], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "SEEN" not in result.stdout, result.stdout
+    assert f"imports {package / '__init__.py'}" in result.stdout
+
+
+def test_a_checkout_is_hidden_whole_but_its_package_and_venv(tmp_path, monkeypatch):
+    checkout = tmp_path / "repo"
+    for name in (".git", "tests", "attnlab", ".venv/lib", "answer_keys"):
+        (checkout / name).mkdir(parents=True)
+    monkeypatch.setattr(sandbox, "_package_dir", lambda: checkout / "attnlab")
+    monkeypatch.setattr(sandbox.sys, "prefix", str(checkout / ".venv"))
+    monkeypatch.setattr(sandbox, "_runtime_dirs", lambda: [checkout / "tests", checkout])
+    cmd = sandbox.bwrap_command(tmp_path / "scratch", [])
+    pairs = {(cmd[i], cmd[i + 1]) for i in range(len(cmd) - 1)}
+    assert ("--tmpfs", str(checkout)) in pairs
+    bound = {cmd[i + 1] for i in range(len(cmd) - 1) if cmd[i] == "--ro-bind"}
+    assert bound == {"/", str(checkout / "attnlab"), str(checkout / ".venv")}

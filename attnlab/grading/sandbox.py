@@ -240,13 +240,16 @@ def bwrap_command(
     cmd += ["--unshare-all", "--die-with-parent", "--new-session"]
     if os.geteuid() == 0:  # root in its namespace could unmount the tmpfs that hide the course
         cmd += ["--cap-drop", "ALL"]
+    checkout = package.parent if is_checkout(package.parent) else None
+    if checkout is not None and checkout != Path("/"):
+        hidden.append(checkout)  # its .git, tests, tools …: only the package comes back
     for folder in hidden:
         if folder.is_dir():
             cmd += _tmpfs(folder, limits if folder == Path("/tmp") else None)
     for sibling in SECRET_SIBLINGS:
-        if (package.parent / sibling).is_dir():
+        if checkout is None and (package.parent / sibling).is_dir():
             cmd += ["--tmpfs", str(package.parent / sibling)]
-    for folder in _remounted(package, hidden):
+    for folder in _remounted(package, hidden, checkout):
         cmd += ["--ro-bind", str(folder), str(folder)]
     cmd += ["--bind", str(scratch), str(scratch)]
     cmd += [*_tmpfs(scratch / "home", limits), "--chdir", str(scratch / "home")]
@@ -262,12 +265,43 @@ def _tmpfs(folder: Path, limits: Limits | None) -> list[str]:
     return ["--tmpfs", str(folder)]
 
 
-def _remounted(package: Path, hidden: list[Path]) -> list[Path]:
-    """Runtime folders under ``hidden`` to mount back read-only, outermost first."""
+#: Files that make the package's parent folder a source checkout (with SECRET_SIBLINGS).
+CHECKOUT_MARKS = (".git", "pyproject.toml", "setup.py", "setup.cfg")
+
+#: Folders of a checkout never mounted back, even when a runtime path points into them.
+CHECKOUT_SECRETS = (".git", "tests", "tools", "docs", "notebooks", *SECRET_SIBLINGS)
+
+
+def is_checkout(folder: Path) -> bool:
+    """Whether ``folder`` (the installed package's parent) is a source checkout: it has a
+    ``.git``, a ``pyproject.toml`` … or any of :data:`SECRET_SIBLINGS` (an editable install);
+    ``site-packages`` is not."""
+    names = (*CHECKOUT_MARKS, *SECRET_SIBLINGS)
+    return any((folder / name).exists() for name in names)
+
+
+def _venv_in(checkout: Path) -> Path | None:
+    """The virtual environment the grader runs from, when it lies inside ``checkout``."""
+    prefix = Path(sys.prefix).resolve()
+    if prefix == checkout or not _within(prefix, checkout):
+        return None
+    if prefix.relative_to(checkout).parts[0] in CHECKOUT_SECRETS:
+        return None
+    return prefix
+
+
+def _remounted(package: Path, hidden: list[Path], checkout: Path | None = None) -> list[Path]:
+    """Runtime folders under ``hidden`` to mount back read-only, outermost first; inside a
+    source ``checkout`` only the package and the virtual environment the grader runs from."""
     remount = []
+    venv = _venv_in(checkout) if checkout is not None else None
+    if venv is not None:
+        remount.append(venv)
     for folder in _runtime_dirs():
         if not any(_within(folder, h) for h in hidden):
             continue  # still visible, read-only
+        if checkout is not None and _within(folder, checkout):
+            continue  # only the package and the venv (above, below) come back
         holds_secrets = any((folder / s).is_dir() for s in SECRET_SIBLINGS)
         if holds_secrets or any(_within(h, folder) for h in hidden):
             continue  # a repository root, the course or /tmp itself: never whole
