@@ -22,7 +22,25 @@ apt-get install -y -qq bubblewrap >/dev/null
 # 2. nbgrader: the per-role configs the hub hands out, and the shared exchange folder.
 install -d /etc/attnlab
 cp -r deploy/nbgrader /etc/attnlab/
-install -d -m 0777 /srv/nbgrader/exchange
+#    The exchange root: writable by all (0777, as nbgrader requires) AND sticky (1777, like
+#    /tmp), so only its owner can rename or delete what it holds. Without the sticky bit any
+#    student could move the instructor's course folder aside and put one of their own in its
+#    place, whose inbound they can list, and read every later submission.
+install -d -m 1777 /srv/nbgrader/exchange
+
+# 2b. Private homes. A student's home holds their nbgrader cache (each submission's secret, which
+#     names their feedback in the exchange) and an instructor's holds the course (submissions,
+#     grades, feedback). TLJH makes each user's home with useradd's defaults, world-readable
+#     (0755) where /etc/login.defs has no HOME_MODE (Debian); make new homes 0700 and close
+#     the homes TLJH has made already. docs/jupyterhub.md, "Who can see a submission".
+if grep -qE '^[[:space:]]*HOME_MODE' /etc/login.defs; then
+    sed -i -E 's/^[[:space:]]*HOME_MODE.*/HOME_MODE\t0700/' /etc/login.defs
+else
+    printf 'HOME_MODE\t0700\n' >>/etc/login.defs
+fi
+for home in /home/jupyter-*; do
+    if [ -d "$home" ]; then chmod 0700 "$home"; fi
+done
 
 # 3. The hub: the course's fragment (instructor role, per-role nbgrader config).
 install -m 0644 deploy/hub/attnlab_hub.py /opt/tljh/config/jupyterhub_config.d/attnlab_hub.py

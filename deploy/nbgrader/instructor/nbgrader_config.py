@@ -7,6 +7,7 @@ instructor's server starts. The course itself (a clone of this repository, by de
 at its root (grading outside the student's kernel, timeouts, the exchange folder).
 """
 
+import getpass
 import os
 import sys
 
@@ -36,7 +37,11 @@ if not os.path.isfile(course_config):
     raise FileNotFoundError(missing)
 load_subconfig(course_config)  # noqa: F821 - traitlets
 
-# Submissions are named after hub users (see ../student/nbgrader_config.py), which need not be
-# the Unix owners of the files in the exchange (jovyan, jupyter-alice, the hub's own user):
-# nbgrader's owner check would only warn about every submission.
-c.CollectApp.check_owner = False
+# The owner check (collect warns when a submission claims a student other than the Unix owner of
+# its files: someone submitting in a classmate's name). It can only work where every student has
+# a Unix account of their own and submissions go by it (../student/nbgrader_config.py): on The
+# Littlest JupyterHub, recognised by the instructor's own account being jupyter-<hub user>. On
+# Zero to JupyterHub (every pod is jovyan) or a local-process spawner (one Unix user for all) the
+# owner of every file is the same user, so the check would only warn about every submission.
+hub_user = os.environ.get("JUPYTERHUB_USER")
+c.CollectApp.check_owner = bool(hub_user) and getpass.getuser() == f"jupyter-{hub_user}"

@@ -5,6 +5,7 @@ group ``instructors`` (deploy/hub/attnlab_hub.py); the Assignment List tab and t
 ``nbgrader fetch_assignment/submit/fetch_feedback`` commands read it.
 """
 
+import getpass
 import os
 
 c = get_config()  # noqa: F821 - provided by nbgrader when it reads this file
@@ -13,9 +14,15 @@ c.CourseDirectory.course_id = "attnlab"
 c.Exchange.root = os.environ.get("ATTNLAB_EXCHANGE", "/srv/nbgrader/exchange")
 
 # Who submits. nbgrader names a submission after the Unix user running the server (and, for
-# the Unix user jovyan only, after $JUPYTERHUB_USER). On a hub that name is not the student:
-# every Zero to JupyterHub pod runs as jovyan, a local-process spawner runs everyone as the
-# hub's own user, and The Littlest JupyterHub prefixes names (jupyter-alice). The hub user name
-# is the one identity every deployment shares, so submissions and feedback go by it.
-if os.environ.get("JUPYTERHUB_USER"):
-    c.CourseDirectory.student_id = os.environ["JUPYTERHUB_USER"]
+# the Unix user jovyan only, after $JUPYTERHUB_USER). On a hub that name is often not the
+# student: every Zero to JupyterHub pod runs as jovyan, and a local-process spawner runs everyone
+# as the hub's own user. There submissions and feedback go by the hub user name, the one identity
+# those deployments share. The Littlest JupyterHub gives every hub user a Unix account of their
+# own, jupyter-<hub user>: there submissions go by that account, so the name a submission claims
+# is the owner of its files in the exchange, which the instructor's collect checks
+# (../instructor/nbgrader_config.py).
+hub_user = os.environ.get("JUPYTERHUB_USER")
+if hub_user:
+    unix_user = getpass.getuser()
+    own_account = unix_user == f"jupyter-{hub_user}"
+    c.CourseDirectory.student_id = unix_user if own_account else hub_user
