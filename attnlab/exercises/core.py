@@ -621,6 +621,97 @@ def _codes_within(code) -> list:
     return found
 
 
+def _course_functions() -> list:
+    """Every function of the course's numerics, public and private, with class methods."""
+    from attnlab.course import NUMERICS
+
+    found = []
+    for module_name in NUMERICS:
+        module = importlib.import_module(module_name)
+        for value in list(vars(module).values()):
+            if getattr(value, "__module__", None) != module_name:
+                continue
+            members = list(vars(value).values()) if isinstance(value, type) else [value]
+            for member in members:
+                member = getattr(member, "__func__", member)
+                member = getattr(member, "fget", member)
+                if isinstance(member, types.FunctionType):
+                    found.append(member)
+    return found
+
+
+def _callees(function) -> list:
+    """The course functions ``function`` names: globals, attributes of modules it names, the
+    methods of classes it names, and the functions in its closure."""
+    names = set()
+    for code in _codes_within(function.__code__):
+        names.update(code.co_names)
+    space = getattr(function, "__globals__", {})
+    out = []
+    for name in names:
+        value = space.get(name)
+        if isinstance(value, types.ModuleType):
+            out += [getattr(value, other, None) for other in names]
+        elif isinstance(value, type):
+            out += list(vars(value).values())
+        else:
+            out.append(value)
+    out += [cell.cell_contents for cell in (function.__closure__ or ()) if _filled(cell)]
+    return [
+        getattr(f, "__func__", f)
+        for f in out
+        if isinstance(getattr(f, "__func__", f), types.FunctionType)
+    ]
+
+
+def _filled(cell) -> bool:
+    try:
+        cell.cell_contents  # noqa: B018 - an empty cell raises
+    except ValueError:
+        return False
+    return True
+
+
+def reaching_codes(codes) -> dict:
+    """Code object -> the course function it belongs to, for every course function (private
+    ones too) that computes what the functions with ``codes`` compute: the private helpers
+    those call (``softmax`` -> ``_softmax_in_place``), and every course function that calls
+    into one of them, however indirectly (``training.head_forward``).
+
+    >>> from attnlab.softmax_family import softmax
+    >>> from attnlab.training import head_forward
+    >>> head_forward.__code__ in reaching_codes(set(_codes_within(softmax.__code__)))
+    True
+    """
+    functions = _course_functions()
+    graph = {f: [g for g in _callees(f) if g in set(functions)] for f in functions}
+    targets = {f for f in functions if f.__code__ in codes}
+    todo = list(targets)
+    public_callers = {
+        g: sum(1 for f, callees in graph.items() if g in callees and f.__name__[0] != "_")
+        for g in functions
+    }
+    for f in todo:  # down, one level: the private helpers a forbidden function computes
+        # with (not the utilities many public functions share, such as argument checks)
+        for g in graph.get(f, ()):
+            if g.__name__[0] == "_" and public_callers[g] <= 2:
+                targets.add(g)
+    reached = set(targets)
+    changed = True
+    while changed:  # up: everything that calls into them
+        changed = False
+        for f, callees in graph.items():
+            if f not in reached and any(g in reached for g in callees):
+                reached.add(f)
+                changed = True
+    found = {}
+    for f in reached:
+        shown = f"{f.__module__}.{f.__qualname__}"
+        for inner in _codes_within(f.__code__):
+            found.setdefault(inner, shown)
+    return found
+
+
 def forbidden_code_objects(names, namespace) -> dict:
     """Code object -> forbidden name, for every function the names stand for.
 
@@ -665,8 +756,12 @@ def forbidden_code_objects(names, namespace) -> dict:
             targets = [(name, target)]
         for shown, target in targets:
             code = getattr(inspect.unwrap(target), "__code__", None) if callable(target) else None
-            for inner in _codes_within(code) if code is not None else ():
+            own = _codes_within(code) if code is not None else ()
+            for inner in own:
                 codes.setdefault(inner, shown)
+            if own and module:  # the course functions that compute the same thing
+                for inner in reaching_codes(set(own)):
+                    codes.setdefault(inner, shown)
     return codes
 
 

@@ -150,11 +150,17 @@ def start(key: str, names=()) -> None:
         return _sha256(outer_pad + _sha256(inner_pad + body).digest()).hexdigest()
 
     _STATE["sign"] = sign
+    from attnlab.exercises.core import reaching_codes
+
     for name in names:
         if "." in name and name not in _REGISTRY:
             value = _resolve(name)
             if value is not None:
                 _record(name, value)
+        if "." in name and _REGISTRY.get(name):
+            # the course functions (private ones too) that compute the same thing:
+            # ``training.head_forward`` runs softmax through ``_softmax_in_place``
+            _REGISTRY[name] = _REGISTRY[name] | frozenset(reaching_codes(set(_REGISTRY[name])))
 
 
 def remember(names) -> None:
