@@ -727,7 +727,7 @@ def forbidden_code_objects(names, namespace) -> dict:
     ['attnlab.online.online_normaliser', 'attnlab.online.online_softmax', \
 'attnlab.online.online_softmax_update', 'attnlab.softmax']
     """
-    codes = {}
+    codes, reach = {}, []
     for name in names:
         module, _, attr = name.rpartition(".")
         targets = []
@@ -759,9 +759,11 @@ def forbidden_code_objects(names, namespace) -> dict:
             own = _codes_within(code) if code is not None else ()
             for inner in own:
                 codes.setdefault(inner, shown)
-            if own and module:  # the course functions that compute the same thing
-                for inner in reaching_codes(set(own)):
-                    codes.setdefault(inner, shown)
+            if own and module:
+                reach.append((shown, set(own)))
+    for shown, own in reach:  # the course functions that compute the same thing
+        for inner in reaching_codes(own):
+            codes.setdefault(inner, shown)
     return codes
 
 
