@@ -659,24 +659,78 @@ def multi_head_attention(x, w_q, w_k, w_v, n_heads):
         "3-softmax-through-training-head-forward",  # private _softmax_in_place inside
         "03-softmax",
         "softmax-row",
-        'import numpy as np\nfrom attnlab.training import Head, head_forward\n\n\ndef softmax_row(x):\n    """Softmax of a 1-D row of scores x, shape (n,); returns weights of shape (n,)."""\n    x = np.asarray(x)\n    n = x.size\n    head = Head(np.ones((n, 1)), x.reshape(n, 1).astype(float), np.eye(n), np.eye(n))\n    _, cache = head_forward(head, np.eye(n), 1.0)\n    return cache["weights"][0].astype(x.dtype if x.dtype.kind == "f" else float)\n',
+        "import numpy as np\n"
+        "from attnlab.training import Head, head_forward\n"
+        "\n"
+        "\n"
+        "def softmax_row(x):\n"
+        '    """Softmax of a 1-D row of scores x, shape (n,); returns weights of shape (n,)."""\n'
+        "    x = np.asarray(x)\n"
+        "    n = x.size\n"
+        "    head = Head(np.ones((n, 1)), x.reshape(n, 1).astype(float), np.eye(n), np.eye(n))\n"
+        "    _, cache = head_forward(head, np.eye(n), 1.0)\n"
+        '    return cache["weights"][0].astype(x.dtype if x.dtype.kind == "f" else float)\n',
     ),
     Attack(
         "3-sys-and-builtins-imported-from-other-modules",  # tripwire off, sys.modules, getattr
         "03-softmax",
         "stable-softmax",
-        'import numpy as np\nfrom fractions import sys as s\nfrom numpy.ma.core import builtins as bi\n\n\ndef stable_softmax(scores):\n    """Row-wise softmax of a 2-D array, shape (n_q, n_k), without overflow."""\n    s.setprofile(None)\n    return bi.getattr(s.modules["attnlab.softmax_family"], "soft" + "max")(scores, axis=-1)\n',
+        "import numpy as np\n"
+        "from fractions import sys as s\n"
+        "from numpy.ma.core import builtins as bi\n"
+        "\n"
+        "\n"
+        "def stable_softmax(scores):\n"
+        '    """Row-wise softmax of a 2-D array, shape (n_q, n_k), without overflow."""\n'
+        "    s.setprofile(None)\n"
+        '    return bi.getattr(s.modules["attnlab.softmax_family"], "soft" + "max")(scores, axis=-1)\n',
     ),
     Attack(
         "7-tripwire-off-and-report-forged-with-the-worker-key",
         "07-test-your-understanding",
         "multi-head-attention",
-        'import numpy as np\nimport attnlab\nfrom fractions import sys as s\nfrom numpy.ma.core import builtins as bi\n\n\ndef multi_head_attention(x, w_q, w_k, w_v, n_heads):\n    """Multi-head self-attention: x (n, d_model), w_* (d_model, d_model); returns (n, d_model)."""\n    s.setprofile(None)   # the tripwire is a profile hook: switch it off\n    sdpa = bi.getattr(s.modules["attnlab.attention"], "scaled_dot_product_" + "attention")\n    n, d_model = x.shape\n    split = lambda a: a.reshape(n, n_heads, d_model // n_heads).swapaxes(0, 1)\n    heads, _ = sdpa(split(x @ w_q), split(x @ w_k), split(x @ w_v))\n    return heads.swapaxes(0, 1).reshape(n, d_model)\n',
+        "import numpy as np\n"
+        "import attnlab\n"
+        "from fractions import sys as s\n"
+        "from numpy.ma.core import builtins as bi\n"
+        "\n"
+        "\n"
+        "def multi_head_attention(x, w_q, w_k, w_v, n_heads):\n"
+        '    """Multi-head self-attention: x (n, d_model), w_* (d_model, d_model); returns (n, d_model)."""\n'
+        "    s.setprofile(None)   # the tripwire is a profile hook: switch it off\n"
+        '    sdpa = bi.getattr(s.modules["attnlab.attention"], "scaled_dot_product_" + "attention")\n'
+        "    n, d_model = x.shape\n"
+        "    split = lambda a: a.reshape(n, n_heads, d_model // n_heads).swapaxes(0, 1)\n"
+        "    heads, _ = sdpa(split(x @ w_q), split(x @ w_k), split(x @ w_v))\n"
+        "    return heads.swapaxes(0, 1).reshape(n, d_model)\n",
         targets=("multi-head-attention", "causal-attention"),
         extra=(
             (
                 "causal-attention",
-                'def causal_attention(q, k, v):\n    """Causal self-attention: query i sees keys 0 … i. Returns (output, weights)."""\n    return None   # never runs: the forged report below answers for it\n\n\ndef forged_serve(name, request, response, real=bi.getattr(s.modules["attnlab.grading.worker"], "serve")):\n    if name != "causal_attention":\n        return real(name, request, response)\n    worker = s.modules["attnlab.grading.worker"]\n    wire = s.modules["attnlab.grading.wire"]\n    with bi.getattr(bi, "op" + "en")(request, "rb") as file:\n        args, kwargs, errstate, forbidden, measure = bi.getattr(s.modules["pick" + "le"], "lo" + "ad")(file)\n    q, k, v = args\n    sdpa = bi.getattr(s.modules["attnlab.attention"], "scaled_dot_product_" + "attention")\n    result = sdpa(q, k, v, causal=True)\n    out = {"status": "ok", "result": wire.encode(result), "forbidden": None,\n           "args": wire.encode((list(args), kwargs)), "warnings": []}\n    body = bi.getattr(wire, "dum" + "ps")(out)\n    sign = bi.getattr(worker, "_STATE")["sign"]\n    with bi.getattr(bi, "op" + "en")(response, "w") as file:\n        file.write(bi.getattr(wire, "dum" + "ps")({"body": body, "mac": sign(body.encode())}))\n\n\nbi.setattr(s.modules["attnlab.grading.worker"], "serve", forged_serve)\n',
+                "def causal_attention(q, k, v):\n"
+                '    """Causal self-attention: query i sees keys 0 … i. Returns (output, weights)."""\n'
+                "    return None   # never runs: the forged report below answers for it\n"
+                "\n"
+                "\n"
+                'def forged_serve(name, request, response, real=bi.getattr(s.modules["attnlab.grading.worker"], "serve")):\n'
+                '    if name != "causal_attention":\n'
+                "        return real(name, request, response)\n"
+                '    worker = s.modules["attnlab.grading.worker"]\n'
+                '    wire = s.modules["attnlab.grading.wire"]\n'
+                '    with bi.getattr(bi, "op" + "en")(request, "rb") as file:\n'
+                '        args, kwargs, errstate, forbidden, measure = bi.getattr(s.modules["pick" + "le"], "lo" + "ad")(file)\n'
+                "    q, k, v = args\n"
+                '    sdpa = bi.getattr(s.modules["attnlab.attention"], "scaled_dot_product_" + "attention")\n'
+                "    result = sdpa(q, k, v, causal=True)\n"
+                '    out = {"status": "ok", "result": wire.encode(result), "forbidden": None,\n'
+                '           "args": wire.encode((list(args), kwargs)), "warnings": []}\n'
+                '    body = bi.getattr(wire, "dum" + "ps")(out)\n'
+                '    sign = bi.getattr(worker, "_STATE")["sign"]\n'
+                '    with bi.getattr(bi, "op" + "en")(response, "w") as file:\n'
+                '        file.write(bi.getattr(wire, "dum" + "ps")({"body": body, "mac": sign(body.encode())}))\n'
+                "\n"
+                "\n"
+                'bi.setattr(s.modules["attnlab.grading.worker"], "serve", forged_serve)\n',
             ),
         ),
         alone=True,
@@ -685,18 +739,50 @@ def multi_head_attention(x, w_q, w_k, w_v, n_heads):
         "8.4-memory-gate-reset-through-sys-modules-tracemalloc",
         "08-cost-of-attention",
         "tiled-loop",
-        'import numpy as np\nimport attnlab\nfrom fractions import sys as s\n\ndef count_tiles(n, n_k, block, causal):\n    return sum(1 for i0 in range(0, n, block) for j0 in range(0, n_k, block)\n               if not causal or j0 <= min(i0 + block, n) - 1)\n\n\ndef tiled_loop(q, k, v, block, causal):\n    """softmax(q kᵀ / √d_k) v one (block, block) tile of scores at a time; also the tile count."""\n    n, d = q.shape\n    scores = q @ k.T / np.sqrt(d)   # the whole n x n matrix\n    if causal:\n        scores = np.where(attnlab.causal_mask(n, len(k)), scores, -np.inf)\n    out = attnlab.softmax(scores) @ v\n    del scores\n    s.modules["tracemalloc"].reset_peak()\n    return out, count_tiles(n, len(k), block, causal)\n',
+        "import numpy as np\n"
+        "import attnlab\n"
+        "from fractions import sys as s\n"
+        "\n"
+        "def count_tiles(n, n_k, block, causal):\n"
+        "    return sum(1 for i0 in range(0, n, block) for j0 in range(0, n_k, block)\n"
+        "               if not causal or j0 <= min(i0 + block, n) - 1)\n"
+        "\n"
+        "\n"
+        "def tiled_loop(q, k, v, block, causal):\n"
+        '    """softmax(q kᵀ / √d_k) v one (block, block) tile of scores at a time; also the tile count."""\n'
+        "    n, d = q.shape\n"
+        "    scores = q @ k.T / np.sqrt(d)   # the whole n x n matrix\n"
+        "    if causal:\n"
+        "        scores = np.where(attnlab.causal_mask(n, len(k)), scores, -np.inf)\n"
+        "    out = attnlab.softmax(scores) @ v\n"
+        "    del scores\n"
+        '    s.modules["tracemalloc"].reset_peak()\n'
+        "    return out, count_tiles(n, len(k), block, causal)\n",
     ),
     Attack(
         "9-private-backward-helpers-through-builtins-getattr",
         "09-watch-a-head-learn",
         "softmax-vjp",
-        'import numpy as np\nfrom numpy.ma.core import builtins as bi\nfrom attnlab import backward as bw\n\n\ndef softmax_vjp(w, g):\n    """dL/ds from the softmax weights w and g = dL/dw, both (..., n)."""\n    return bi.getattr(bw, "_softmax_vjp")(np.asarray(w, float), np.asarray(g, float))\n',
+        "import numpy as np\n"
+        "from numpy.ma.core import builtins as bi\n"
+        "from attnlab import backward as bw\n"
+        "\n"
+        "\n"
+        "def softmax_vjp(w, g):\n"
+        '    """dL/ds from the softmax weights w and g = dL/dw, both (..., n)."""\n'
+        '    return bi.getattr(bw, "_softmax_vjp")(np.asarray(w, float), np.asarray(g, float))\n',
         targets=("softmax-vjp", "attention-grads"),
         extra=(
             (
                 "attention-grads",
-                'import attnlab\n\n\ndef attention_grads(q, k, v, g):\n    """Gradients of sum(g * attention(q, k, v)) with respect to q, k and v."""\n    c = 1.0 / np.sqrt(q.shape[-1])\n    weights = attnlab.softmax(q @ np.swapaxes(k, -1, -2) * c)\n    return tuple(bi.getattr(bw, "_attention_backward")(q, k, v, weights, g, c))\n',
+                "import attnlab\n"
+                "\n"
+                "\n"
+                "def attention_grads(q, k, v, g):\n"
+                '    """Gradients of sum(g * attention(q, k, v)) with respect to q, k and v."""\n'
+                "    c = 1.0 / np.sqrt(q.shape[-1])\n"
+                "    weights = attnlab.softmax(q @ np.swapaxes(k, -1, -2) * c)\n"
+                '    return tuple(bi.getattr(bw, "_attention_backward")(q, k, v, weights, g, c))\n',
             ),
         ),
         alone=True,
@@ -968,7 +1054,28 @@ RIGHT_WORK = [
         "08-cost-of-attention",
         "online-update",
         lambda w: (
-            'import numpy as np\n\n\nclass RunningSoftmax:\n    """The running max and sum of one row block."""\n\n    def __init__(self, m, l):\n        self.m = np.asarray(m, dtype=float)\n        self.l = np.asarray(l, dtype=float)\n\n    def fold(self, block):\n        new_m = np.maximum(self.m, block.max(axis=1))\n        shift = np.where(np.isfinite(new_m), new_m, 0.0)\n        self.l = self.l * np.exp(self.m - shift) + np.exp(block - shift[:, None]).sum(axis=1)\n        self.m = new_m\n        return self\n\n\ndef online_update(m, l, block):\n    """Fold a block of scores (n_rows, b) into the running max m and sum l (n_rows,)."""\n    state = RunningSoftmax(m, l).fold(np.asarray(block, dtype=float))\n    return state.m, state.l\n'
+            "import numpy as np\n"
+            "\n"
+            "\n"
+            "class RunningSoftmax:\n"
+            '    """The running max and sum of one row block."""\n'
+            "\n"
+            "    def __init__(self, m, l):\n"
+            "        self.m = np.asarray(m, dtype=float)\n"
+            "        self.l = np.asarray(l, dtype=float)\n"
+            "\n"
+            "    def fold(self, block):\n"
+            "        new_m = np.maximum(self.m, block.max(axis=1))\n"
+            "        shift = np.where(np.isfinite(new_m), new_m, 0.0)\n"
+            "        self.l = self.l * np.exp(self.m - shift) + np.exp(block - shift[:, None]).sum(axis=1)\n"
+            "        self.m = new_m\n"
+            "        return self\n"
+            "\n"
+            "\n"
+            "def online_update(m, l, block):\n"
+            '    """Fold a block of scores (n_rows, b) into the running max m and sum l (n_rows,)."""\n'
+            "    state = RunningSoftmax(m, l).fold(np.asarray(block, dtype=float))\n"
+            "    return state.m, state.l\n"
         ),
     ),
     RightWork(
@@ -976,8 +1083,20 @@ RIGHT_WORK = [
         "08-cost-of-attention",
         "attention-step",
         lambda w: (
-            "import numpy as np\n"
-            + 'from collections import namedtuple\n\nState = namedtuple("State", "m l acc")\n\n\ndef attention_step(m, l, acc, scores, v_block):\n    """Fold one tile of scores (n_q, b) and its values (b, d_v) into m, l and acc."""\n    state = State(m, l, acc)\n    new_m = np.maximum(state.m, scores.max(axis=1))\n    scale = np.exp(state.m - new_m)\n    p = np.exp(scores - new_m[:, None])\n    state = state._replace(m=new_m, l=state.l * scale + p.sum(axis=1),\n                           acc=state.acc * scale[:, None] + p @ v_block)\n    return tuple(state)\n'
+            "import numpy as np\n" + "from collections import namedtuple\n"
+            "\n"
+            'State = namedtuple("State", "m l acc")\n'
+            "\n"
+            "\n"
+            "def attention_step(m, l, acc, scores, v_block):\n"
+            '    """Fold one tile of scores (n_q, b) and its values (b, d_v) into m, l and acc."""\n'
+            "    state = State(m, l, acc)\n"
+            "    new_m = np.maximum(state.m, scores.max(axis=1))\n"
+            "    scale = np.exp(state.m - new_m)\n"
+            "    p = np.exp(scores - new_m[:, None])\n"
+            "    state = state._replace(m=new_m, l=state.l * scale + p.sum(axis=1),\n"
+            "                           acc=state.acc * scale[:, None] + p @ v_block)\n"
+            "    return tuple(state)\n"
         ),
     ),
 ]
