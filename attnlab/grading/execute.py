@@ -25,8 +25,11 @@ before nbgrader saves the notebook (after the course's own feedback has been wri
 
 from __future__ import annotations
 
+import html as _html
 import json
+import re
 import time
+from html.parser import HTMLParser
 
 import bleach
 import nbformat
@@ -87,6 +90,142 @@ def _css():
     return CSSSanitizer(allowed_css_properties=ALLOWED_CSS)
 
 
+#: Schemes a link may use (a target with no scheme is a relative link, kept); images may also
+#: be ``data:image/…`` and nbconvert's ``attachment:``.
+LINK_SCHEMES = frozenset({"http", "https", "mailto"})
+_IMAGE_DATA = re.compile(r"data:image/(png|jpeg|gif|webp)[;,]")
+#: Attributes a browser follows as a URL.
+_URL_ATTRIBUTES = frozenset(
+    {"href", "src", "action", "formaction", "xlink:href", "background", "poster", "srcset",
+     "data", "cite", "lowsrc", "dynsrc", "longdesc", "ping"}
+)  # fmt: skip
+
+
+def _bare_url(value: str) -> str:
+    """``value`` as a browser reads its scheme: entities decoded, every whitespace and control
+    character gone, lower case (``" &#106;ava\tScript:"`` -> ``"javascript:"``)."""
+    text = _html.unescape(_html.unescape(value))
+    return "".join(c for c in text if ord(c) > 0x20 and c not in "\x7f\u00a0").lower()
+
+
+def _scheme(value: str) -> str | None:
+    match = re.match(r"([a-z][a-z0-9+.\-]*):", _bare_url(value))
+    return match.group(1) if match else None
+
+
+def url_is_safe(value: str, image: bool = False) -> bool:
+    """Whether a link (or, ``image``, an image's source) to ``value`` cannot run script.
+
+    Examples
+    --------
+    >>> [url_is_safe(u) for u in ("https://x.org", "#top", "a/b.html", "mailto:t@x.org")]
+    [True, True, True, True]
+    >>> [url_is_safe(u) for u in ("javascript:x", "&#106;avascript:x", " Data:text/html,x",
+    ...                           "vbscript:x", "java\tscript:x", "DATA:image/png;base64,")]
+    [False, False, False, False, False, False]
+    >>> url_is_safe("DATA:image/png;base64,AAA", image=True)
+    True
+    """
+    scheme = _scheme(value)
+    if scheme is None or scheme in LINK_SCHEMES:
+        return True
+    if image and scheme == "attachment":
+        return True
+    return image and scheme == "data" and bool(_IMAGE_DATA.match(_bare_url(value)))
+
+
+def _allowed_attribute(tag: str, name: str, value: str) -> bool:
+    """bleach's attribute filter: :data:`ALLOWED_ATTRIBUTES`, and URLs only safe ones."""
+    if name not in ALLOWED_ATTRIBUTES["*"] and name not in ALLOWED_ATTRIBUTES.get(tag, ()):
+        return False
+    if name in _URL_ATTRIBUTES:
+        return url_is_safe(value, image=tag == "img")
+    return True
+
+
+class _UnsafeFinder(HTMLParser):
+    """What in rendered HTML could run script: unsafe URLs, event handlers, script tags."""
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.found: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        if tag in ("script", "iframe", "object", "embed", "frame", "base", "meta", "form"):
+            self.found.append(f"<{tag}>")
+        for name, value in attrs:
+            if name.startswith("on"):
+                self.found.append(f"{tag} {name}")
+            elif name in _URL_ATTRIBUTES and not url_is_safe(value or "", image=tag == "img"):
+                self.found.append(f"{tag} {name}={value}")
+
+    handle_startendtag = handle_starttag
+
+
+def unsafe_parts(html: str) -> list[str]:
+    """The parts of ``html`` that could run script in a browser (empty when none).
+
+    Examples
+    --------
+    >>> unsafe_parts('<a href="&#106;avascript:x">a</a><img src=y onerror=z><a href="/ok">')
+    ['a href=javascript:x', 'img onerror']
+    """
+    finder = _UnsafeFinder()
+    finder.feed(html)
+    finder.close()
+    return finder.found
+
+
+class _AnyAttachment(dict):
+    """Every ``attachment:`` name resolves (to an empty picture): only links are looked at."""
+
+    def __contains__(self, name):
+        return True
+
+    def __getitem__(self, name):
+        return {"image/png": ""}
+
+
+def _render_markdown(text: str) -> str:
+    """``text`` rendered as nbconvert renders a Markdown cell of the feedback page."""
+    from nbconvert.filters.markdown_mistune import IPythonRenderer, MarkdownWithMath
+
+    renderer = IPythonRenderer(escape=False, attachments=_AnyAttachment())
+    return MarkdownWithMath(renderer=renderer).render(text)
+
+
+_TEX_HREF = re.compile(r"\\href\s*\{([^{}]*)\}")
+
+
+def _clean_tex(text: str) -> str:
+    """MathJax's ``\\href{target}`` with a target that is not a safe link points to ``#``."""
+    return _TEX_HREF.sub(lambda m: m.group(0) if url_is_safe(m.group(1)) else "\\href{#}", text)
+
+
+def clean_markdown(text: str) -> str:
+    """Markdown that renders without script: cleaned as HTML source (:func:`clean_html`, only
+    when that takes something out), then **rendered** as nbconvert renders it; when the page
+    would still hold an unsafe link (``[x](javascript:…)``, ``&#106;avascript:``, a reference
+    link, an autolink, ``vbscript:``, a ``data:`` page), the Markdown is replaced by its
+    rendered HTML cleaned by bleach, and if even that renders unsafe, by its escaped text.
+
+    Examples
+    --------
+    >>> clean_markdown("[x](https://x.org) *ok*")
+    '[x](https://x.org) *ok*'
+    >>> clean_markdown("[x](&#106;avascript:alert(1))")
+    '<p><a>x</a></p>\\n'
+    """
+    text = _clean_tex(text)
+    cleaned = clean_html(text) if _differs(text) else text
+    if not unsafe_parts(_render_markdown(cleaned)):
+        return cleaned
+    cleaned = clean_html(_render_markdown(cleaned), strip=True)
+    if not unsafe_parts(_render_markdown(cleaned)):
+        return cleaned
+    return "<pre>" + _html.escape(text) + "</pre>"  # pragma: no cover - belt and braces
+
+
 def clean_html(html: str, strip: bool = False) -> str:
     """``html`` without script, event handlers, frames, forms or style sheets (bleach);
     ``strip``: drop what is refused instead of showing it escaped.
@@ -101,7 +240,7 @@ def clean_html(html: str, strip: bool = False) -> str:
     cleaned = bleach.clean(
         html,
         tags=ALLOWED_TAGS,
-        attributes=ALLOWED_ATTRIBUTES,
+        attributes=_allowed_attribute,
         protocols=ALLOWED_PROTOCOLS,
         css_sanitizer=_css(),
         strip=strip,
@@ -111,8 +250,9 @@ def clean_html(html: str, strip: bool = False) -> str:
 
 
 def _no_data_script(html: str) -> str:
-    """Only images may be ``data:`` URLs (``data:text/html`` in a link would run script)."""
-    return html.replace('href="data:', 'href="#data:')
+    """Only images may be ``data:`` URLs (``data:text/html`` in a link would run script); the
+    attribute filter already refuses them, whatever their case or spacing."""
+    return re.sub(r'href="\s*data:', 'href="#data:', html, flags=re.I)
 
 
 def _joined(value) -> str:
@@ -127,6 +267,10 @@ def sanitize_output(output) -> None:
     for mime in list(data):
         if mime not in KEPT_MIME_TYPES:
             del data[mime]
+        elif mime == "text/markdown":
+            data[mime] = clean_markdown(_joined(data[mime]))
+        elif mime == "text/latex":
+            data[mime] = _clean_tex(_joined(data[mime]))
         elif mime in HTML_MIME_TYPES:
             data[mime] = clean_html(_joined(data[mime]))
     if not data:
@@ -170,9 +314,14 @@ def sanitize_notebook(nb) -> None:
     """Sanitize every output, every Markdown and raw cell and the widget state, in place."""
     nb.metadata.pop("widgets", None)
     for cell in nb.cells:
+        if cell.cell_type == "markdown":
+            source = _joined(cell.source)
+            cleaned = clean_markdown(source)
+            if cleaned != source:
+                cell.source = cleaned
         if cell.cell_type in ("markdown", "raw"):
             source = _joined(cell.source)
-            if _differs(source):
+            if cell.cell_type == "raw" and _differs(source):
                 cell.source = clean_html(source)
             for attachment in cell.get("attachments", {}).values():
                 for mime in list(attachment):
