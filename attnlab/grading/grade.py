@@ -115,17 +115,19 @@ def answer_cells(source_nb, student_nb) -> dict[str, tuple[str, list[str]]]:
         for c in student_nb["cells"]
         if c["cell_type"] == "code" and _nbgrader(c).get("solution")
     }
-    total = sum(len(code) for code in submitted.values())
+    total = 0  # the answer cells taken so far, each within MAX_CELL
     cells = {}
     for cell in source_nb["cells"]:
         meta = _nbgrader(cell)
         if cell["cell_type"] != "code" or not meta.get("solution"):
             continue
         code = submitted.get(meta["grade_id"], "raise NotImplementedError()")
-        if total > MAX_ANSWERS:  # refused before anything is parsed
+        if len(code) <= MAX_CELL:
+            total += len(code)
+        if total > MAX_ANSWERS:  # refused before anything is parsed; the cells before stand
             cells[meta["grade_id"]] = (
                 code,
-                [too_long(total, MAX_ANSWERS, "all the answer cells together")],
+                [too_long(total, MAX_ANSWERS, "the answer cells up to this one")],
             )
             continue
         names = defined_names(_code(cell))
