@@ -416,7 +416,7 @@ class LimitedExecute(Execute):
         self._deadline = time.monotonic() + self.notebook_timeout
         self._stopped: str | None = None
         self._used = 0
-        self._cell_used: dict[int, tuple[int, int]] = {}
+        self._cell_used: dict[int, tuple[int, int]] = {}  # id(cell) -> (bytes, outputs)
         self._truncated: set[int] = set()
         try:
             nb, resources = super().preprocess(nb, resources, km)
@@ -478,13 +478,23 @@ class LimitedExecute(Execute):
     # ------------------------------------------------------------------ output caps
     def process_message(self, msg, cell, cell_index):
         if msg["msg_type"] in _OUTPUT_MESSAGES:
+            key = id(cell)  # one cell's budget, however the caller numbers its cells
             size = _message_size(msg)
-            used, count = self._cell_used.get(cell_index, (0, 0))
+            used, count = self._cell_used.get(key, (0, 0))
             over = self._over(used + size, count + 1, self._used + size)
+            if over and msg["msg_type"] == "stream" and not msg.get("buffers"):
+                # keep what fits of a stream (the kernel sends many prints as one message)
+                room = min(self.max_cell_output - used, self.max_output - self._used)
+                if room > 0 and count + 1 <= self.max_outputs_per_cell:
+                    content = msg["content"]
+                    msg = {**msg, "content": {**content, "text": content["text"][:room]}}
+                    self._cell_used[key] = (used + room, count + 1)
+                    self._used += room
+                    super().process_message(msg, cell, cell_index)
             if over:
-                self._truncate(cell, cell_index, over)
+                self._truncate(cell, key, over)
                 return None
-            self._cell_used[cell_index] = (used + size, count + 1)
+            self._cell_used[key] = (used + size, count + 1)
             self._used += size
         return super().process_message(msg, cell, cell_index)
 
@@ -497,10 +507,10 @@ class LimitedExecute(Execute):
             return f"the notebook printed more than {self.max_output:,} bytes"
         return None
 
-    def _truncate(self, cell, cell_index: int, why: str) -> None:
-        if cell_index in self._truncated:
+    def _truncate(self, cell, key: int, why: str) -> None:
+        if key in self._truncated:
             return
-        self._truncated.add(cell_index)
+        self._truncated.add(key)
         cell.outputs.append(_note(f"output truncated by the grader: {why}"))
 
 
