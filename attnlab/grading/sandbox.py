@@ -149,6 +149,11 @@ def sandbox_environment(home: Path, fonts: Path | None = None) -> dict[str, str]
     env.setdefault("PATH", f"{Path(sys.executable).parent}:/usr/bin:/bin")
     env.setdefault("LANG", "C.UTF-8")
     env.update(HOME=str(home), MPLBACKEND="agg", PYTHONNOUSERSITE="1")
+    # The kernel imports the attnlab the grader runs (nbgrader in a course folder that is a
+    # checkout imports it from there, whatever the environment's own install points at); only
+    # the package itself is visible in that folder (see bwrap_command).
+    paths = [str(_package_dir().parent), *filter(None, env.get("PYTHONPATH", "").split(":"))]
+    env["PYTHONPATH"] = ":".join(dict.fromkeys(paths))
     env["MPLCONFIGDIR"] = str(fonts if fonts is not None else home / ".matplotlib")
     return env
 
