@@ -672,6 +672,11 @@ def _filled(cell) -> bool:
     return True
 
 
+def codes_of(codes, function) -> set:
+    """The code objects of ``function`` that are among ``codes``."""
+    return {code for code in _codes_within(function.__code__) if code in codes}
+
+
 def reaching_codes(codes) -> dict:
     """Code object -> the course function it belongs to, for every course function (private
     ones too) that computes what the functions with ``codes`` compute: the private helpers
@@ -691,21 +696,44 @@ def reaching_codes(codes) -> dict:
         g: sum(1 for f, callees in graph.items() if g in callees and f.__name__[0] != "_")
         for g in functions
     }
+    helpers = set()
     for f in todo:  # down, one level: the private helpers a forbidden function computes
         # with (not the utilities many public functions share, such as argument checks)
         for g in graph.get(f, ()):
             if g.__name__[0] == "_" and public_callers[g] <= 2:
-                targets.add(g)
+                helpers.add(g)
+    targets |= helpers
+    import attnlab
+
+    # The course's own building blocks (``attnlab.softmax``, ``attnlab.causal_mask``, ...) are
+    # never forbidden by reaching: a lesson that refuses one names it (or its check derives
+    # it); every exercise that allows them must keep allowing them.
+    exported = {getattr(attnlab, name) for name in attnlab.__all__}
     reached = set(targets)
     changed = True
     while changed:  # up: everything that calls into them
         changed = False
         for f, callees in graph.items():
+            if f in exported:
+                continue
             if f not in reached and any(g in reached for g in callees):
                 reached.add(f)
                 changed = True
+    # What an allowed building block runs is allowed: attnlab.softmax's _softmax_in_place also
+    # serves scaled_dot_product_attention, attention_scores' _scores serves tiled_attention,
+    # and 7.4 allows softmax and attention_scores. Only the forbidden functions themselves
+    # and what nothing allowed runs are flagged.
+    allowed = [f for f in exported if f in graph and not codes_of(codes, f)]
+    runs_allowed = set()
+    while allowed:
+        f = allowed.pop()
+        for g in graph.get(f, ()):
+            if g not in runs_allowed:
+                runs_allowed.add(g)
+                allowed.append(g)
+    shared = {f for f in reached & runs_allowed if not codes_of(codes, f)}
     found = {}
-    for f in reached:
+    for f in reached - shared:
         shown = f"{f.__module__}.{f.__qualname__}"
         for inner in _codes_within(f.__code__):
             found.setdefault(inner, shown)
