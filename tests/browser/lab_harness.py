@@ -634,3 +634,13 @@ def opened_lesson(
         yield page
     finally:
         page.close()
+
+
+def set_theme(page: LessonPage, theme: str) -> None:
+    """Settings > Theme > ``theme`` from JupyterLab's menu."""
+    page.page.locator("li.lm-MenuBar-item:has-text('Settings')").click()
+    page.page.locator("li.lm-Menu-item:has-text('Theme')").first.hover()
+    page.page.locator(
+        f"li.lm-Menu-item[data-command='apputils:change-theme']:has-text('{theme}')"
+    ).first.click()
+    page.page.keyboard.press("Escape")

@@ -33,16 +33,6 @@ CANVAS_JS = """() => [...document.querySelectorAll('.attnlab-explorer canvas.att
 })"""
 
 
-def set_theme(page: lab.LessonPage, theme: str) -> None:
-    """Settings > Theme > ``theme`` from JupyterLab's menu."""
-    page.page.locator("li.lm-MenuBar-item:has-text('Settings')").click()
-    page.page.locator("li.lm-Menu-item:has-text('Theme')").first.hover()
-    page.page.locator(
-        f"li.lm-Menu-item[data-command='apputils:change-theme']:has-text('{theme}')"
-    ).first.click()
-    page.page.keyboard.press("Escape")
-
-
 def wait_for_canvases(page: lab.LessonPage, dark: bool) -> list[dict]:
     """Canvas measures once every figure matches the theme (or after THEME_S seconds)."""
     canvases = page.js(CANVAS_JS)
@@ -63,18 +53,18 @@ def test_figures_follow_the_dark_theme(name, lesson_pages, artifacts_dir: Path) 
         assert light and all(c["corner"] > 200 for c in light), light
         page.explorer(0).screenshot(path=str(artifacts_dir / f"{stem}--theme-light.png"))
 
-        set_theme(page, "JupyterLab Dark")
+        lab.set_theme(page, "JupyterLab Dark")
         page.page.wait_for_function("document.body.dataset.jpThemeLight === 'false'")
         dark = wait_for_canvases(page, dark=True)
         page.explorer(0).screenshot(path=str(artifacts_dir / f"{stem}--theme-dark.png"))
         assert all(c["corner"] < 40 for c in dark), f"figure faces stayed light: {dark}"
         assert all(c["light"] > 0.002 for c in dark), f"no light text on a dark figure: {dark}"
 
-        set_theme(page, "JupyterLab Light")
+        lab.set_theme(page, "JupyterLab Light")
         page.page.wait_for_function("document.body.dataset.jpThemeLight === 'true'")
         back = wait_for_canvases(page, dark=False)
         assert all(c["corner"] > 200 for c in back), f"figures stayed dark: {back}"
     finally:
         if page.js("() => document.body.dataset.jpThemeLight") == "false":
-            set_theme(page, "JupyterLab Light")  # the theme is a user setting: leave it light
+            lab.set_theme(page, "JupyterLab Light")  # the theme is a user setting: leave it light
             page.page.wait_for_timeout(1000)

@@ -159,23 +159,13 @@ def test_static_figures_have_alt_text(lesson, artifacts_dir: Path) -> None:
     a11y.fail_with(page, problems, artifacts_dir, "image-alt")
 
 
-def set_theme(page: lab.LessonPage, theme: str) -> None:
-    """Settings > Theme > ``theme`` from JupyterLab's menu."""
-    page.page.locator("li.lm-MenuBar-item:has-text('Settings')").click()
-    page.page.locator("li.lm-Menu-item:has-text('Theme')").first.hover()
-    page.page.locator(
-        f"li.lm-Menu-item[data-command='apputils:change-theme']:has-text('{theme}')"
-    ).first.click()
-    page.page.keyboard.press("Escape")
-
-
 def test_static_figures_follow_the_dark_theme(hidpi_lesson, artifacts_dir: Path) -> None:
     page = hidpi_lesson
     if not page.front_end.startswith("lab"):
         pytest.skip("the theme is switched from JupyterLab's Settings menu")
     if not page.js(STATIC_IMAGES):
         pytest.skip(f"{page.name} shows no static figure")
-    set_theme(page, "JupyterLab Dark")
+    lab.set_theme(page, "JupyterLab Dark")
     try:
         page.page.wait_for_function("document.body.dataset.jpThemeLight === 'false'")
         page.page.wait_for_timeout(1000)  # the explorers tell the kernel
@@ -190,5 +180,5 @@ def test_static_figures_follow_the_dark_theme(hidpi_lesson, artifacts_dir: Path)
         ]
         a11y.fail_with(page, problems, artifacts_dir, "static-dark")
     finally:
-        set_theme(page, "JupyterLab Light")
+        lab.set_theme(page, "JupyterLab Light")
         page.page.wait_for_timeout(500)
