@@ -368,17 +368,6 @@ def use(wanted: bool | None = None) -> bool:
     return False
 
 
-def _matplotlib_cache() -> Path | None:
-    """The grading user's matplotlib cache folder (its font list), if there is one."""
-    try:
-        import matplotlib
-
-        folder = Path(matplotlib.get_cachedir())
-    except Exception:  # noqa: BLE001 - no matplotlib, no cache: the kernel builds its own
-        return None
-    return folder if folder.is_dir() else None
-
-
 #: Where a ``pids`` cgroup can be made for a kernel (cgroup v1, then v2), when the grader runs
 #: as root: ``RLIMIT_NPROC`` never binds root (its processes are the kernel's ``INIT_USER``).
 PIDS_CGROUPS = (Path("/sys/fs/cgroup/pids"), Path("/sys/fs/cgroup/unified"), Path("/sys/fs/cgroup"))
