@@ -29,66 +29,122 @@ ensure_env() {  # $@: requirement files
     echo "$want" >> "$stamp"
 }
 
-# The stages of a test run, each timed; a failing stage does not stop the others, and the run
-# fails at the end if any did. .ci/run puts its own stage (system packages) first in the table
-# through ATTNLAB_STAGES_BEFORE.
-STAGES=()
+# The stages of a test run, each timed (wall and CPU seconds); a failing stage does not stop the
+# others, and the run fails at the end if any did. A stage may run in a background lane beside
+# the main one (the machine has two cores and much of a browser or hub test is waiting), so the
+# stage lines and failures go to files every lane appends to; a lane's output is printed whole
+# when it ends. .ci/run puts its own stage (system packages) first in the table through
+# ATTNLAB_STAGES_BEFORE.
 RUN_START=$(date +%s)
-FAILED=()
+LANES=()
+LANE_MARK=""  # "[b] " inside a background lane
+
+children_cpu() {  # sets CPU to the user+sys seconds of this shell's finished children
+    # `times` is a builtin: redirected to a file it runs in this shell, not in a subshell
+    # (whose children would be others).
+    local file="$RUN_DIR/times.$BASHPID"  # this shell's PID ($BASHPID differs inside $(...))
+    times > "$file"
+    CPU=$(awk 'NR == 2 { split($1, u, /[ms]/); split($2, s, /[ms]/);
+        printf "%d", u[1] * 60 + u[2] + s[1] * 60 + s[2] }' "$file")
+}
+
 stage() {  # $1: name; the rest: the command
-    local name="$1"; shift
-    local start rc=0
+    local name="$LANE_MARK$1"; shift
+    local start rc=0 cpu_start
     start=$(date +%s)
+    children_cpu; cpu_start=$CPU
     echo
     echo "=== stage: $name"
     "$@" || rc=$?
     if [[ "$rc" == 5 && "$name" == *"(rest)"* ]]; then rc=0; fi  # pytest: nothing left to run
-    STAGES+=("$(stage_line "$name" "$(( $(date +%s) - start ))" "$rc")")
-    if [[ "$rc" != 0 ]]; then FAILED+=("$name"); fi
+    children_cpu
+    stage_line "$name" "$(( $(date +%s) - start ))" "$(( CPU - cpu_start ))" "$rc" \
+        >> "$RUN_DIR/stages"
+    if [[ "$rc" != 0 ]]; then echo "$name" >> "$RUN_DIR/failed"; fi
 }
 
-stage_line() {  # $1: name, $2: seconds, $3: exit code
-    printf '%-34s %6ss  %s' "$1" "$2" "$([[ $3 == 0 ]] && echo ok || echo "FAILED (exit $3)")"
+stage_line() {  # $1: name, $2: wall seconds, $3: CPU seconds, $4: exit code
+    printf '%-38s %6ss %6ss  %s\n' "$1" "$2" "$3" \
+        "$([[ $4 == 0 ]] && echo ok || echo "FAILED (exit $4)")"
 }
 
-stage_table() {
+lane() {  # $1: name ("main" streams to the terminal); the rest: a function running stages
+    # Every lane is a subshell of its own, so the CPU of each stage counts its own processes
+    # only (a shell counts a child's CPU once it has reaped it, whichever stage is running).
+    local name="$1"; shift
+    if [[ "$name" == main ]]; then
+        ( "$@" ) &
+    else
+        echo "=== lane $name started in the background (its output follows when it ends)"
+        ( LANE_MARK="[b] "; "$@" ) > "$RUN_DIR/lane-$name.log" 2>&1 &
+    fi
+    LANES+=("$!:$name")
+}
+
+wait_lanes() {
+    local entry
+    for entry in "${LANES[@]}"; do
+        wait "${entry%%:*}" || true  # its stages record their own failures
+        [[ "${entry#*:}" == main ]] && continue
+        echo
+        echo "=== lane ${entry#*:}: its output"
+        cat "$RUN_DIR/lane-${entry#*:}.log"
+    done
+    LANES=()
+}
+
+stage_table() {  # $1: what ran
     echo
-    echo "=== stage times (wall, s)"
+    echo "=== stage times (wall and CPU seconds; [b] ran in a background lane beside the others)"
+    printf '%-38s %7s %7s\n' "stage" "wall" "CPU"
     if [[ -n "${ATTNLAB_STAGES_BEFORE:-}" ]]; then printf '%s\n' "$ATTNLAB_STAGES_BEFORE"; fi
-    printf '%s\n' "${STAGES[@]}"
-    printf '%-34s %6ss\n' "total (./run.sh test)" "$(( $(date +%s) - RUN_START ))"
+    cat "$RUN_DIR/stages"
+    printf '%-38s %6ss\n' "total ($1)" "$(( $(date +%s) - RUN_START ))"
 }
+
+# The fast loop's tests, on both cores (pytest-xdist); extra arguments (e.g. -k, or another -m)
+# go to pytest after ours, so they win.
+fast_tests() { stage "fast tests" pytest -n 2 -m "not slow and not browser" "${DURATIONS[@]}" "$@"; }
+nbval_learner() { stage "nbval: learner notebooks" pytest -p no:cacheprovider --nbval-lax notebooks/; }
+nbval_source() {
+    stage "nbval: source, solved" env ATTNLAB_REQUIRE_CORRECT=1 \
+        pytest -p no:cacheprovider --nbval-lax source/
+}
+GRADING=(tests/test_graded_use.py tests/test_grading_attacks.py tests/test_grading_limits.py
+    tests/test_exchange_flow.py)
+grading_tests() { stage "slow: nbgrader grading" pytest -m slow "${DURATIONS[@]}" "${GRADING[@]}"; }
+binder_test() { stage "slow: Binder from nothing" pytest -m slow "${DURATIONS[@]}" tests/test_binder.py; }
+hub_tests() { stage "slow: JupyterHub class" pytest -m slow "${DURATIONS[@]}" tests/hub; }
+browser_tests() {
+    stage "browser (Chromium)" env ATTNLAB_BROWSER=1 \
+        pytest -m browser "${DURATIONS[@]}" tests/browser
+}
+rest_tests() {  # any slow or browser test not in a stage above
+    local ignored=() file
+    for file in "${GRADING[@]}" tests/test_binder.py; do ignored+=(--ignore "$file"); done
+    stage "slow: the rest" pytest -m "slow or browser" "${DURATIONS[@]}" \
+        --ignore tests/hub --ignore tests/browser "${ignored[@]}"
+}
+# What waits most (servers, browsers, pip) runs in a background lane beside what computes.
+servers_and_browsers() { browser_tests; hub_tests; binder_test; }
+computing_lane() { fast_tests "$@"; nbval_learner; nbval_source; grading_tests; rest_tests; }
 
 run_tests() {  # $1: 1 for every test, 0 for the fast loop; the rest go to pytest
     local all="$1"; shift
-    local durations=(--durations=40 --durations-min=1)
+    DURATIONS=(--durations=40 --durations-min=1)
     stage "lint (ruff)" bash -c 'ruff check . && ruff format --check .'
-    # The fast loop: everything not marked slow or browser; extra arguments (e.g. -k, or
-    # another -m) go to pytest after ours, so they win.
-    stage "fast tests" pytest -m "not slow and not browser" "${durations[@]}" "$@"
-    if compgen -G "notebooks/*.ipynb" >/dev/null; then
-        stage "nbval: learner notebooks" pytest -p no:cacheprovider --nbval-lax notebooks/
-        stage "nbval: source, solved" env ATTNLAB_REQUIRE_CORRECT=1 \
-            pytest -p no:cacheprovider --nbval-lax source/
-    fi
     if [[ "$all" == 1 ]]; then
-        local grading=(tests/test_graded_use.py tests/test_grading_attacks.py
-            tests/test_grading_limits.py tests/test_exchange_flow.py)
-        local existing=()
-        for file in "${grading[@]}"; do [[ -f "$file" ]] && existing+=("$file"); done
-        stage "slow: nbgrader grading" pytest -m slow "${durations[@]}" "${existing[@]}"
-        stage "slow: Binder from nothing" pytest -m slow "${durations[@]}" tests/test_binder.py
-        stage "slow: JupyterHub class" pytest -m slow "${durations[@]}" tests/hub
-        stage "browser (Chromium)" env ATTNLAB_BROWSER=1 \
-            pytest -m browser "${durations[@]}" tests/browser
-        local ignored=()
-        for file in "${existing[@]}" tests/test_binder.py; do ignored+=(--ignore "$file"); done
-        stage "slow: the rest" pytest -m "slow or browser" "${durations[@]}" \
-            --ignore tests/hub --ignore tests/browser "${ignored[@]}"
+        lane servers servers_and_browsers
+        lane main computing_lane "$@"
+    else
+        fast_tests "$@"
+        lane notebooks nbval_learner
+        lane main nbval_source
     fi
-    stage_table
-    if (( ${#FAILED[@]} )); then
-        echo "failed stages: ${FAILED[*]}"
+    wait_lanes
+    stage_table "$([[ "$all" == 1 ]] && echo "./run.sh test --all" || echo "./run.sh test")"
+    if [[ -s "$RUN_DIR/failed" ]]; then
+        echo "failed stages: $(paste -sd, "$RUN_DIR/failed")"
         return 1
     fi
 }
@@ -108,9 +164,14 @@ case "${1:-}" in
             notebooks/00-start-here.ipynb
         ;;
     test)
+        RUN_DIR="$(mktemp -d "${TMPDIR:-/tmp}/attnlab-run.XXXXXX")"
+        trap 'rm -rf "$RUN_DIR"' EXIT
         env_start=$(date +%s)
+        children_cpu; env_cpu=$CPU
         ensure_env requirements.txt requirements-dev.txt
-        STAGES+=("$(stage_line "environment (pip)" "$(( $(date +%s) - env_start ))" 0)")
+        children_cpu
+        stage_line "environment (pip)" "$(( $(date +%s) - env_start ))" "$(( CPU - env_cpu ))" 0 \
+            >> "$RUN_DIR/stages"
         export PATH="$PWD/$VENV/bin:$PATH"
         shift
         all=0
