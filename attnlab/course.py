@@ -21,7 +21,9 @@ checked against :data:`COURSE`. ``tests/test_course.py`` keeps the map true: eve
 it and every lesson's notebook exists, every module it names imports and is what that lesson's
 cells import, and every explorer and exercise module belongs to exactly one lesson.
 
-This module needs the standard library only (the names are strings, imported by nobody here).
+This module needs the standard library only (the names are strings, imported by nobody here);
+:func:`course_map` reads the learner's progress (:mod:`attnlab.progress`), which imports the
+exercise modules.
 """
 
 from __future__ import annotations
@@ -306,6 +308,8 @@ class CourseMap:
     """
 
     lessons: tuple
+    #: lesson number -> (exercises done, exercises), from :mod:`attnlab.progress`; None: no column
+    done: dict | None = None
 
     @property
     def total_minutes(self) -> int:
@@ -333,23 +337,33 @@ class CourseMap:
         )
 
     def _repr_markdown_(self) -> str:
+        done = self.done is not None
         rows = [
-            "| lesson | title | what you learn | time | status |",
-            "| --- | --- | --- | --- | --- |",
+            "| lesson | title | what you learn | time | status |" + (" exercises done |" * done),
+            "| --- | --- | --- | --- | --- |" + (" --- |" * done),
         ]
         for entry in self.lessons:
             title = f"[{entry.title}]({entry.notebook}.ipynb)" if entry.ready else entry.title
             status = "ready" if entry.ready else "coming soon"
             rows.append(
                 f"| {entry.number} | {title} | {entry.learn} | {entry.minutes} min | {status} |"
+                + (f" {self._done(entry.number)} |" if done else "")
             )
         return "\n".join(rows) + f"\n\n{self.summary()}"
+
+    def _done(self, number: int) -> str:
+        """``"✓ 3 of 3"``, ``"1 of 3"`` or ``""`` (no exercises) for lesson ``number``."""
+        finished, exercises = (self.done or {}).get(number, (0, 0))
+        if not exercises:
+            return ""
+        return f"{'✓ ' if finished == exercises else ''}{finished} of {exercises}"
 
     def __str__(self) -> str:
         width = max(len(entry.title) for entry in self.lessons)
         lines = [
             f"{entry.number}  {entry.title:<{width}}  {entry.minutes:>3} min  "
             f"{'ready' if entry.ready else 'coming soon'}"
+            + (f"  {self._done(entry.number)} done" if self._done(entry.number) else "")
             for entry in self.lessons
         ]
         return "\n".join([*lines, self.summary()])
@@ -358,7 +372,9 @@ class CourseMap:
 
 
 def course_map() -> CourseMap:
-    """The course map of lesson 0: every lesson, its time and status, and the totals.
+    """The course map of lesson 0: every lesson, its time and status, the totals, and how many
+    of its exercises this learner has done (:mod:`attnlab.progress`: the latest check of each
+    passed; recorded on this computer, not graded).
 
     Returns
     -------
@@ -373,7 +389,10 @@ def course_map() -> CourseMap:
     >>> course.total_minutes == sum(entry.minutes for entry in COURSE)
     True
     """
-    return CourseMap(COURSE)
+    from attnlab.progress import progress
+
+    shown = progress()
+    return CourseMap(COURSE, {entry.number: shown.done(entry.number) for entry in COURSE})
 
 
 def duration(minutes: int) -> str:

@@ -144,7 +144,7 @@ def test_every_reason_a_check_gives_ends_a_sentence():
 @by_title
 def test_the_stuck_tip_follows_a_full_stop(exercise):
     message = copy.copy(exercise).check(crashes).message
-    assert re.search(r"[^.!?]\. Stuck\? Ask for a hint", message) or re.search(
+    assert re.search(r"[^.!?]\. Stuck\? Press Next hint", message) or re.search(
         r"[.!?][)'\"]? Stuck\?", message
     ), message
     assert ".. Stuck" not in message

@@ -134,7 +134,9 @@ def test_the_message_sorts_right_wrong_and_open_with_reasons(keyed):
     assert lines[1] == "✗ T1 (you said 16): That counts every entry, masked or not."
     assert lines[2] == "✗ T3 (you said 'lots'): this one wants a number, not 'lots'."
     assert lines[3].startswith("✓ right: T2.")
-    assert "Stuck? Ask for a hint with `.hint()`." in feedback.message
+    assert "Stuck? Press Next hint in the panel below this check, or run `.hint()`." in (
+        feedback.message
+    )
 
 
 def test_no_summary_line_of_right_answers_when_none_is_right(keyed):

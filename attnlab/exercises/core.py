@@ -232,6 +232,9 @@ class Exercise:
             from attnlab.exercises.answer_cells import reviewed
 
             feedback = reviewed(self, answer, feedback)
+        from attnlab.progress import record
+
+        record(self.name, feedback.outcome.value)  # the learner's own "done so far" (lesson 0)
         if must_pass() and not feedback:
             raise AssertionError(str(feedback))
         return feedback
@@ -248,7 +251,7 @@ class Exercise:
         except Recorded as exc:
             return Feedback(self.title, Outcome.RECORDED, str(exc))
         except Wrong as exc:
-            tip = "" if self._hints_shown else "Stuck? Ask for a hint with `.hint()`."
+            tip = "" if self._hints_shown else _STUCK.format(call=f"{self.name or ''}.hint()")
             return Feedback(self.title, Outcome.WRONG, joined(str(exc), tip), exc.score)
         finally:
             _FORBIDDEN.reset(token)
@@ -276,6 +279,7 @@ class Exercise:
 
         Returns an ``ipywidgets.VBox``; the hints appear below the buttons, in their own words
         ("Press Next hint"), one tier per click; after the last one the button is switched off.
+        "Get the stub back" shows the answer cell as the lesson gave it (:meth:`stub`).
         """
         import ipywidgets as widgets
         from IPython.display import display
@@ -285,6 +289,7 @@ class Exercise:
         shown = widgets.Output()
         hint = Button(description="Next hint", disabled=not self.hints)
         solution = Button(description="Show a solution")
+        stub = Button(description="Get the stub back")
         given = [0]  # hints this panel has shown
 
         def next_hint(_button):
@@ -300,9 +305,14 @@ class Exercise:
             with shown:
                 display(self.solution())
 
+        def show_stub(_button):
+            with shown:
+                display(self.stub())
+
         hint.on_click(next_hint)
         solution.on_click(show_solution)
-        panel = widgets.VBox([widgets.HBox([hint, solution]), shown])
+        stub.on_click(show_stub)
+        panel = widgets.VBox([widgets.HBox([hint, solution, stub]), shown])
         return panel.add_class("attnlab-help")
 
     def solution(self) -> Text:
@@ -326,6 +336,27 @@ class Exercise:
             f"**A solution.** Try it only after you have had a go.\n\n```python\n{body}\n```"
         )
 
+    def stub(self) -> Text:
+        """The answer cell as the lesson first gave it, to paste back over an answer.
+
+        Read from the learner notebook in ``notebooks/`` (or made from the lesson's source the way
+        nbgrader makes it); a graded installation without either says whom to ask.
+        """
+        from attnlab.exercises.solutions import original_stub
+
+        body = original_stub(self.name)
+        if body is None:
+            return Text(
+                "The original notebooks are not part of this installation. Fetch the "
+                "assignment again into another folder, or ask your instructor."
+            )
+        return Text(
+            "**The answer cell as the lesson gave it.** To start again, select everything in "
+            "your answer cell (click in it, Ctrl+A), paste this over it and run the cell "
+            "(Shift+Enter). Keep that cell: grading reads your answer from it.\n\n"
+            f"```python\n{body}\n```"
+        )
+
     @property
     def name(self) -> str | None:
         """Where the notebooks find this exercise, e.g. ``"lesson1.dot"`` (None if nowhere)."""
@@ -339,6 +370,10 @@ class Exercise:
                     ):
                         return f"{module_name.rpartition('.')[2]}.{attr}"
         return None
+
+
+#: The first "not yet right" says where the hints are: the help panel under the check.
+_STUCK = "Stuck? Press Next hint in the panel below this check, or run `{call}`."
 
 
 def interrupted_sentence(seconds: float, in_answer: bool) -> str:

@@ -29,7 +29,7 @@ Examples
 >>> quiz = Questions("Z", [q, c], scope={}, key_file="no-such-quiz")  # no key installed
 >>> exercise = quiz.exercise("Quiz Z", hints=["Re-read lesson 3."])
 >>> print(exercise.check({"Z1": 0.5}).message)
-Not answered yet: Z2. Stuck? Ask for a hint with `.hint()`.
+Not answered yet: Z2. Stuck? Press Next hint in the panel below this check, or run `.hint()`.
 >>> exercise.check({"Z1": 0.5, "Z2": "a"}).outcome.name
 'RECORDED'
 """

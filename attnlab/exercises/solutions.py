@@ -116,3 +116,71 @@ def worked_solution(exercise: str | None) -> str | None:
     if folder is None or exercise is None:
         return None
     return _index(str(folder)).get(exercise)
+
+
+#: What nbgrader puts in place of a solution (ClearSolutions' ``code_stub`` for Python).
+STUB = ("# YOUR CODE HERE", "raise NotImplementedError()")
+
+
+def stubbed(code: str) -> str:
+    """A solution cell as the learner gets it: each solution region replaced by :data:`STUB`
+    at the region's indentation, as nbgrader's ClearSolutions does.
+
+    >>> print(stubbed("def f(x):\\n    ### BEGIN SOLUTION\\n    return x\\n    ### END SOLUTION"))
+    def f(x):
+        # YOUR CODE HERE
+        raise NotImplementedError()
+    """
+    lines, inside = [], False
+    for line in code.splitlines():
+        if line.strip() == BEGIN:
+            indent = line[: len(line) - len(line.lstrip())]
+            lines += [indent + stub for stub in STUB]
+            inside = True
+        elif line.strip() == END:
+            inside = False
+        elif not inside:
+            lines.append(line)
+    return "\n".join(lines).strip("\n")
+
+
+def _answer_cells(path: Path) -> dict[str, str]:
+    """Exercise name -> the code of its answer cell in the notebook at ``path``."""
+    found, answers = {}, {}
+    for cell in json.loads(path.read_text(encoding="utf-8"))["cells"]:
+        code = "".join(cell.get("source", ""))
+        meta = cell.get("metadata", {}).get("nbgrader", {})
+        if cell["cell_type"] != "code":
+            continue
+        if meta.get("solution"):
+            for name in defined_names(code):
+                answers[name] = code
+        elif meta.get("grade") and (called := checked_call(code)):
+            exercise, answer = called
+            if answer in answers:
+                found[exercise] = answers[answer]
+    return found
+
+
+def learner_folder() -> Path | None:
+    """The repository's ``notebooks/`` folder (the learner notebooks), or None."""
+    folder = Path(__file__).resolve().parents[2] / "notebooks"
+    return folder if folder.is_dir() else None
+
+
+def original_stub(exercise: str | None) -> str | None:
+    """The answer cell of ``exercise`` (``"lesson1.dot"``) as the learner notebook gives it:
+    from ``notebooks/``, else made from the source notebook; None if neither is here."""
+    if exercise is None:
+        return None
+    lesson = exercise.partition(".")[0].removeprefix("lesson")
+    pattern = f"{int(lesson):02d}-*.ipynb" if lesson.isdigit() else "*.ipynb"
+    if (folder := learner_folder()) is not None:
+        for path in sorted(folder.glob(pattern)):
+            if (code := _answer_cells(path).get(exercise)) is not None:
+                return code.strip("\n")
+    if (folder := source_folder()) is not None:
+        for path in sorted(folder.glob(f"*/{pattern}")):
+            if (code := _answer_cells(path).get(exercise)) is not None:
+                return stubbed(code)
+    return None

@@ -1,0 +1,170 @@
+"""What a learner has done so far: the latest outcome of every exercise they checked.
+
+Each check run in a learner's kernel (:meth:`attnlab.exercises.core.Exercise.check`) records the
+exercise's latest outcome in one small JSON file per learner, ``~/.attnlab/progress.json``
+(``ATTNLAB_PROGRESS`` names another file). Nothing leaves the computer and nothing is graded:
+it is the learner's own record, read by lesson 0's course map (:func:`attnlab.course.course_map`,
+the *done* column) and by :func:`progress`, which lists every exercise of every lesson.
+
+Nothing is recorded outside a Jupyter kernel (plain Python, the test suite), under grading
+(``NBGRADER_EXECUTION``, ``ATTNLAB_REQUIRE_CORRECT=1``, the grading kernel), nor for a check that
+finds the stub before anything else was recorded. A file that cannot be read or written is
+ignored: the course works without it.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+#: Outcomes that count as done (:class:`attnlab.exercises.core.Outcome` values).
+DONE = ("correct", "recorded")
+
+
+def progress_file() -> Path:
+    """``$ATTNLAB_PROGRESS``, or ``~/.attnlab/progress.json``."""
+    named = os.environ.get("ATTNLAB_PROGRESS")
+    return Path(named) if named else Path.home() / ".attnlab" / "progress.json"
+
+
+def recorded() -> dict[str, str]:
+    """Exercise name (``"lesson1.dot"``) -> its latest outcome (``"correct"``, ...)."""
+    try:
+        data = json.loads(progress_file().read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(data, dict):
+        return {}
+    return {k: v for k, v in data.get("exercises", {}).items() if isinstance(v, str)}
+
+
+def _in_learner_kernel() -> bool:
+    from attnlab.exercises.core import must_pass
+
+    if must_pass():
+        return False
+    try:
+        from attnlab.exercises.answer_cells import in_grading_kernel
+
+        if in_grading_kernel():
+            return False
+        shell = get_ipython()  # noqa: F821 (defined by IPython in a kernel)
+    except NameError:
+        return False
+    return type(shell).__name__ == "ZMQInteractiveShell"
+
+
+def record(exercise: str | None, outcome: str, *, force: bool = False) -> bool:
+    """Keep ``outcome`` as ``exercise``'s latest; True if the file was written.
+
+    Only in a learner's kernel (or with ``force``, for tests). A first "not attempted yet" is
+    not worth a file.
+    """
+    if exercise is None or not (force or _in_learner_kernel()):
+        return False
+    path = progress_file()
+    exercises = recorded()
+    if exercises.get(exercise) == outcome or (
+        exercise not in exercises and outcome == "not attempted yet"
+    ):
+        return False
+    exercises[exercise] = outcome
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(
+            "w", dir=path.parent, prefix=".progress-", delete=False, encoding="utf-8"
+        ) as out:
+            json.dump({"exercises": exercises}, out, indent=1, sort_keys=True)
+        os.replace(out.name, path)  # whole file or nothing: two kernels may write at once
+    except OSError:
+        return False
+    return True
+
+
+def forget(exercise: str | None = None) -> None:
+    """Forget one exercise's outcome (``"lesson1.dot"``), or everything (no argument)."""
+    exercises = recorded()
+    if exercise is None:
+        exercises = {}
+    exercises.pop(exercise, None)
+    path = progress_file()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps({"exercises": exercises}, indent=1), encoding="utf-8")
+    except OSError:
+        pass
+
+
+def lesson_exercises(number: int) -> list[tuple[str, str]]:
+    """``[(name, title), ...]`` of lesson ``number``'s exercises, in the module's order.
+
+    >>> lesson_exercises(1)[0]
+    ('lesson1.dot', 'Exercise 1.1 (one dot product)')
+    """
+    from attnlab.exercises.core import Exercise
+
+    module = importlib.import_module(f"attnlab.exercises.lesson{number}")
+    return [
+        (f"lesson{number}.{attr}", value.title)
+        for attr, value in vars(module).items()
+        if isinstance(value, Exercise)
+    ]
+
+
+@dataclass(frozen=True)
+class Progress:
+    """Every exercise of the course with its latest outcome; a table in a notebook.
+
+    Attributes
+    ----------
+    rows : tuple of (int, str, str, str or None)
+        ``(lesson, name, title, latest outcome or None)`` for every exercise.
+    """
+
+    rows: tuple
+
+    def done(self, lesson: int) -> tuple[int, int]:
+        """``(done, all)`` exercises of ``lesson``."""
+        mine = [row for row in self.rows if row[0] == lesson]
+        return sum(row[3] in DONE for row in mine), len(mine)
+
+    def _mark(self, outcome) -> str:
+        if outcome in DONE:
+            return "✓ done"
+        return "not checked yet" if outcome is None else f"not done ({outcome})"
+
+    def _repr_markdown_(self) -> str:
+        lines = ["| lesson | exercise | status |", "| --- | --- | --- |"]
+        for lesson, name, title, outcome in self.rows:
+            lines.append(f"| {lesson} | {title} (`{name}`) | {self._mark(outcome)} |")
+        done = sum(row[3] in DONE for row in self.rows)
+        return "\n".join(lines) + f"\n\n{done} of {len(self.rows)} exercises done."
+
+    def __str__(self) -> str:
+        lines = [
+            f"{lesson}  {title}: {self._mark(outcome)}" for lesson, _, title, outcome in self.rows
+        ]
+        done = sum(row[3] in DONE for row in self.rows)
+        return "\n".join([*lines, f"{done} of {len(self.rows)} exercises done."])
+
+    __repr__ = __str__
+
+
+def progress() -> Progress:
+    """Every exercise of every ready lesson and whether its latest check passed.
+
+    Read from this learner's own record (:func:`progress_file`), offline; nothing is graded.
+    """
+    from attnlab.course import COURSE
+
+    outcomes = recorded()
+    rows = []
+    for entry in COURSE:
+        if entry.ready:
+            for name, title in lesson_exercises(entry.number):
+                rows.append((entry.number, name, title, outcomes.get(name)))
+    return Progress(tuple(rows))
