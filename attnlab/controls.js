@@ -119,6 +119,14 @@ function commonState(model, root, label) {
   root.classList.toggle("attnlab-disabled", Boolean(model.get("disabled")));
 }
 
+// A slider value as attnlab.controls._text_of writes it: fixed decimals, the true minus sign
+// (U+2212, as the explorers' readouts and matplotlib's tick labels), never "-0.0".
+function numberText(value, decimals) {
+  let t = Number(value).toFixed(decimals);
+  if (t.startsWith("-") && Number(t) === 0) t = t.slice(1);
+  return t.replace("-", "\u2212");
+}
+
 // value rounded to min + k * step, as attnlab.controls.snap does
 function snap(value, min, max, step, decimals) {
   const k = Math.round((value - min) / step);
@@ -136,7 +144,7 @@ function renderSlider(model, el) {
   const readout = make("span", { class: "attnlab-control-readout", "aria-hidden": "true" });
   root.append(label, input, readout);
 
-  const text = (v) => (choice ? model.get("labels")[v] : Number(v).toFixed(model.get("decimals")));
+  const text = (v) => (choice ? model.get("labels")[v] : numberText(v, model.get("decimals")));
   let shownText = null;
   function show(v) {
     const t = text(v);

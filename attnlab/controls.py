@@ -183,12 +183,15 @@ def snap(value: float, low: float, high: float, step: float) -> float:
 
 
 def _text_of(value: float, places: int) -> str:
-    """A slider value as its readout shows it.
+    """A slider value as its readout shows it, with the true minus sign as the readouts use.
 
-    >>> _text_of(0.7, 1), _text_of(30.0, 0), _text_of(-0.0, 2)
-    ('0.7', '30', '0.00')
+    >>> _text_of(0.7, 1), _text_of(30.0, 0), _text_of(-0.0, 2), _text_of(-1.5, 1)
+    ('0.7', '30', '0.00', '−1.5')
     """
-    return f"{value + 0.0:.{places}f}"
+    text = f"{value + 0.0:.{places}f}"
+    if text.startswith("-") and float(text) == 0:
+        text = text[1:]
+    return text.replace("-", "\N{MINUS SIGN}")
 
 
 def _number(value, name: str) -> float:

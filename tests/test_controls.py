@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import re
+import shutil
+import subprocess
 from pathlib import Path
 
 import numpy as np
@@ -56,7 +59,7 @@ def test_every_step_of_a_score_slider_prints_without_float_noise(k):
     slider = score()
     slider.value = -5.0 + k * 0.1  # float arithmetic: 0.7000000000000002 and the like
     assert repr(slider.value) == f"{(k - 50) / 10:.1f}"
-    assert slider.text == f"{(k - 50) / 10:.1f}"
+    assert slider.text == f"{(k - 50) / 10:.1f}".replace("-", "\N{MINUS SIGN}")
 
 
 @given(st.floats(min_value=-5.0, max_value=5.0))
@@ -270,3 +273,31 @@ def test_every_explorer_uses_the_kit_with_named_controls(cls):
         ), name
     assert isinstance(explorer.readout, Readout)
     assert "attnlab-readout" in explorer.readout._dom_classes
+
+
+# ------------------------------------------------------------------ one minus sign (issue 29)
+
+
+def test_a_negative_slider_value_reads_with_the_minus_sign_the_readouts_use():
+    """Readouts write −0.50 (U+2212, as matplotlib's ticks); the slider beside them did "-0.50"."""
+    slider = score()
+    slider.value = -0.5
+    assert slider.text == "\N{MINUS SIGN}0.5" and "-" not in slider.text
+    slider.value = 0.0
+    assert slider.text == "0.0"
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="needs Node.js")
+def test_the_page_writes_slider_values_as_python_does():
+    """controls.js's numberText (the readout and aria-valuetext) against controls._text_of."""
+    match = re.search(r"^function numberText\(.*?^}$", JS, re.M | re.S)
+    assert match, "controls.js has no numberText function"
+    # values on their step's grid, as a slider holds them (off-grid halves round differently)
+    cases = [(-5.0, 0), (-5.0, 1), (-0.5, 1), (-0.04, 2), (-0.0, 1), (0.0, 2), (0.04, 2)]
+    cases += [(0.7, 1), (2.25, 2), (64.0, 0), (-0.05, 2), (-1e-12, 2)]
+    script = (
+        match.group(0)
+        + f"\nconsole.log(JSON.stringify({json.dumps(cases)}.map(([v, d]) => numberText(v, d))));"
+    )
+    out = subprocess.run(["node", "-e", script], capture_output=True, text=True, check=True).stdout
+    assert json.loads(out) == [kit._text_of(v, d) for v, d in cases]
