@@ -574,6 +574,23 @@ def loop_mask_first(q, k, v, block, causal, dtype=bool):
     return out, tiles
 
 
+def loop_row_by_row(q, k, v, block, causal, softmax=None):
+    """One query row at a time, a softmax over all its keys (attnlab's, or numpy written out):
+    O(n_k) memory, never a tile; the tile count is the formula's."""
+    n, d_k = q.shape
+    out = np.zeros((n, v.shape[1]))
+    for i in range(n):
+        s = k @ q[i] / np.sqrt(d_k)  # (n_k,) every key at once
+        if causal:
+            s[i + 1 :] = -np.inf
+        if softmax is not None:
+            out[i] = softmax(s) @ v
+        else:
+            e = np.exp(s - s.max())
+            out[i] = e @ v / e.sum()
+    return out, L.expected_tiles(n, block, causal, n_keys=len(k))
+
+
 def loop_through_the_library(q, k, v, block, causal):
     return attnlab.tiled_attention(q, k, v, causal=causal, block_size=block), 0
 
@@ -597,6 +614,18 @@ LOOP_WRONG = {
     "row strips, softmax in place": (
         functools.partial(loop_row_strips, in_place=True),
         "Walk over the keys in blocks too",
+    ),
+    "row by row, attnlab.softmax over every key": (
+        functools.partial(loop_row_by_row, softmax=attnlab.softmax),
+        "calls attnlab.softmax, which this exercise asks you not to use",
+    ),
+    "row by row, attnlab.online_softmax over every key": (
+        functools.partial(loop_row_by_row, softmax=attnlab.online_softmax),
+        "asks you not to use",
+    ),
+    "row by row, numpy softmax over every key": (
+        loop_row_by_row,
+        "one query's row of scores is 1,600,000 bytes",
     ),
     "online loop over a whole-sequence mask": (
         loop_mask_first,
@@ -637,6 +666,16 @@ def test_a_case_with_many_keys_and_few_queries_is_measured():
     assert not case.causal and L._measured(case)
     strip = case.block * len(case.k) * 8  # one (block, n_k) array of float64 scores
     assert strip > 4 * L.memory_budget(case)
+
+
+def test_a_case_where_one_query_row_of_scores_is_too_much_is_measured():
+    """4 queries against 200,000 keys of one dimension: one query's row of scores against every
+    key with an ordinary softmax (scores, shifted, exponentials: 3 rows) is over the budget,
+    which still holds a float64 copy of the inputs and a few tiles."""
+    case = next(c for c in L.loop_cases() if len(c.q) < c.block)
+    assert not case.causal and L._measured(case)
+    row = len(case.k) * 8
+    assert 3 * row > 1.4 * L.memory_budget(case)
 
 
 def test_the_causal_measured_case_tells_a_whole_sequence_mask_from_tiles():

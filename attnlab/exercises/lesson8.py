@@ -17,10 +17,12 @@
   does not divide ``n``), the tiles wholly above the diagonal skipped when ``causal``, and
   the later keys masked inside the tiles that cross it. It returns ``(output, tiles)``; the
   output is compared with the plain masked attention, ``tiles`` with the count a skipping loop
-  computes, and on two long cases (100 queries against 10,000 keys; 2048 tokens, causal) the
-  memory it allocates (``tracemalloc``) must stay within a few tiles, the output and a copy
-  of the inputs (:func:`memory_budget`): a strip of one query block's scores against every
-  key, or a mask for the whole sequence, goes over.
+  computes, and on three long cases (100 queries against 10,000 keys; 2048 tokens, causal;
+  4 queries against 200,000 keys) the memory it allocates (``tracemalloc``) must stay within a
+  few tiles, the output and a copy of the inputs (:func:`memory_budget`): a strip of one query
+  block's scores against every key, a mask for the whole sequence, or one query's row of
+  scores with its softmax goes over. A softmax over a whole row (``attnlab.softmax`` and the
+  library's other whole-row softmaxes) is forbidden: the softmax runs online, tile by tile.
 
 In 8.2 and 8.3 the check hands the learner's function the *correct* running state at every
 step, so a mistake is reported at the first block where it shows, with the block, the state
@@ -838,6 +840,20 @@ _LIBRARY_ATTENTION = (
     "attnlab.scaled_dot_product_attention",
     "attnlab.attention.scaled_dot_product_attention",
 )
+#: Softmaxes (and their normalisers) over a whole row: 8.4's softmax runs online, tile by tile,
+#: so a loop over single query rows that hands each row of scores against every key to one of
+#: these is not the tiled work (the library's online fold of one tile stays allowed).
+_WHOLE_ROW_SOFTMAX = (
+    "attnlab.softmax",
+    "attnlab.naive_softmax",
+    "attnlab.log_softmax",
+    "attnlab.logsumexp",
+    "attnlab.online_softmax",
+    "attnlab.online_normaliser",
+    "scipy.special.softmax",
+    "scipy.special.log_softmax",
+    "scipy.special.logsumexp",
+)
 
 
 @dataclass(frozen=True, eq=False)
@@ -862,8 +878,10 @@ def loop_cases() -> list[LoopCase]:
     10 random queries with scores in the hundreds, block 4, causal; the same with block 1;
     then two long ones, where the check also measures the memory the function allocates:
     100 queries against 10,000 keys (block 64, not causal), where a strip of one query
-    block's scores against every key is far larger than a few tiles, and 2048 tokens (block
-    64, causal), where a mask for the whole sequence is.
+    block's scores against every key is far larger than a few tiles, 2048 tokens (block
+    64, causal), where a mask for the whole sequence is, and 4 queries against 200,000 keys
+    (d_k = d_v = 1, block 64), where even one query's row of scores with its softmax is more
+    than a few tiles and a copy of the inputs (a loop over single query rows is not tiled).
     """
     cat = cat_sat_down()
     rng = np.random.default_rng(84)
@@ -871,6 +889,8 @@ def loop_cases() -> list[LoopCase]:
     few_q = rng.normal(size=(100, 4))  # (100, 4)
     many_k, many_v = rng.normal(size=(2, 10_000, 4))  # (10000, 4) each
     long = rng.normal(size=(3, 2048, 8))  # (3, 2048, 8)
+    one_q = rng.normal(size=(4, 1))  # (4, 1)
+    row_k, row_v = rng.normal(size=(2, 200_000, 1))  # (200000, 1) each
     text = f'"{" ".join(cat.tokens)}"'
     cases = [
         (
@@ -900,6 +920,14 @@ def loop_cases() -> list[LoopCase]:
             False,
         ),
         ("2048 random tokens (d_k = d_v = 8), block 64, causal=True", *long, 64, True),
+        (
+            "4 random queries against 200,000 keys (d_k = d_v = 1), block 64, causal=False",
+            one_q,
+            row_k,
+            row_v,
+            64,
+            False,
+        ),
     ]
     return [
         LoopCase(d, q, k, v, b, c, expected_tiles(len(q), b, c, n_keys=len(k)))
@@ -1139,7 +1167,8 @@ def _check_memory(case, output, peak, what) -> None:
     tile = min(b, n_q) * min(b, n_k) * 8
     said = (
         f"{what}: the output is right, but your function allocated {peak:,} bytes at its "
-        f"peak. A tiled loop needs a few ({b}, {b}) tiles of scores ({tile:,} bytes each in "
+        f"peak. A tiled loop needs a few ({min(b, n_q)}, {min(b, n_k)}) tiles of scores "
+        f"({tile:,} bytes each in "
         f"float64), the output and a copy of the inputs: {budget:,} bytes at most here."
     )
     if case.causal and n_q == n_k:
@@ -1149,6 +1178,13 @@ def _check_memory(case, output, peak, what) -> None:
             f"{n_q * n_k:,} bytes, of floats {n_q * n_k * 8:,}). Build each tile's mask "
             "inside the loop, from the positions of its queries (i0 to i1) and its keys "
             "(j0 to j1), so it is never bigger than the tile."
+        )
+    elif n_q < b:
+        cause = (
+            f"That is what scores against all {n_k:,} keys at once cost: one query's row of "
+            f"scores is {n_k * 8:,} bytes, and a softmax over it a copy or two more. Walk over "
+            "the keys in blocks, folding each tile into the running max, sum and acc (8.2 and "
+            "8.3), instead of taking one softmax over a whole row, even one query at a time."
         )
     else:
         cause = (
@@ -1248,5 +1284,5 @@ tiled_loop = Exercise(
         "tile in and add one to your tile count. After the key blocks, divide acc by l into "
         "the output rows.",
     ],
-    forbidden=_LIBRARY_ATTENTION,
+    forbidden=_LIBRARY_ATTENTION + _WHOLE_ROW_SOFTMAX,
 )
