@@ -229,6 +229,36 @@ def test_the_learners_check_applies_the_graders_call_limit(monkeypatch):
     assert feedback.outcome is Outcome.WRONG and "grading stops any call after" in feedback.message
 
 
+def test_the_learners_check_stops_a_call_at_the_graders_limit(monkeypatch):
+    """A slow answer is stopped at the limit grading uses (not only judged after it ends), and
+    the feedback says why; ``except Exception`` in the answer does not swallow the stop."""
+    import time
+
+    from attnlab.exercises import core
+
+    monkeypatch.setattr(core, "CALL_LIMIT", 0.2)
+
+    def endless_double(x):
+        while True:
+            try:
+                time.sleep(0.05)
+            except Exception:  # noqa: BLE001, S112 - the attempt to keep running
+                continue
+
+    exercise = Exercise("Doubles", Cases(lambda: CASES, judge_double), hints=[])
+    began = time.monotonic()
+    feedback = exercise.check(endless_double)
+    took = time.monotonic() - began
+    assert feedback.outcome is Outcome.WRONG, feedback
+    assert "still running after 0.2 s" in feedback.message, feedback.message
+    assert "grading stops any call after 0.2 s" in feedback.message, feedback.message
+    assert took < 5, took
+    import signal
+
+    assert signal.getitimer(signal.ITIMER_REAL)[0] == 0  # the timer is put back
+    assert signal.getsignal(signal.SIGALRM) in (signal.SIG_DFL, None)
+
+
 def test_grading_draws_other_cases_than_the_learners_check():
     from attnlab.exercises.core import grading_seed
 

@@ -36,6 +36,7 @@ import inspect
 import os
 import re
 import sys
+import threading
 import time
 import types
 import warnings
@@ -862,6 +863,45 @@ def is_stub(answer) -> bool:
     return answer is None or answer is Ellipsis
 
 
+class _OverCallLimit(BaseException):
+    """A learner's call ran past :data:`CALL_LIMIT` (a BaseException: ``except Exception`` in
+    the answer does not swallow it)."""
+
+
+@contextlib.contextmanager
+def _stopped_after(seconds: float):
+    """Stop the block with :class:`_OverCallLimit` after ``seconds``, as grading stops a call.
+
+    Uses the real-time interval timer, so only in the main thread (where a notebook runs its
+    cells) and only when no other timer is running; elsewhere the block runs to its end and
+    :func:`call` says afterwards that it took too long.
+    """
+    try:
+        import signal
+
+        usable = (
+            threading.current_thread() is threading.main_thread()
+            and hasattr(signal, "setitimer")
+            and signal.getitimer(signal.ITIMER_REAL)[0] == 0
+        )
+    except (ImportError, ValueError):
+        usable = False
+    if not usable or seconds <= 0:
+        yield
+        return
+
+    def over(signum, frame):
+        raise _OverCallLimit
+
+    previous = signal.signal(signal.SIGALRM, over)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, signal.SIG_DFL if previous is None else previous)
+
+
 def call(function, *args, **kwargs):
     """Call a learner's function on copies of the inputs and turn its failures into feedback.
 
@@ -877,9 +917,21 @@ def call(function, *args, **kwargs):
     shown = ", ".join([short(a) for a in args] + [f"{k}={short(v)}" for k, v in kwargs.items()])
     before = copy.deepcopy((args, kwargs))
     began = time.monotonic()
+    timed_here = not getattr(function, "timed_elsewhere", False)
     try:
-        with forbidding(_FORBIDDEN.get()):
+        with (
+            _stopped_after(CALL_LIMIT) if timed_here else contextlib.nullcontext(),
+            forbidding(_FORBIDDEN.get()),
+        ):
             result = function(*args, **kwargs)
+    except _OverCallLimit:
+        raise Wrong(
+            f"Your function was still running after {CALL_LIMIT:g} s for ({shown}), so the "
+            f"check stopped it: grading stops any call after {CALL_LIMIT:g} s and gives such "
+            "an answer nothing, right numbers or not, so this check stops it at the same "
+            "limit. Look for work done again and again in a loop, or a Python loop over "
+            "single numbers that numpy could do on a whole row at once."
+        ) from None
     except NotImplementedError as exc:
         raise NotAttempted(_NOT_ATTEMPTED_TEXT) from exc
     except KeyboardInterrupt as exc:
@@ -896,10 +948,10 @@ def call(function, *args, **kwargs):
             finished(f"Calling your function with ({shown}) raised {type(exc).__name__}{said}")
         ) from exc
     took = time.monotonic() - began
-    if took > CALL_LIMIT and not getattr(function, "timed_elsewhere", False):
+    if took > CALL_LIMIT and timed_here:  # where the check could not stop it (not the main thread)
         raise Wrong(
             f"Your function took {took:.0f} s for ({shown}). The right numbers are not enough "
-            f"here: grading stops any call after {CALL_LIMIT:.0f} s, so this answer would earn "
+            f"here: grading stops any call after {CALL_LIMIT:g} s, so this answer would earn "
             "nothing. Look for work done again and again in a loop, or a Python loop over "
             "single numbers that numpy could do on a whole row at once."
         )
