@@ -1,36 +1,77 @@
-"""How many students one hub holds: N simulated learners and one real one in Chromium.
+"""How many students one hub holds, measured open-loop: the load does not back off when it slows.
 
 One private JupyterHub (tests/hub/hubrun.py: JupyterHub from PyPI, configurable-http-proxy from
-npm, dummy login, local-process spawner, 127.0.0.1). For each N in ``--students`` it brings N
-simulated students up to N: each has its own server, runs the lesson's code cells up to the
-explorer in its own kernel and then moves the explorer's sliders at a learner's pace (one step
-every ``--pace`` seconds, jittered), sending the same widget ``comm_msg`` JupyterLab sends
-(tests/hub/lesson_driver.py). Meanwhile one real learner, logged in through the hub's login
-page in Chromium, runs the same lesson in JupyterLab and times slider → new pixels on the
-same explorer with the method and code of benchmarks/latency.py (key press in the page to the
-next painted frame after the canvas got the pixels).
+npm, dummy login, local-process spawner, 127.0.0.1). For each N in ``--students`` the class
+grows to N simulated students: each has its own server and runs lesson 1's code cells up to its
+explorer in its own kernel (tests/hub/lesson_driver.py). Then, for ``--repeat`` windows per N,
+every simulated student drags the explorer's sliders on a fixed, seeded schedule, whatever the
+latency, through the hub's proxy and its own websocket, and every step's latency is timed from
+the moment the schedule made it.
 
-Printed per N: the real learner's median and p90 latency, the simulated learners' own
-round-trip median (their step → the pixels message; "lost": steps with no pixels within 30 s,
-"dead": simulated students whose stepping failed), memory per student server (RSS of the
-server process and all its children, the kernel included, mean over the simulated students),
-kernel CPU per slider step (CPU seconds of the simulated students' kernels over the window,
-divided by the steps they completed), the 1-minute load average and the cores. Then the first
-N whose p90 passes 100 ms. The machine may be shared: the load average says how busy it was.
+The schedule (what a learner does with an explorer). A drag lasts ``--drag`` seconds (uniform
+between the two bounds) on one slider (picked at random); think time between drags is
+``--think`` seconds (uniform); each student starts at a random point of a think time, so the
+class does not drag in step. While dragging, the slider moves one step per animation frame
+(``--drag-hz``, 60): attnlab/controls.js sends the value from the range input's ``input``
+event with no throttle of its own, and Chromium fires ``input`` during a pointer drag at most
+once per frame (pointer events are aligned to animation frames); lesson 1's angle slider has
+360 steps over about 300 px, so a drag changes the value every frame.
 
-Usage: ``python benchmarks/capacity.py [--students 0,4,8,16,24,32] [--pace 0.5]
-[--steps 20] [--time-cap 900]``. Prints figures; asserts nothing.
+What the front end does with those values, modelled here: attnlab's controls are anywidget
+models, i.e. ipywidgets ``WidgetModel``s, and ipywidgets throttles every model to one update
+in flight: ``save_changes`` sends at once when the model has no message pending, otherwise it
+merges the new state into a buffer (the newest value wins) that it sends when the kernel's
+``idle`` status for the pending message arrives (``_pending_msgs`` / ``_msg_buffer`` in
+@jupyter-widgets/base, read in the installed jupyterlab_widgets 3.0). So each simulated
+student has a sender on the schedule (a step never waits for a reply: it is sent, or
+coalesced into the model's buffer) and a receiver that matches replies to steps: the pixels
+of an update answer every step up to the one whose value it carried. A step's latency is its
+scheduled time → the first pixel message that shows its value or a newer one (so the time a
+step waits in the front end's buffer counts, and so does the benchmark's own lateness in
+firing it: the time is from the schedule, not from the send).
+
+Verdict per N, over all its windows: a step is *late* when its latency passes ``--bar``
+(100 ms) and *lost* when nothing answers it within ``--lost-after`` seconds (a student whose
+websocket dies and cannot be reopened is *dead*, and its steps keep being scheduled, so they are
+lost too). N fails when any step is lost, any student dies, or more than ``--late-max``
+per cent of its steps are late (10 %: a p90 within the bar). The *knee* is the first N that
+fails; the run stops there. The sizing rule is the last N that passed, per core, at this
+lesson's pace; the method line under it says what it rests on.
+
+Printed per N: steps measured (the samples: every scheduled step of the measured part of each
+window; the first ``--warmup`` seconds of each window run but are not counted), the updates
+sent (after coalescing), p50/p90/p99, late %, lost, dead, the min–max of p90 over the repeats,
+CPU (the machine's busy share of all cores; the kernels', the single-user servers' (without
+their kernels), the hub's and proxy's, and this benchmark's own, each in cores), kernel CPU
+per update sent, memory per student server (RSS of the server and its children, the kernel
+included), and the 99th percentile of how late this benchmark fired its scheduled steps (if
+that grows, the client itself is short of CPU, and its lateness is in the latencies).
+
+``--browser`` adds one real learner in Chromium, logged in through the hub's login page, who
+runs the lesson in JupyterLab and times key press → painted pixels on the same explorer
+(benchmarks/latency.py's method, its own closed-loop steps) during each N's first window;
+printed beside the simulated students' figures, not pooled with them (it includes the page's
+paint), and not part of the verdict.
+
+Usage: ``python benchmarks/capacity.py`` (the defaults are the full run: about 10 minutes on
+2 cores, never more than ``--time-cap``). Smoke test:
+``python benchmarks/capacity.py --students 1,2 --repeat 1 --window 5 --min-samples 50``.
+Prints figures; asserts nothing.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
+import json
 import os
 import random
 import statistics
 import sys
 import threading
 import time
+import uuid
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -41,39 +82,318 @@ sys.path.insert(0, str(ROOT / "tests" / "browser"))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import hubrun  # noqa: E402
-import lab_harness as lab  # noqa: E402
-import latency  # noqa: E402
 import lesson_driver as ld  # noqa: E402
 import psutil  # noqa: E402
 
 LESSON = "01-dot-product-scores"
 EXPLORER = "DotProductExplorer("
 EXPLORER_NAME = "dot-product"  # its .attnlab-explorer-<name> class in the page
-BAR_MS = 100.0
 LEARNER = "learner"
 
 
-@dataclass
-class Simulated:
-    """One simulated student: a kernel at the explorer and a thread moving its sliders."""
+def percentile(values: list[float], q: float) -> float:
+    """The q-th percentile (inclusive method); nan for no values.
 
-    run: ld.LessonRun
+    >>> percentile([1.0, 2.0, 3.0, 4.0, 5.0], 50)
+    3.0
+    """
+    if not values:
+        return float("nan")
+    if len(values) == 1:
+        return values[0]
+    return statistics.quantiles(values, n=100, method="inclusive")[round(q) - 1]
+
+
+# -- the schedule ---------------------------------------------------------------------------
+
+
+@dataclass
+class Step:
+    """One scheduled slider step: when the schedule makes it, and on which slider."""
+
+    at: float  # seconds from the window's start
+    slider: int
+    measured: bool  # False during the warm-up
+    due: float = 0.0  # the loop's clock at ``at`` (set when the window starts)
+    answered: float | None = None  # the loop's clock when pixels showed it (or a newer value)
+
+    @property
+    def latency(self) -> float:
+        return self.answered - self.due
+
+
+def schedule(
+    rng: random.Random,
+    sliders: int,
+    drag: tuple[float, float],
+    think: tuple[float, float],
+    hz: float,
+    warmup: float,
+    until: float,
+) -> list[Step]:
+    """One student's steps from 0 to ``until`` seconds: drags at ``hz`` with think time between.
+
+    >>> steps = schedule(random.Random(1), 2, (1.0, 1.0), (2.0, 2.0), 10, 0.0, 10.0)
+    >>> len(steps) > 0 and all(0 <= s.at < 10 for s in steps)
+    True
+    """
+    steps: list[Step] = []
+    t = rng.uniform(0, think[1])  # somewhere in a think time
+    while t < until:
+        length = rng.uniform(*drag)
+        slider = rng.randrange(sliders)
+        n = max(1, round(length * hz))
+        for i in range(n):
+            at = t + i / hz
+            if at >= until:
+                break
+            steps.append(Step(at, slider, at >= warmup))
+        t += length + rng.uniform(*think)
+    return steps
+
+
+def schedules(args: argparse.Namespace, students: int, sliders: int, seed: int) -> list[list]:
+    """Every student's steps for one window, long enough for ``--min-samples`` measured steps
+    (but no longer than twice ``--window``)."""
+    window = args.window
+    while True:
+        plans = [
+            schedule(
+                random.Random(seed * 1_000_003 + i),
+                sliders,
+                args.drag,
+                args.think,
+                args.drag_hz,
+                args.warmup,
+                args.warmup + window,
+            )
+            for i in range(students)
+        ]
+        measured = sum(s.measured for plan in plans for s in plan)
+        if measured >= args.min_samples or window >= 2 * args.window or not students:
+            return plans
+        window += 1.0
+
+
+# -- a simulated student ----------------------------------------------------------------------
+
+
+@dataclass
+class Student:
+    """One simulated student's server and kernel, at the explorer."""
+
+    user: str
+    kernel_id: str
+    sliders: list[dict]  # comm, min, max, step, value
     kernel_pid: int
     server_pid: int
-    latencies: list[float] = field(default_factory=list)
-    steps: int = 0
-    misses: int = 0
-    failed: str = ""  # why its stepping stopped, if it did
+    # per window
+    steps: list[Step] = field(default_factory=list)
+    sent: int = 0
+    lag: list[float] = field(default_factory=list)  # how late each step was fired (s)
+    dead: str = ""
+    reconnects: int = 0
+
+
+def parse_frame(frame: str | bytes) -> dict:
+    """A kernel message from a websocket frame (JSON, or the binary form with buffers)."""
+    if isinstance(frame, bytes):  # n, n offsets (big-endian), then the JSON and buffers
+        count = int.from_bytes(frame[:4], "big")
+        first = int.from_bytes(frame[4:8], "big")
+        end = int.from_bytes(frame[8:12], "big") if count > 1 else len(frame)
+        return json.loads(frame[first:end])
+    return json.loads(frame)
+
+
+class Driver:
+    """Drives one student's window: a sender on the schedule and a receiver, both on one
+    asyncio loop (all students share it), with ipywidgets' one-update-in-flight per model."""
+
+    def __init__(self, hub: hubrun.Hub, student: Student, steps: list[Step], t0: float) -> None:
+        self.hub, self.s, self.t0 = hub, student, t0
+        self.s.steps, self.s.sent, self.s.lag = steps, 0, []
+        for step in steps:
+            step.due = t0 + step.at
+        self.values = {sl["comm"]: sl["value"] for sl in student.sliders}
+        self.forward = {sl["comm"]: True for sl in student.sliders}
+        self.pending: dict[str, str] = {}  # model (comm) -> msg_id in flight
+        self.buffer: dict[str, int] = {}  # model -> newest step index waiting to be sent
+        self.carries: dict[str, int] = {}  # msg_id -> the step index its value came from
+        self.answered_upto = -1  # every step up to this index has its pixels
+        self.fired = -1  # steps fired so far
+        self.ws = None
+        self.session = uuid.uuid4().hex
+
+    async def connect(self) -> None:
+        from tornado.httpclient import HTTPRequest
+        from tornado.websocket import websocket_connect
+
+        url = (
+            f"ws://127.0.0.1:{self.hub.port}/user/{self.s.user}/api/kernels/"
+            f"{self.s.kernel_id}/channels?session_id={self.session}"
+        )
+        request = HTTPRequest(url, headers={"Authorization": f"token {self.hub.token}"})
+        self.ws = await websocket_connect(request, max_message_size=512 * 2**20)
+
+    def _next_value(self, slider: dict) -> float:
+        comm, step = slider["comm"], slider.get("step") or 1
+        value = self.values[comm] + (step if self.forward[comm] else -step)
+        if not slider["min"] <= value <= slider["max"]:
+            self.forward[comm] = not self.forward[comm]
+            value = self.values[comm] + (step if self.forward[comm] else -step)
+        self.values[comm] = round(value, 10)
+        return self.values[comm]
+
+    def _send(self, comm: str, index: int) -> None:
+        msg_id = uuid.uuid4().hex
+        message = {
+            "header": {
+                "msg_id": msg_id,
+                "msg_type": "comm_msg",
+                "username": self.s.user,
+                "session": self.session,
+                "date": "",
+                "version": "5.3",
+            },
+            "parent_header": {},
+            "metadata": {},
+            "content": {
+                "comm_id": comm,
+                "data": {
+                    "method": "update",
+                    "state": {"value": self.values[comm]},
+                    "buffer_paths": [],
+                },
+            },
+            "channel": "shell",
+            "buffers": [],
+        }
+        try:
+            self.ws.write_message(json.dumps(message))
+        except Exception:  # a closed websocket: the receiver reopens it or declares it dead
+            return
+        self.pending[comm] = msg_id
+        self.carries[msg_id] = index
+        self.s.sent += 1
+
+    async def send_all(self) -> None:
+        """Fire every step at its scheduled time, never waiting for a reply."""
+        loop = asyncio.get_running_loop()
+        for index, step in enumerate(self.s.steps):
+            delay = step.due - loop.time()
+            if delay > 0:
+                await asyncio.sleep(delay)
+            self.s.lag.append(max(0.0, loop.time() - step.due))
+            self.fired = index
+            slider = self.s.sliders[step.slider]
+            comm = slider["comm"]
+            self._next_value(slider)  # the input moves whether or not anything answers
+            if self.s.dead or self.ws is None:
+                continue
+            if comm in self.pending:  # ipywidgets: one update in flight; newest value waits
+                self.buffer[comm] = index
+            else:
+                self._send(comm, index)
+
+    def _answer(self, index: int, when: float) -> None:
+        for i in range(self.answered_upto + 1, index + 1):
+            self.s.steps[i].answered = when
+        self.answered_upto = max(self.answered_upto, index)
+
+    async def receive_all(self, stop: asyncio.Event) -> None:
+        """Match replies to steps until ``stop``; reopen a dropped websocket once."""
+        loop = asyncio.get_running_loop()
+        while not stop.is_set():
+            reading = asyncio.ensure_future(self.ws.read_message())
+            stopping = asyncio.ensure_future(stop.wait())
+            done, _ = await asyncio.wait({reading, stopping}, return_when=asyncio.FIRST_COMPLETED)
+            if reading not in done:
+                reading.cancel()
+                return
+            stopping.cancel()
+            frame = reading.result()
+            when = loop.time()
+            if frame is None:  # closed: reopen once, as JupyterLab does, else dead
+                if self.s.reconnects >= 1:
+                    self.s.dead = "websocket closed twice"
+                    return
+                self.s.reconnects += 1
+                self.pending.clear()  # a reply to an update sent before can no longer come
+                try:
+                    await self.connect()
+                except Exception as error:
+                    self.s.dead = f"reconnect failed: {type(error).__name__}: {error}"
+                    return
+                continue
+            message = parse_frame(frame)
+            parent = message.get("parent_header", {}).get("msg_id")
+            if parent not in self.carries:
+                continue
+            kind = message.get("msg_type")
+            content = message.get("content", {})
+            if kind == "comm_msg" and content.get("data", {}).get("method") == "custom":
+                self._answer(self.carries[parent], when)
+            elif kind == "status" and content.get("execution_state") == "idle":
+                # The model's pending message is done: send what waited in its buffer.
+                for comm, msg_id in list(self.pending.items()):
+                    if msg_id == parent:
+                        del self.pending[comm]
+                        if comm in self.buffer:
+                            self._send(comm, self.buffer.pop(comm))
+                if self.carries[parent] > self.answered_upto:  # an update that drew nothing
+                    self._answer(self.carries[parent], when)
+
+    def done(self) -> bool:
+        return self.fired == len(self.s.steps) - 1 and self.answered_upto == self.fired
+
+
+async def run_window(
+    hub: hubrun.Hub, students: list[Student], plans: list[list[Step]], lost_after: float
+) -> None:
+    """Every student's schedule from now; returns once every step is answered or lost."""
+    loop = asyncio.get_running_loop()
+    t0 = loop.time() + 1.0  # time to open the websockets
+    drivers = [Driver(hub, s, plan, t0) for s, plan in zip(students, plans, strict=True)]
+    for d in drivers:
+        d.s.dead, d.s.reconnects = "", 0
+    results = await asyncio.gather(*(d.connect() for d in drivers), return_exceptions=True)
+    for d, result in zip(drivers, results, strict=True):
+        if isinstance(result, BaseException):
+            d.s.dead = f"no websocket: {type(result).__name__}: {result}"
+    stop = asyncio.Event()
+    receivers = [asyncio.ensure_future(d.receive_all(stop)) for d in drivers if d.ws is not None]
+    await asyncio.gather(*(d.send_all() for d in drivers))
+    deadline = loop.time() + lost_after
+    while loop.time() < deadline and not all(d.done() or d.s.dead for d in drivers):
+        await asyncio.sleep(0.05)
+    stop.set()
+    await asyncio.gather(*receivers, return_exceptions=True)
+    for d in drivers:
+        if d.ws is not None:
+            d.ws.close()
+        for step in d.s.steps:  # an answer after the limit is lost all the same
+            if step.answered is not None and step.latency > lost_after:
+                step.answered = None
+
+
+# -- the class ----------------------------------------------------------------------------------
 
 
 class Class:
-    """The simulated students, stepping in background threads between start() and stop()."""
+    """The simulated students' servers and kernels."""
 
-    def __init__(self, hub: hubrun.Hub, pace: float) -> None:
-        self.hub, self.pace = hub, pace
-        self.students: list[Simulated] = []
-        self.stopping = threading.Event()
-        self.threads: list[threading.Thread] = []
+    def __init__(self, hub: hubrun.Hub, workers: int) -> None:
+        self.hub, self.workers = hub, workers
+        self.students: list[Student] = []
+
+    def _setup(self, user: str) -> Student:
+        ld.copy_lesson(self.hub, user, LESSON)
+        run = ld.LessonRun(self.hub, user, LESSON, EXPLORER)
+        run.run_until_explorer()
+        pid = run.pid()
+        run.kernel.ws.close()  # the kernel stays; each window opens a websocket of its own
+        sliders = [{k: s[k] for k in ("comm", "min", "max", "step", "value")} for s in run.sliders]
+        return Student(user, run.kernel.id, sliders, pid, self.hub.server_pid(user))
 
     def grow_to(self, n: int) -> None:
         """Start servers and lesson kernels until there are ``n`` simulated students."""
@@ -83,79 +403,73 @@ class Class:
         for user in new:
             self.hub.api("POST", f"/users/{user}")
         self.hub.start_servers(new)
-        for user in new:
-            ld.copy_lesson(self.hub, user, LESSON)
-            run = ld.LessonRun(self.hub, user, LESSON, EXPLORER)
-            run.run_until_explorer()
-            self.students.append(Simulated(run, run.pid(), self.hub.server_pid(user)))
-
-    def _loop(self, student: Simulated, seed: int) -> None:
-        rng = random.Random(seed)
-        slider = 0
-        while not self.stopping.is_set():
-            try:
-                took = student.run.move(slider, timeout=30)
-            except Exception as error:  # reported in the table, never hidden
-                student.failed = f"{type(error).__name__}: {error}"
-                return
-            student.steps += 1
-            if took is None:
-                student.misses += 1
-            else:
-                student.latencies.append(took)
-            slider += 1
-            self.stopping.wait(max(0.0, self.pace * rng.uniform(0.5, 1.5) - (took or 0)))
-
-    def start(self) -> None:
-        self.stopping.clear()
-        for s in self.students:
-            # A fresh websocket per round: the server drops connections that sat idle
-            # (unanswered pings) while the class grew, and a step sent into a dropped
-            # connection would count as lost.
-            s.run.kernel.ws.close()
-            s.run.kernel.connect()
-            s.latencies.clear()
-            s.steps = s.misses = s.run.kernel.reconnects = 0
-            s.failed = ""
-        self.threads = [
-            threading.Thread(target=self._loop, args=(s, i), daemon=True)
-            for i, s in enumerate(self.students)
-        ]
-        for t in self.threads:
-            t.start()
-
-    def stop(self) -> None:
-        """Stop stepping; a thread still waiting after 40 s has its websocket closed."""
-        self.stopping.set()
-        deadline = time.monotonic() + 40
-        for t in self.threads:
-            t.join(timeout=max(0.1, deadline - time.monotonic()))
-        for s, t in zip(self.students, self.threads, strict=True):
-            if t.is_alive():
-                s.failed = s.failed or "stuck: websocket closed by the benchmark"
-                s.run.kernel.ws.close()
-                t.join(timeout=5)
-
-    def kernel_cpu(self) -> float:
-        """CPU seconds used so far by the simulated students' kernels."""
-        total = 0.0
-        for s in self.students:
-            try:
-                times = psutil.Process(s.kernel_pid).cpu_times()
-                total += times.user + times.system
-            except psutil.NoSuchProcess:
-                pass
-        return total
+        with ThreadPoolExecutor(self.workers) as pool:
+            self.students.extend(pool.map(self._setup, new))
 
     def memory_per_server(self) -> float | None:
         """Mean RSS (MiB) of a student's server with all its children (kernel included)."""
         sizes = []
         for s in self.students:
             try:
-                sizes.append(server_mib(s.server_pid))
+                sizes.append(tree_mib(s.server_pid))
             except psutil.NoSuchProcess:
                 pass
         return statistics.mean(sizes) if sizes else None
+
+
+def tree_mib(pid: int) -> float:
+    """RSS (MiB) of a process and all its children."""
+    root = psutil.Process(pid)
+    return sum(p.memory_info().rss for p in [root, *root.children(recursive=True)]) / 2**20
+
+
+def cpu_seconds(pids: list[int]) -> float:
+    total = 0.0
+    for pid in pids:
+        try:
+            times = psutil.Process(pid).cpu_times()
+            total += times.user + times.system
+        except psutil.NoSuchProcess:
+            pass
+    return total
+
+
+@dataclass
+class Meter:
+    """CPU seconds of the machine and of each kind of process, between two readings."""
+
+    hub: hubrun.Hub
+    klass: Class
+
+    def read(self) -> dict[str, float]:
+        machine = psutil.cpu_times()
+        hub_family = [self.hub.process.pid, *(c.pid for c in _children(self.hub.process.pid))]
+        servers = {s.server_pid for s in self.klass.students}
+        kernels = [s.kernel_pid for s in self.klass.students]
+        me = psutil.Process().cpu_times()
+        return {
+            "wall": time.monotonic(),
+            "busy": machine.user + machine.system + machine.nice + machine.irq + machine.softirq,
+            "kernels": cpu_seconds(kernels),
+            "servers": cpu_seconds(list(servers)),
+            "hub": cpu_seconds([p for p in hub_family if p not in servers and p not in kernels]),
+            "client": me.user + me.system,
+        }
+
+
+def _children(pid: int) -> list[psutil.Process]:
+    """The hub's own children that are not user servers or kernels (the proxy)."""
+    try:
+        return [
+            c
+            for c in psutil.Process(pid).children()
+            if "jupyterhub-singleuser" not in " ".join(c.cmdline())
+        ]
+    except psutil.NoSuchProcess:
+        return []
+
+
+# -- the real learner (optional) ------------------------------------------------------------
 
 
 class LearnerServer:
@@ -172,27 +486,19 @@ class LearnerServer:
             self.hub.user_api(LEARNER, "DELETE", f"/api/kernels/{kernel['id']}")
 
 
-def log_in(page: lab.LessonPage, hub: hubrun.Hub) -> None:
-    """The real learner logs in on the hub's login page (dummy authenticator)."""
-    page.page.goto(f"{hub.url}/hub/login", wait_until="domcontentloaded")
-    page.page.fill("#username_input", LEARNER)
-    page.page.fill("#password_input", "x")
-    page.page.click("#login_submit")
-    page.page.wait_for_url(f"**/user/{LEARNER}/**", timeout=120_000)
+def measure_learner(browser, hub: hubrun.Hub, steps: int) -> list[float]:
+    """The real learner logs in, opens the lesson, runs all and times ``steps`` slider
+    steps (ms) with benchmarks/latency.py's method."""
+    import lab_harness as lab
+    import latency
 
-
-def server_mib(pid: int) -> float:
-    """RSS (MiB) of a process and all its children."""
-    server = psutil.Process(pid)
-    return sum(p.memory_info().rss for p in [server, *server.children(recursive=True)]) / 2**20
-
-
-def measure_learner(browser, hub: hubrun.Hub, steps: int) -> tuple[list[float], float]:
-    """The real learner opens the lesson, runs all and times ``steps`` slider steps (ms);
-    also returns the MiB of the learner's server with its lesson kernel running."""
     page = lab.LessonPage(browser, LearnerServer(hub), f"{LESSON}.ipynb")
     try:
-        log_in(page, hub)
+        page.page.goto(f"{hub.url}/hub/login", wait_until="domcontentloaded")
+        page.page.fill("#username_input", LEARNER)
+        page.page.fill("#password_input", "x")
+        page.page.click("#login_submit")
+        page.page.wait_for_url(f"**/user/{LEARNER}/**", timeout=120_000)
         page.open()
         run = page.run_all()
         for problem in run.problems():
@@ -201,149 +507,313 @@ def measure_learner(browser, hub: hubrun.Hub, steps: int) -> tuple[list[float], 
         infos = [i for i in page.explorers() if i["name"] == EXPLORER_NAME]
         if not infos:
             print(f"  no {EXPLORER_NAME} explorer in the page", flush=True)
-            return [], float("nan")
+            return []
         result = latency.measure_explorer(page, infos[0], steps, 1, clock)
         for failure in result.failures[:3]:
             print(f"  warning: {failure}", flush=True)
-        return [s.total_ms for s in result.samples], server_mib(hub.server_pid(LEARNER))
+        return [s.total_ms for s in result.samples]
     finally:
         page.close()
 
 
-def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument(
-        "--students",
-        default="0,4,8,16,24,32",
-        help="comma-separated numbers of simulated students, increasing",
-    )
-    parser.add_argument(
-        "--pace",
-        type=float,
-        default=0.5,
-        help="seconds between one simulated student's slider steps",
-    )
-    parser.add_argument("--steps", type=int, default=20, help="real learner's timed steps per N")
-    parser.add_argument(
-        "--warmup",
-        type=float,
-        default=5.0,
-        help="seconds the class steps before the real learner starts timing",
-    )
-    parser.add_argument(
-        "--time-cap",
-        type=float,
-        default=900.0,
-        help="stop before starting an N once this many seconds have passed",
-    )
-    args = parser.parse_args(argv)
-    args.students = [int(n) for n in args.students.split(",")]
-    if args.students != sorted(args.students) or args.students[0] < 0:
-        parser.error("--students must be increasing and non-negative")
-    return args
+# -- one N ----------------------------------------------------------------------------------------
 
 
-def row(n: int, learner: list[float], klass: Class, cpu: float, load: float) -> dict:
-    sims = [t * 1000 for s in klass.students for t in s.latencies]
-    steps = sum(s.steps - s.misses for s in klass.students)
-    misses = sum(s.misses for s in klass.students)
+@dataclass
+class Window:
+    latencies: list[float]  # ms, answered measured steps
+    steps: int  # measured steps
+    sent: int
+    lost: int
+    dead: list[str]
+    reconnects: int
+    lag_ms: list[float]
+    cpu: dict[str, float]  # cores (the machine: busy share 0-1 of all cores)
+    kernel_ms_per_update: float
+    browser: list[float] = field(default_factory=list)
+
+
+def measure_window(
+    hub: hubrun.Hub, klass: Class, args: argparse.Namespace, seed: int, browser=None
+) -> Window:
+    """One window of the whole class on its schedule (and the real learner, if any)."""
+    sliders = min(len(s.sliders) for s in klass.students)
+    plans = schedules(args, len(klass.students), sliders, seed)
+    meter = Meter(hub, klass)
+    before = meter.read()
+    learner: list[float] = []
+    if browser is not None:  # the page in this thread; the class on its own loop beside it
+        errors: list[BaseException] = []
+
+        def class_loop() -> None:
+            try:
+                asyncio.run(run_window(hub, klass.students, plans, args.lost_after))
+            except BaseException as error:  # reported below
+                errors.append(error)
+
+        thread = threading.Thread(target=class_loop, daemon=True)
+        thread.start()
+        time.sleep(args.warmup + 1.0)
+        learner = measure_learner(browser, hub, args.browser_steps)
+        thread.join()
+        if errors:
+            raise errors[0]
+    else:
+        asyncio.run(run_window(hub, klass.students, plans, args.lost_after))
+    after = meter.read()
+    wall = after["wall"] - before["wall"]
+    cpu = {k: (after[k] - before[k]) / wall for k in before if k != "wall"}
+    cpu["busy"] /= psutil.cpu_count()
+    latencies, steps, lost, lag = [], 0, 0, []
     for s in klass.students:
-        if s.failed:
-            print(f"  {s.run.user} stopped stepping: {s.failed}", flush=True)
-    return {
-        "n": n,
-        "median": statistics.median(learner) if learner else float("nan"),
-        "p90": latency.percentile(learner, 90) if learner else float("nan"),
-        "sim_median": statistics.median(sims) if sims else float("nan"),
-        "sim_steps": steps,
-        "misses": misses,
-        "reconnects": sum(s.run.kernel.reconnects for s in klass.students),
-        "failed": sum(bool(s.failed) for s in klass.students),
-        "mem": klass.memory_per_server(),
-        "cpu_ms": 1000 * cpu / steps if steps else float("nan"),
-        "load": load,
-    }
+        lag.extend(1000 * x for x in s.lag)
+        for step in s.steps:
+            if not step.measured:
+                continue
+            steps += 1
+            if step.answered is None:
+                lost += 1
+            else:
+                latencies.append(1000 * step.latency)
+    sent = sum(s.sent for s in klass.students)
+    kernel_cpu = (after["kernels"] - before["kernels"]) * 1000
+    return Window(
+        latencies=latencies,
+        steps=steps,
+        sent=sent,
+        lost=lost,
+        dead=[f"{s.user}: {s.dead}" for s in klass.students if s.dead],
+        reconnects=sum(s.reconnects for s in klass.students),
+        lag_ms=lag,
+        cpu=cpu,
+        kernel_ms_per_update=kernel_cpu / sent if sent else float("nan"),
+        browser=learner,
+    )
 
 
-def print_table(rows: list[dict], learner_mem: float | None) -> None:
+@dataclass
+class Row:
+    """One N over its repeats."""
+
+    n: int
+    windows: list[Window]
+    mem: float | None
+    bar: float
+    late_max: float
+
+    @property
+    def latencies(self) -> list[float]:
+        return [x for w in self.windows for x in w.latencies]
+
+    @property
+    def steps(self) -> int:
+        return sum(w.steps for w in self.windows)
+
+    @property
+    def lost(self) -> int:
+        return sum(w.lost for w in self.windows)
+
+    @property
+    def dead(self) -> int:
+        return sum(len(w.dead) for w in self.windows)
+
+    @property
+    def late_pct(self) -> float:
+        late = sum(x > self.bar for x in self.latencies)
+        return 100 * late / self.steps if self.steps else float("nan")
+
+    def cpu(self, key: str) -> float:
+        return statistics.mean(w.cpu[key] for w in self.windows)
+
+    @property
+    def passed(self) -> bool:
+        return self.lost == 0 and self.dead == 0 and self.late_pct <= self.late_max
+
+    def why(self) -> str:
+        reasons = []
+        if self.lost:
+            reasons.append(f"{self.lost} lost")
+        if self.dead:
+            reasons.append(f"{self.dead} dead")
+        if self.late_pct > self.late_max:
+            reasons.append(f"{self.late_pct:.1f} % late > {self.late_max:g} %")
+        return ", ".join(reasons) or "pass"
+
+
+def print_row(r: Row) -> None:
+    lat = r.latencies
+    p90s = [percentile(w.latencies, 90) for w in r.windows]
+    browser = [x for w in r.windows for x in w.browser]
     print(
-        f"\n{'N':>4} {'median':>8} {'p90':>8} {'sim med':>8} {'sim steps':>9} {'lost':>5} "
-        f"{'dead':>4} {'MiB/server':>10} {'kernel CPU/step':>15} {'load1':>6}"
-        "   (ms unless stated)"
+        f"  N = {r.n}: {r.steps} steps ({sum(w.sent for w in r.windows)} updates sent), "
+        f"p50 {percentile(lat, 50):.1f} / p90 {percentile(lat, 90):.1f} / "
+        f"p99 {percentile(lat, 99):.1f} ms, p90 over {len(r.windows)} repeats "
+        f"{min(p90s):.1f}–{max(p90s):.1f} ms, late {r.late_pct:.1f} %, lost {r.lost}, "
+        f"dead {r.dead}: {'PASS' if r.passed else 'FAIL (' + r.why() + ')'}",
+        flush=True,
+    )
+    for w in r.windows:
+        for d in w.dead:
+            print(f"    dead: {d}", flush=True)
+    if browser:
+        print(
+            f"    real learner in Chromium: {len(browser)} steps, p50 "
+            f"{percentile(browser, 50):.1f} / p90 {percentile(browser, 90):.1f} ms",
+            flush=True,
+        )
+
+
+def print_table(rows: list[Row], args: argparse.Namespace) -> None:
+    cores = psutil.cpu_count()
+    print(
+        f"\n{'N':>3} {'steps':>6} {'sent':>6} {'p50':>6} {'p90':>6} {'p99':>7} "
+        f"{'p90 min–max':>13} {'late%':>6} {'lost':>5} {'dead':>4} {'verdict':>7} "
+        f"{'machine':>7} {'kernels':>7} {'servers':>7} {'hub+chp':>7} {'bench':>6} "
+        f"{'k ms/upd':>8} {'MiB/srv':>7} {'lag p99':>7}"
     )
     for r in rows:
-        mem = f"{r['mem']:10.0f}" if r["mem"] is not None else f"{'-':>10}"
+        lat = r.latencies
+        p90s = [percentile(w.latencies, 90) for w in r.windows]
+        spread = f"{min(p90s):.0f}–{max(p90s):.0f}"
+        lag = [x for w in r.windows for x in w.lag_ms]
+        mem = f"{r.mem:7.0f}" if r.mem is not None else f"{'-':>7}"
+        kms = statistics.mean(w.kernel_ms_per_update for w in r.windows)
         print(
-            f"{r['n']:>4} {r['median']:8.1f} {r['p90']:8.1f} {r['sim_median']:8.1f} "
-            f"{r['sim_steps']:>9} {r['misses']:>5} {r['failed']:>4} {mem} "
-            f"{r['cpu_ms']:13.1f}ms "
-            f"{r['load']:6.2f}"
+            f"{r.n:>3} {r.steps:>6} {sum(w.sent for w in r.windows):>6} "
+            f"{percentile(lat, 50):6.1f} {percentile(lat, 90):6.1f} {percentile(lat, 99):7.1f} "
+            f"{spread:>13} {r.late_pct:6.1f} {r.lost:>5} {r.dead:>4} "
+            f"{'pass' if r.passed else 'FAIL':>7} {100 * r.cpu('busy'):6.0f}% "
+            f"{r.cpu('kernels'):7.2f} {r.cpu('servers'):7.2f} {r.cpu('hub'):7.2f} "
+            f"{r.cpu('client'):6.2f} {kms:8.1f} {mem} {percentile(lag, 99):7.1f}"
         )
-    if learner_mem is not None:
-        print(f"real learner's server (JupyterLab session, lesson kernel): {learner_mem:.0f} MiB")
-    over = [r["n"] for r in rows if r["p90"] > BAR_MS]
-    if over:
+    print(
+        "(ms unless stated; machine: busy share of all cores; kernels, servers, hub+chp, bench: "
+        "CPU in cores; k ms/upd: kernel CPU per update sent; lag p99: how late this benchmark "
+        "fired its steps)"
+    )
+    failed = [r for r in rows if not r.passed]
+    passed = [r for r in rows if r.passed]
+    if failed:
+        knee = failed[0]
+        print(f"knee: N = {knee.n} simulated students fail ({knee.why()})")
+    else:
+        print(f"knee: not reached; every N up to {rows[-1].n} passed" if rows else "no rows")
+    ok = [r for r in passed if not failed or r.n < failed[0].n]
+    if ok:
+        best = ok[-1].n
+        bound = "" if failed else "at least "
         print(
-            f"p90 passes {BAR_MS:.0f} ms at N = {over[0]} simulated students "
-            f"(+1 real learner) on {os.cpu_count()} cores"
+            f"sizing rule: {bound}{best} student{'s' if best > 1 else ''} on {cores} cores "
+            "at this lesson's pace, "
+            f"{bound}{best / cores:.1f} students per core "
+            f"(the last N that passed{'' if failed else '; no N failed'})"
         )
     else:
-        print(
-            f"p90 stayed under {BAR_MS:.0f} ms up to N = {rows[-1]['n']} (+1 real learner) "
-            f"on {os.cpu_count()} cores"
-        )
+        print("sizing rule: none: the first N already failed")
+    samples = min((r.steps for r in rows), default=0)
+    print(
+        f"method: lesson {LESSON} ({EXPLORER.rstrip('(')}); schedule: drags of "
+        f"{args.drag[0]:g}–{args.drag[1]:g} s at {args.drag_hz:g} steps/s, think "
+        f"{args.think[0]:g}–{args.think[1]:g} s, seeded, open loop, one update in flight per "
+        f"slider (ipywidgets); bar {args.bar:g} ms, late ≤ {args.late_max:g} %, lost after "
+        f"{args.lost_after:g} s; ≥ {samples} steps per N over {args.repeat} repeats of "
+        f"{args.window:g} s (+{args.warmup:g} s warm-up); {cores} cores, "
+        f"{psutil.virtual_memory().total / 2**30:.1f} GiB"
+    )
+
+
+# -- command line -------------------------------------------------------------------------------
+
+
+def _pair(text: str) -> tuple[float, float]:
+    low, _, high = text.partition(",")
+    return float(low), float(high or low)
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    add = parser.add_argument
+    add("--students", default="2,4,8,12,16,24,32", help="numbers of simulated students, rising")
+    add("--repeat", type=int, default=3, help="windows per N (the spread of p90)")
+    add("--window", type=float, default=15.0, help="measured seconds per window")
+    add("--warmup", type=float, default=2.0, help="seconds per window before counting")
+    add("--min-samples", type=int, default=200, help="measured steps per window at least")
+    add("--drag", type=_pair, default=(0.5, 1.5), help="a drag's length, s: low,high")
+    add("--think", type=_pair, default=(2.0, 6.0), help="think time between drags, s: low,high")
+    add("--drag-hz", type=float, default=60.0, help="steps per second while dragging")
+    add("--bar", type=float, default=100.0, help="a step later than this (ms) is late")
+    add("--late-max", type=float, default=10.0, help="per cent of late steps an N may have")
+    add("--lost-after", type=float, default=10.0, help="seconds without a reply: lost")
+    add("--seed", type=int, default=1)
+    add("--setup-workers", type=int, default=2, help="students set up at once")
+    add("--browser", action="store_true", help="a real learner in Chromium as well")
+    add("--browser-steps", type=int, default=20, help="the real learner's steps per N")
+    add("--keep-going", action="store_true", help="measure the N after the knee as well")
+    add("--time-cap", type=float, default=660.0, help="start no N or window past this (s)")
+    args = parser.parse_args(argv)
+    args.students = [int(n) for n in args.students.split(",")]
+    if args.students != sorted(args.students) or args.students[0] < 1:
+        parser.error("--students must be rising and at least 1")
+    return args
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    if not lab.chromium_available():
-        print(f"no Chromium at {lab.CHROMIUM}", file=sys.stderr)
-        return 2
-    from playwright.sync_api import sync_playwright
-
     began = time.monotonic()
-    rows: list[dict] = []
-    learner_mem = None
     print(
-        f"capacity: lesson {LESSON}, pace {args.pace} s/step per simulated student, "
-        f"{args.steps} real steps per N, {os.cpu_count()} cores, "
-        f"{psutil.virtual_memory().total / 2**30:.1f} GiB",
+        f"capacity (open loop): lesson {LESSON}, N = {args.students}, {args.repeat} windows "
+        f"of {args.window:g} s per N, {psutil.cpu_count()} cores, load {os.getloadavg()[0]:.2f}",
         flush=True,
     )
-    with hubrun.Hub(groups={"students": [LEARNER]}) as hub, sync_playwright() as playwright:
-        hub.start_servers([LEARNER])
-        ld.copy_lesson(hub, LEARNER, LESSON)
-        lab._write_lab_settings(hub.home(LEARNER) / ".jupyter")
-        browser = lab.launch_chromium(playwright)
-        klass = Class(hub, args.pace)
+    rows: list[Row] = []
+    with hubrun.Hub(groups={"students": [LEARNER]}) as hub:
+        klass = Class(hub, args.setup_workers)
+        playwright = browser = None
+        if args.browser:
+            import lab_harness as lab
+            from playwright.sync_api import sync_playwright
+
+            hub.start_servers([LEARNER])
+            ld.copy_lesson(hub, LEARNER, LESSON)
+            lab._write_lab_settings(hub.home(LEARNER) / ".jupyter")
+            playwright = sync_playwright().start()
+            browser = lab.launch_chromium(playwright)
         try:
+            per_window = args.warmup + 2 * args.window + args.lost_after / 2
+            per_student = 8.0 / args.setup_workers  # seconds; measured once a class has grown
             for n in args.students:
-                if time.monotonic() - began > args.time_cap:
-                    print(f"time cap of {args.time_cap:.0f} s reached before N = {n}")
+                grow = (n - len(klass.students)) * per_student
+                if time.monotonic() - began + grow + per_window > args.time_cap:
+                    print(f"time cap of {args.time_cap:.0f} s: N = {n} not started", flush=True)
                     break
-                print(f"N = {n}: starting servers and lesson kernels ...", flush=True)
+                started = time.monotonic()
+                grown = n - len(klass.students)
                 klass.grow_to(n)
-                cpu0 = klass.kernel_cpu()
-                klass.start()  # CPU and steps are both counted from here to stop()
-                time.sleep(args.warmup if n else 0)
-                learner, learner_mem = measure_learner(browser, hub, args.steps)
-                klass.stop()
-                cpu = klass.kernel_cpu() - cpu0
-                load = os.getloadavg()[0]
-                rows.append(row(n, learner, klass, cpu, load))
-                r = rows[-1]
+                per_student = max(per_student, (time.monotonic() - started) / max(1, grown))
                 print(
-                    f"  N = {n}: median {r['median']:.1f} ms, p90 {r['p90']:.1f} ms, "
-                    f"MiB/server {r['mem'] or 0:.0f}, kernel CPU/step {r['cpu_ms']:.1f} ms, "
-                    f"lost {r['misses']}, dead {r['failed']}, load {load:.2f}",
+                    f"N = {n}: class ready in {time.monotonic() - started:.0f} s "
+                    f"(load {os.getloadavg()[0]:.2f})",
                     flush=True,
                 )
-                if r["p90"] > BAR_MS:
+                windows = []
+                for rep in range(args.repeat):
+                    if rep and time.monotonic() - began + per_window > args.time_cap:
+                        print(f"  time cap: {rep} of {args.repeat} windows", flush=True)
+                        break
+                    seed = args.seed * 10_000 + n * 100 + rep
+                    windows.append(
+                        measure_window(hub, klass, args, seed, browser if rep == 0 else None)
+                    )
+                rows.append(Row(n, windows, klass.memory_per_server(), args.bar, args.late_max))
+                print_row(rows[-1])
+                if not rows[-1].passed and not args.keep_going:
                     break
         finally:
-            klass.stop()
-            browser.close()
-    print_table(rows, learner_mem)
+            if browser is not None:
+                browser.close()
+                playwright.stop()
+    print_table(rows, args)
+    print(f"wall time {time.monotonic() - began:.0f} s")
     return 0
 
 
