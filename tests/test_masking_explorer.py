@@ -443,3 +443,27 @@ def test_returning_to_a_look_needs_no_full_draw(monkeypatch):
     for mask in ["none", BOTH, "none", BOTH, "none"]:
         explorer.set(mask=mask)
     assert len(full_draws) == 1  # "none" once; BOTH was drawn when the explorer was built
+
+
+@pytest.mark.parametrize("mask, length, fill, dtype", EVERY)
+def test_the_sums_readout_says_what_the_bars_show(explorer, mask, length, fill, dtype):
+    """Issue 29: at real length 0 with the dtype-minimum or 0 fill the readout said "Every row
+    sums to 1, or to 0 where the query has no key left" beside bars all at 1.000."""
+    explorer.set(mask=mask, length=length, fill=fill, dtype=dtype)
+    drawn = explorer.artists["bars"].values + explorer.artists["bad_bars"].values  # (n_q,)
+    labels = explorer.artists["sum_labels"].texts
+    text = words(explorer)
+    if "Every row sums to 1." in text:
+        assert labels == ["1.000"] * 6 and np.allclose(drawn, 1.0, atol=1e-3), text
+    elif "Every row sums to 0" in text:
+        assert labels == ["0"] * 6 and (drawn == 0).all(), text
+    elif "Every row sums to 1, except" in text:
+        zero = [i for i, label in enumerate(labels) if label == "0"]
+        assert zero and all(labels[i] == "1.000" for i in range(6) if i not in zero), text
+        assert all(f"{i + 1} “" in text.split("except")[1] for i in zero), text
+        assert (drawn[zero] == 0).all()
+    else:
+        assert "Every row sums" not in text
+        off = "do not sum to 1" in text or "not-a-number" in text
+        assert off, f"the readout says nothing of the sums: {text}"
+    assert "or to 0 where" not in text

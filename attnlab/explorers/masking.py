@@ -515,6 +515,27 @@ def _pads_seen(state) -> str:
     )
 
 
+def _sums_sentence(state) -> str:
+    """What the row-sum bars show when every row sums as it should: 1, or 0 with no key left.
+
+    Only rows whose bar is drawn at 0 are said to sum to 0 (a fully masked row filled with
+    ``dtype minimum`` or ``0`` is uniform and sums to 1, as its bar shows).
+
+    Examples
+    --------
+    >>> _sums_sentence(mask_state("padding", 0, "dtype minimum", "float64"))
+    'Every row sums to 1.'
+    >>> _sums_sentence(mask_state("padding", 0, "−∞ (correct)", "float64"))
+    'Every row sums to 0: no query has a key left.'
+    """
+    zero = state.row_sums == 0  # (n_q,) only fully masked rows with the correct fill
+    if not zero.any():
+        return "Every row sums to 1."
+    if zero.all():
+        return "Every row sums to 0: no query has a key left."
+    return f"Every row sums to 1, except {_rows(zero, state.tokens)}, which sum to 0 (no key left)."
+
+
 def _readout(state) -> str:
     """The numbers under the figure, as HTML; NaN is written "not-a-number" (a word test)."""
     tokens = state.tokens
@@ -542,7 +563,7 @@ def _readout(state) -> str:
             "</div>"
         )
     elif not state.nan_rows.any():
-        lines.append("<div>Every row sums to 1, or to 0 where the query has no key left.</div>")
+        lines.append(f"<div>{_sums_sentence(state)}</div>")
     if state.nan_rows.any():
         lines.append(
             f"<div><b>{int(state.nan_rows.sum())}</b> row(s) came out not-a-number "
