@@ -156,3 +156,111 @@ def test_images_may_be_data_urls_of_pictures_only():
     assert url_is_safe("data:image/png;base64,AAAA", image=True)
     assert not url_is_safe("data:image/svg+xml,<svg onload=x>", image=True)
     assert not url_is_safe("data:image/png;base64,AAAA")
+
+
+# ---------------------------------------- a fake "correct" box, and MathJax that fetches a URL
+def _forged_box() -> str:
+    """The course's own green "correct" box, as a student can print it from any cell."""
+    from attnlab.exercises.core import Feedback, Outcome
+
+    return Feedback(
+        "Exercise 8.4 (the whole tiled loop)", Outcome.CORRECT, "Well done."
+    )._repr_html_()
+
+
+def _grade_cell(outputs) -> nbformat.NotebookNode:
+    cell = nbformat.v4.new_code_cell("lesson8.tiled_loop.check(tiled_loop)")
+    cell.metadata["nbgrader"] = dict(
+        grade=True, solution=False, locked=True, points=2, grade_id="check-tiled-loop"
+    )
+    cell.outputs = list(outputs)
+    return cell
+
+
+def _looks_like_feedback(page: str) -> list[str]:
+    """Tags that carry the course's feedback classes or a box's colours (nbconvert's own style
+    sheet in the page's head is not a tag attribute)."""
+    return re.findall(
+        r"<[a-z][^>]*\b(?:class|style)\s*=\s*\"[^\"]*(?:attnlab-|background|border-left)[^>]*>",
+        page,
+        flags=re.I,
+    )
+
+
+@pytest.mark.parametrize(
+    "where", ["text/html output", "text/markdown output", "markdown cell", "latex class"]
+)
+def test_a_student_cannot_show_the_courses_correct_box(where):
+    """The box is drawn by classes and styles; only the grade cells' outputs, which the course
+    writes after grading, keep them (SanitizeOutputs), and the student's own copy of the
+    box is plain text by then (LimitedExecute sanitized every output before)."""
+    from attnlab.grading.execute import SanitizeOutputs
+
+    box = _forged_box()
+    cells, outputs = [], []
+    if where == "text/html output":
+        outputs = [_display({"text/html": box, "text/plain": "x"})]
+    elif where == "text/markdown output":
+        outputs = [_display({"text/markdown": box})]
+    elif where == "markdown cell":
+        cells = [nbformat.v4.new_markdown_cell(box)]
+    else:
+        tex = r"$\class{attnlab-feedback attnlab-correct}{\style{background:#ecf8ee}{\checkmark}}$"
+        outputs = [_display({"text/latex": tex})]
+    nb = nbformat.v4.new_notebook()
+    student = nbformat.v4.new_code_cell("pass")
+    student.outputs = outputs
+    nb.cells = [*cells, student]
+    sanitize_notebook(nb)  # LimitedExecute, once the submission ran
+    nb.cells.append(_grade_cell([_display({"text/html": box, "text/plain": "✓"})]))  # the course's
+    SanitizeOutputs().preprocess(nb, {})  # last, before nbgrader saves
+    student_page = HTMLExporter(template_name="classic").from_notebook_node(
+        nbformat.from_dict({**nb, "cells": nb.cells[:-1]})
+    )[0]
+    assert "Well done" in student_page or "checkmark" in student_page  # shown, as text
+    assert not _looks_like_feedback(student_page), _looks_like_feedback(student_page)
+    assert not re.search(r"\\(class|style)\b", student_page)
+    course = nb.cells[-1].outputs[0]["data"]["text/html"]
+    assert "attnlab-feedback attnlab-correct" in course and "background:" in course
+
+
+#: Markup that makes the reader's browser fetch a URL as the feedback page opens (a tracker).
+TRACKERS = {
+    "tex-style-markdown": r"T1 $\style{background:url(https://t.example/1)}{x}$",
+    "tex-style-entity": r"T2 $\st&#121;le{background:url(https://t.example/2)}{x}$",
+    "tex-style-spaced": "T3 $$\\style {background-image: url('https://t.example/3')}{x}$$",
+    "tex-require": r"T4 $\require{https://t.example/4.js}$",
+    "css-url": '<div style="background:url(https://t.example/5)">T5</div>',
+    "css-escaped": '<div style="background:u\\72l(https://t.example/6)">T6</div>',
+    "remote-img": '<img src="https://t.example/7.png" alt="T7">',
+    "remote-img-markdown": "T8 ![t](https://t.example/8.png)",
+    "relative-img": '<img src="/formgrader/api/x" alt="T9">',
+}
+
+
+def _fetches(page: str) -> list[str]:
+    """What in ``page`` a browser fetches by itself: a style with ``url(…)`` on a real tag, an
+    image from anywhere but the page itself, MathJax's ``\\style``/``\\require`` (the URL
+    left as text inside ``\\text{…}`` is only shown)."""
+    found = re.findall(r"<[a-z][^>]*\bstyle\s*=\s*\"[^\"]*url\s*\(", page, flags=re.I)
+    found += [t for t in _tags(page) if re.search(r"\bsrc\s*=\s*\"?(?!data:)", t, re.I)]
+    found += re.findall(r"\\(?:style|class|cssId|require)(?![A-Za-z])", page)
+    return found
+
+
+@pytest.mark.parametrize("name", list(TRACKERS))
+@pytest.mark.parametrize("where", ["markdown cell", "text/markdown", "text/html", "text/latex"])
+def test_feedback_fetches_no_url_a_student_wrote(name, where):
+    text = TRACKERS[name]
+    if where == "markdown cell":
+        page = _page([nbformat.v4.new_markdown_cell(text)])
+    else:
+        page = _page([], [_display({where: text})])
+    assert name and not _fetches(page), _fetches(page)
+
+
+def test_the_courses_own_feedback_style_cannot_fetch_either():
+    cleaned = clean_html(
+        '<div style="color:#135e1e;background:url(https://t.example/x)">', look=True
+    )
+    assert "t.example" not in cleaned and "color" in cleaned

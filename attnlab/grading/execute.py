@@ -86,8 +86,26 @@ ALLOWED_CSS = frozenset(ALLOWED_CSS_PROPERTIES) | {
 }  # fmt: skip
 
 
+#: What in a style value makes the browser fetch something (or hides it behind CSS escapes).
+_CSS_FETCH = re.compile(r"url\s*\(|image-set|image\s*\(|expression|@import|\\", re.I)
+
+
+class _NoFetchCSS(CSSSanitizer):
+    """bleach's CSS sanitizer that also drops every declaration whose value could make the
+    reader's browser fetch a URL (``background: url(https://…)``: a tracking pixel)."""
+
+    def sanitize_css(self, style):
+        cleaned = super().sanitize_css(style)
+        kept = [
+            part
+            for part in cleaned.split(";")
+            if part.strip() and not _CSS_FETCH.search(_html.unescape(part))
+        ]
+        return "; ".join(p.strip() for p in kept) + (";" if kept else "")
+
+
 def _css():
-    return CSSSanitizer(allowed_css_properties=ALLOWED_CSS)
+    return _NoFetchCSS(allowed_css_properties=ALLOWED_CSS)
 
 
 #: Schemes a link may use (a target with no scheme is a relative link, kept); images may also
@@ -127,11 +145,18 @@ def url_is_safe(value: str, image: bool = False) -> bool:
     True
     """
     scheme = _scheme(value)
+    if image and not (scheme in ("data", "attachment") or value.strip() == ""):
+        return False  # a picture from anywhere else is fetched as the page opens (a tracker)
     if scheme is None or scheme in LINK_SCHEMES:
         return True
     if image and scheme == "attachment":
         return True
     return image and scheme == "data" and bool(_IMAGE_DATA.match(_bare_url(value)))
+
+
+#: Attributes that give HTML a look (the course's feedback boxes are drawn with them): kept
+#: only in the outputs the course writes itself, the grade cells' feedback.
+LOOK_ATTRIBUTES = frozenset({"class", "style", "id"})
 
 
 def _allowed_attribute(tag: str, name: str, value: str) -> bool:
@@ -141,6 +166,12 @@ def _allowed_attribute(tag: str, name: str, value: str) -> bool:
     if name in _URL_ATTRIBUTES:
         return url_is_safe(value, image=tag == "img")
     return True
+
+
+def _allowed_plain_attribute(tag: str, name: str, value: str) -> bool:
+    """:func:`_allowed_attribute` without :data:`LOOK_ATTRIBUTES`: what a student's output or
+    Markdown keeps, so nothing they write can be dressed as the course's green "correct" box."""
+    return name not in LOOK_ATTRIBUTES and _allowed_attribute(tag, name, value)
 
 
 class _UnsafeFinder(HTMLParser):
@@ -168,7 +199,7 @@ def unsafe_parts(html: str) -> list[str]:
     Examples
     --------
     >>> unsafe_parts('<a href="&#106;avascript:x">a</a><img src=y onerror=z><a href="/ok">')
-    ['a href=javascript:x', 'img onerror']
+    ['a href=javascript:x', 'img src=y', 'img onerror']
     """
     finder = _UnsafeFinder()
     finder.feed(html)
@@ -195,14 +226,26 @@ def _render_markdown(text: str) -> str:
 
 
 _TEX_HREF = re.compile(r"\\href\s*\{([^{}]*)\}")
+#: MathJax commands that put CSS, classes or ids on the page (``\\style{background:url(…)}``
+#: makes the reader's browser fetch a URL; ``\\class{attnlab-feedback}`` dresses text as the
+#: course's feedback) or load code (``\\require``); dropped, their arguments stay as text.
+_TEX_PAGE_COMMANDS = re.compile(r"\\(style|class|cssId|require)(?![A-Za-z])")
 
 
 def _clean_tex(text: str) -> str:
-    """MathJax's ``\\href{target}`` with a target that is not a safe link points to ``#``."""
+    """MathJax's ``\\href{target}`` with a target that is not a safe link points to ``#``;
+    ``\\style``, ``\\class``, ``\\cssId`` and ``\\require`` are dropped (read also through
+    HTML entities, which the browser decodes before MathJax reads the page)."""
+    if _TEX_PAGE_COMMANDS.search(_html.unescape(_html.unescape(text))):
+        text = _TEX_PAGE_COMMANDS.sub(_tex_page_command, _html.unescape(_html.unescape(text)))
     return _TEX_HREF.sub(lambda m: m.group(0) if url_is_safe(m.group(1)) else "\\href{#}", text)
 
 
-def clean_markdown(text: str) -> str:
+def _tex_page_command(match) -> str:
+    return "\\text"  # \style{css}{x} -> \text{css}{x}: the arguments shown, nothing applied
+
+
+def clean_markdown(text: str, look: bool = False) -> str:
     """Markdown that renders without script: cleaned as HTML source (:func:`clean_html`, only
     when that takes something out), then **rendered** as nbconvert renders it; when the page
     would still hold an unsafe link (``[x](javascript:…)``, ``&#106;avascript:``, a reference
@@ -217,18 +260,20 @@ def clean_markdown(text: str) -> str:
     '<p><a>x</a></p>\\n'
     """
     text = _clean_tex(text)
-    cleaned = clean_html(text) if _differs(text) else text
+    cleaned = clean_html(text, look=look) if _differs(text, look) else text
     if not unsafe_parts(_render_markdown(cleaned)):
         return cleaned
-    cleaned = clean_html(_render_markdown(cleaned), strip=True)
+    cleaned = clean_html(_render_markdown(cleaned), strip=True, look=look)
     if not unsafe_parts(_render_markdown(cleaned)):
         return cleaned
     return "<pre>" + _html.escape(text) + "</pre>"  # pragma: no cover - belt and braces
 
 
-def clean_html(html: str, strip: bool = False) -> str:
+def clean_html(html: str, strip: bool = False, look: bool = False) -> str:
     """``html`` without script, event handlers, frames, forms or style sheets (bleach);
-    ``strip``: drop what is refused instead of showing it escaped.
+    ``strip``: drop what is refused instead of showing it escaped. Without ``look`` (anything
+    but the course's own feedback) ``class``, ``style`` and ``id`` go too, so no output can
+    pass for the course's feedback box; with it, styles that would fetch a URL still go.
 
     Examples
     --------
@@ -240,7 +285,7 @@ def clean_html(html: str, strip: bool = False) -> str:
     cleaned = bleach.clean(
         html,
         tags=ALLOWED_TAGS,
-        attributes=_allowed_attribute,
+        attributes=_allowed_attribute if look else _allowed_plain_attribute,
         protocols=ALLOWED_PROTOCOLS,
         css_sanitizer=_css(),
         strip=strip,
@@ -259,8 +304,9 @@ def _joined(value) -> str:
     return "".join(value) if isinstance(value, list) else str(value)
 
 
-def sanitize_output(output) -> None:
-    """Drop the kinds not in :data:`KEPT_MIME_TYPES` and clean the HTML ones, in place."""
+def sanitize_output(output, look: bool = False) -> None:
+    """Drop the kinds not in :data:`KEPT_MIME_TYPES` and clean the HTML ones, in place;
+    ``look``: the output is the course's own feedback, which keeps its classes and styles."""
     if output.get("output_type") not in ("display_data", "execute_result"):
         return
     data = output.get("data", {})
@@ -268,11 +314,11 @@ def sanitize_output(output) -> None:
         if mime not in KEPT_MIME_TYPES:
             del data[mime]
         elif mime == "text/markdown":
-            data[mime] = clean_markdown(_joined(data[mime]))
+            data[mime] = clean_markdown(_joined(data[mime]), look)
         elif mime == "text/latex":
             data[mime] = _clean_tex(_joined(data[mime]))
         elif mime in HTML_MIME_TYPES:
-            data[mime] = clean_html(_joined(data[mime]))
+            data[mime] = clean_html(_clean_tex(_joined(data[mime])), look=look)
     if not data:
         data["text/plain"] = "[output removed by the grader: a kind it does not show]"
     if "metadata" in output:
@@ -310,10 +356,18 @@ def clean_metadata(metadata, data) -> dict:
     return kept
 
 
-def sanitize_notebook(nb) -> None:
-    """Sanitize every output, every Markdown and raw cell and the widget state, in place."""
+def sanitize_notebook(nb, course_feedback: bool = False) -> None:
+    """Sanitize every output, every Markdown and raw cell and the widget state, in place.
+
+    ``course_feedback``: the grade cells' outputs are the course's own feedback, written by
+    :class:`~attnlab.grading.nbgrader_plugin.GradeOutsideKernel` (and only after grading
+    ran: every output was sanitized once before, with nothing of a look left), so they keep
+    their classes and styles; everything else loses them.
+    """
     nb.metadata.pop("widgets", None)
     for cell in nb.cells:
+        grading = cell.get("metadata", {}).get("nbgrader", {})
+        look = course_feedback and bool(grading.get("grade")) and not grading.get("solution")
         if cell.cell_type == "markdown":
             source = _joined(cell.source)
             cleaned = clean_markdown(source)
@@ -321,21 +375,21 @@ def sanitize_notebook(nb) -> None:
                 cell.source = cleaned
         if cell.cell_type in ("markdown", "raw"):
             source = _joined(cell.source)
-            if cell.cell_type == "raw" and _differs(source):
-                cell.source = clean_html(source)
+            if cell.cell_type == "raw" and _differs(_clean_tex(source)):
+                cell.source = clean_html(_clean_tex(source))
             for attachment in cell.get("attachments", {}).values():
                 for mime in list(attachment):
                     if not mime.startswith("image/") or mime == "image/svg+xml":
                         del attachment[mime]
         for output in cell.get("outputs", []):
-            sanitize_output(output)
+            sanitize_output(output, look)
 
 
-def _differs(source: str) -> bool:
+def _differs(source: str, look: bool = False) -> bool:
     """Whether cleaning ``source`` takes anything out (bleach's escaping of a lone ``&``,
     ``<`` or ``>`` in text is not counted: Markdown renders those the same, and a clean cell is
     left exactly as written)."""
-    stripped = clean_html(source, strip=True)
+    stripped = clean_html(source, strip=True, look=look)
     unescaped = stripped.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
     return unescaped != source
 
@@ -518,5 +572,5 @@ class SanitizeOutputs(NbGraderPreprocessor):
     """:func:`sanitize_notebook` as an nbgrader preprocessor (run it last before saving)."""
 
     def preprocess(self, nb, resources):
-        sanitize_notebook(nb)
+        sanitize_notebook(nb, course_feedback=True)
         return nb, resources
