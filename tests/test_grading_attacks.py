@@ -333,6 +333,45 @@ def tiled_loop(q, k, v, block, causal):
     return w @ v / w.sum(axis=1, keepdims=True), tiles
 """,
     ),
+    # ---------- lesson 8: one query row at a time, a softmax over every key (O(n_k) memory,
+    # under a budget made for tiles of 100 x 10,000), the formula's tile count: no tiled work
+    Attack(
+        "8.4-row-by-row-attnlab-softmax-over-every-key",
+        "08-cost-of-attention",
+        "tiled-loop",
+        """
+def tiled_loop(q, k, v, block, causal):
+    n, d = q.shape
+    out = np.zeros((n, v.shape[1]))
+    for i in range(n):
+        s = k @ q[i] / np.sqrt(d)
+        if causal:
+            s[i + 1:] = -np.inf
+        out[i] = attnlab.softmax(s) @ v
+    tiles = sum(1 for i0 in range(0, n, block) for j0 in range(0, len(k), block)
+                if not causal or j0 <= min(i0 + block, n) - 1)
+    return out, tiles
+""",
+    ),
+    Attack(
+        "8.4-row-by-row-numpy-softmax-over-every-key",
+        "08-cost-of-attention",
+        "tiled-loop",
+        """
+def tiled_loop(q, k, v, block, causal):
+    n, d = q.shape
+    out = np.zeros((n, v.shape[1]))
+    for i in range(n):
+        s = k @ q[i] / np.sqrt(d)
+        if causal:
+            s[i + 1:] = -np.inf
+        e = np.exp(s - s.max())
+        out[i] = e @ v / e.sum()
+    tiles = sum(1 for i0 in range(0, n, block) for j0 in range(0, len(k), block)
+                if not causal or j0 <= min(i0 + block, n) - 1)
+    return out, tiles
+""",
+    ),
     # (the bug hunts 7.3-7.5 are graded on mending the given code: the library's whole
     # attention handed back earns nothing, see the attacks at the end of this table)
     # ------------------------------------------- lesson 3: values that lie about themselves
