@@ -16,7 +16,9 @@ a path that really leaves the folder included, is jupyter_server's own code.
 """
 
 import os
+from pathlib import Path
 
+from jupyter_core.paths import jupyter_config_dir
 from jupyter_server.base.handlers import FileFindHandler
 from jupyter_server.utils import filefind
 
@@ -51,3 +53,17 @@ def _patch_static_lookup() -> None:
 
 
 _patch_static_lookup()
+
+
+# The course's custom.css (custom/ beside this file; JupyterLab loads it: jupyter_lab_config.py,
+# LabApp.custom_css) is found first, then the learner's own ~/.jupyter/custom/, as before.
+c = get_config()  # noqa: F821 (provided by traitlets when it runs this file)
+# (static_custom_path is not a config option; the web application's settings take it.)
+c.ServerApp.tornado_settings.update(
+    {
+        "static_custom_path": [
+            str(Path(__file__).resolve().with_name("custom")),
+            os.path.join(jupyter_config_dir(), "custom"),
+        ]
+    }
+)

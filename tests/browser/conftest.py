@@ -56,6 +56,7 @@ CHECK_ORDER = (
     "test_learner_keys",
     "test_figures_hidpi",
     "test_dark_theme",
+    "test_course_in_lab",
     "test_restart_reopen",
 )
 FRONT_ORDER = ("lab", "nb7")
