@@ -325,3 +325,22 @@ def test_labels_are_sized_in_points(explorer):
         assert cells.get_transform().transform([(72.0, 0.0)])[0, 0] == pytest.approx(200)
     finally:
         figure.set_dpi(explorer.dpi)
+
+
+EXTREMES = list(
+    itertools.product(D_K_VALUES, (TEMPERATURES[0], 1.0, TEMPERATURES[-1]), (True, False))
+)
+
+
+@pytest.mark.parametrize("d_k, t, scaled", EXTREMES)
+def test_the_row_the_readout_names_is_marked_in_the_heatmap(explorer, d_k, t, scaled):
+    """Issue 29: the readout said "row 4, highlighted" and no row of the heatmap was marked."""
+    explorer.set(d_k=d_k, temperature=t, scaled=scaled)
+    text = words(explorer)
+    row = int(text.split("Most focused query:")[1].split("(row ")[1].split(",")[0])
+    outline = explorer.artists["focus_row"]
+    assert outline.get_visible() and outline.get_linestyle() == "--"
+    assert outline.get_y() == row - 1 - 0.5 and outline.get_height() == 1.0
+    assert outline.get_width() == len(EXAMPLE.tokens) and outline.get_x() == -0.5
+    assert explorer.artists["focus_bar"].shown.tolist() == [i == row - 1 for i in range(4)]
+    assert f"(row {row}, dashed outline)" in text

@@ -9,7 +9,8 @@ to the same tokens. Softmax sees the raw scores ``Q Kᵀ`` divided by
 * left, the weights as a heatmap on a fixed ``[0, 1]`` colour scale, one row per
   query (rows sum to 1), the key that receives the most weight outlined;
 * right, how spread each row is: its effective number of keys :math:`e^H` (1 = all
-  weight on one key, 4 = uniform), the most focused query highlighted.
+  weight on one key, 4 = uniform), the most focused query's bar coloured and its
+  row outlined dashed in the heatmap.
 
 Without the division, the raw scores spread further as the head grows, and the rows
 collapse onto single keys; with it, the spread of the scores stays near 1 and the rows
@@ -237,6 +238,19 @@ class HeatmapExplorer(Explorer):
             zorder=4,
         )
         heat_ax.add_patch(hub)
+        # The most focused query's row, outlined dashed (its bar on the right is coloured too).
+        focus_row = Rectangle(
+            (-0.5, -0.5),
+            n,
+            1.0,
+            fill=False,
+            edgecolor=FOCUS_COLOUR,
+            linewidth=2.0,
+            linestyle="--",
+            clip_on=False,
+            zorder=4,
+        )
+        heat_ax.add_patch(focus_row)
 
         rows = np.arange(n)  # (n,) query 0 at the top, as in the heatmap
         # Two sets at the same places: the focused query's bar shows in the hub's colour.
@@ -265,6 +279,7 @@ class HeatmapExplorer(Explorer):
             spread_ax.spines[side].set_visible(False)
         return heatmap | {
             "hub": hub,
+            "focus_row": focus_row,
             "bars": bars,
             "focus_bar": focus_bar,
             "values": values,
@@ -273,6 +288,7 @@ class HeatmapExplorer(Explorer):
     def draw(self, artists, state) -> None:
         show_weights(artists, state.weights)  # (n_q, n_k)
         artists["hub"].set_x(state.hub - 0.5)
+        artists["focus_row"].set_y(state.focused - 0.5)
         n = state.effective.size
         focused = np.arange(n) == state.focused  # (n_q,)
         artists["bars"].set_values(state.effective, where=~focused)
@@ -307,7 +323,7 @@ def _readout(state) -> str:
         f"<div><b>d_k = {state.d_k}</b> · softmax sees the scores / "
         f"<b>{state.divisor:.3g}</b> ({how}) · their spread (std) is "
         f"<b>{state.score_spread:.3g}</b></div>"
-        f"<div>Most focused query: <b>“{focused}”</b> (row {state.focused + 1}, highlighted), "
+        f"<div>Most focused query: <b>“{focused}”</b> (row {state.focused + 1}, dashed outline), "
         f"e^H = <b>{state.effective[state.focused]:.2f}</b> effective keys of {n} "
         f"(1 = one key, {n} = uniform) · "
         f"the key that receives the most weight: <b>“{hub}”</b> (outlined), "
