@@ -189,7 +189,7 @@ def test_a_forbidden_call_in_the_kernel_fails_the_check(kernel):
 
 
 def test_a_function_that_never_returns_is_stopped(kernel, monkeypatch):
-    monkeypatch.setattr(remote, "CALL_TIMEOUT", 2.0)
+    monkeypatch.setattr(kernel, "call_timeout", 2.0)
     with pytest.raises(TimeoutError):
         RemoteFunction(kernel, "slow")(1)
     assert RemoteFunction(kernel, "double")(2) == 4  # the kernel is usable afterwards
@@ -298,3 +298,39 @@ def test_a_kernel_not_armed_makes_no_calls(tmp_path_factory):
 def test_namedtuples_ordered_dicts_and_fractions_travel_as_what_they_are(value):
     back = decode(encode(value))
     assert back == value if not isinstance(value, tuple) else (back[0] == 1 and len(back) == 2)
+
+
+def test_the_clean_kernels_limits_and_exchange_come_from_nbgrader_config(tmp_path):
+    """``c.CleanKernel.*`` in an nbgrader config file set the clean kernel's time limits (the
+    defaults are the module's), and ``c.Exchange.root`` is hidden from its sandbox; the config
+    reaches it through GradeOutsideKernel."""
+    from traitlets.config.loader import PyFileConfigLoader
+
+    from attnlab.grading.nbgrader_plugin import GradeOutsideKernel
+
+    (tmp_path / "nbgrader_config.py").write_text(
+        "c = get_config()\n"
+        "c.CleanKernel.call_timeout = 7.5\n"
+        "c.CleanKernel.cell_timeout = 30\n"
+        "c.CleanKernel.notebook_budget = 600\n"
+        f"c.Exchange.root = {str(tmp_path / 'exchange')!r}\n",
+        encoding="utf-8",
+    )
+    config = PyFileConfigLoader("nbgrader_config.py", path=str(tmp_path)).load_config()
+    plain = CleanKernel(tmp_path)
+    assert (
+        (plain.call_timeout, plain.cell_timeout, plain.notebook_budget)
+        == (
+            remote.CALL_TIMEOUT,
+            remote.CELL_TIMEOUT,
+            remote.NOTEBOOK_BUDGET,
+        )
+        == (20.0, 120.0, 900.0)
+    )
+    configured = CleanKernel(tmp_path, config=GradeOutsideKernel(config=config).config)
+    assert (configured.call_timeout, configured.cell_timeout, configured.notebook_budget) == (
+        7.5,
+        30.0,
+        600.0,
+    )
+    assert (tmp_path / "exchange") in sandbox.hidden_folders(configured.config)

@@ -162,7 +162,7 @@ def _with_layout_note(feedback: Feedback, source_nb, student_nb, function: str) 
     )
 
 
-def grade_notebook(source_nb, student_nb, cwd) -> list[Result]:
+def grade_notebook(source_nb, student_nb, cwd, config=None) -> list[Result]:
     """Grade every grade cell of ``source_nb`` on the answers in ``student_nb``.
 
     Parameters
@@ -174,6 +174,8 @@ def grade_notebook(source_nb, student_nb, cwd) -> list[Result]:
         The submitted notebook: only its solution cells are used, matched by grade_id.
     cwd : path
         Folder the grading kernel runs in.
+    config : traitlets Config, optional
+        nbgrader's configuration, for :class:`CleanKernel` (its time limits, the exchange).
 
     Returns
     -------
@@ -188,7 +190,7 @@ def grade_notebook(source_nb, student_nb, cwd) -> list[Result]:
     forbidden = {name for names in _forbidden_of(source_nb).values() for name in names}
     bare = {name for name in forbidden if "." not in name}  # the notebook's own functions
     salt = int.from_bytes(os.urandom(8), "little")  # this grading's cases, unknown before
-    with CleanKernel(cwd) as kernel:
+    with CleanKernel(cwd, **({} if config is None else {"config": config})) as kernel:
         arm(kernel, forbidden)  # the report key and the forbidden functions, before any answer
         for cell in source_nb["cells"]:
             meta = _nbgrader(cell)

@@ -71,7 +71,8 @@ class GradeOutsideKernel(NbGraderPreprocessor):
     def preprocess(self, nb, resources):
         source_path = self._source_path(resources)
         source_nb = json.loads(source_path.read_text(encoding="utf-8"))
-        results = {r.grade_id: r for r in grade_notebook(source_nb, nb, source_path.parent)}
+        graded = grade_notebook(source_nb, nb, source_path.parent, config=self.config)
+        results = {r.grade_id: r for r in graded}
         present = {cell.metadata.get("nbgrader", {}).get("grade_id") for cell in nb.cells}
         for index, cell in enumerate(source_nb["cells"]):
             grade_id = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")

@@ -24,17 +24,20 @@ import warnings
 from pathlib import Path
 
 import numpy as np
+from traitlets import Float
+from traitlets.config import LoggingConfigurable
 
 from attnlab.exercises.core import CALL_LIMIT, Forbidden, forbidden_now
 from attnlab.grading import sandbox
 from attnlab.grading.wire import decode, encode
 
-#: Longest a single call of a student's function may take (seconds).
+#: Longest a single call of a student's function may take (seconds): the default of
+#: ``CleanKernel.call_timeout``.
 CALL_TIMEOUT = CALL_LIMIT
-#: Longest one cell may take while the kernel is set up (seconds).
+#: Longest one cell may take while the kernel is set up (seconds): ``CleanKernel.cell_timeout``.
 CELL_TIMEOUT = 120.0
 #: Longest the whole grading of one notebook may take (seconds): an answer that loops and
-#: swallows every interrupt costs at most this, and earns nothing.
+#: swallows every interrupt costs at most this, and earns nothing. ``CleanKernel.notebook_budget``.
 NOTEBOOK_BUDGET = 900.0
 
 
@@ -113,7 +116,7 @@ def _matplotlib_cache(home: Path) -> str:
         return str(home / ".matplotlib")
 
 
-class CleanKernel:
+class CleanKernel(LoggingConfigurable):
     """A kernel started for grading one notebook; use as a context manager.
 
     Parameters
@@ -131,6 +134,10 @@ class CleanKernel:
         True: the sandbox or an error; False: a plain kernel; None (default): the sandbox
         where it can be made, else a plain kernel and a warning (unless
         ``ATTNLAB_REQUIRE_SANDBOX=1``).
+    config : traitlets Config, optional
+        nbgrader's configuration (``GradeOutsideKernel`` passes its own): the time limits
+        below (``c.CleanKernel.call_timeout`` …) and the folders the sandbox hides
+        (``Exchange.root``, ``CourseDirectory.root``) are read from it.
 
     Attributes
     ----------
@@ -138,7 +145,25 @@ class CleanKernel:
         Whether the kernel runs in the sandbox.
     """
 
-    def __init__(self, cwd, hidden=None, sandbox=None):
+    call_timeout = Float(
+        CALL_TIMEOUT,
+        help="Longest one call of a student's function may take while it is checked (seconds); "
+        "the call is then stopped and earns nothing. The learner's own check stops a call at "
+        "attnlab.exercises.core.CALL_LIMIT (20 s) whatever this says.",
+    ).tag(config=True)
+    cell_timeout = Float(
+        CELL_TIMEOUT,
+        help="Longest one cell (a lesson cell or a student's answer cell) may run in the "
+        "grading kernel (seconds); it is then stopped by restarting the kernel.",
+    ).tag(config=True)
+    notebook_budget = Float(
+        NOTEBOOK_BUDGET,
+        help="Longest the grading of one notebook may take in all (seconds); what is left "
+        "after it earns nothing.",
+    ).tag(config=True)
+
+    def __init__(self, cwd, hidden=None, sandbox=None, **kwargs):
+        super().__init__(**kwargs)
         self.cwd = Path(cwd)
         self.hidden = (
             [Path(h) for h in hidden]
@@ -166,7 +191,7 @@ class CleanKernel:
         from jupyter_client.manager import KernelManager
 
         if self.sandboxed:
-            self.manager = sandbox.SandboxedKernelManager(kernel_name="python3")
+            self.manager = sandbox.SandboxedKernelManager(kernel_name="python3", config=self.config)
             self.manager.extra_hidden = [h for h in self.hidden if h != Path("/")]
             scratch = self.manager.scratch
         else:
@@ -187,9 +212,9 @@ class CleanKernel:
         self.client = self.manager.client()
         self.client.start_channels()
         try:
-            self.client.wait_for_ready(timeout=CELL_TIMEOUT)
+            self.client.wait_for_ready(timeout=self.cell_timeout)
             status, error = self._execute(
-                "import attnlab.grading.worker as __attnlab_worker__", CELL_TIMEOUT
+                "import attnlab.grading.worker as __attnlab_worker__", self.cell_timeout
             )
             if status != "ok":
                 raise RuntimeError(f"it could not import its worker: {error}")
@@ -214,7 +239,7 @@ class CleanKernel:
             self.broken = "the grading kernel could not be restarted"
             return False
         for code in self._setup:
-            status, error = self._execute(code, self._left(CELL_TIMEOUT))
+            status, error = self._execute(code, self._left(self.cell_timeout))
             if error.startswith("TimeoutError"):
                 self.broken = "a cell that had run before got stuck when it ran again"
                 return False
@@ -230,8 +255,8 @@ class CleanKernel:
     broken: str | None = None
 
     def _left(self, timeout: float) -> float:
-        """``timeout``, cut to what is left of the whole notebook's :data:`NOTEBOOK_BUDGET`."""
-        return min(timeout, NOTEBOOK_BUDGET - (time.monotonic() - self._start_time))
+        """``timeout``, cut to what is left of the whole notebook's :attr:`notebook_budget`."""
+        return min(timeout, self.notebook_budget - (time.monotonic() - self._start_time))
 
     def _execute(self, code: str, timeout: float) -> tuple[str, str]:
         if timeout <= 0:
@@ -252,17 +277,20 @@ class CleanKernel:
         return "error", f"{content.get('ename', 'Error')}: {content.get('evalue', '')}"
 
     def run(
-        self, code: str, timeout: float = CELL_TIMEOUT, remember: bool = False
+        self, code: str, timeout: float | None = None, remember: bool = False
     ) -> tuple[str, str]:
         """Run ``code``; return ``("ok", "")`` or ``("error", "Type: message")``.
 
-        Output is discarded. Code still running after ``timeout`` (or past the notebook's
-        :data:`NOTEBOOK_BUDGET`) is stopped by restarting the kernel — an interrupt can be
-        caught, a restart cannot — and the cells run so far are replayed. ``remember``: this
+        Output is discarded. Code still running after ``timeout`` (:attr:`cell_timeout` by
+        default; or past the notebook's :attr:`notebook_budget`) is stopped by restarting the
+        kernel — an interrupt can be caught, a restart cannot — and the cells run so far are
+        replayed. ``remember``: this
         is a setup cell, to replay after a restart if it ran.
         """
         if self.broken:
             return "error", f"RuntimeError: {self.broken}"
+        if timeout is None:
+            timeout = self.cell_timeout
         status, error = self._execute(code, self._left(timeout))
         if error.startswith("TimeoutError"):
             self._restart()
@@ -293,13 +321,13 @@ class CleanKernel:
             pickle.dump((args, kwargs, np.geterr(), tuple(forbidden), bool(measure)), file)
         status, error = self.run(
             f"__attnlab_worker__.serve({name!r}, {str(request)!r}, {str(response)!r})",
-            timeout=CALL_TIMEOUT,
+            timeout=self.call_timeout,
         )
         if error.startswith("TimeoutError"):
             return {
                 "status": "raised",
                 "type": "TimeoutError",
-                "message": f"it was still running after {CALL_TIMEOUT:.0f} s",
+                "message": f"it was still running after {self.call_timeout:g} s",
                 "not_implemented": False,
             }
         try:
@@ -339,7 +367,7 @@ def arm(kernel: CleanKernel, forbidden=()) -> None:
     key = secrets.token_hex(32)
     names = sorted({str(name) for name in forbidden})
     status, error = kernel.run(
-        f"__attnlab_worker__.start({key!r}, {names!r})", timeout=CELL_TIMEOUT, remember=True
+        f"__attnlab_worker__.start({key!r}, {names!r})", timeout=kernel.cell_timeout, remember=True
     )
     if status != "ok":
         raise RuntimeError(f"the grading worker could not be armed: {error}")
@@ -371,7 +399,7 @@ class RemoteFunction:
     measure = False
     #: The bytes the last call allocated, when :attr:`measure` was on; else None.
     last_peak: int | None = None
-    #: Its calls are timed (and stopped) by the kernel's :data:`CALL_TIMEOUT`, not by the check.
+    #: Its calls are timed (and stopped) by the kernel's ``call_timeout``, not by the check.
     timed_elsewhere = True
 
     def __init__(self, kernel: CleanKernel, name: str, forbidden=None):
