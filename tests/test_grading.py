@@ -334,3 +334,23 @@ def test_the_clean_kernels_limits_and_exchange_come_from_nbgrader_config(tmp_pat
         600.0,
     )
     assert (tmp_path / "exchange") in sandbox.hidden_folders(configured.config)
+
+
+def test_grading_as_root_without_a_pids_cgroup_says_the_process_cap_is_not_enforced(
+    tmp_path, monkeypatch, caplog
+):
+    """RLIMIT_NPROC does not bind root: without a pids cgroup the cap cannot hold, and the
+    sandbox says so in the log, once per grading process (not once per kernel)."""
+    monkeypatch.setattr(sandbox, "PIDS_CGROUPS", (tmp_path / "no-cgroup",))
+    monkeypatch.setattr(sandbox, "_SAID_NO_PIDS_CGROUP", False)
+    monkeypatch.setattr(sandbox.os, "geteuid", lambda: 1000)
+    with caplog.at_level("WARNING", logger="attnlab.grading"):
+        assert sandbox.process_cap("k0", 256) is None  # an ordinary user: RLIMIT_NPROC binds
+        assert not caplog.records
+        monkeypatch.setattr(sandbox.os, "geteuid", lambda: 0)
+        assert sandbox.process_cap("k1", 256) is None
+        assert sandbox.process_cap("k2", 256) is None
+    said = [r.getMessage() for r in caplog.records]
+    assert len(said) == 1, said
+    assert "as root without a pids cgroup" in said[0] and "256 processes" in said[0]
+    assert "NOT enforced" in said[0], said[0]

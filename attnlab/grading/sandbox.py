@@ -32,6 +32,7 @@ option ``GradeOutsideKernel.require_sandbox``) makes that an error instead.
 from __future__ import annotations
 
 import functools
+import logging
 import os
 import shutil
 import subprocess
@@ -393,6 +394,31 @@ def _pids_cgroup(name: str, processes: int) -> Path | None:
     return None
 
 
+#: Whether :func:`process_cap` has said that the process cap cannot be enforced (said once).
+_SAID_NO_PIDS_CGROUP = False
+
+
+def process_cap(name: str, processes: int, log=None) -> Path | None:
+    """:func:`_pids_cgroup`, and when grading as root without one, a warning (once per
+    grading process, on ``log``, else the ``attnlab.grading`` logger): the process cap is
+    then not enforced, as ``RLIMIT_NPROC`` does not bind root."""
+    global _SAID_NO_PIDS_CGROUP
+    folder = _pids_cgroup(name, processes)
+    if folder is None and os.geteuid() == 0 and processes >= 0 and not _SAID_NO_PIDS_CGROUP:
+        _SAID_NO_PIDS_CGROUP = True
+        places = ", ".join(str(p) for p in PIDS_CGROUPS)
+        (log or logging.getLogger("attnlab.grading")).warning(
+            "Grading as root without a pids cgroup (none could be made under %s): the cap of "
+            "%d processes per grading kernel (ATTNLAB_GRADING_PROCESSES) is NOT enforced, "
+            "because RLIMIT_NPROC does not bind root, so a fork bomb in a submission can use "
+            "up the machine's processes. Grade as an ordinary user, or give this process a "
+            "writable pids cgroup.",
+            places,
+            processes,
+        )
+    return folder
+
+
 def _read(path: Path) -> str:
     try:
         return path.read_text()
@@ -496,7 +522,7 @@ class _Sandboxed:
         prefix = bwrap_command(self.scratch, hidden, env, self.limits)
         command = [*prefix, *limited(cmd, self.limits)]
         _remove_cgroup(self._cgroup)
-        self._cgroup = _pids_cgroup(self.scratch.name, self.limits.processes)
+        self._cgroup = process_cap(self.scratch.name, self.limits.processes, self.log)
         if self._cgroup is not None:
             command = _in_cgroup(self._cgroup, command)
         self._watch()
