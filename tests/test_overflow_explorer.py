@@ -135,3 +135,19 @@ def test_stable_never_breaks_anywhere():
             state = overflow_state(row, scale)
             assert np.all(np.isfinite(state.stable))
             assert not np.any(state.stable < 0)
+
+
+@pytest.mark.parametrize("scale", [1.0, 1000.0])
+@pytest.mark.parametrize("row", list(ROWS))
+def test_every_weight_column_is_named_by_its_key(explorer, scale, row):
+    """Issue 29: the readout's naive and stable weight columns had no key labels."""
+    explorer.set(scale=scale, row=row)
+    n = explorer.state.scores.size
+    headers = re.findall(r"<tr>((?:<th>[^<]*</th>)+)</tr>", explorer.readout.value)
+    keys = [h for h in headers if "key 1" in h]
+    assert len(keys) == 1, headers
+    names = re.findall(r"<th>([^<]*)</th>", keys[0])
+    assert names == ["", "", ""] + [f"key {j + 1}" for j in range(n)] * 2
+    for panel in ("naive", "stable"):
+        ticks = explorer.artists[panel]["values"].axes.get_xticklabels()
+        assert [t.get_text() for t in ticks] == [f"key {j + 1}" for j in range(n)]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 import warnings
 
 import numpy as np
@@ -144,3 +145,24 @@ def test_sliders_follow_the_style_rules(explorer):
         assert isinstance(control, Slider | SelectionSlider) and control.description
         assert control.label_width == ""  # the label is as wide as its text: never cut
         assert len(control_values(control)) > 2
+
+
+def _shown_number(text: str) -> float:
+    return float(text.replace("\N{MINUS SIGN}", "-"))
+
+
+@pytest.mark.parametrize("score", [-0.1, -0.02, 0.0, 0.05, 2.0, -5.0, 5.0])
+@pytest.mark.parametrize("temperature", [0.05, 1.0, 5.0])
+def test_x_over_t_reads_as_the_bar_is_drawn(explorer, score, temperature):
+    """Issue 29: x / T = −0.02 read "+0.0"; a non-zero bar now reads with its sign and digits."""
+    explorer.set(score_1=score, temperature=temperature)
+    drawn = explorer.artists["scaled"].values  # (n,)
+    cells = re.findall(
+        r"<tr><td>key \d+</td><td>[^<]*</td><td>([^<]*)</td>", explorer.readout.value
+    )
+    assert len(cells) == drawn.size
+    for text, value in zip(cells, explorer.state.scaled, strict=True):
+        shown = _shown_number(text)
+        assert (shown < 0) == (value < 0) and (shown == 0) == (value == 0), (text, value)
+        assert abs(shown - value) <= max(0.05, 0.06 * abs(value)), (text, value)
+        assert "-" not in text

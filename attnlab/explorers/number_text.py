@@ -80,3 +80,22 @@ def general(x: float, digits: int = 3) -> str:
     if text.startswith("-") and float(text) == 0:
         text = text[1:]
     return signed_text(text)
+
+
+def signed_value(x: float, digits: int = 1) -> str:
+    """:func:`plus_minus`, except that a small non-zero value keeps its sign and digits.
+
+    Written to ``digits`` decimals, −0.02 would read ``+0.0``: it is written with two
+    significant digits instead. Only an exact zero reads ``+0.0``.
+
+    Examples
+    --------
+    >>> signed_value(-0.02), signed_value(0.004), signed_value(1.25), signed_value(0.0)
+    ('−0.02', '+0.004', '+1.2', '+0.0')
+    >>> signed_value(-3e-7)
+    '−3e−07'
+    """
+    text = plus_minus(x, digits)
+    if float(x) == 0 or float(text[1:]) != 0:
+        return text
+    return (MINUS if x < 0 else "+") + general(abs(x), 2)

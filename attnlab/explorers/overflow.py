@@ -346,8 +346,18 @@ class OverflowExplorer(Explorer):
             '<table style="font-family:monospace;text-align:right;border-spacing:10px 0">'
             "<tr><th>dtype</th><th>ln(max)</th><th>naive</th>"
             f'<th colspan="{n}">naive weights</th><th colspan="{n}">stable weights</th></tr>'
-            f"{rows}</table>"
+            f"{_key_header(n)}{rows}</table>"
         )
+
+
+def _key_header(n: int) -> str:
+    """The second header row: each weight column named by its key, as the figure's ticks.
+
+    >>> _key_header(2)
+    '<tr><th></th><th></th><th></th><th>key 1</th><th>key 2</th><th>key 1</th><th>key 2</th></tr>'
+    """
+    keys = "".join(f"<th>key {j + 1}</th>" for j in range(n))
+    return f"<tr>{'<th></th>' * 3}{keys}{keys}</tr>"
 
 
 def _verdict(broken) -> str:

@@ -32,7 +32,7 @@ from attnlab.explorers.base import (
     scores_of,
     temperature_slider,
 )
-from attnlab.explorers.number_text import plus_minus
+from attnlab.explorers.number_text import plus_minus, signed_value
 from attnlab.plots.bars import Bars
 from attnlab.plots.colours import PALETTE
 
@@ -207,7 +207,7 @@ class TemperatureExplorer(Explorer):
 
     def describe(self, state) -> str:
         rows = "".join(
-            f"<tr><td>key {j + 1}</td><td>{plus_minus(x, 2)}</td><td>{plus_minus(xs, 1)}</td>"
+            f"<tr><td>key {j + 1}</td><td>{plus_minus(x, 2)}</td><td>{signed_value(xs, 1)}</td>"
             f"<td><b>{_weight(w)}</b></td></tr>"
             for j, (x, xs, w) in enumerate(
                 zip(state.scores, state.scaled, state.weights, strict=True)
