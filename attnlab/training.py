@@ -50,6 +50,7 @@ __all__ = [
     "AdamState",
     "Head",
     "Run",
+    "TrainingStopped",
     "adam_init",
     "adam_step",
     "anti_diagonal_mass",
@@ -400,6 +401,34 @@ class Run:
         return self.d_k**-self.exponent
 
 
+class TrainingStopped(KeyboardInterrupt):
+    """:func:`train` interrupted by the learner: shown as one line, not a traceback.
+
+    A ``KeyboardInterrupt`` (so Run All stops there, and ``except Exception`` does not catch
+    it) whose ``_render_traceback_`` IPython uses instead of the traceback through numpy
+    and the package.
+
+    Parameters
+    ----------
+    step : int
+        The updates made before the interrupt.
+    steps : int
+        The run's budget.
+
+    Examples
+    --------
+    >>> TrainingStopped(120, 2000)._render_traceback_()
+    ['Training stopped at step 120 of 2000 (interrupted).']
+    """
+
+    def __init__(self, step: int, steps: int):
+        super().__init__(f"Training stopped at step {step} of {steps} (interrupted).")
+        self.step, self.steps = step, steps
+
+    def _render_traceback_(self) -> list[str]:
+        return [str(self)]
+
+
 def train(
     d_k: int,
     exponent: float = 0.5,
@@ -445,6 +474,8 @@ def train(
     ValueError
         For a non-positive ``d_k``, ``steps``, ``eval_every`` or ``lr``, a negative or
         non-finite ``exponent``, or an unknown ``optimizer``.
+    TrainingStopped
+        When the learner interrupts the kernel: one line saying at which step.
     """
     d_k = positive_int(d_k, "d_k")
     steps = positive_int(steps, "steps")
@@ -477,28 +508,33 @@ def train(
         evals["weights"].append(head_forward(head, probe_x, scale)[1]["weights"])  # (n, n)
         return True
 
-    evaluate(0)
-    taken, diverged = steps, False
-    with np.errstate(over="ignore", invalid="ignore"):  # a diverging run is detected below
-        for step in range(steps):
-            tokens, targets = reverse_batch(batches)
-            loss, grads, _ = loss_and_grads(head, encode(tokens), targets, scale)
-            losses[step] = loss
-            norms[step] = math.hypot(np.linalg.norm(grads.w_q), np.linalg.norm(grads.w_k))
-            if not math.isfinite(loss):
-                taken, diverged = step + 1, True
-                break
-            if state is None:
-                head = sgd_step(head, grads, lr)
-            else:
-                head, state = adam_step(head, grads, state, lr)
-            if (step + 1) % eval_every == 0 or step + 1 == steps:
-                if not evaluate(step + 1):
+    done = 0  # updates made so far: what an interrupt reports
+    try:
+        evaluate(0)
+        taken, diverged = steps, False
+        with np.errstate(over="ignore", invalid="ignore"):  # a diverging run is detected below
+            for step in range(steps):
+                done = step
+                tokens, targets = reverse_batch(batches)
+                loss, grads, _ = loss_and_grads(head, encode(tokens), targets, scale)
+                losses[step] = loss
+                norms[step] = math.hypot(np.linalg.norm(grads.w_q), np.linalg.norm(grads.w_k))
+                if not math.isfinite(loss):
                     taken, diverged = step + 1, True
                     break
-                if stop_when_solved and evals["accuracy"][-1] >= SOLVED:
-                    taken = step + 1
-                    break
+                if state is None:
+                    head = sgd_step(head, grads, lr)
+                else:
+                    head, state = adam_step(head, grads, state, lr)
+                if (step + 1) % eval_every == 0 or step + 1 == steps:
+                    if not evaluate(step + 1):
+                        taken, diverged = step + 1, True
+                        break
+                    if stop_when_solved and evals["accuracy"][-1] >= SOLVED:
+                        taken = step + 1
+                        break
+    except KeyboardInterrupt:  # the learner pressed Interrupt (Kernel menu, or I, I)
+        raise TrainingStopped(done, steps) from None
     accuracy = np.array(evals["accuracy"])
     eval_steps = np.array(evals["step"])
     solved = np.flatnonzero(accuracy >= SOLVED)

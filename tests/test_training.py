@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
+from attnlab import training
 from attnlab.patterns import diagonal_mass, strongest_links
 from attnlab.training import (
     ADAM_BETAS,
@@ -160,3 +164,50 @@ def test_a_diverging_run_stops_and_says_so():
 def test_bad_settings_are_named(kwargs, name):
     with pytest.raises(ValueError, match=name):
         train(**kwargs)
+
+
+INTERRUPTED_CELL = """
+import attnlab.training as t
+calls = []
+real = t.loss_and_grads
+def interrupted(*args, **kwargs):
+    calls.append(1)
+    if len(calls) == 4:
+        raise KeyboardInterrupt  # what the kernel's Interrupt raises in the running cell
+    return real(*args, **kwargs)
+t.loss_and_grads = interrupted
+run = t.train(d_k=16, exponent=0.5, seed=0)
+"""
+
+
+def test_interrupting_training_ends_with_one_line():
+    """Issue 29: interrupting lesson 9's training cell printed a 71-line traceback."""
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "IPython",
+            "--no-banner",
+            "--colors=NoColor",
+            "-c",
+            INTERRUPTED_CELL,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    shown = [line for line in (done.stdout + done.stderr).splitlines() if line.strip()]
+    assert shown == ["Training stopped at step 3 of 300 (interrupted)."], shown
+
+
+def test_an_interrupt_is_still_an_interrupt(monkeypatch):
+    """Run All stops there, and no ``except Exception`` swallows it."""
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(training, "loss_and_grads", interrupted)
+    with pytest.raises(KeyboardInterrupt) as caught:
+        training.train(d_k=4)
+    assert isinstance(caught.value, training.TrainingStopped) and caught.value.step == 0
+    assert not isinstance(caught.value, Exception)
