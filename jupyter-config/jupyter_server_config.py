@@ -21,6 +21,7 @@ from pathlib import Path
 from jupyter_core.paths import jupyter_config_dir
 from jupyter_server.base.handlers import FileFindHandler
 from jupyter_server.utils import filefind
+from traitlets.config.loader import LazyConfigValue
 
 
 def _roots(roots) -> list[str]:
@@ -59,11 +60,16 @@ _patch_static_lookup()
 # LabApp.custom_css) is found first, then the learner's own ~/.jupyter/custom/, as before.
 c = get_config()  # noqa: F821 (provided by traitlets when it runs this file)
 # (static_custom_path is not a config option; the web application's settings take it.)
-c.ServerApp.tornado_settings.update(
-    {
-        "static_custom_path": [
-            str(Path(__file__).resolve().with_name("custom")),
-            os.path.join(jupyter_config_dir(), "custom"),
-        ]
-    }
-)
+# Assigned whole, not updated in place: an in-place update leaves a LazyConfigValue, which
+# jupyterhub-singleuser's extension cannot read ("argument of type 'LazyConfigValue' is not
+# iterable"), and every hub server failed to start.
+_settings = c.ServerApp.tornado_settings
+if isinstance(_settings, LazyConfigValue):  # nothing set it yet, or only lazily
+    _settings = _settings.get_value({})
+c.ServerApp.tornado_settings = {
+    **_settings,
+    "static_custom_path": [
+        str(Path(__file__).resolve().with_name("custom")),
+        os.path.join(jupyter_config_dir(), "custom"),
+    ],
+}
