@@ -156,6 +156,10 @@ case "${1:-}" in
         # delay, lesson 0 as the start page, widget state saved, no news); an editable install
         # does not copy them into the environment, so point Jupyter at them here.
         export JUPYTER_CONFIG_PATH="$PWD/jupyter-config${JUPYTER_CONFIG_PATH:+:$JUPYTER_CONFIG_PATH}"
+        # The kernel's configuration (a course name's NameError as one sentence): IPython reads
+        # it from the environment's etc/ipython, where pip install . puts it.
+        mkdir -p "$VENV/etc/ipython"
+        cp jupyter-config/ipython/ipython_kernel_config.py "$VENV/etc/ipython/"
         shift
         if [[ "$(id -u)" == 0 ]]; then set -- --allow-root "$@"; fi  # e.g. inside a container
         # Extra options (--no-browser, --port 8890, --ip ...) come before the file to open,
