@@ -120,15 +120,90 @@ c.JupyterHub.load_roles.append({{
 
 ENGINES = ("z2jh", "tljh")
 
+# Each server in a memory cgroup of its own (tests/hub/limited_spawner.py), when the Hub is
+# given a memory limit: what Kubernetes (Z2JH) and systemd (TLJH) do with Spawner.mem_limit.
+MEMORY_LIMIT = """\
+sys.path.insert(0, {here!r})
+c.JupyterHub.spawner_class = "limited_spawner.MemoryLimitedSpawner"
+c.MemoryLimitedSpawner.home_dir_template = "{work}/homes/{{username}}"
+c.MemoryLimitedSpawner.mem_limit = {limit}
+c.MemoryLimitedSpawner.cgroup_parent = {parent!r}
+"""
+
+
+class NoCgroup(RuntimeError):
+    """No memory cgroup can be made here (why is the message)."""
+
+
+def memory_cgroup_parent(name: str) -> Path:
+    """A new memory cgroup ``name`` inside the one this process is in (so everything in it
+    still counts against whatever limits this process lives under); raises NoCgroup.
+
+    cgroup v1: the ``memory`` controller's hierarchy. cgroup v2: only where this process's
+    cgroup can give its children the memory controller (a cgroup with processes of its own
+    cannot, except the root of a cgroup namespace)."""
+    try:
+        lines = Path("/proc/self/cgroup").read_text().splitlines()
+    except OSError as error:
+        raise NoCgroup(f"no /proc/self/cgroup: {error}") from None
+    own = {}
+    for line in lines:
+        _, controllers, path = line.split(":", 2)
+        for controller in controllers.split(","):
+            own[controller] = path
+    root = Path("/sys/fs/cgroup")
+    unified = root / "cgroup.controllers"
+    if "memory" in own and (root / "memory" / "memory.limit_in_bytes").exists():  # v1
+        base = root / "memory" / own["memory"].lstrip("/")
+    elif "" in own and unified.exists() and "memory" in unified.read_text().split():  # v2
+        base = root / own[""].lstrip("/")
+        try:
+            (base / "cgroup.subtree_control").write_text("+memory")
+        except OSError as error:
+            raise NoCgroup(f"cgroup v2: cannot delegate memory from {base}: {error}") from None
+    else:
+        raise NoCgroup("no memory cgroup controller (v1 or v2) under /sys/fs/cgroup")
+    parent = base / name
+    try:
+        parent.mkdir()
+        if (parent / "memory.use_hierarchy").exists():
+            (parent / "memory.use_hierarchy").write_text("1")
+    except OSError as error:
+        raise NoCgroup(f"cannot make a memory cgroup in {base}: {error}") from None
+    return parent
+
+
+def remove_cgroup(parent: Path) -> None:
+    """Remove a cgroup made by memory_cgroup_parent and its children (their processes, ours,
+    killed by PID first)."""
+    for cgroup in [*sorted(p for p in parent.iterdir() if p.is_dir()), parent]:
+        for _ in range(50):
+            pids = [int(p) for p in (cgroup / "cgroup.procs").read_text().split()]
+            for pid in pids:
+                try:
+                    os.kill(pid, 9)
+                except ProcessLookupError:
+                    pass
+            try:
+                cgroup.rmdir()
+                break
+            except OSError:
+                time.sleep(0.1)
+
 
 def write_config(
-    folder: Path, engine: str, site: str, token: str, groups: dict[str, list[str]]
+    folder: Path,
+    engine: str,
+    site: str,
+    token: str,
+    groups: dict[str, list[str]],
+    services: str = "",
 ) -> Path:
     """The hub's config in ``folder``, loading the course's fragment as ``engine`` does
     (tests/hub/engines.py): Z2JH's chart config with deploy/z2jh/values.yaml (its copy of the
     fragment in hub.extraConfig, ``groups`` as a site's values file lists them), or TLJH's
     jupyterhub_config.d (the fragment file, instructors by deploy/tljh/instructors.sh)."""
-    service = TEST_SERVICE.format(token=token)
+    service = TEST_SERVICE.format(token=token) + services
     if engine == "z2jh":
         return engines.write_z2jh(folder, site, service, engines.z2jh_groups(groups))
     if engine == "tljh":
@@ -156,6 +231,10 @@ class Hub:
     process: subprocess.Popen | None = None
     keep: bool = False
     engine: str = "z2jh"
+    memory_limit: int | None = None  # bytes: each server in a memory cgroup with this limit
+    services: str = ""  # more hub services (config lines), where the chart adds hub.services
+    settings: str = ""  # more hub settings (config lines), after the test's own
+    cgroup: Path | None = None  # the cgroup holding the servers' cgroups (memory_limit)
     _family: list[int] = field(default_factory=list)
 
     # -- life cycle ------------------------------------------------------------------------
@@ -176,6 +255,9 @@ class Hub:
     def __exit__(self, *exc_info: object) -> None:
         if self.process is not None:
             self.stop()
+        if self.cgroup is not None:
+            remove_cgroup(self.cgroup)
+            self.cgroup = None
         if self.workdir is not None and not self.keep:
             shutil.rmtree(self.workdir, ignore_errors=True)
 
@@ -208,7 +290,16 @@ class Hub:
             server_start=SERVER_START_S,
             jupyter_config=str(ROOT / "jupyter-config"),
         )
-        return write_config(self.workdir, self.engine, site, self.token, self.groups)
+        if self.memory_limit:
+            self.cgroup = memory_cgroup_parent(f"attnlab-hub-{secrets.token_hex(4)}")
+            site += MEMORY_LIMIT.format(
+                here=str(Path(__file__).parent),
+                work=self.workdir,
+                limit=int(self.memory_limit),
+                parent=str(self.cgroup),
+            )
+        site += self.settings
+        return write_config(self.workdir, self.engine, site, self.token, self.groups, self.services)
 
     def _environment(self) -> dict[str, str]:
         env = {
