@@ -125,6 +125,20 @@ CSS = """
 .attnlab-button-box { padding: 0 4px; }  /* room for the ring beside a button in a row */
 .attnlab-control.attnlab-disabled { opacity: 0.55; }
 .attnlab-control.attnlab-disabled * { cursor: default; }
+/* After a kernel restart ipywidgets marks every widget "jupyter-widgets-disconnected" and
+   puts a broken-link icon before each (its ::before): one beside every control, which broke
+   the explorers' rows. The explorer's banner says what happened; the help panel says it
+   in words, in place of its icon. */
+.attnlab-explorer.jupyter-widgets-disconnected::before,
+.attnlab-explorer .jupyter-widgets-disconnected::before,
+.attnlab-help .jupyter-widgets-disconnected::before { content: none; display: none; }
+.attnlab-help.jupyter-widgets-disconnected::before {
+  content: "The kernel restarted, so these buttons no longer answer. "
+    "To bring them back, use Run \\25B8  Run All Cells.";
+  display: block; font: inherit; font-weight: 600; color: #3d2e00; background: #fff4ce;
+  border-left: 3px solid #c99400; padding: 4px 8px; margin-bottom: 4px;
+}
+.attnlab-help.jupyter-widgets-disconnected > * { opacity: 0.55; }
 """
 
 

@@ -23,9 +23,11 @@
 // dims it and lays a banner over it saying to run the cell again, and marks the explorer
 // around it with the class "attnlab-disconnected".
 
+// The advice works in one step: the cell alone would stop at a name its lesson's earlier
+// cells define (the restarted kernel has none of them).
 const BANNER_TEXT =
   "This explorer lost its kernel (restarted or stopped). " +
-  "Run this cell again (Shift+Enter) to bring it back.";
+  "To bring it back, use Run \u25b8 Run All Cells: this cell needs the lesson's cells above it.";
 const DISCONNECTED = "jupyter-widgets-disconnected"; // set by ipywidgets when comm_live is false
 const DEAD_STATUSES = new Set(["restarting", "autorestarting", "dead", "terminating"]);
 const KEEP_PICTURE_MS = 1500; // quiet time before the picture is kept for a saved notebook
