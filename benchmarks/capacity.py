@@ -749,7 +749,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     add("--browser", action="store_true", help="a real learner in Chromium as well")
     add("--browser-steps", type=int, default=20, help="the real learner's steps per N")
     add("--keep-going", action="store_true", help="measure the N after the knee as well")
-    add("--time-cap", type=float, default=660.0, help="start no N or window past this (s)")
+    add("--time-cap", type=float, default=630.0, help="start no N or window past this (s)")
     args = parser.parse_args(argv)
     args.students = [int(n) for n in args.students.split(",")]
     if args.students != sorted(args.students) or args.students[0] < 1:
