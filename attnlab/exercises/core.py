@@ -314,7 +314,9 @@ class Exercise:
         solution.on_click(show_solution)
         stub.on_click(show_stub)
         panel = widgets.VBox([widgets.HBox([hint, solution, stub]), shown])
-        return panel.add_class("attnlab-help")
+        from attnlab.widget_lifetime import adopt  # a new run of the cell closes this panel
+
+        return adopt(panel.add_class("attnlab-help"))
 
     def solution(self) -> Text:
         """A worked solution, read from the lesson's source notebook in the repository.

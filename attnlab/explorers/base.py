@@ -35,6 +35,7 @@ from matplotlib.figure import Figure
 
 from attnlab.controls import Readout, SelectionSlider, Slider
 from attnlab.live import LiveFigure
+from attnlab.widget_lifetime import adopt
 
 FALLBACK_TEXT = (
     "Here was the {name} explorer: sliders and a live figure. Its widgets are not live here.\n"
@@ -116,6 +117,7 @@ class Explorer:
         self.widget = self.layout()
         self.widget.add_class("attnlab-explorer")
         self.widget.add_class(f"attnlab-explorer-{self.name}")
+        adopt(self.widget)  # a new run of this cell closes the explorer its last run made
         self.update()
 
     # ----------------------------------------------------------------- to override
