@@ -25,8 +25,34 @@ pytestmark = pytest.mark.browser
 LESSONS = lab.discover_lessons()
 OPEN_S = 60
 KERNEL_GONE_S = 30
-#: (axe rule, a regex the finding's element selector matches, why it is JupyterLab's).
-JUPYTERLAB_OWNS: tuple[tuple[str, str, str], ...] = ()
+#: (axe rule, a regex the finding's element (its selector, then its HTML) matches, why it is
+#: JupyterLab's). Found on every lesson page, light and dark, JupyterLab 4.6 (none is in an
+#: output the course draws: explorers, help panels, feedback, Markdown).
+JUPYTERLAB_OWNS: tuple[tuple[str, str, str], ...] = (
+    (
+        "aria-allowed-attr",
+        r"^jp-button|\.validate-button|\.jp-DebuggerBugButton",
+        "JupyterLab's toolkit <jp-button> (file browser and notebook toolbars; nbgrader's "
+        "Validate button is one too) puts aria-pressed on an element whose role does not allow it",
+    ),
+    (
+        "aria-input-field-name",
+        r'class="cm-content',
+        "CodeMirror's editable text of a code cell (role=textbox) has no accessible name: "
+        "JupyterLab's cell editor",
+    ),
+    (
+        "aria-required-children",
+        r"^\.jp-WindowedPanel-viewport$",
+        "the notebook's list of cells is role=feed without role=article children: JupyterLab's "
+        "windowed notebook",
+    ),
+    (
+        "button-name",
+        r"\.jp-collapseHeadingButton",
+        "the collapse button JupyterLab puts beside each Markdown heading has no name",
+    ),
+)
 
 
 def fresh_page(browser, server: lab.LabServer, name: str):
@@ -141,8 +167,11 @@ def test_every_lesson_name_shows_whole_in_the_file_browser(chromium, lab_server,
     assert not cut, f"names cut off (text width > room, px): {cut}"
 
 
-def owned_by_jupyterlab(rule: str, target: str) -> bool:
-    return any(rule == r and re.search(pattern, target) for r, pattern, _ in JUPYTERLAB_OWNS)
+def owned_by_jupyterlab(rule: str, target: str, html: str) -> bool:
+    return any(
+        rule == r and (re.search(pattern, target) or re.search(pattern, html))
+        for r, pattern, _ in JUPYTERLAB_OWNS
+    )
 
 
 @pytest.mark.parametrize("name", [pytest.param(p.name, id=p.stem) for p in LESSONS])
@@ -161,11 +190,14 @@ def test_whole_lesson_pages_have_no_serious_axe_findings(name, lesson_pages, art
                     continue
                 for target, html in zip(v.targets, v.html, strict=False):
                     line = f"{theme}: {v.rule} ({v.impact}) at {target}: {html[:140]}"
-                    (excused if owned_by_jupyterlab(v.rule, target) else problems).append(line)
+                    owned = owned_by_jupyterlab(v.rule, target, html)
+                    (excused if owned else problems).append(line)
     finally:
         if page.js("() => document.body.dataset.jpThemeLight") == "false":
             lab.set_theme(page, "JupyterLab Light")  # a user setting: leave it light
             page.page.wait_for_timeout(1000)
-    print(f"\n{name}: {len(excused)} serious/critical findings JupyterLab owns (excluded):")
-    print("\n".join(f"  {line}" for line in excused))
+    counts: dict[str, int] = {}
+    for line in excused:
+        counts[line.split(" at ")[0]] = counts.get(line.split(" at ")[0], 0) + 1
+    print(f"\n{name}: serious/critical nodes JupyterLab owns (excluded): {counts}")
     a11y.fail_with(page, problems, artifacts_dir, "axe-whole-page")
