@@ -324,6 +324,9 @@ class Driver:
                 except Exception as error:
                     self.s.dead = f"reconnect failed: {type(error).__name__}: {error}"
                     return
+                for comm, index in list(self.buffer.items()):  # what waited goes now
+                    del self.buffer[comm]
+                    self._send(comm, index)
                 continue
             message = parse_frame(frame)
             parent = message.get("parent_header", {}).get("msg_id")
@@ -486,34 +489,42 @@ class LearnerServer:
             self.hub.user_api(LEARNER, "DELETE", f"/api/kernels/{kernel['id']}")
 
 
-def measure_learner(browser, hub: hubrun.Hub, steps: int) -> list[float]:
-    """The real learner logs in, opens the lesson, runs all and times ``steps`` slider
-    steps (ms) with benchmarks/latency.py's method."""
-    import lab_harness as lab
-    import latency
+class Learner:
+    """The real learner: logs in through the hub's login page, opens the lesson in JupyterLab
+    and runs it all once (before the first N); then times slider steps on the explorer with
+    benchmarks/latency.py's method, during each N's first window."""
 
-    page = lab.LessonPage(browser, LearnerServer(hub), f"{LESSON}.ipynb")
-    try:
-        page.page.goto(f"{hub.url}/hub/login", wait_until="domcontentloaded")
-        page.page.fill("#username_input", LEARNER)
-        page.page.fill("#password_input", "x")
-        page.page.click("#login_submit")
-        page.page.wait_for_url(f"**/user/{LEARNER}/**", timeout=120_000)
-        page.open()
-        run = page.run_all()
+    def __init__(self, browser, hub: hubrun.Hub) -> None:
+        import lab_harness as lab
+        import latency
+
+        self.latency = latency
+        self.page = lab.LessonPage(browser, LearnerServer(hub), f"{LESSON}.ipynb")
+        page = self.page.page
+        page.goto(f"{hub.url}/hub/login", wait_until="domcontentloaded")
+        page.fill("#username_input", LEARNER)
+        page.fill("#password_input", "x")
+        page.click("#login_submit")
+        page.wait_for_url(f"**/user/{LEARNER}/**", timeout=120_000)
+        self.page.open()
+        run = self.page.run_all()
         for problem in run.problems():
             print(f"  warning: {problem}", flush=True)
-        clock = latency.page_clock(page)
-        infos = [i for i in page.explorers() if i["name"] == EXPLORER_NAME]
+        self.clock = latency.page_clock(self.page)
+        infos = [i for i in self.page.explorers() if i["name"] == EXPLORER_NAME]
         if not infos:
-            print(f"  no {EXPLORER_NAME} explorer in the page", flush=True)
-            return []
-        result = latency.measure_explorer(page, infos[0], steps, 1, clock)
+            raise LookupError(f"no {EXPLORER_NAME} explorer in the page")
+        self.explorer = infos[0]
+
+    def measure(self, steps: int) -> list[float]:
+        """``steps`` timed slider steps (ms): key press → the painted frame."""
+        result = self.latency.measure_explorer(self.page, self.explorer, steps, 1, self.clock)
         for failure in result.failures[:3]:
             print(f"  warning: {failure}", flush=True)
-        return [s.total_ms for s in result.samples]
-    finally:
-        page.close()
+        return [sample.total_ms for sample in result.samples]
+
+    def close(self) -> None:
+        self.page.close()
 
 
 # -- one N ----------------------------------------------------------------------------------------
@@ -534,32 +545,30 @@ class Window:
 
 
 def measure_window(
-    hub: hubrun.Hub, klass: Class, args: argparse.Namespace, seed: int, browser=None
+    hub: hubrun.Hub, klass: Class, args: argparse.Namespace, seed: int, learner=None
 ) -> Window:
     """One window of the whole class on its schedule (and the real learner, if any)."""
     sliders = min(len(s.sliders) for s in klass.students)
     plans = schedules(args, len(klass.students), sliders, seed)
     meter = Meter(hub, klass)
     before = meter.read()
-    learner: list[float] = []
-    if browser is not None:  # the page in this thread; the class on its own loop beside it
-        errors: list[BaseException] = []
+    timed: list[float] = []
+    errors: list[BaseException] = []
 
-        def class_loop() -> None:
-            try:
-                asyncio.run(run_window(hub, klass.students, plans, args.lost_after))
-            except BaseException as error:  # reported below
-                errors.append(error)
+    def class_loop() -> None:  # a thread of its own: Playwright's loop may own this one
+        try:
+            asyncio.run(run_window(hub, klass.students, plans, args.lost_after))
+        except BaseException as error:  # raised below
+            errors.append(error)
 
-        thread = threading.Thread(target=class_loop, daemon=True)
-        thread.start()
+    thread = threading.Thread(target=class_loop, daemon=True)
+    thread.start()
+    if learner is not None:  # the real learner's steps while the class drags
         time.sleep(args.warmup + 1.0)
-        learner = measure_learner(browser, hub, args.browser_steps)
-        thread.join()
-        if errors:
-            raise errors[0]
-    else:
-        asyncio.run(run_window(hub, klass.students, plans, args.lost_after))
+        timed = learner.measure(args.browser_steps)
+    thread.join()
+    if errors:
+        raise errors[0]
     after = meter.read()
     wall = after["wall"] - before["wall"]
     cpu = {k: (after[k] - before[k]) / wall for k in before if k != "wall"}
@@ -587,7 +596,7 @@ def measure_window(
         lag_ms=lag,
         cpu=cpu,
         kernel_ms_per_update=kernel_cpu / sent if sent else float("nan"),
-        browser=learner,
+        browser=timed,
     )
 
 
@@ -768,7 +777,7 @@ def main(argv: list[str] | None = None) -> int:
     rows: list[Row] = []
     with hubrun.Hub(groups={"students": [LEARNER]}) as hub:
         klass = Class(hub, args.setup_workers)
-        playwright = browser = None
+        playwright = browser = learner = None
         if args.browser:
             import lab_harness as lab
             from playwright.sync_api import sync_playwright
@@ -779,6 +788,8 @@ def main(argv: list[str] | None = None) -> int:
             playwright = sync_playwright().start()
             browser = lab.launch_chromium(playwright)
         try:
+            if browser is not None:
+                learner = Learner(browser, hub)
             per_window = args.warmup + 2 * args.window + args.lost_after / 2
             per_student = 8.0 / args.setup_workers  # seconds; measured once a class has grown
             for n in args.students:
@@ -802,13 +813,15 @@ def main(argv: list[str] | None = None) -> int:
                         break
                     seed = args.seed * 10_000 + n * 100 + rep
                     windows.append(
-                        measure_window(hub, klass, args, seed, browser if rep == 0 else None)
+                        measure_window(hub, klass, args, seed, learner if rep == 0 else None)
                     )
                 rows.append(Row(n, windows, klass.memory_per_server(), args.bar, args.late_max))
                 print_row(rows[-1])
                 if not rows[-1].passed and not args.keep_going:
                     break
         finally:
+            if learner is not None:
+                learner.close()
             if browser is not None:
                 browser.close()
                 playwright.stop()
