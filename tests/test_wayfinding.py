@@ -70,3 +70,17 @@ def test_lesson_0_says_how_to_save_an_explorers_picture_and_it_works(tmp_path, m
     exec(save, namespace)
     (saved,) = tmp_path.glob("*.png")
     assert saved.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and saved.stat().st_size > 5_000
+
+
+def test_lesson_0_quotes_the_banner_a_reopened_explorer_shows():
+    """Lesson 0 says what a reopened lesson shows: the banner's words, as figure_canvas.js has
+    them (widget state is saved: jupyter-config's saveState), not "model not found"."""
+    script = (ROOT / "attnlab" / "figure_canvas.js").read_text(encoding="utf-8")
+    banner = re.search(r"const BANNER_TEXT =\s*((?:\"[^\"]*\"\s*\+?\s*)+);", script)
+    assert banner, "figure_canvas.js has no BANNER_TEXT"
+    words = "".join(re.findall(r"\"([^\"]*)\"", banner.group(1)))
+    words = words.replace("\\u25b8", "▸")
+    cells = nbformat.read(NOTEBOOKS / "00-start-here.ipynb", as_version=4).cells
+    text = " ".join(c.source for c in cells if c.cell_type == "markdown")
+    assert words in " ".join(text.split()), words
+    assert "Widgets are not saved" not in text
