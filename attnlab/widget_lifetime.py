@@ -7,13 +7,17 @@ own copy of the front-end code). :func:`adopt` records a widget tree under the c
 made it (JupyterLab and Notebook 7 send the cell's id with each run); when that cell runs
 again and makes a new tree, the trees of its earlier runs are closed. Outside a notebook
 kernel (no cell id) nothing is recorded.
+
+:func:`install` (run when ``attnlab`` is imported in a kernel) does the same for every
+widget a cell makes (the self-test, feedback, the course map): the widgets made during a
+cell's run are closed when that cell runs again.
 """
 
 from __future__ import annotations
 
 import ipywidgets as widgets
 
-__all__ = ["adopt", "close_tree", "current_cell"]
+__all__ = ["adopt", "close_tree", "current_cell", "install"]
 
 _MADE: dict[str, tuple[int, list]] = {}  # cell id -> (its run's execution count, trees)
 
@@ -85,3 +89,61 @@ def adopt(root: widgets.Widget, cell: tuple[str, int] | None = None) -> widgets.
     trees.append(root)
     _MADE[cell_id] = (run, trees)
     return root
+
+
+_RUN: dict[str, object] = {}  # the running cell: its id and the widgets open before it
+_CELL_WIDGETS: dict[str, list] = {}  # cell id -> the widgets its latest run made
+
+
+def _open_widgets() -> dict:
+    from ipywidgets.widgets import widget
+
+    return dict(getattr(widget, "_instances", {}))
+
+
+def _before(info=None) -> None:
+    """pre_run_cell: close what this cell's earlier run made; note the widgets open now."""
+    cell = current_cell()
+    _RUN.clear()
+    if cell is None:
+        return
+    for old in _CELL_WIDGETS.pop(cell[0], []):
+        old.close()
+    _RUN.update(cell=cell[0], before=set(_open_widgets()))
+
+
+def _after(result=None) -> None:
+    """post_run_cell: record the widgets this run made (and left open) under its cell."""
+    if "cell" not in _RUN:
+        return
+    made = [w for key, w in _open_widgets().items() if key not in _RUN["before"]]
+    if made:
+        _CELL_WIDGETS[_RUN["cell"]] = made
+    _RUN.clear()
+
+
+def install(shell=None) -> bool:
+    """Close a cell's widgets when the cell runs again, in this kernel; False outside one.
+
+    Examples
+    --------
+    >>> install()  # not in a kernel here
+    False
+    """
+    if shell is None:
+        try:
+            from IPython import get_ipython
+        except ImportError:  # pragma: no cover
+            return False
+        shell = get_ipython()
+    events = getattr(shell, "events", None)
+    if events is None or not hasattr(shell, "parent_header"):
+        return False
+    if not getattr(shell, "_attnlab_widget_lifetime", False):
+        events.register("pre_run_cell", _before)
+        events.register("post_run_cell", _after)
+        shell._attnlab_widget_lifetime = True
+    return True
+
+
+install()  # imported by the explorers' kit: in a kernel, from the lesson's first cell on

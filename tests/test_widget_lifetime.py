@@ -84,3 +84,34 @@ def test_outside_a_notebook_nothing_is_closed(cell):
     first = explorer()
     second = explorer()
     assert live(first.widget) and live(second.widget)
+
+
+class FakeShell:
+    """What install() needs of a kernel's shell: IPython's events and a parent header."""
+
+    def __init__(self):
+        from IPython.core.events import EventManager, available_events
+
+        self.events = EventManager(self, available_events)
+        self.parent_header = {}
+
+
+def test_any_widget_a_cell_made_is_closed_when_the_cell_runs_again(cell, monkeypatch):
+    """The self-test, feedback and course map of lesson 0 are plain ipywidgets."""
+    monkeypatch.setattr(widget_lifetime, "_CELL_WIDGETS", {})
+    shell = FakeShell()
+    assert widget_lifetime.install(shell) and widget_lifetime.install(shell)  # once only
+    assert len(shell.events.callbacks["pre_run_cell"]) == 1
+
+    def run(cell_id, count, make):
+        cell(cell_id, count)
+        shell.events.trigger("pre_run_cell", None)
+        made = make()
+        shell.events.trigger("post_run_cell", None)
+        return made
+
+    first = run("selftest", 1, lambda: widgets.VBox([widgets.HTML("live?")]))
+    kept = run("other", 2, lambda: widgets.HTML("another cell"))
+    assert live(first) and live(kept)
+    second = run("selftest", 3, lambda: widgets.VBox([widgets.HTML("live?")]))
+    assert live(first) == [] and live(second) and live(kept)

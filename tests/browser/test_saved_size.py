@@ -1,0 +1,54 @@
+"""A saved lesson stays small, and a lesson saved without changes is unchanged (issue 29).
+
+Measured before: after one Run All, lessons 0, 6 and 9 saved at 229-478 KiB (shipped 17-35
+KB), about 1 MB after three: the widget models of every earlier run were saved too. Here: open
+a lesson, Run All three times in one kernel, save (File ▸ Save), and measure the file; and
+open a lesson, run nothing, save: the bytes on disk are the shipped ones.
+"""
+
+from __future__ import annotations
+
+import json
+
+import lab_harness as lab
+import pytest
+
+pytestmark = pytest.mark.browser
+
+LESSONS = ["00-start-here.ipynb"]
+
+
+def save(page: lab.LessonPage) -> None:
+    page.page.locator("li.lm-MenuBar-item:has-text('File')").click()
+    page.page.locator("li.lm-Menu-item[data-command='docmanager:save']").click()
+    for _ in range(120):
+        page.page.wait_for_timeout(250)
+        if page.js("() => !document.querySelector('.jp-mod-dirty')"):
+            break
+    page.page.wait_for_timeout(1000)
+
+
+def saved_models(path) -> int:
+    state = json.loads(path.read_text(encoding="utf-8"))["metadata"].get("widgets", {})
+    return len(state.get("application/vnd.jupyter.widget-state+json", {}).get("state", {}))
+
+
+@pytest.mark.parametrize("name", LESSONS)
+def test_three_run_alls_save_no_more_than_one(name, chromium, lab_server) -> None:
+    path = lab_server.root_dir / name
+    shipped = (lab.notebook_dir() / name).stat().st_size
+    sizes, models = [], []
+    page = lab.LessonPage(chromium, lab_server, name)
+    try:
+        page.open()
+        for _ in range(3):
+            assert not page.run_all().errors
+            page.page.wait_for_timeout(3000)
+            save(page)
+            sizes.append(path.stat().st_size)
+            models.append(saved_models(path))
+    finally:
+        page.close()
+    print(f"{name}: shipped {shipped} B; saved after Run All x1..3: {sizes} B, models {models}")
+    assert models[2] <= models[0], f"saved widget models grew with each run: {models}"
+    assert sizes[2] <= sizes[0] * 1.05, f"the saved lesson grew with each run: {sizes}"
