@@ -52,3 +52,31 @@ def test_three_run_alls_save_no_more_than_one(name, chromium, lab_server) -> Non
     print(f"{name}: shipped {shipped} B; saved after Run All x1..3: {sizes} B, models {models}")
     assert models[2] <= models[0], f"saved widget models grew with each run: {models}"
     assert sizes[2] <= sizes[0] * 1.05, f"the saved lesson grew with each run: {sizes}"
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="not fixed yet (issue 29): JupyterLab writes the kernel's full language_info "
+    "(its version is the environment's Python patch release) and, with saveState on, an empty "
+    "widget state; lesson 0 measured 19833 -> 20194 B, dirty as soon as the kernel starts",
+)
+@pytest.mark.parametrize("name", LESSONS)
+def test_a_lesson_saved_without_changes_is_unchanged(name, chromium, lab_server) -> None:
+    """Open, run nothing, save: the same bytes (JupyterLab fills in language_info, and saves
+    widget state, as soon as the kernel starts)."""
+    path = lab_server.root_dir / name
+    shipped = path.read_bytes()
+    page = lab.LessonPage(chromium, lab_server, name)
+    try:
+        page.open()
+        page.page.wait_for_timeout(2000)
+        dirty = page.js("() => Boolean(document.querySelector('.jp-mod-dirty'))")
+        save(page)
+        saved = path.read_bytes()
+    finally:
+        page.close()
+    before = json.loads(shipped)["metadata"]
+    after = json.loads(saved)["metadata"]
+    changed = sorted(k for k in set(before) | set(after) if before.get(k) != after.get(k))
+    print(f"{name}: dirty on open {dirty}; {len(shipped)} -> {len(saved)} B; metadata {changed}")
+    assert saved == shipped, f"saved without changes, the metadata changed: {changed}"
