@@ -4,9 +4,10 @@ Run All, restart the kernel from the Kernel menu, then:
 
 * no broken-link icon (ipywidgets' ``::before`` on every disconnected widget) shows inside an
   explorer or a help panel, and each help panel says in words that the kernel restarted;
-* the explorer's banner is followed literally: "Run ▸ Run All Cells" is clicked from the Run
-  menu, "run this cell again (Shift+Enter)" is Shift+Enter in the explorer's cell. After it,
-  no cell stops with an error, the banner is gone and the explorer's slider moves its figure.
+* in JupyterLab and Notebook 7, the explorer's banner is followed literally: "Run ▸ Run All
+  Cells" is clicked from the Run menu, "run this cell again (Shift+Enter)" is Shift+Enter in
+  the explorer's cell. After it, no cell stops with an error, the banner is gone and the
+  explorer's slider moves its figure.
 """
 
 from __future__ import annotations
@@ -60,8 +61,9 @@ def follow_the_banner(page: lab.LessonPage, advice: str) -> None:
         pytest.fail(f"the banner's advice is not something to do: {advice!r}")
 
 
-def test_after_a_restart_the_banners_advice_works_in_one_step(chromium, lab_server):
-    page = lab.LessonPage(chromium, lab_server, LESSON)
+@pytest.mark.parametrize("server", ["lab_server", "nb7_server"], ids=["lab", "nb7"])
+def test_after_a_restart_the_banners_advice_works_in_one_step(chromium, server, request):
+    page = lab.LessonPage(chromium, request.getfixturevalue(server), LESSON)
     try:
         page.open()
         assert not page.run_all().errors
