@@ -11,7 +11,9 @@ in the learner's own code) keeps IPython's usual traceback.
 
 from __future__ import annotations
 
+import os
 import re
+import sys
 
 __all__ = ["ADVICE", "course_name", "load_ipython_extension", "sentence"]
 
@@ -50,12 +52,27 @@ def sentence(name: str) -> str:
     )
 
 
+def _grading() -> bool:
+    """Under nbgrader or in the grading kernel: errors stay as they are."""
+    worker = sys.modules.get("attnlab.grading.worker")
+    state = getattr(worker, "_STATE", None)
+    armed = isinstance(state, dict) and state.get("sign") is not None
+    return armed or bool(os.environ.get("NBGRADER_EXECUTION"))
+
+
 def _handler(shell, etype, value, tb, tb_offset=None):
     """IPython's custom exception handler: it shows the error itself (``run_code`` only
-    calls it), one sentence for a course name, IPython's usual traceback otherwise."""
-    name = course_name(value)
+    calls it), one sentence for a course name; any other NameError goes to the check cells'
+    own handler once a lesson has loaded it (:mod:`attnlab.exercises.cells`, which keeps
+    a handler it finds), else IPython's usual traceback."""
+    name = None if _grading() else course_name(value)
     if name is None:
-        shell.showtraceback((etype, value, tb), tb_offset=tb_offset)
+        cells = sys.modules.get("attnlab.exercises.cells")
+        show = getattr(cells, "_show_name_error", None)
+        if show is not None and not _grading():
+            show(shell, etype, value, tb, tb_offset=tb_offset)
+        else:
+            shell.showtraceback((etype, value, tb), tb_offset=tb_offset)
         return None
     stb = [sentence(name)]
     shell._showtraceback(etype, value, stb)  # the kernel sends it as the cell's error output

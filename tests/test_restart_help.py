@@ -69,3 +69,11 @@ def test_the_kernel_configuration_is_installed_where_ipython_reads_it():
         in (ROOT / "run.sh").read_text()
     )
     assert 'extra_extensions = ["attnlab.restart_help"]' in CONFIG.read_text()
+
+
+def test_the_check_cells_own_sentences_still_show_once_a_lesson_is_loaded(kernel):
+    """attnlab.exercises.cells keeps a custom handler it finds: this one hands over to it."""
+    assert error_of(kernel, "from attnlab.exercises import lesson3") is None
+    error = error_of(kernel, "lesson3.softmax_row.check(softmax_row)")
+    lines = [line for line in error["traceback"] if line.strip()]
+    assert len(lines) == 1 and "softmax_row" in lines[0] and ADVICE not in lines[0], lines
