@@ -26,19 +26,44 @@ What it configures:
   copies of ``deploy/nbgrader/``) and passes the exchange folder (``$ATTNLAB_EXCHANGE``, default
   ``/srv/nbgrader/exchange``) on to the server.
 
+- Where graded work travels through the exchange service ngshare (Zero to JupyterHub:
+  ``hub.services.ngshare`` in deploy/z2jh/values.yaml; docs/jupyterhub.md, "Who can see a
+  submission"), ``$ATTNLAB_NGSHARE_API`` is ngshare's API as the hub reaches it. Then the fragment
+  registers the hub service ``attnlab-roster`` (a token made afresh at every hub start; ngshare
+  lists it as its admin, ``--admins attnlab-roster``), and before each server starts it puts the
+  user into the ngshare course ``$ATTNLAB_COURSE_ID`` (default ``attnlab``) in their role:
+  instructors as course instructors, everyone else as students (an instructor moved to
+  ``students`` stops being a course instructor). The server gets ``$ATTNLAB_NGSHARE`` (ngshare as
+  the servers reach it), which makes the role's nbgrader config use ngshare_exchange. Without
+  ``$ATTNLAB_NGSHARE_API`` (The Littlest JupyterHub) nothing of this happens.
+
 It sets ``Authenticator.post_auth_hook`` and ``Spawner.pre_spawn_hook``; a site that needs hooks
 of its own calls these from them.
 """
 
 import inspect
+import json
 import logging
 import os
+import secrets
+import urllib.parse
 
 ATTNLAB_NBGRADER_CONFIG = os.environ.get("ATTNLAB_NBGRADER_CONFIG", "/etc/attnlab/nbgrader")
 ATTNLAB_EXCHANGE = os.environ.get("ATTNLAB_EXCHANGE", "/srv/nbgrader/exchange")
 ATTNLAB_INSTRUCTORS = "instructors"
 ATTNLAB_STUDENTS = "students"
+ATTNLAB_NGSHARE_API = os.environ.get("ATTNLAB_NGSHARE_API", "")  # ngshare, from the hub
+ATTNLAB_NGSHARE = os.environ.get("ATTNLAB_NGSHARE", "")  # ngshare, from the users' servers
+ATTNLAB_COURSE_ID = os.environ.get("ATTNLAB_COURSE_ID", "attnlab")
+ATTNLAB_ROSTER = "attnlab-roster"  # the hub service that enrols users in ngshare (its admin)
+attnlab_roster_token = secrets.token_hex(32)
 attnlab_log = logging.getLogger("JupyterHub")  # the hub's own log (traitlets names it so)
+
+if ATTNLAB_NGSHARE_API:
+    # no scopes: ngshare only asks the hub who the token belongs to (GET /hub/api/user)
+    c.JupyterHub.services.append(  # noqa: F821
+        {"name": ATTNLAB_ROSTER, "api_token": attnlab_roster_token}
+    )
 
 # ``c`` is given by the engine (see above): the subconfig's own in TLJH, the hub's in Z2JH.
 c.JupyterHub.load_roles.append(  # noqa: F821
@@ -92,10 +117,61 @@ async def attnlab_post_auth(authenticator, handler, authentication: dict) -> dic
     return authentication
 
 
-def attnlab_pre_spawn(spawner) -> None:
+async def attnlab_enrol(name: str, role: str) -> None:
+    """Put hub user ``name`` into ngshare's course in ``role`` (as ngshare's admin, the service
+    ``attnlab-roster``); creates the course the first time. Raises RuntimeError with ngshare's
+    answer when ngshare refuses."""
+    from tornado.httpclient import AsyncHTTPClient  # the hub's own HTTP client
+
+    client = AsyncHTTPClient()
+    base = ATTNLAB_NGSHARE_API.rstrip("/")
+    course = urllib.parse.quote(ATTNLAB_COURSE_ID, safe="")
+    who = urllib.parse.quote(name, safe="")
+
+    async def call(method: str, path: str, form: dict | None = None, fine=()) -> None:
+        response = await client.fetch(
+            f"{base}/{path}",
+            method=method,
+            headers={"Authorization": f"token {attnlab_roster_token}"},
+            body=None if form is None else urllib.parse.urlencode(form),
+            raise_error=False,
+            request_timeout=30,
+        )
+        if response.code == 200 or response.code in fine:
+            return
+        try:
+            message = json.loads(response.body)["message"]
+        except Exception:  # not ngshare's JSON (ngshare down, a proxy's page)
+            message = (response.body or b"").decode(errors="replace")[:200] or str(response.error)
+        raise RuntimeError(f"ngshare {method} {base}/{path}: {response.code} {message}")
+
+    person = {"first_name": name, "last_name": "", "email": ""}
+    await call("POST", f"course/{course}", {"instructors": "[]"}, fine=(409,))  # 409: exists
+    if role == "instructor":
+        await call("POST", f"instructor/{course}/{who}", person)
+    else:
+        await call("DELETE", f"instructor/{course}/{who}", fine=(404,))  # 404: never was one
+        await call("POST", f"student/{course}/{who}", person)
+
+
+async def attnlab_pre_spawn(spawner) -> None:
     """Give the server its role's nbgrader config and the class's exchange folder (and sort
-    the user into the groups, for users an admin created who never logged in)."""
+    the user into the groups, for users an admin created who never logged in); where ngshare
+    carries graded work, enrol the user in its course in their role and tell the server."""
     role = attnlab_sort_into_groups(spawner.user)
+    exchange = {"ATTNLAB_NGSHARE": ATTNLAB_NGSHARE} if ATTNLAB_NGSHARE_API else {}
+    if ATTNLAB_NGSHARE_API:
+        try:
+            await attnlab_enrol(spawner.user.name, role)
+        except Exception as error:  # the server still starts: the lessons need no exchange
+            attnlab_log.error(
+                "attnlab: could not enrol %s in the ngshare course %s as %s, so their "
+                "Assignments tab and nbgrader commands will fail: %s",
+                spawner.user.name,
+                ATTNLAB_COURSE_ID,
+                role,
+                error,
+            )
     if role == "student":
         # Who may open this server. The hub grants instructors access:servers!group=students,
         # but the server itself, asked with an instructor's API token, checks that against its
@@ -114,6 +190,7 @@ def attnlab_pre_spawn(spawner) -> None:
         "ATTNLAB_ROLE": role,
         "JUPYTER_CONFIG_PATH": os.pathsep.join(config_path),
         "ATTNLAB_EXCHANGE": ATTNLAB_EXCHANGE,
+        **exchange,
     }
     attnlab_log.info(
         "attnlab: %s starts as %s (nbgrader config %s)", spawner.user.name, role, config_path[0]

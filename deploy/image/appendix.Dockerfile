@@ -1,6 +1,9 @@
 # Appended by repo2docker (--appendix) after it has built binder/ and run binder/postBuild:
 # the hub extras, into the environment that runs the Jupyter server.
 RUN ${NB_PYTHON_PREFIX}/bin/python -m pip install --no-cache-dir -r ${REPO_DIR}/deploy/hub-requirements.txt
+# The exchange classes that talk to the ngshare service (Zero to JupyterHub's graded work);
+# --no-deps: deploy/exchange-requirements.txt says why.
+RUN ${NB_PYTHON_PREFIX}/bin/python -m pip install --no-cache-dir --no-deps -r ${REPO_DIR}/deploy/exchange-requirements.txt
 # The sandbox the course grades students' code in (attnlab/grading/sandbox.py): bubblewrap.
 USER root
 RUN apt-get update -qq && apt-get install -y -qq --no-install-recommends bubblewrap \

@@ -97,6 +97,19 @@ def get_config(key, default=None):
     return value
 
 
+@lru_cache
+def get_secret_value(key, default="never-set"):
+    """The chart reads this from its k8s Secret, where it generates a random api token for each
+    hub.services entry that sets none (replaced here: a fresh random token per key)."""
+    import secrets
+
+    if key.startswith("hub.services.") and key.endswith(".apiToken"):
+        return get_config(key) or secrets.token_hex(32)
+    if default != "never-set":
+        return default
+    raise KeyError(key)
+
+
 def set_config_if_not_none(cparent, name, key):
     """
     Find a config item of a given name, set the corresponding Jupyter
@@ -108,9 +121,11 @@ def set_config_if_not_none(cparent, name, key):
 '''
 
 # From the chart's jupyterhub/files/hub/jupyterhub_config.py (chart 4.1.0), in upstream's order:
-# the z2jh import, the reset of services and roles, hub.loadRoles, hub.config, the
-# jupyterhub_config.d folder and the hub.extraConfig loop. {site} is where the chart configures
-# the services of hub.services (here: the test's own service).
+# the z2jh import, the reset of services and roles, the hub.services loop, hub.loadRoles,
+# hub.config, the jupyterhub_config.d folder and the hub.extraConfig loop. {site} is where the
+# chart configures its own services (the idle culler; here: the test's own service); the
+# hub.services loop (the exchange service, ngshare) follows it as upstream, with each service's
+# api token from get_secret_value (the chart's Secret; here a fresh random token).
 Z2JH_CHART_CONFIG = """\
 # --- vendored from Zero to JupyterHub chart 4.1.0, jupyterhub/files/hub/jupyterhub_config.py ---
 import glob
@@ -125,12 +140,25 @@ sys.path.insert(0, configuration_directory)
 from z2jh import (
     get_config,
     set_config_if_not_none,
+    get_secret_value,
 )
 
 c.JupyterHub.services = []
 c.JupyterHub.load_roles = []
 
 {site}
+
+for key, service in get_config("hub.services", {{}}).items():
+    # c.JupyterHub.services is a list of dicts, but
+    # hub.services is a dict of dicts to make the config mergable
+    service.setdefault("name", key)
+
+    # As the api_token could be exposed in hub.existingSecret, we need to read
+    # it it from there or fall back to the chart managed k8s Secret's value.
+    service.pop("apiToken", None)
+    service["api_token"] = get_secret_value(f"hub.services.{{key}}.apiToken")
+
+    c.JupyterHub.services.append(service)
 
 for key, role in get_config("hub.loadRoles", {{}}).items():
     # c.JupyterHub.load_roles is a list of dicts, but
@@ -170,25 +198,43 @@ for key, config_py in sorted(get_config("hub.extraConfig", {{}}).items()):
 
 
 def merge(a: dict, b: dict) -> dict:
-    """``b`` layered over ``a`` (as Helm layers a second ``--values`` file)."""
+    """``b`` layered over ``a`` (as Helm layers a second ``--values`` file; a ``null`` in ``b``
+    removes the key, as in Helm)."""
     merged = dict(a)
     for key, value in b.items():
-        if isinstance(value, dict) and isinstance(merged.get(key), dict):
+        if value is None:
+            merged.pop(key, None)
+        elif isinstance(value, dict) and isinstance(merged.get(key), dict):
             merged[key] = merge(merged[key], value)
         else:
             merged[key] = value
     return merged
 
 
+# The exchange service of deploy/z2jh/values.yaml (hub.services.ngshare) runs in the hub pod
+# from the hub image; a test hub that is not about the exchange runs without it, as a site that
+# turns it off does (``--set hub.services.ngshare=null``).
+WITHOUT_EXCHANGE_SERVICE = {"hub": {"services": {"ngshare": None}}}
+
+
 def write_z2jh(
-    folder: Path, site: str, services: str, values: dict | None = None, base: Path = VALUES
+    folder: Path,
+    site: str,
+    services: str,
+    values: dict | None = None,
+    base: Path = VALUES,
+    exchange_service: bool = False,
 ) -> Path:
     """A Z2JH hub's config in ``folder``: ``site`` (what the chart derives from its values for
     its own pods; here the test's hub settings), the vendored chart config with ``services``
-    where the chart adds hub.services, ``z2jh.py`` and ``values.yaml`` (``base`` with
-    ``values`` over it). Returns the config file."""
+    where the chart adds its own services, ``z2jh.py`` and ``values.yaml`` (``base`` with
+    ``values`` over it; without the exchange service unless ``exchange_service``, whose
+    command and URL ``values`` then make local). Returns the config file."""
     folder.mkdir(parents=True, exist_ok=True)
-    layered = merge(yaml.safe_load(base.read_text()), values or {})
+    layered = yaml.safe_load(base.read_text())
+    if not exchange_service:
+        layered = merge(layered, WITHOUT_EXCHANGE_SERVICE)
+    layered = merge(layered, values or {})
     (folder / "values.yaml").write_text(yaml.safe_dump(layered))
     (folder / "z2jh.py").write_text(Z2JH_PY)
     config = folder / "jupyterhub_config.py"

@@ -45,3 +45,13 @@ load_subconfig(course_config)  # noqa: F821 - traitlets
 # owner of every file is the same user, so the check would only warn about every submission.
 hub_user = os.environ.get("JUPYTERHUB_USER")
 c.CollectApp.check_owner = bool(hub_user) and getpass.getuser() == f"jupyter-{hub_user}"
+
+# Where graded work travels through the exchange service ngshare (Zero to JupyterHub: the hub
+# sets ATTNLAB_NGSHARE and makes every member of the group instructors a course instructor in
+# ngshare, deploy/hub/attnlab_hub.py): release, collect and release_feedback go to ngshare with
+# this server's hub token instead of the shared exchange folder.
+ngshare = os.environ.get("ATTNLAB_NGSHARE")
+if ngshare:
+    from ngshare_exchange import configureExchange
+
+    configureExchange(c, ngshare)

@@ -22,7 +22,18 @@ c.Exchange.root = os.environ.get("ATTNLAB_EXCHANGE", "/srv/nbgrader/exchange")
 # is the owner of its files in the exchange, which the instructor's collect checks
 # (../instructor/nbgrader_config.py).
 hub_user = os.environ.get("JUPYTERHUB_USER")
-if hub_user:
+ngshare = os.environ.get("ATTNLAB_NGSHARE")
+if hub_user and not ngshare:
     unix_user = getpass.getuser()
     own_account = unix_user == f"jupyter-{hub_user}"
     c.CourseDirectory.student_id = unix_user if own_account else hub_user
+
+# Where graded work travels through the exchange service ngshare (Zero to JupyterHub: the hub
+# sets ATTNLAB_NGSHARE, deploy/hub/attnlab_hub.py): nbgrader's fetch, submit, list and
+# fetch_feedback go to ngshare with this server's hub token, and ngshare files a submission
+# under the hub user that token belongs to. No student id is set then: ngshare_exchange refuses
+# a submit with one ("Submitting assignments with an explicit student ID is not possible").
+if ngshare:
+    from ngshare_exchange import configureExchange
+
+    configureExchange(c, ngshare)
