@@ -15,7 +15,7 @@ import pytest
 
 pytestmark = pytest.mark.browser
 
-LESSONS = ["00-start-here.ipynb"]
+LESSONS = ["00-start-here.ipynb", "06-full-formula.ipynb", "09-watch-a-head-learn.ipynb"]
 
 
 def save(page: lab.LessonPage) -> None:
