@@ -445,10 +445,20 @@ def test_returning_to_a_look_needs_no_full_draw(monkeypatch):
     assert len(full_draws) == 1  # "none" once; BOTH was drawn when the explorer was built
 
 
+@pytest.fixture(scope="module")
+def one_explorer():
+    """One explorer for a sweep that sets every control each time (building a figure per
+    setting made the sweep of 420 settings take minutes of the fast loop)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        yield MaskExplorer()
+
+
 @pytest.mark.parametrize("mask, length, fill, dtype", EVERY)
-def test_the_sums_readout_says_what_the_bars_show(explorer, mask, length, fill, dtype):
+def test_the_sums_readout_says_what_the_bars_show(one_explorer, mask, length, fill, dtype):
     """Issue 29: at real length 0 with the dtype-minimum or 0 fill the readout said "Every row
     sums to 1, or to 0 where the query has no key left" beside bars all at 1.000."""
+    explorer = one_explorer
     explorer.set(mask=mask, length=length, fill=fill, dtype=dtype)
     drawn = explorer.artists["bars"].values + explorer.artists["bad_bars"].values  # (n_q,)
     labels = explorer.artists["sum_labels"].texts
