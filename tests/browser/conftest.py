@@ -57,6 +57,7 @@ CHECK_ORDER = (
     "test_figures_hidpi",
     "test_dark_theme",
     "test_course_in_lab",
+    "test_saved_size",
     "test_restart_reopen",
 )
 FRONT_ORDER = ("lab", "nb7")
