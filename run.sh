@@ -13,6 +13,33 @@ cd "$(dirname "$0")"
 VENV="${ATTNLAB_VENV:-.venv}"
 PYTHON="${PYTHON:-python3}"
 
+system_packages() {  # $1: 1 for every test (adds Chromium, Node.js and npm), 0 for the fast loop
+    # What pip cannot install: bubblewrap for the autograder's sandbox (the fast loop's grading
+    # kernel tests need it), Debian's Chromium for the browser suite, Node.js and npm for
+    # JupyterHub's configurable-http-proxy. Installed with apt when this runs as root (CI, a
+    # container); otherwise the one command to run is printed and the run stops.
+    local start missing=()
+    start=$(date +%s)
+    command -v bwrap >/dev/null || missing+=(bubblewrap)
+    if [[ "$1" == 1 ]]; then
+        [[ -x /usr/bin/chromium ]] || missing+=(chromium)
+        command -v node >/dev/null || missing+=(nodejs)  # any Node.js will do (e.g. NodeSource's)
+        command -v npm >/dev/null || missing+=(npm)
+    fi
+    if (( ${#missing[@]} )); then
+        if [[ "$(id -u)" != 0 ]] || ! command -v apt-get >/dev/null; then
+            echo "These system packages are missing: ${missing[*]}" >&2
+            echo "Install them (e.g. sudo apt-get install ${missing[*]}) and run this again." >&2
+            exit 1
+        fi
+        echo "Installing system packages: ${missing[*]} (apt, one time)..."
+        DEBIAN_FRONTEND=noninteractive apt-get update -qq
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+    fi
+    stage_line "system packages (apt)" "$(( $(date +%s) - start ))" "-" 0 \
+        "${missing[*]:-nothing missing}" >> "$RUN_DIR/stages"
+}
+
 ensure_env() {  # $@: requirement files
     local stamp="$VENV/.attnlab-installed"
     local want
@@ -33,8 +60,7 @@ ensure_env() {  # $@: requirement files
 # others, and the run fails at the end if any did. A stage may run in a background lane beside
 # the main one (the machine has two cores and much of a browser or hub test is waiting), so the
 # stage lines and failures go to files every lane appends to; a lane's output is printed whole
-# when it ends. .ci/run puts its own stage (system packages) first in the table through
-# ATTNLAB_STAGES_BEFORE.
+# when it ends.
 RUN_START=$(date +%s)
 LANES=()
 LANE_MARK=""  # "[b] " inside a background lane
@@ -63,9 +89,9 @@ stage() {  # $1: name; the rest: the command
     if [[ "$rc" != 0 ]]; then echo "$name" >> "$RUN_DIR/failed"; fi
 }
 
-stage_line() {  # $1: name, $2: wall seconds, $3: CPU seconds, $4: exit code
+stage_line() {  # $1: name, $2: wall seconds, $3: CPU seconds, $4: exit code, $5: a remark
     printf '%-38s %6ss %6ss  %s\n' "$1" "$2" "$3" \
-        "$([[ $4 == 0 ]] && echo ok || echo "FAILED (exit $4)")"
+        "$([[ $4 == 0 ]] && echo ok || echo "FAILED (exit $4)")${5:+ ($5)}"
 }
 
 lane() {  # $1: name ("main" streams to the terminal); the rest: a function running stages
@@ -97,7 +123,6 @@ stage_table() {  # $1: what ran
     echo
     echo "=== stage times (wall and CPU seconds; [b] ran in a background lane beside the others)"
     printf '%-38s %7s %7s\n' "stage" "wall" "CPU"
-    if [[ -n "${ATTNLAB_STAGES_BEFORE:-}" ]]; then printf '%s\n' "$ATTNLAB_STAGES_BEFORE"; fi
     cat "$RUN_DIR/stages"
     printf '%-38s %6ss\n' "total ($1)" "$(( $(date +%s) - RUN_START ))"
 }
@@ -170,6 +195,10 @@ case "${1:-}" in
     test)
         RUN_DIR="$(mktemp -d "${TMPDIR:-/tmp}/attnlab-run.XXXXXX")"
         trap 'rm -rf "$RUN_DIR"' EXIT
+        shift
+        all=0
+        if [[ "${1:-}" == "--all" ]]; then all=1; shift; fi
+        system_packages "$all"
         env_start=$(date +%s)
         children_cpu; env_cpu=$CPU
         ensure_env requirements.txt requirements-dev.txt
@@ -177,9 +206,6 @@ case "${1:-}" in
         stage_line "environment (pip)" "$(( $(date +%s) - env_start ))" "$(( CPU - env_cpu ))" 0 \
             >> "$RUN_DIR/stages"
         export PATH="$PWD/$VENV/bin:$PATH"
-        shift
-        all=0
-        if [[ "${1:-}" == "--all" ]]; then all=1; shift; fi
         run_tests "$all" "$@"
         ;;
     bench)

@@ -31,12 +31,18 @@ def quiet(explorer_class, **initial):
 
 # ----------------------------------------------------------------------- lesson 3
 def test_temperature_table_never_shows_negative_zero():
-    """x / T of a small negative score rounds to 0.0: shown as +0.0, never −0.0 or -0.0."""
+    """x / T of a small negative score would round to 0.0: it keeps its sign and digits.
+
+    The table never shows −0.0 or -0.0, and never +0.0 for a value that is not zero (the
+    bar beside it is not empty); an exact zero reads +0.0.
+    """
     explorer = quiet(TemperatureExplorer)
     explorer.set(score_1=-0.1, temperature=5.0)  # x / T = −0.02 → 0.0 at one decimal
     text = readout_text(explorer)
     assert not NEGATIVE_ZERO.search(text), text
-    assert "+0.0" in text and "-" not in text
+    assert "−0.02" in text and "+0.0 " not in text and "-" not in text, text
+    explorer.set(score_1=0.0)
+    assert "+0.0" in readout_text(explorer)
 
 
 def test_overflow_table_has_one_cell_per_weight():
@@ -45,8 +51,10 @@ def test_overflow_table_has_one_cell_per_weight():
     explorer.set(scale=1000.0)  # float16 and float32 overflow in the naive formula
     rows = re.findall(r"<tr>(.*?)</tr>", explorer.readout.value)
     n = explorer.state.scores.size
-    header, body = rows[0], rows[1:]
+    header, keys, body = rows[0], rows[1], rows[2:]
     assert header.count(f'colspan="{n}"') == 2
+    assert keys.count("<th>key ") == 2 * n, keys  # each weight column names its key
+    assert body
     for row in body:
         assert row.count("<td") == 3 + 2 * n, row
     assert "overflow" in explorer.readout.value
