@@ -53,11 +53,11 @@ def sentence(name: str) -> str:
 
 
 def _grading() -> bool:
-    """Under nbgrader or in the grading kernel: errors stay as they are."""
-    worker = sys.modules.get("attnlab.grading.worker")
-    state = getattr(worker, "_STATE", None)
-    armed = isinstance(state, dict) and state.get("sign") is not None
-    return armed or bool(os.environ.get("NBGRADER_EXECUTION"))
+    """Under autograding or in the grading kernel: errors stay as they are. ``nbgrader
+    validate`` is not grading: a learner reads what it says, so its sentences are kept."""
+    from attnlab.exercises.answer_cells import in_grading_kernel, validating
+
+    return in_grading_kernel() or (bool(os.environ.get("NBGRADER_EXECUTION")) and not validating())
 
 
 def _handler(shell, etype, value, tb, tb_offset=None):

@@ -77,3 +77,19 @@ def test_the_check_cells_own_sentences_still_show_once_a_lesson_is_loaded(kernel
     error = error_of(kernel, "lesson3.softmax_row.check(softmax_row)")
     lines = [line for line in error["traceback"] if line.strip()]
     assert len(lines) == 1 and "softmax_row" in lines[0] and ADVICE not in lines[0], lines
+
+
+def test_nbgrader_validate_keeps_the_learners_sentences(monkeypatch):
+    """``nbgrader validate`` (NBGRADER_EXECUTION and NBGRADER_VALIDATING=1) is read by the
+    learner: the check cells' sentences stay ("gone from the notebook"); only autograding
+    leaves errors as they are."""
+    from attnlab import restart_help
+
+    monkeypatch.setenv("NBGRADER_EXECUTION", "autograde")
+    monkeypatch.delenv("NBGRADER_VALIDATING", raising=False)
+    assert restart_help._grading()
+    monkeypatch.setenv("NBGRADER_VALIDATING", "1")
+    assert not restart_help._grading()
+    monkeypatch.delenv("NBGRADER_EXECUTION")
+    monkeypatch.delenv("NBGRADER_VALIDATING")
+    assert not restart_help._grading()
