@@ -187,6 +187,21 @@ def heatmap_state(d_k: int, temperature: float = 1.0, scaled: bool = True) -> He
     )
 
 
+def _cell_outline(width: float, height: float, **style) -> Rectangle:
+    """An unfilled rectangle in the focus colour from the heatmap's top-left cell corner,
+    ``width`` columns by ``height`` rows (moved later with ``set_x``/``set_y``)."""
+    return Rectangle(
+        (-0.5, -0.5),
+        width,
+        height,
+        fill=False,
+        edgecolor=FOCUS_COLOUR,
+        clip_on=False,
+        zorder=4,
+        **style,
+    )
+
+
 class HeatmapExplorer(Explorer):
     """Slide the head size and the temperature; watch the weight heatmap sharpen or stay put.
 
@@ -227,30 +242,9 @@ class HeatmapExplorer(Explorer):
         tokens = EXAMPLE.tokens
         heatmap = weights_heatmap(tokens, ax=heat_ax, cell_size=CELL_SIZE)
         heat_ax.set_title("attention weights (each row sums to 1)", fontsize=10)
-        hub = Rectangle(
-            (-0.5, -0.5),
-            1.0,
-            n,
-            fill=False,
-            edgecolor=FOCUS_COLOUR,
-            linewidth=2.5,
-            clip_on=False,
-            zorder=4,
-        )
-        heat_ax.add_patch(hub)
+        hub = heat_ax.add_patch(_cell_outline(1.0, n, linewidth=2.5))  # the hub key's column
         # The most focused query's row, outlined dashed (its bar on the right is coloured too).
-        focus_row = Rectangle(
-            (-0.5, -0.5),
-            n,
-            1.0,
-            fill=False,
-            edgecolor=FOCUS_COLOUR,
-            linewidth=2.0,
-            linestyle="--",
-            clip_on=False,
-            zorder=4,
-        )
-        heat_ax.add_patch(focus_row)
+        focus_row = heat_ax.add_patch(_cell_outline(n, 1.0, linewidth=2.0, linestyle="--"))
 
         rows = np.arange(n)  # (n,) query 0 at the top, as in the heatmap
         # Two sets at the same places: the focused query's bar shows in the hub's colour.
