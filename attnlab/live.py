@@ -57,7 +57,7 @@ def flatten_artists(obj) -> list[Artist]:
     raise TypeError(f"expected matplotlib artists, got {type(obj).__name__}")
 
 
-KEPT_BACKGROUNDS = 16  # backgrounds LiveFigure.use_background keeps (~1.5 MB each at 920 × 400)
+KEPT_BACKGROUNDS = 16  # backgrounds LiveFigure.use_background keeps (~1.4 MB each at 880 × 400)
 DARK_FACE = 0.067  # grey level of JupyterLab's dark page (#111111), where white was
 DARK_INK = 0.9  # grey level of text and lines that were black (#e6e6e6)
 NEUTRAL_SPREAD = 0.12  # a colour whose channels differ by less is a grey: it follows the theme

@@ -256,7 +256,7 @@ class BugLabExplorer(Explorer):
     """
 
     name = "bug_lab"
-    figsize = (9.2, 3.5)
+    figsize = (8.8, 3.5)  # 880 px: fits the 904 px notebook at 1366 wide with a 280 px sidebar
 
     def make_controls(self) -> dict:
         return {
