@@ -17,7 +17,8 @@ still win over everything here.
   The same file shuts a notebook's kernel down when its tab is closed (``kernelShutdown``:
   six lessons opened one after the other kept six kernels) and hides the file browser's Last
   Modified column, which left the lesson names too little room.
-* ``custom/custom.css`` (``LabApp.custom_css``) opens the left sidebar at 280 px instead of
+* ``attnlab/lab_custom/custom.css`` (served, and ``LabApp.custom_css`` turned on, by the server
+  extension ``attnlab/lab_style.py``) opens the left sidebar at 280 px instead of
   250 px, so every lesson's file name shows whole at 1366 x 768.
 * no news feed and no update checks: nothing is fetched from the network.
 * ``labconfig/page_config.json`` beside this file switches off one JupyterLab plugin,
@@ -40,6 +41,3 @@ c.LabApp.default_url = "/lab/tree/00-start-here.ipynb"
 c.LabApp.app_settings_dir = str(Path(__file__).resolve().with_name("lab") / "settings")
 c.LabApp.news_url = None
 c.LabApp.check_for_updates_class = "jupyterlab.NeverCheckForUpdate"
-# custom/custom.css beside this file (served from there: jupyter_server_config.py): the left
-# sidebar wide enough for every lesson's file name.
-c.LabApp.custom_css = True

@@ -16,12 +16,9 @@ a path that really leaves the folder included, is jupyter_server's own code.
 """
 
 import os
-from pathlib import Path
 
-from jupyter_core.paths import jupyter_config_dir
 from jupyter_server.base.handlers import FileFindHandler
 from jupyter_server.utils import filefind
-from traitlets.config.loader import LazyConfigValue
 
 
 def _roots(roots) -> list[str]:
@@ -54,22 +51,3 @@ def _patch_static_lookup() -> None:
 
 
 _patch_static_lookup()
-
-
-# The course's custom.css (custom/ beside this file; JupyterLab loads it: jupyter_lab_config.py,
-# LabApp.custom_css) is found first, then the learner's own ~/.jupyter/custom/, as before.
-c = get_config()  # noqa: F821 (provided by traitlets when it runs this file)
-# (static_custom_path is not a config option; the web application's settings take it.)
-# Assigned whole, not updated in place: an in-place update leaves a LazyConfigValue, which
-# jupyterhub-singleuser's extension cannot read ("argument of type 'LazyConfigValue' is not
-# iterable"), and every hub server failed to start.
-_settings = c.ServerApp.tornado_settings
-if isinstance(_settings, LazyConfigValue):  # nothing set it yet, or only lazily
-    _settings = _settings.get_value({})
-c.ServerApp.tornado_settings = {
-    **_settings,
-    "static_custom_path": [
-        str(Path(__file__).resolve().with_name("custom")),
-        os.path.join(jupyter_config_dir(), "custom"),
-    ],
-}

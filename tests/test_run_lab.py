@@ -109,6 +109,13 @@ def test_run_sh_lab_headless_prints_a_url_that_opens_lesson_0(tmp_path):
         notification = setting("@jupyterlab/apputils-extension:notification")
         assert notification["fetchNews"] == "false", notification
         assert notification["checkForUpdates"] is False, notification
+
+        # The course's custom.css (attnlab.lab_style): on, and served from the package.
+        assert 'href="/custom/custom.css"' in page, page[:800]  # LabApp.custom_css is on
+        assert "attnlab: JupyterLab's custom.css comes from" in text
+        status, css = get(f"http://127.0.0.1:{port}/custom/custom.css?token={token}")
+        assert status == 200 and "--jp-sidebar-min-width: 280px" in css, css[:300]
+        assert "attnlab: lessons are saved without the kernel's language_info" in text
     finally:
         os.killpg(server.pid, signal.SIGTERM)
         try:
@@ -179,6 +186,15 @@ def test_installed_package_brings_the_course_settings(tmp_path):
     assert installed == in_place
     assert installed["@jupyter-widgets/jupyterlab-manager:plugin"]["saveState"] is True
     assert installed_page_config == json.loads((ROOT / "jupyter-config" / PAGE_CONFIG).read_text())
+    # What a pip install (Binder, the hub images) needs for the course's custom.css and the
+    # save hook: the server extensions enabled, and the CSS itself.
+    (server_config,) = [n for n in names if n.endswith("jupyter_server_config.d/attnlab.json")]
+    with zipfile.ZipFile(wheel) as archive:
+        enabled = json.loads(archive.read(server_config))
+    assert {"attnlab.lab_style", "attnlab.save_hook"} <= set(
+        enabled["ServerApp"]["jpserver_extensions"]
+    )
+    assert "attnlab/lab_custom/custom.css" in names
 
 
 def test_course_config_switches_the_busy_favicon_off():
