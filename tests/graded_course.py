@@ -155,10 +155,12 @@ def _lesson_name(lesson: str) -> str:
 
 CHEATS = {
     "patch-checks": lambda name: (
-        "import attnlab.exercises.core as core\n"
+        "from attnlab.exercises.kit.exercise import Exercise\n"
+        "from attnlab.exercises.kit.feedback import Feedback\n"
+        "from attnlab.exercises.kit.outcomes import Outcome\n"
         "def always_right(self, answer):\n"
-        "    return core.Feedback(self.title, core.Outcome.CORRECT, 'ok', 1.0)\n"
-        "core.Exercise.check = core.Exercise.grade = always_right\n"
+        "    return Feedback(self.title, Outcome.CORRECT, 'ok', 1.0)\n"
+        "Exercise.check = Exercise.grade = always_right\n"
     ),
     "edit-environment": lambda name: (
         "import os\nos.environ.pop('NBGRADER_EXECUTION', None)\n"

@@ -24,7 +24,10 @@ import pytest
 from test_exercises_contract import EXERCISES, by_title, crashes
 
 from attnlab.exercises import Feedback, Outcome
-from attnlab.exercises.core import _FORBIDDEN, _PANEL, NotAttempted, Recorded, Wrong, joined
+from attnlab.exercises.kit.exercise import _PANEL
+from attnlab.exercises.kit.feedback import joined
+from attnlab.exercises.kit.forbidden import _FORBIDDEN
+from attnlab.exercises.kit.outcomes import NotAttempted, Recorded, Wrong
 from attnlab.exercises.solutions import checked_call, defined_names
 
 NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"

@@ -14,7 +14,8 @@ from hypothesis.extra import numpy as hnp
 from source_answers import answer_name
 
 from attnlab.exercises import Outcome, lesson3
-from attnlab.exercises.core import Wrong, call
+from attnlab.exercises.kit.calling import call
+from attnlab.exercises.kit.outcomes import Wrong
 from attnlab.exercises.solutions import _index, source_folder
 from attnlab.grading import remote, sandbox
 from attnlab.grading.lint import problems

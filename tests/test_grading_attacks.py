@@ -84,11 +84,13 @@ def _no_indent(code: str) -> str:
 
 # What the answer key file becomes in the key-overwrite attack: run by the grading process.
 KEY_PAYLOAD = """
-import attnlab.exercises.core as core
 import attnlab.exercises.quiz as quiz
+from attnlab.exercises.kit.exercise import Exercise
+from attnlab.exercises.kit.feedback import Feedback
+from attnlab.exercises.kit.outcomes import Outcome
 def always(self, answer):
-    return core.Feedback(self.title, core.Outcome.CORRECT, 'Well done.', 1.0)
-core.Exercise.grade = always
+    return Feedback(self.title, Outcome.CORRECT, 'Well done.', 1.0)
+Exercise.grade = always
 quiz.Question.judge = lambda self, given, key: (True, '')
 class AnyKey(dict):
     def __missing__(self, name):
@@ -979,11 +981,12 @@ def _grade(course: Path, lesson: str, student_nb) -> dict:
 @contextlib.contextmanager
 def _put_back(course: Path):
     """Undo what an attack on the grading process did: the classes it patched, the key file."""
-    from attnlab.exercises import core, quiz
+    from attnlab.exercises import quiz
+    from attnlab.exercises.kit.exercise import Exercise
 
     key = course / "answer_keys" / "lesson7.py"
     text = key.read_text(encoding="utf-8")
-    snapshots = _restoring([core.Exercise, quiz.Question, quiz.Questions])
+    snapshots = _restoring([Exercise, quiz.Question, quiz.Questions])
     try:
         yield
     finally:

@@ -19,7 +19,8 @@ import pytest
 from test_check_states import Kernel
 
 from attnlab import progress
-from attnlab.exercises.core import Exercise, Outcome
+from attnlab.exercises.kit.exercise import Exercise
+from attnlab.exercises.kit.outcomes import Outcome
 from attnlab.exercises.solutions import _answer_cells
 
 NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"

@@ -56,7 +56,7 @@ ODD_ANSWERS = [
 
 def exercises() -> dict[str, object]:
     """``"lesson3.softmax_row"`` -> the exercise, for every exercise of every lesson."""
-    from attnlab.exercises.core import Exercise
+    from attnlab.exercises.kit.exercise import Exercise
 
     found = {}
     for number in range(10):

@@ -38,6 +38,11 @@ import textwrap
 from pathlib import Path
 
 from attnlab.exercises.cells import _DEFINED_IN
+from attnlab.exercises.kit.answer_lint import CELL_FILE
+from attnlab.exercises.kit.calling import is_stub
+from attnlab.exercises.kit.feedback import Feedback
+from attnlab.exercises.kit.grading_mode import must_pass
+from attnlab.exercises.kit.outcomes import Outcome
 from attnlab.exercises.solutions import checked_call
 
 #: How wide the lines of an error are (``nbgrader validate`` cuts lines longer than 87).
@@ -333,10 +338,9 @@ def _looking() -> bool:
 
 
 def _cell_source(answer) -> str | None:
-    from attnlab.exercises.core import _CELL_FILE
 
     filename = getattr(getattr(answer, "__code__", None), "co_filename", "")
-    if not isinstance(filename, str) or not _CELL_FILE.search(filename):
+    if not isinstance(filename, str) or not CELL_FILE.search(filename):
         return None
     import linecache
 
@@ -352,10 +356,10 @@ def _answer_name(answer, exercise) -> str | None:
 
 
 def reviewed(exercise, answer, feedback):
-    """``feedback``, or a :class:`~attnlab.exercises.core.Feedback` saying why grading will
-    not see ``answer`` (see :func:`find_problem`); under :func:`~attnlab.exercises.core.must_pass`
-    that raises :class:`AnswerCellError`. Never fails on its own account."""
-    from attnlab.exercises.core import Feedback, Outcome, is_stub, must_pass
+    """``feedback``, or a :class:`~attnlab.exercises.kit.feedback.Feedback` saying why grading
+    will not see ``answer`` (see :func:`find_problem`); under
+    :func:`~attnlab.exercises.kit.grading_mode.must_pass` that raises
+    :class:`AnswerCellError`. Never fails on its own account."""
 
     if is_stub(answer) or not _looking():
         return feedback

@@ -15,15 +15,12 @@ from __future__ import annotations
 import numpy as np
 
 from attnlab.examples import SCORE_ROW
-from attnlab.exercises.core import (
-    Cases,
-    Exercise,
-    Feedback,
-    Wrong,
-    as_number,
-    expect_close,
-    short,
-)
+from attnlab.exercises.kit.cases import Cases
+from attnlab.exercises.kit.display import short
+from attnlab.exercises.kit.exercise import Exercise
+from attnlab.exercises.kit.feedback import Feedback
+from attnlab.exercises.kit.judging import as_number, expect_close
+from attnlab.exercises.kit.outcomes import Wrong
 
 
 def largest_score_cases() -> list:

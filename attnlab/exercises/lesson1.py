@@ -27,7 +27,11 @@ import numpy as np
 
 import attnlab
 from attnlab.examples import cat_sat_down, dog_bites_man, query_and_keys_2d
-from attnlab.exercises.core import Cases, Exercise, Wrong, as_number, expect_close, short
+from attnlab.exercises.kit.cases import Cases
+from attnlab.exercises.kit.display import short
+from attnlab.exercises.kit.exercise import Exercise
+from attnlab.exercises.kit.judging import as_number, expect_close
+from attnlab.exercises.kit.outcomes import Wrong
 
 
 def raw_scores(q, k) -> np.ndarray:

@@ -27,17 +27,12 @@ import numpy as np
 
 import attnlab
 from attnlab.examples import COLLAPSE_FACTORS, COLLAPSE_ROW, WIDE_D_K
-from attnlab.exercises.core import (
-    Cases,
-    Exercise,
-    NotAttempted,
-    Wrong,
-    as_number,
-    call,
-    one_line,
-    quietly,
-    short,
-)
+from attnlab.exercises.kit.calling import call
+from attnlab.exercises.kit.cases import Cases
+from attnlab.exercises.kit.display import one_line, short
+from attnlab.exercises.kit.exercise import Exercise
+from attnlab.exercises.kit.judging import as_number, quietly
+from attnlab.exercises.kit.outcomes import NotAttempted, Wrong
 
 __all__ = [
     "dot_product_variance",

@@ -37,19 +37,12 @@ import numpy as np
 
 import attnlab
 from attnlab.examples import cat_sat_down
-from attnlab.exercises.core import (
-    Cases,
-    Exercise,
-    NotAttempted,
-    Wrong,
-    call,
-    call_watching,
-    hidden_difference,
-    quietly,
-    recognised,
-    short,
-    warned,
-)
+from attnlab.exercises.kit.calling import call, call_watching
+from attnlab.exercises.kit.cases import Cases
+from attnlab.exercises.kit.display import hidden_difference, short, warned
+from attnlab.exercises.kit.exercise import Exercise
+from attnlab.exercises.kit.judging import quietly, recognised
+from attnlab.exercises.kit.outcomes import NotAttempted, Wrong
 from attnlab.patterns import (
     PATTERNS,
     TITLES,

@@ -34,20 +34,12 @@ import numpy as np
 
 import attnlab
 from attnlab.examples import cat_sat_down, dog_bites_man, query_and_keys_2d
-from attnlab.exercises.core import (
-    Cases,
-    Exercise,
-    NotAttempted,
-    Wrong,
-    as_numbers,
-    call_watching,
-    hidden_difference,
-    one_line,
-    recognised,
-    same_values,
-    short,
-    warned,
-)
+from attnlab.exercises.kit.calling import call_watching
+from attnlab.exercises.kit.cases import Cases
+from attnlab.exercises.kit.display import hidden_difference, one_line, short, warned
+from attnlab.exercises.kit.exercise import Exercise
+from attnlab.exercises.kit.judging import as_numbers, recognised, same_values
+from attnlab.exercises.kit.outcomes import NotAttempted, Wrong
 from attnlab.mixing import coordinate_bounds, weighted_values
 
 __all__ = [

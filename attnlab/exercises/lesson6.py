@@ -43,19 +43,12 @@ import numpy as np
 import attnlab
 import attnlab.attention
 from attnlab.examples import cat_sat_down, dog_bites_man
-from attnlab.exercises.core import (
-    SOFTMAX_LIBRARY,
-    Cases,
-    Exercise,
-    Wrong,
-    as_numbers,
-    hidden_difference,
-    one_line,
-    quietly,
-    recognised,
-    short,
-    warned,
-)
+from attnlab.exercises.kit.cases import Cases
+from attnlab.exercises.kit.display import hidden_difference, one_line, short, warned
+from attnlab.exercises.kit.exercise import Exercise
+from attnlab.exercises.kit.forbidden import SOFTMAX_LIBRARY
+from attnlab.exercises.kit.judging import as_numbers, quietly, recognised
+from attnlab.exercises.kit.outcomes import Wrong
 
 __all__ = [
     "attention_shapes",

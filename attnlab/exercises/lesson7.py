@@ -30,7 +30,7 @@ differ (:func:`mismatch`).
 
 References come from :func:`attnlab.scaled_dot_product_attention`; known mistakes are
 recognised by recomputing them on the same input. Each bug hunt's check is a
-:class:`~attnlab.exercises.core.Cases`: its ``<exercise>_cases()`` and a ``_judge_<exercise>``
+:class:`~attnlab.exercises.kit.cases.Cases`: its ``<exercise>_cases()`` and a ``_judge_<exercise>``
 holding the reference, the known mistakes and the diagnosis; the kit runs the answer.
 
 Examples
@@ -69,17 +69,12 @@ from attnlab.examples import (
     dog_bites_man,
     query_and_keys_2d,
 )
-from attnlab.exercises.core import (
-    Cases,
-    Exercise,
-    Text,
-    Wrong,
-    one_line,
-    quietly,
-    recognised,
-    short,
-    warned,
-)
+from attnlab.exercises.kit.cases import Cases
+from attnlab.exercises.kit.display import one_line, short, warned
+from attnlab.exercises.kit.exercise import Exercise
+from attnlab.exercises.kit.feedback import Text
+from attnlab.exercises.kit.judging import quietly, recognised
+from attnlab.exercises.kit.outcomes import Wrong
 from attnlab.exercises.quiz import Question, Questions
 from attnlab.mixing import barycentric
 from attnlab.patterns import column_mass, pattern_example

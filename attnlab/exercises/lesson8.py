@@ -70,16 +70,12 @@ import numpy as np
 
 import attnlab
 from attnlab.examples import cat_sat_down, dog_bites_man
-from attnlab.exercises.core import (
-    Cases,
-    Exercise,
-    Wrong,
-    call_watching,
-    one_line,
-    quietly,
-    short,
-    warned,
-)
+from attnlab.exercises.kit.calling import call_watching
+from attnlab.exercises.kit.cases import Cases
+from attnlab.exercises.kit.display import one_line, short, warned
+from attnlab.exercises.kit.exercise import Exercise
+from attnlab.exercises.kit.judging import quietly
+from attnlab.exercises.kit.outcomes import Wrong
 from attnlab.online import _fold, online_softmax_update
 
 __all__ = [

@@ -40,16 +40,11 @@ import numpy as np
 import attnlab
 from attnlab.backward import _softmax_vjp, attention_backward
 from attnlab.examples import cat_sat_down, dog_bites_man
-from attnlab.exercises.core import (
-    Cases,
-    Exercise,
-    Wrong,
-    as_numbers,
-    one_line,
-    recognised,
-    short,
-    warned,
-)
+from attnlab.exercises.kit.cases import Cases
+from attnlab.exercises.kit.display import one_line, short, warned
+from attnlab.exercises.kit.exercise import Exercise
+from attnlab.exercises.kit.judging import as_numbers, recognised
+from attnlab.exercises.kit.outcomes import Wrong
 from attnlab.training import PROBE, train
 
 __all__ = [

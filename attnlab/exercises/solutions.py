@@ -3,7 +3,7 @@
 The solutions live in one place only: the solution cells of ``source/NN-name/NN-name.ipynb``
 (between nbgrader's ``### BEGIN SOLUTION`` and ``### END SOLUTION``). A self-study learner
 working from a clone of the repository has that folder beside the package, so
-:meth:`~attnlab.exercises.core.Exercise.solution` can show the worked answer, under the same
+:meth:`~attnlab.exercises.kit.exercise.Exercise.solution` can show the worked answer, under the same
 function name the check asks for. The package built for a graded course (``pip wheel .``)
 holds no ``source/`` folder and so no solution.
 

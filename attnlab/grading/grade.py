@@ -13,8 +13,11 @@ import os
 from dataclasses import dataclass
 
 from attnlab.exercises.answer_cells import grading_note
-from attnlab.exercises.core import Feedback, Outcome, grading_seed, refused_message
 from attnlab.exercises.keys import load_key
+from attnlab.exercises.kit.answer_lint import refused_message
+from attnlab.exercises.kit.feedback import Feedback
+from attnlab.exercises.kit.grading_mode import grading_seed
+from attnlab.exercises.kit.outcomes import Outcome
 from attnlab.exercises.solutions import checked_call, defined_names
 from attnlab.grading.lint import MAX_CELL, imported_names, problems, too_long
 from attnlab.grading.remote import CleanKernel, RemoteFunction, arm, remember
