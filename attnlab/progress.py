@@ -15,7 +15,6 @@ ignored: the course works without it.
 
 from __future__ import annotations
 
-import importlib
 import json
 import os
 import tempfile
@@ -44,7 +43,7 @@ def recorded() -> dict[str, str]:
 
 
 def _in_learner_kernel() -> bool:
-    from attnlab.exercises.kit.grading_mode import must_pass
+    from attnlab.exercises.kit.grading_mode import must_pass  # the exercises import this module
 
     if must_pass():
         return False
@@ -101,19 +100,15 @@ def forget(exercise: str | None = None) -> None:
 
 
 def lesson_exercises(number: int) -> list[tuple[str, str]]:
-    """``[(name, title), ...]`` of lesson ``number``'s exercises, in the module's order.
+    """``[(name, title), ...]`` of lesson ``number``'s exercises, in the lesson's order (from
+    the course's map of exercises).
 
     >>> lesson_exercises(1)[0]
     ('lesson1.dot', 'Exercise 1.1 (one dot product)')
     """
-    from attnlab.exercises.kit.exercise import Exercise
+    from attnlab.exercises import EXERCISES  # the exercises import this module
 
-    module = importlib.import_module(f"attnlab.exercises.lesson{number}")
-    return [
-        (f"lesson{number}.{attr}", value.title)
-        for attr, value in vars(module).items()
-        if isinstance(value, Exercise)
-    ]
+    return [(exercise.name, exercise.title) for exercise in EXERCISES.of_lesson(number)]
 
 
 @dataclass(frozen=True)

@@ -31,8 +31,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+from graded_course import checked_exercises
 
-from attnlab.exercises.solutions import BEGIN, END, checked_call, defined_names
+from attnlab.exercises.solutions import BEGIN, END, defined_names
 from attnlab.grading import sandbox
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -856,12 +857,11 @@ def grade_cells(source_nb) -> dict[str, str]:
         if cell["cell_type"] == "code" and _meta(cell).get("solution"):
             for name in defined_names(_code(cell)):
                 solution_of[name] = _meta(cell)["grade_id"]
-    found = {}
-    for cell in source_nb["cells"]:
-        called = checked_call(_code(cell)) if cell["cell_type"] == "code" else None
-        if called and _meta(cell).get("grade") and called[1] in solution_of:
-            found[solution_of[called[1]]] = _meta(cell)["grade_id"]
-    return found
+    return {
+        solution_of[exercise.answer]: exercise.grade_id
+        for exercise in checked_exercises(source_nb)
+        if exercise.answer in solution_of
+    }
 
 
 def _stub(code: str) -> str:

@@ -56,15 +56,9 @@ ODD_ANSWERS = [
 
 def exercises() -> dict[str, object]:
     """``"lesson3.softmax_row"`` -> the exercise, for every exercise of every lesson."""
-    from attnlab.exercises.kit.exercise import Exercise
+    from attnlab.exercises import EXERCISES
 
-    found = {}
-    for number in range(10):
-        module = importlib.import_module(f"attnlab.exercises.lesson{number}")
-        for attr, value in vars(module).items():
-            if isinstance(value, Exercise) and value.name == f"lesson{number}.{attr}":
-                found[value.name] = value
-    return found
+    return {exercise.name: exercise for exercise in EXERCISES.values()}
 
 
 def answer_tables() -> dict[str, list[tuple[str, object]]]:

@@ -40,10 +40,10 @@ from pathlib import Path
 from attnlab.exercises.cells import _DEFINED_IN
 from attnlab.exercises.kit.answer_lint import CELL_FILE
 from attnlab.exercises.kit.calling import is_stub
+from attnlab.exercises.kit.exercise_map import EXERCISES
 from attnlab.exercises.kit.feedback import Feedback
 from attnlab.exercises.kit.grading_mode import must_pass
 from attnlab.exercises.kit.outcomes import Outcome
-from attnlab.exercises.solutions import checked_call
 
 #: How wide the lines of an error are (``nbgrader validate`` cuts lines longer than 87).
 WIDTH = 76
@@ -162,12 +162,12 @@ def find_problem(
     """
     cells = nb.get("cells") or []
     checks = [
-        (i, called[1])
+        (i, checked.answer)
         for i, cell in enumerate(cells)
         if _is_code(cell)
-        and (called := checked_call(_code(cell))) is not None
-        and (function is None or called[1] == function)
-        and (exercise is None or called[0] == exercise)
+        and (checked := EXERCISES.by_check_cell(_code(cell))) is not None
+        and (function is None or checked.answer == function)
+        and (exercise is None or checked.name == exercise)
     ]
     if not checks or (exercise is None and function is None):
         return None
@@ -393,9 +393,9 @@ def missing_sentence(function: str, check_cell: str) -> str | None:
     if not _looking():
         return None
     try:
-        called = checked_call(check_cell)
-        nb = notebook() if called and called[1] == function else None
-        found = find_problem(nb, called[0], function, called[0]) if nb is not None else None
+        checked = EXERCISES.by_check_cell(check_cell)
+        nb = notebook() if checked is not None and checked.answer == function else None
+        found = find_problem(nb, checked.name, function, checked.name) if nb is not None else None
     except Exception:  # noqa: BLE001 - never worse than the usual sentence
         return None
     return found[1] if found is not None else None

@@ -102,6 +102,11 @@ largest_score = Exercise(
         "If you prefer a loop: start with `best = scores[0]` (not `best = 0`: scores can all "
         "be negative), then update `best` whenever a score is larger.",
     ],
+    id="0.1",
+    attr="largest_score",
+    answer="largest_score",
+    points=1,
+    grade_id="check-lesson0-largest-score",
 )
 
 
@@ -117,6 +122,6 @@ def outcome_examples() -> list[Feedback]:
     >>> [feedback.outcome.name for feedback in outcome_examples()]
     ['NOT_ATTEMPTED', 'WRONG', 'CORRECT']
     """
-    tour = Exercise(largest_score.title, largest_score.checker, hints=[])
+    tour = largest_score.untouched()
     answers = (None, lambda scores: scores[0], lambda scores: sorted(scores)[-1])
     return [tour.grade(answer) for answer in answers]

@@ -440,6 +440,11 @@ softmax_row = Exercise(
         "nothing else is needed for these scores.",
     ],
     forbidden=FORBIDDEN,
+    id="3.1",
+    attr="softmax_row",
+    answer="softmax_row",
+    points=1,
+    grade_id="check-softmax-row",
 )
 
 
@@ -485,6 +490,11 @@ stable_softmax = Exercise(
         "exponentials of the scores minus it; those exponentials divided by their row sum.",
     ],
     forbidden=FORBIDDEN,
+    id="3.2",
+    attr="stable_softmax",
+    answer="stable_softmax",
+    points=2,
+    grade_id="check-stable-softmax",
 )
 
 
@@ -551,4 +561,9 @@ temperature = Exercise(
         "`z` (row maximum subtracted before `np.exp`, divided by the row sum).",
     ],
     forbidden=FORBIDDEN,
+    id="3.3",
+    attr="temperature",
+    answer="softmax_with_temperature",
+    points=2,
+    grade_id="check-softmax-temperature",
 )

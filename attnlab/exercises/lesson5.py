@@ -428,6 +428,11 @@ mix_one = Exercise(
         "shapes does the same.",
     ],
     forbidden=("attnlab.mixing",),
+    id="5.1",
+    attr="mix_one",
+    answer="mix_one",
+    points=1,
+    grade_id="check-mix-one",
 )
 
 
@@ -686,6 +691,11 @@ attention_output = Exercise(
         "anything need a transpose?",
     ],
     forbidden=("attnlab.mixing",),
+    id="5.2",
+    attr="attention_output",
+    answer="attention_output",
+    points=1,
+    grade_id="check-attention-output",
 )
 
 
@@ -929,4 +939,9 @@ output_box = Exercise(
         "of each column (`axis=0` runs down the columns).",
     ],
     forbidden=("attnlab.mixing",),
+    id="5.3",
+    attr="output_box",
+    answer="output_box",
+    points=1,
+    grade_id="check-output-box",
 )

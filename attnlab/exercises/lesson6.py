@@ -265,6 +265,11 @@ attention_shapes = Exercise(
         "`batch`. The score and weight matrices pair n queries with n keys; the output's last "
         "size comes from V.",
     ],
+    id="6.1",
+    attr="attention_shapes",
+    answer="attention_shapes",
+    points=1,
+    grade_id="check-attention-shapes",
 )
 
 
@@ -393,6 +398,11 @@ causal_mask_from_scratch = Exercise(
         "start from `np.ones((n, n), dtype=bool)` and keep its lower triangle.",
     ],
     forbidden=("attnlab.causal_mask", "attnlab.attention.causal_mask"),
+    id="6.2",
+    attr="causal_mask_from_scratch",
+    answer="causal",
+    points=1,
+    grade_id="check-causal",
 )
 
 
@@ -642,4 +652,9 @@ masked_softmax = Exercise(
         "where it is positive — a fully masked row stays all zeros.",
     ],
     forbidden=SOFTMAX_LIBRARY,
+    id="6.3",
+    attr="masked_softmax",
+    answer="masked_softmax",
+    points=2,
+    grade_id="check-masked-softmax",
 )

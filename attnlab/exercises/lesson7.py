@@ -465,9 +465,23 @@ _QUIZ_HINTS = [
     "question (the link) and re-read the section on the idea it names, and its Key points.",
 ]
 
-quiz_a = QUESTIONS_A.exercise("Exercise 7.1 (quiz A: scores, scaling and softmax)", _QUIZ_HINTS)
+quiz_a = QUESTIONS_A.exercise(
+    "Exercise 7.1 (quiz A: scores, scaling and softmax)",
+    _QUIZ_HINTS,
+    id="7.1",
+    attr="quiz_a",
+    answer="quiz_a",
+    points=11,
+    grade_id="check-quiz-a",
+)
 quiz_b = QUESTIONS_B.exercise(
-    "Exercise 7.2 (quiz B: heatmaps, values, shapes and masks)", _QUIZ_HINTS
+    "Exercise 7.2 (quiz B: heatmaps, values, shapes and masks)",
+    _QUIZ_HINTS,
+    id="7.2",
+    attr="quiz_b",
+    answer="quiz_b",
+    points=12,
+    grade_id="check-quiz-b",
 )
 
 
@@ -754,6 +768,11 @@ scale_bug = Exercise(
         "product add over: d_model, or d_model // n_heads?",
     ],
     forbidden=BUG_HUNT_FORBIDDEN,
+    id="7.3",
+    attr="scale_bug",
+    answer="multi_head_attention",
+    points=2,
+    grade_id="check-multi-head-attention",
 )
 
 
@@ -922,6 +941,11 @@ mask_bug = Exercise(
         "the line after it.",
     ],
     forbidden=BUG_HUNT_FORBIDDEN,
+    id="7.4",
+    attr="mask_bug",
+    answer="causal_attention",
+    points=2,
+    grade_id="check-causal-attention",
 )
 
 
@@ -1057,6 +1081,11 @@ shift_bug = Exercise(
         "`keepdims=True`) from the scores inside `np.exp`.",
     ],
     forbidden=BUG_HUNT_FORBIDDEN,
+    id="7.5",
+    attr="shift_bug",
+    answer="stable_attention",
+    points=2,
+    grade_id="check-stable-attention",
 )
 
 
@@ -1186,4 +1215,9 @@ expose_bug = Exercise(
         "as a (1, 2) array of floats and the mask as a (1, 2) array of booleans. Try it on "
         "`lesson7.patched_masked_softmax` before you run the check.",
     ],
+    id="7.6",
+    attr="expose_bug",
+    answer="exposing_input",
+    points=2,
+    grade_id="check-exposing-input",
 )

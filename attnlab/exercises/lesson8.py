@@ -212,6 +212,11 @@ scores_memory = Exercise(
         "Count the entries of all the score matrices (one n × n matrix per sequence and per "
         "head) and multiply by the bytes of one entry, `np.dtype(dtype).itemsize`.",
     ],
+    id="8.1",
+    attr="scores_memory",
+    answer="scores_bytes",
+    points=1,
+    grade_id="check-scores-bytes",
 )
 
 
@@ -642,6 +647,11 @@ online_update = Exercise(
         "whose max is still −∞.",
     ],
     forbidden=_LIBRARY_FOLDS,
+    id="8.2",
+    attr="online_update",
+    answer="online_update",
+    points=2,
+    grade_id="check-online-update",
 )
 
 
@@ -825,6 +835,11 @@ attention_step = Exercise(
         "a second axis) plus the new exps times `v_block`.",
     ],
     forbidden=_LIBRARY_FOLDS,
+    id="8.3",
+    attr="attention_step",
+    answer="attention_step",
+    points=2,
+    grade_id="check-attention-step",
 )
 
 
@@ -1281,4 +1296,9 @@ tiled_loop = Exercise(
         "the output rows.",
     ],
     forbidden=_LIBRARY_ATTENTION + _WHOLE_ROW_SOFTMAX,
+    id="8.4",
+    attr="tiled_loop",
+    answer="tiled_loop",
+    points=2,
+    grade_id="check-tiled-loop",
 )

@@ -240,6 +240,11 @@ vjp = Exercise(
         "n × n matrix is needed, and a weight of 0 must give a gradient of 0.",
     ],
     forbidden=_LIBRARY,
+    id="9.1",
+    attr="vjp",
+    answer="softmax_vjp",
+    points=2,
+    grade_id="check-softmax-vjp",
 )
 
 
@@ -429,6 +434,11 @@ backward_step = Exercise(
         "not forgetting the scale; dv comes from the transposed weights and g.",
     ],
     forbidden=_LIBRARY,
+    id="9.2",
+    attr="backward_step",
+    answer="attention_grads",
+    points=3,
+    grade_id="check-attention-grads",
 )
 
 
@@ -511,4 +521,9 @@ reads = Exercise(
         "the column label (a token) of that row's largest weight. Tokens repeat in the probe "
         "sequence, so either copy of a repeated token is the same answer.",
     ],
+    id="9.3",
+    attr="reads",
+    answer="tokens_read",
+    points=1,
+    grade_id="check-tokens-read",
 )

@@ -283,9 +283,10 @@ class Questions:
         module = load_key(self.key_file)
         return None if module is None else getattr(module, f"key_{self.part.lower()}")(self.scope)
 
-    def exercise(self, title: str, hints) -> Exercise:
-        """This quiz as an exercise: its check is :meth:`check`, its hints ``hints``."""
-        return Exercise(title, self.check, hints=hints)
+    def exercise(self, title: str, hints, **place) -> Exercise:
+        """This quiz as an exercise: its check is :meth:`check`, its hints ``hints``; ``place``
+        is where it sits in the course (``id=``, ``attr=``, … as :class:`Exercise` takes them)."""
+        return Exercise(title, self.check, hints=hints, **place)
 
     def check(self, answer) -> None:
         """The checker: returns if every answer is right, else raises :class:`Wrong`.

@@ -24,13 +24,14 @@ cell fails as nbgrader expects.
 
 from __future__ import annotations
 
-import sys
+import copy
 import time
 
 from attnlab.exercises.answer_cells import reviewed
 from attnlab.exercises.cells import stale_message
 from attnlab.exercises.kit.answer_lint import answer_cell_problems, refused_message
 from attnlab.exercises.kit.calling import is_stub
+from attnlab.exercises.kit.exercise_map import EXERCISES
 from attnlab.exercises.kit.feedback import (
     NOT_ATTEMPTED_TEXT,
     Feedback,
@@ -66,6 +67,21 @@ class Exercise:
         Markdown, from a gentle nudge to nearly the answer.
     solution : callable or str
         A reference implementation (its source is shown) or Markdown.
+    forbidden : tuple of str
+        The functions (``"attnlab.softmax"``), whole modules (``"attnlab.online"``) and notebook
+        names the answer may not call.
+    id : str, optional
+        Where the exercise sits in the course, ``"<lesson>.<n>"`` (``"3.3"``): given, the
+        exercise adds itself to :data:`~attnlab.exercises.kit.exercise_map.EXERCISES`, and
+        ``attr``, ``answer``, ``points`` and ``grade_id`` must be given too.
+    attr : str, optional
+        Its name in its lesson's module: the grade cell calls ``lesson<N>.<attr>.check``.
+    answer : str, optional
+        The function the grade cell passes to the check (defined by the answer cell).
+    points : int, optional
+        What the grade cell is worth (its nbgrader ``points``).
+    grade_id : str, optional
+        The grade cell's nbgrader ``grade_id``.
 
     Examples
     --------
@@ -82,13 +98,53 @@ class Exercise:
     True
     """
 
-    def __init__(self, title, checker, hints, solution=None, forbidden=()):
+    def __init__(
+        self,
+        title,
+        checker,
+        hints,
+        solution=None,
+        forbidden=(),
+        *,
+        id=None,
+        attr=None,
+        answer=None,
+        points=None,
+        grade_id=None,
+    ):
         self.title = title
         self.checker = checker
         self.hints = list(hints)
         self.declared_forbidden = tuple(forbidden)
         self._derived: tuple | None = None
         self._hints_shown = 0
+        self.id, self.attr, self.answer = id, attr, answer
+        self.points, self.grade_id = points, grade_id
+        if id is not None:
+            if None in (attr, answer, points, grade_id):
+                raise TypeError(f"exercise {id} needs attr, answer, points and grade_id as well")
+            EXERCISES.add(self)
+
+    @property
+    def lesson(self) -> int | None:
+        """The lesson the exercise belongs to (``3`` for ``"3.3"``), or None outside the map."""
+        return None if self.id is None else int(self.id.partition(".")[0])
+
+    @property
+    def name(self) -> str | None:
+        """Where the notebooks find this exercise, e.g. ``"lesson1.dot"`` (None outside the
+        map)."""
+        return None if self.id is None else f"lesson{self.lesson}.{self.attr}"
+
+    def check_call(self) -> str | None:
+        """The code of its grade cell, ``"lesson1.dot.check(dot)"`` (None outside the map)."""
+        return None if self.id is None else f"{self.name}.check({self.answer})"
+
+    def untouched(self) -> Exercise:
+        """A copy of this exercise as it is before any hint was asked for."""
+        fresh = copy.copy(self)
+        fresh._hints_shown = 0
+        return fresh
 
     @property
     def forbidden(self) -> tuple:
@@ -248,20 +304,6 @@ class Exercise:
             "(Shift+Enter). Keep that cell: grading reads your answer from it.\n\n"
             f"```python\n{body}\n```"
         )
-
-    @property
-    def name(self) -> str | None:
-        """Where the notebooks find this exercise, e.g. ``"lesson1.dot"`` (None if nowhere)."""
-        for module_name, module in list(sys.modules.items()):
-            if module_name.startswith("attnlab.exercises.lesson") and module is not None:
-                for attr, value in vars(module).items():
-                    if value is self or (
-                        isinstance(value, Exercise)
-                        and value.title == self.title
-                        and value.checker is self.checker
-                    ):
-                        return f"{module_name.rpartition('.')[2]}.{attr}"
-        return None
 
 
 #: The first "not yet right" says where the hints are: the help panel under the check.
