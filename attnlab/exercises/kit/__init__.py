@@ -13,7 +13,9 @@ module                    what
 ``calling``               calling a learner's function, its failures turned into feedback
 ``cases``                 :class:`Cases`, the one checking loop
 ``judging``               comparing what came back, recognising known mistakes
-``exercise``              :class:`Exercise` and the course's map of exercises
+``precision``             judging an array to the precision it was computed in
+``exercise_map``          the course's map of exercises, id -> exercise (``EXERCISES``)
+``exercise``              :class:`Exercise`: check, hints, solution, stub, help panel
 ========================  =====================================================================
 
 Import from the module that holds a name (``from attnlab.exercises.kit.cases import Cases``);
