@@ -12,7 +12,7 @@ import numpy as np
 
 import attnlab
 from attnlab.examples import SCORE_ROW
-from attnlab.exercises.core import short
+from attnlab.exercises.kit.display import short
 from attnlab.exercises.quiz import Key
 from attnlab.mixing import barycentric
 from attnlab.patterns import column_mass

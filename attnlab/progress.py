@@ -1,7 +1,8 @@
 """What a learner has done so far: the latest outcome of every exercise they checked.
 
-Each check run in a learner's kernel (:meth:`attnlab.exercises.core.Exercise.check`) records the
-exercise's latest outcome in one small JSON file per learner, ``~/.attnlab/progress.json``
+Each check run in a learner's kernel (:meth:`attnlab.exercises.kit.exercise.Exercise.check`)
+records the exercise's latest outcome in one small JSON file per learner,
+``~/.attnlab/progress.json``
 (``ATTNLAB_PROGRESS`` names another file). Nothing leaves the computer and nothing is graded:
 it is the learner's own record, read by lesson 0's course map (:func:`attnlab.course.course_map`,
 the *done* column) and by :func:`progress`, which lists every exercise of every lesson.
@@ -14,14 +15,13 @@ ignored: the course works without it.
 
 from __future__ import annotations
 
-import importlib
 import json
 import os
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-#: Outcomes that count as done (:class:`attnlab.exercises.core.Outcome` values).
+#: Outcomes that count as done (:class:`attnlab.exercises.kit.outcomes.Outcome` values).
 DONE = ("correct", "recorded")
 
 
@@ -43,7 +43,7 @@ def recorded() -> dict[str, str]:
 
 
 def _in_learner_kernel() -> bool:
-    from attnlab.exercises.core import must_pass
+    from attnlab.exercises.kit.grading_mode import must_pass  # the exercises import this module
 
     if must_pass():
         return False
@@ -100,19 +100,15 @@ def forget(exercise: str | None = None) -> None:
 
 
 def lesson_exercises(number: int) -> list[tuple[str, str]]:
-    """``[(name, title), ...]`` of lesson ``number``'s exercises, in the module's order.
+    """``[(name, title), ...]`` of lesson ``number``'s exercises, in the lesson's order (from
+    the course's map of exercises).
 
     >>> lesson_exercises(1)[0]
     ('lesson1.dot', 'Exercise 1.1 (one dot product)')
     """
-    from attnlab.exercises.core import Exercise
+    from attnlab.exercises import EXERCISES  # the exercises import this module
 
-    module = importlib.import_module(f"attnlab.exercises.lesson{number}")
-    return [
-        (f"lesson{number}.{attr}", value.title)
-        for attr, value in vars(module).items()
-        if isinstance(value, Exercise)
-    ]
+    return [(exercise.name, exercise.title) for exercise in EXERCISES.of_lesson(number)]
 
 
 @dataclass(frozen=True)

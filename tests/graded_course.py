@@ -16,7 +16,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from attnlab.exercises.solutions import BEGIN, END, checked_call, defined_names
+from attnlab.exercises import EXERCISES
+from attnlab.exercises.solutions import BEGIN, END, defined_names
 
 ROOT = Path(__file__).resolve().parents[1]
 NBGRADER = [sys.executable, "-m", "nbgrader"]
@@ -90,12 +91,19 @@ def graded_answers(source_nb) -> list[tuple[str, str, float]]:
         if cell["cell_type"] == "code" and _meta(cell).get("solution"):
             for name in defined_names(_code(cell)):
                 solution_of[name] = _meta(cell)["grade_id"]
-    found = []
-    for cell in source_nb["cells"]:
-        called = checked_call(_code(cell)) if cell["cell_type"] == "code" else None
-        if called and _meta(cell).get("grade"):
-            found.append((solution_of[called[1]], called[1], float(_meta(cell)["points"])))
-    return found
+    return [
+        (solution_of[exercise.answer], exercise.answer, float(exercise.points))
+        for exercise in checked_exercises(source_nb)
+    ]
+
+
+def checked_exercises(source_nb) -> list:
+    """The exercises ``source_nb``'s grade cells check, found by grade_id in the course's map."""
+    return [
+        EXERCISES.by_grade_id(_meta(cell)["grade_id"])
+        for cell in source_nb["cells"]
+        if cell["cell_type"] == "code" and _meta(cell).get("grade")
+    ]
 
 
 def worked(source_nb) -> dict[str, str]:
@@ -155,10 +163,12 @@ def _lesson_name(lesson: str) -> str:
 
 CHEATS = {
     "patch-checks": lambda name: (
-        "import attnlab.exercises.core as core\n"
+        "from attnlab.exercises.kit.exercise import Exercise\n"
+        "from attnlab.exercises.kit.feedback import Feedback\n"
+        "from attnlab.exercises.kit.outcomes import Outcome\n"
         "def always_right(self, answer):\n"
-        "    return core.Feedback(self.title, core.Outcome.CORRECT, 'ok', 1.0)\n"
-        "core.Exercise.check = core.Exercise.grade = always_right\n"
+        "    return Feedback(self.title, Outcome.CORRECT, 'ok', 1.0)\n"
+        "Exercise.check = Exercise.grade = always_right\n"
     ),
     "edit-environment": lambda name: (
         "import os\nos.environ.pop('NBGRADER_EXECUTION', None)\n"
@@ -321,14 +331,7 @@ def _cheats(lesson: str, release_nb, answers):
 
 
 def _exercise_for(source_nb, function: str):
-    import importlib
-
-    for cell in source_nb["cells"]:
-        called = checked_call(_code(cell)) if cell["cell_type"] == "code" else None
-        if called and called[1] == function:
-            module, _, attr = called[0].partition(".")
-            return getattr(importlib.import_module(f"attnlab.exercises.{module}"), attr)
-    raise LookupError(function)
+    return next(e for e in checked_exercises(source_nb) if e.answer == function)
 
 
 def write_submission(course: Path, student: str, lesson: str, nb: dict) -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from attnlab.exercises.solutions import _index, checked_call, source_folder
+from attnlab.exercises.solutions import source_folder, worked_solutions
 
 SOURCE = Path(__file__).resolve().parents[1] / "source"
 
@@ -21,21 +21,11 @@ def _import_cell(lesson: str) -> str:
     return next("".join(c["source"]) for c in cells if c["cell_type"] == "code")
 
 
-def answer_name(exercise_name: str) -> str:
-    """The function the grade cell passes to ``exercise_name``'s check."""
-    for path in sorted(SOURCE.glob("*/*.ipynb")):
-        for cell in json.loads(path.read_text(encoding="utf-8"))["cells"]:
-            called = checked_call("".join(cell["source"])) if cell["cell_type"] == "code" else None
-            if called and called[0] == exercise_name:
-                return called[1]
-    raise LookupError(exercise_name)
-
-
 def worked_answer(exercise):
     """The source notebook's worked answer to ``exercise``, defined and ready to check."""
     name = exercise.name
-    code = _index(str(source_folder()))[name]
+    code = worked_solutions(str(source_folder()))[name]
     namespace: dict = {}
     exec(_import_cell(name.split(".")[0]), namespace)  # noqa: S102 - the course's own cells
     exec(code, namespace)  # noqa: S102
-    return namespace[answer_name(name)]
+    return namespace[exercise.answer]

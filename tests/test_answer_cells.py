@@ -269,7 +269,7 @@ def test_validation_finds_the_notebook_its_kernel_ran(monkeypatch, tmp_path):
 
 # ------------------------------------------------------------------------------ grading
 def test_grading_feedback_says_why_an_untagged_answer_scored_nothing():
-    from attnlab.exercises.core import Feedback
+    from attnlab.exercises.kit.feedback import Feedback
 
     source_nb = gc.read(ROOT / "source" / LESSON / f"{LESSON}.ipynb")
     stub = Feedback("Exercise 3.1", Outcome.NOT_ATTEMPTED, "Write your answer…")

@@ -1,24 +1,22 @@
-"""The exercise kit in attnlab.exercises.core: the one checking loop (Cases) and its helpers."""
+"""The exercise kit in attnlab.exercises.kit: the one checking loop (Cases) and its helpers."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from attnlab.exercises.core import (
-    Cases,
-    Exercise,
-    NotAttempted,
-    Outcome,
-    Wrong,
+from attnlab.exercises.kit.calling import call_watching
+from attnlab.exercises.kit.cases import Cases
+from attnlab.exercises.kit.exercise import Exercise
+from attnlab.exercises.kit.judging import (
     as_number,
     as_numbers,
-    call_watching,
     expect_close,
     quietly,
     recognised,
     same_values,
 )
+from attnlab.exercises.kit.outcomes import NotAttempted, Outcome, Wrong
 
 CASES = [("a row", np.array([1.0, 2.0])), ("a matrix", np.array([[0.0, 3.0], [1.0, 1.0]]))]
 
@@ -216,9 +214,9 @@ def test_the_learners_check_refuses_exactly_what_grading_refuses(head, accepted)
 def test_the_learners_check_applies_the_graders_call_limit(monkeypatch):
     import time
 
-    from attnlab.exercises import core
+    from attnlab.exercises.kit import calling
 
-    monkeypatch.setattr(core, "CALL_LIMIT", 0.05)
+    monkeypatch.setattr(calling, "CALL_LIMIT", 0.05)
 
     def slow_double(x):
         time.sleep(0.1)
@@ -234,9 +232,9 @@ def test_the_learners_check_stops_a_call_at_the_graders_limit(monkeypatch):
     the feedback says why; ``except Exception`` in the answer does not swallow the stop."""
     import time
 
-    from attnlab.exercises import core
+    from attnlab.exercises.kit import calling
 
-    monkeypatch.setattr(core, "CALL_LIMIT", 0.2)
+    monkeypatch.setattr(calling, "CALL_LIMIT", 0.2)
 
     def endless_double(x):
         while True:
@@ -260,7 +258,7 @@ def test_the_learners_check_stops_a_call_at_the_graders_limit(monkeypatch):
 
 
 def test_grading_draws_other_cases_than_the_learners_check():
-    from attnlab.exercises.core import grading_seed
+    from attnlab.exercises.kit.grading_mode import grading_seed
 
     drawn = []
     cases = Cases(lambda: [("random", np.random.default_rng(7).normal(size=3))], judge_double)
@@ -278,20 +276,20 @@ def test_grading_draws_other_cases_than_the_learners_check():
 def test_no_unforbidden_course_helper_passes_any_exercise():
     """Every public course helper that, handed in as the answer (or the first item of what it
     returns), passes an exercise's check is forbidden in that exercise."""
-    import importlib
-
-    from attnlab.exercises.core import _covered, _passes, _ways_to_hand_in, course_helpers
+    from attnlab.exercises import EXERCISES
+    from attnlab.exercises.kit.passing_helpers import (
+        _covered,
+        _passes,
+        _ways_to_hand_in,
+        course_helpers,
+    )
 
     passing = []
-    for number in range(10):
-        module = importlib.import_module(f"attnlab.exercises.lesson{number}")
-        for attr, exercise in vars(module).items():
-            if not isinstance(exercise, Exercise):
+    for exercise in EXERCISES.values():
+        forbidden = exercise.forbidden
+        for name, helper in course_helpers().items():
+            if _covered(name, helper, forbidden):
                 continue
-            forbidden = exercise.forbidden
-            for name, helper in course_helpers().items():
-                if _covered(name, helper, forbidden):
-                    continue
-                if any(_passes(exercise.checker, way) for way in _ways_to_hand_in(helper)):
-                    passing.append(f"lesson{number}.{attr}: {name}")
+            if any(_passes(exercise.checker, way) for way in _ways_to_hand_in(helper)):
+                passing.append(f"{exercise.name}: {name}")
     assert passing == []

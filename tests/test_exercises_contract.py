@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import copy
 import importlib
-import pkgutil
 import warnings
 from pathlib import Path
 
@@ -35,18 +34,9 @@ from source_answers import worked_answer
 import attnlab.exercises
 from attnlab.exercises import Exercise, Outcome
 
-
-def lesson_exercises() -> list[Exercise]:
-    """Every module-level Exercise of every ``attnlab.exercises.lesson*`` module."""
-    found = []
-    for info in pkgutil.iter_modules(attnlab.exercises.__path__):
-        if info.name.startswith("lesson"):
-            module = importlib.import_module(f"attnlab.exercises.{info.name}")
-            found += [value for value in vars(module).values() if isinstance(value, Exercise)]
-    return found
-
-
-EXERCISES = lesson_exercises()
+#: Every exercise of every lesson, from the course's map (tests/test_exercise_map.py keeps the
+#: map whole).
+EXERCISES: list[Exercise] = list(attnlab.exercises.EXERCISES.values())
 by_title = pytest.mark.parametrize("exercise", EXERCISES, ids=lambda e: e.title)
 
 

@@ -23,9 +23,13 @@ import mistune
 import pytest
 from test_exercises_contract import EXERCISES, by_title, crashes
 
+from attnlab.course import lesson
 from attnlab.exercises import Feedback, Outcome
-from attnlab.exercises.core import _FORBIDDEN, _PANEL, NotAttempted, Recorded, Wrong, joined
-from attnlab.exercises.solutions import checked_call, defined_names
+from attnlab.exercises.kit.exercise import _PANEL
+from attnlab.exercises.kit.feedback import joined
+from attnlab.exercises.kit.forbidden import _FORBIDDEN
+from attnlab.exercises.kit.outcomes import NotAttempted, Recorded, Wrong
+from attnlab.exercises.solutions import defined_names
 
 NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
 ENDS_A_SENTENCE = re.compile(r"[.!?…][)\]'\"”’»`]*\Z")
@@ -71,37 +75,30 @@ def test_the_help_panel_goes_through_the_hints_once(exercise, capsys):
     assert next_hint.disabled and next_hint.description == "No more hints"
 
 
-def _grade_cells() -> list[tuple[str, str, set[str]]]:
-    """(exercise, answer name, names the notebook's cells define) for each check cell of
-    every lesson notebook a learner opens."""
-    found = []
-    for path in sorted(NOTEBOOKS.glob("*.ipynb")):
-        cells = [
-            c
-            for c in json.loads(path.read_text(encoding="utf-8"))["cells"]
-            if c["cell_type"] == "code"
-        ]
-        defined = set().union(*(defined_names("".join(c["source"])) for c in cells))
-        for cell in cells:
-            if called := checked_call("".join(cell["source"])):
-                found.append((*called, defined))
-    return found
+def _learner_cells(exercise) -> list[dict]:
+    """The code cells of the learner notebook of ``exercise``'s lesson."""
+    path = NOTEBOOKS / f"{lesson(exercise.lesson).notebook}.ipynb"
+    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    return [c for c in cells if c["cell_type"] == "code"]
 
 
-def test_every_exercise_is_checked_in_a_lesson_notebook():
-    named = {exercise.name for exercise in EXERCISES}
-    assert named == {name for name, _, _ in _grade_cells()}
+@by_title
+def test_every_exercise_is_checked_in_its_lesson_notebook(exercise):
+    """The learner notebook has the exercise's grade cell, as the course's map says it."""
+    checks = [
+        "".join(c["source"])
+        for c in _learner_cells(exercise)
+        if c["metadata"].get("nbgrader", {}).get("grade_id") == exercise.grade_id
+    ]
+    assert checks == [exercise.check_call()]
 
 
-@pytest.mark.parametrize(
-    ("name", "answer", "defined"), _grade_cells(), ids=lambda v: v if isinstance(v, str) else ""
-)
-def test_the_solution_defines_the_function_the_check_cell_passes(name, answer, defined):
-    lesson, _, attr = name.partition(".")
-    exercise = getattr(importlib.import_module(f"attnlab.exercises.{lesson}"), attr)
+@by_title
+def test_the_solution_defines_the_function_the_check_cell_passes(exercise):
     code = re.search(r"```python\n(.*)\n```", exercise.solution().markdown, re.S).group(1)
-    assert answer in defined_names(code), code  # `def softmax_row(` for softmax_row.check
-    assert answer in defined  # and the learner's exercise cell defines that name too
+    assert exercise.answer in defined_names(code), code  # `def softmax_row(` for softmax_row
+    defined = set().union(*(defined_names("".join(c["source"])) for c in _learner_cells(exercise)))
+    assert exercise.answer in defined  # and the learner's exercise cell defines that name too
 
 
 def _table_answers():

@@ -12,7 +12,7 @@ from answer_tables import Answers, accept_reject, assert_hints_climb, judged
 import attnlab
 from attnlab.examples import cat_sat_down, dog_bites_man, query_and_keys_2d
 from attnlab.exercises import lesson5 as L
-from attnlab.exercises.core import short
+from attnlab.exercises.kit.display import short
 from attnlab.mixing import coordinate_bounds, weighted_values
 
 

@@ -13,7 +13,7 @@ import attnlab
 from attnlab import causal_mask
 from attnlab.examples import cat_sat_down
 from attnlab.exercises import lesson6 as L
-from attnlab.exercises.core import short
+from attnlab.exercises.kit.display import short
 
 
 # ---------------------------------------------------------------- 6.1 the shapes

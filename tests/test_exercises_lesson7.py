@@ -13,6 +13,7 @@ import attnlab
 from attnlab.examples import cat_sat_down
 from attnlab.exercises import Outcome
 from attnlab.exercises import lesson7 as L
+from attnlab.exercises.kit import precision as P
 
 A = W.solution_quiz_a()
 B = W.solution_quiz_b()
@@ -691,17 +692,17 @@ def test_a_small_error_is_never_shown_as_equal_looking_numbers(exercise, answer,
 
 
 def test_mismatch_adds_digits_only_when_needed():
-    close = L.mismatch("f", np.array([1.00003, 2.0]), np.array([1.0, 2.0]), 1e-6, 1e-9)
+    close = P.mismatch("f", np.array([1.00003, 2.0]), np.array([1.0, 2.0]), 1e-6, 1e-9)
     assert "entry [0] is 1.00003 where it should be 1, a difference of 3e-05" in close
-    far = L.mismatch("f", np.array([1.5, 2.0]), np.array([1.0, 2.0]), 1e-6, 1e-9)
+    far = P.mismatch("f", np.array([1.5, 2.0]), np.array([1.0, 2.0]), 1e-6, 1e-9)
     assert far == "f should be [1, 2], but yours gave [1.5, 2]."
-    nan = L.mismatch("f", np.array([np.nan, 2.0]), np.array([1.0, 2.0]), 1e-6, 1e-9)
+    nan = P.mismatch("f", np.array([np.nan, 2.0]), np.array([1.0, 2.0]), 1e-6, 1e-9)
     assert nan == "f should be [1, 2], but yours gave [nan, 2]."
 
 
 def test_float32_is_judged_to_float32_precision():
     """A float32 answer may be off by float32 rounding, not by much more."""
-    rtol, _ = L.tolerance(np.float32)
+    rtol, _ = P.tolerance(np.float32)
     assert_right(L.scale_bug, in_float32(W.solution_multi_head_attention))
     assert_right(L.scale_bug, in_float32(nudged(W.solution_multi_head_attention, 1 + rtol / 20)))
     assert_wrong(
@@ -710,11 +711,11 @@ def test_float32_is_judged_to_float32_precision():
 
 
 def test_precision_of_lists_and_arrays():
-    assert L.precision_of(np.float32([0.1])) == np.float32
-    assert L.precision_of(np.float32([0.1, 0.3]).tolist()) == np.float32
-    assert L.precision_of([0.1, 0.3]) == np.float64
-    assert L.precision_of([0.5, 1.0]) == np.float64  # exact in every dtype: judged strictly
-    assert L.tolerance(np.float64, np.float16) == L.TOLERANCES[np.dtype(np.float16)]
+    assert P.precision_of(np.float32([0.1])) == np.float32
+    assert P.precision_of(np.float32([0.1, 0.3]).tolist()) == np.float32
+    assert P.precision_of([0.1, 0.3]) == np.float64
+    assert P.precision_of([0.5, 1.0]) == np.float64  # exact in every dtype: judged strictly
+    assert P.tolerance(np.float64, np.float16) == P.TOLERANCES[np.dtype(np.float16)]
 
 
 # ---------------------------------------------------------------- 7.4 and 7.6 agree

@@ -161,7 +161,8 @@ def test_images_may_be_data_urls_of_pictures_only():
 # ---------------------------------------- a fake "correct" box, and MathJax that fetches a URL
 def _forged_box() -> str:
     """The course's own green "correct" box, as a student can print it from any cell."""
-    from attnlab.exercises.core import Feedback, Outcome
+    from attnlab.exercises.kit.feedback import Feedback
+    from attnlab.exercises.kit.outcomes import Outcome
 
     return Feedback(
         "Exercise 8.4 (the whole tiled loop)", Outcome.CORRECT, "Well done."

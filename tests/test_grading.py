@@ -11,11 +11,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
-from source_answers import answer_name
 
-from attnlab.exercises import Outcome, lesson3
-from attnlab.exercises.core import Wrong, call
-from attnlab.exercises.solutions import _index, source_folder
+from attnlab.exercises import EXERCISES, Outcome, lesson3
+from attnlab.exercises.kit.calling import call
+from attnlab.exercises.kit.outcomes import Wrong
+from attnlab.exercises.solutions import source_folder, worked_solutions
 from attnlab.grading import remote, sandbox
 from attnlab.grading.lint import problems
 from attnlab.grading.remote import CleanKernel, RemoteFunction
@@ -25,12 +25,9 @@ from attnlab.grading.wire import Opaque, decode, encode
 # ------------------------------------------------------------------------------------ lint
 def test_every_worked_solution_passes_the_lint():
     """The course's own answers are ordinary numerical code: none may be refused."""
-    import importlib
-
-    for name, code in _index(str(source_folder())).items():
-        module, _, attr = name.partition(".")
-        exercise = getattr(importlib.import_module(f"attnlab.exercises.{module}"), attr)
-        assert problems(code, forbidden=exercise.forbidden) == [], (name, answer_name(name))
+    for name, code in worked_solutions(str(source_folder())).items():
+        exercise = EXERCISES.by_name(name)
+        assert problems(code, forbidden=exercise.forbidden) == [], (name, exercise.answer)
 
 
 @pytest.mark.parametrize(

@@ -31,8 +31,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+from graded_course import checked_exercises
 
-from attnlab.exercises.solutions import BEGIN, END, checked_call, defined_names
+from attnlab.exercises.solutions import BEGIN, END, defined_names
 from attnlab.grading import sandbox
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -84,11 +85,13 @@ def _no_indent(code: str) -> str:
 
 # What the answer key file becomes in the key-overwrite attack: run by the grading process.
 KEY_PAYLOAD = """
-import attnlab.exercises.core as core
 import attnlab.exercises.quiz as quiz
+from attnlab.exercises.kit.exercise import Exercise
+from attnlab.exercises.kit.feedback import Feedback
+from attnlab.exercises.kit.outcomes import Outcome
 def always(self, answer):
-    return core.Feedback(self.title, core.Outcome.CORRECT, 'Well done.', 1.0)
-core.Exercise.grade = always
+    return Feedback(self.title, Outcome.CORRECT, 'Well done.', 1.0)
+Exercise.grade = always
 quiz.Question.judge = lambda self, given, key: (True, '')
 class AnyKey(dict):
     def __missing__(self, name):
@@ -854,12 +857,11 @@ def grade_cells(source_nb) -> dict[str, str]:
         if cell["cell_type"] == "code" and _meta(cell).get("solution"):
             for name in defined_names(_code(cell)):
                 solution_of[name] = _meta(cell)["grade_id"]
-    found = {}
-    for cell in source_nb["cells"]:
-        called = checked_call(_code(cell)) if cell["cell_type"] == "code" else None
-        if called and _meta(cell).get("grade") and called[1] in solution_of:
-            found[solution_of[called[1]]] = _meta(cell)["grade_id"]
-    return found
+    return {
+        solution_of[exercise.answer]: exercise.grade_id
+        for exercise in checked_exercises(source_nb)
+        if exercise.answer in solution_of
+    }
 
 
 def _stub(code: str) -> str:
@@ -979,11 +981,12 @@ def _grade(course: Path, lesson: str, student_nb) -> dict:
 @contextlib.contextmanager
 def _put_back(course: Path):
     """Undo what an attack on the grading process did: the classes it patched, the key file."""
-    from attnlab.exercises import core, quiz
+    from attnlab.exercises import quiz
+    from attnlab.exercises.kit.exercise import Exercise
 
     key = course / "answer_keys" / "lesson7.py"
     text = key.read_text(encoding="utf-8")
-    snapshots = _restoring([core.Exercise, quiz.Question, quiz.Questions])
+    snapshots = _restoring([Exercise, quiz.Question, quiz.Questions])
     try:
         yield
     finally:

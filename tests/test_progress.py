@@ -19,8 +19,9 @@ import pytest
 from test_check_states import Kernel
 
 from attnlab import progress
-from attnlab.exercises.core import Exercise, Outcome
-from attnlab.exercises.solutions import _answer_cells
+from attnlab.exercises import EXERCISES
+from attnlab.exercises.kit.outcomes import Outcome
+from attnlab.exercises.solutions import answer_cells_in
 
 NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
 IMPORTS = (
@@ -46,7 +47,7 @@ def test_a_passed_exercise_shows_as_done_in_the_course_map(home):
     try:
         assert learner.run(IMPORTS)[0] == "ok"
         assert lesson_0_row(learner.run("course_map()")[1]).endswith("ready  0 of 1 done")
-        stub = _answer_cells(NOTEBOOKS / "00-start-here.ipynb")["lesson0.largest_score"]
+        stub = answer_cells_in(NOTEBOOKS / "00-start-here.ipynb")["lesson0.largest_score"]
         assert learner.run(stub)[0] == "ok"
         assert "not attempted yet" in learner.run(CHECK)[1]
         assert not (home / ".attnlab" / "progress.json").exists()  # a first stub: no file
@@ -101,17 +102,19 @@ def test_nothing_is_recorded_outside_a_kernel(tmp_path, monkeypatch):
 def _every_exercise():
     found = []
     for path in sorted(NOTEBOOKS.glob("*.ipynb")):
-        for name, stub in _answer_cells(path).items():
-            found.append(pytest.param(name, stub, id=name))
+        for name, stub in answer_cells_in(path).items():
+            found.append(pytest.param(EXERCISES.by_name(name), stub, id=name))
     return found
 
 
-@pytest.mark.parametrize(("name", "stub"), _every_exercise())
-def test_the_stub_comes_back_as_the_notebook_gave_it_and_runs_as_not_attempted(name, stub):
-    import importlib
+def test_every_exercise_has_its_answer_cell_in_a_learner_notebook():
+    assert [e.name for e, _ in (p.values for p in _every_exercise())] == [
+        e.name for e in EXERCISES.values()
+    ]
 
-    lesson, _, attr = name.partition(".")
-    exercise: Exercise = getattr(importlib.import_module(f"attnlab.exercises.{lesson}"), attr)
+
+@pytest.mark.parametrize(("exercise", "stub"), _every_exercise())
+def test_the_stub_comes_back_as_the_notebook_gave_it_and_runs_as_not_attempted(exercise, stub):
     shown = exercise.stub().markdown
     assert f"```python\n{stub.strip()}\n```" in shown
     assert "paste this over it" in shown

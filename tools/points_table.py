@@ -1,4 +1,4 @@
-"""Print the points table of the course (lesson × exercise), read from the source notebooks.
+"""Print the points table of the course (lesson × exercise), from the course's map of exercises.
 
 The instructor guide (docs/instructors.md) holds this table between the markers
 ``<!-- points:begin -->`` and ``<!-- points:end -->``; ``tests/test_instructor_guide.py``
@@ -11,36 +11,26 @@ fails when they differ. Usage::
 from __future__ import annotations
 
 import argparse
-import importlib
-import json
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from attnlab.exercises.solutions import checked_call  # noqa: E402
+from attnlab.course import lesson as course_lesson  # noqa: E402
+from attnlab.exercises import EXERCISES  # noqa: E402
 
 GUIDE = ROOT / "docs" / "instructors.md"
 BEGIN, END = "<!-- points:begin -->", "<!-- points:end -->"
 
 
 def rows() -> list[tuple[str, str, str, float]]:
-    """(lesson, grade cell id, exercise title, points) for every grade cell, in course order."""
-    found = []
-    for path in sorted((ROOT / "source").glob("*/*.ipynb")):
-        for cell in json.loads(path.read_text(encoding="utf-8"))["cells"]:
-            meta = cell.get("metadata", {}).get("nbgrader", {})
-            if cell["cell_type"] != "code" or not meta.get("grade"):
-                continue
-            called = checked_call("".join(cell["source"]))
-            title = "?"
-            if called:
-                module, _, attr = called[0].partition(".")
-                exercise = getattr(importlib.import_module(f"attnlab.exercises.{module}"), attr)
-                title = exercise.title
-            found.append((path.parent.name, meta["grade_id"], title, float(meta["points"])))
-    return found
+    """(lesson, grade cell id, exercise title, points) for every exercise, in course order
+    (``tests/test_exercise_map.py`` keeps the map equal to the source notebooks' grade cells)."""
+    return [
+        (course_lesson(e.lesson).notebook, e.grade_id, e.title, float(e.points))
+        for e in EXERCISES.values()
+    ]
 
 
 def table() -> str:

@@ -38,7 +38,12 @@ import textwrap
 from pathlib import Path
 
 from attnlab.exercises.cells import _DEFINED_IN
-from attnlab.exercises.solutions import checked_call
+from attnlab.exercises.kit.answer_lint import CELL_FILE
+from attnlab.exercises.kit.calling import is_stub
+from attnlab.exercises.kit.exercise_map import EXERCISES
+from attnlab.exercises.kit.feedback import Feedback
+from attnlab.exercises.kit.grading_mode import must_pass
+from attnlab.exercises.kit.outcomes import Outcome
 
 #: How wide the lines of an error are (``nbgrader validate`` cuts lines longer than 87).
 WIDTH = 76
@@ -157,12 +162,12 @@ def find_problem(
     """
     cells = nb.get("cells") or []
     checks = [
-        (i, called[1])
+        (i, checked.answer)
         for i, cell in enumerate(cells)
         if _is_code(cell)
-        and (called := checked_call(_code(cell))) is not None
-        and (function is None or called[1] == function)
-        and (exercise is None or called[0] == exercise)
+        and (checked := EXERCISES.by_check_cell(_code(cell))) is not None
+        and (function is None or checked.answer == function)
+        and (exercise is None or checked.name == exercise)
     ]
     if not checks or (exercise is None and function is None):
         return None
@@ -333,10 +338,9 @@ def _looking() -> bool:
 
 
 def _cell_source(answer) -> str | None:
-    from attnlab.exercises.core import _CELL_FILE
 
     filename = getattr(getattr(answer, "__code__", None), "co_filename", "")
-    if not isinstance(filename, str) or not _CELL_FILE.search(filename):
+    if not isinstance(filename, str) or not CELL_FILE.search(filename):
         return None
     import linecache
 
@@ -352,10 +356,10 @@ def _answer_name(answer, exercise) -> str | None:
 
 
 def reviewed(exercise, answer, feedback):
-    """``feedback``, or a :class:`~attnlab.exercises.core.Feedback` saying why grading will
-    not see ``answer`` (see :func:`find_problem`); under :func:`~attnlab.exercises.core.must_pass`
-    that raises :class:`AnswerCellError`. Never fails on its own account."""
-    from attnlab.exercises.core import Feedback, Outcome, is_stub, must_pass
+    """``feedback``, or a :class:`~attnlab.exercises.kit.feedback.Feedback` saying why grading
+    will not see ``answer`` (see :func:`find_problem`); under
+    :func:`~attnlab.exercises.kit.grading_mode.must_pass` that raises
+    :class:`AnswerCellError`. Never fails on its own account."""
 
     if is_stub(answer) or not _looking():
         return feedback
@@ -389,9 +393,9 @@ def missing_sentence(function: str, check_cell: str) -> str | None:
     if not _looking():
         return None
     try:
-        called = checked_call(check_cell)
-        nb = notebook() if called and called[1] == function else None
-        found = find_problem(nb, called[0], function, called[0]) if nb is not None else None
+        checked = EXERCISES.by_check_cell(check_cell)
+        nb = notebook() if checked is not None and checked.answer == function else None
+        found = find_problem(nb, checked.name, function, checked.name) if nb is not None else None
     except Exception:  # noqa: BLE001 - never worse than the usual sentence
         return None
     return found[1] if found is not None else None

@@ -6,9 +6,10 @@ Importing :mod:`attnlab.exercises` inside IPython calls :func:`watch` once, whic
 * follows every cell run (IPython's ``pre_run_cell`` and ``post_run_cell`` events) and notes,
   for each top-level function a cell tries to define, whether the cell's latest run stopped
   before defining it (a ``SyntaxError``, an exception raised above the ``def``, an
-  interrupt). :meth:`~attnlab.exercises.core.Exercise.check` asks :func:`stale_message`, so a
-  check on the function that is still bound from before (the stub, an older attempt) says the
-  cell did not run and why, instead of judging the old function;
+  interrupt). :meth:`~attnlab.exercises.kit.exercise.Exercise.check` asks
+  :func:`stale_message`, so a check on the function that is still bound from before (the
+  stub, an older attempt) says the cell did not run and why, instead of judging the old
+  function;
 * shows a ``NameError`` raised by a check cell (``lesson3.softmax_row.check(softmax_row)``
   run before its exercise cell, or before the import of ``lesson3``) as one sentence saying
   which cell to run. Every other ``NameError`` keeps its usual traceback.
@@ -25,6 +26,8 @@ from __future__ import annotations
 import ast
 import re
 import sys
+
+from attnlab.exercises.kit.grading_mode import must_pass
 
 #: Name -> (the object the name was still bound to, why its cell stopped), for every function
 #: whose defining cell's latest run stopped before the ``def`` ran.
@@ -268,7 +271,6 @@ def _under_grading() -> bool:
     """Under autograding or in the grading kernel; ``nbgrader validate`` is not grading (a
     learner reads what it says)."""
     from attnlab.exercises.answer_cells import in_grading_kernel, validating
-    from attnlab.exercises.core import must_pass
 
     if in_grading_kernel():
         return True

@@ -15,15 +15,12 @@ from __future__ import annotations
 import numpy as np
 
 from attnlab.examples import SCORE_ROW
-from attnlab.exercises.core import (
-    Cases,
-    Exercise,
-    Feedback,
-    Wrong,
-    as_number,
-    expect_close,
-    short,
-)
+from attnlab.exercises.kit.cases import Cases
+from attnlab.exercises.kit.display import short
+from attnlab.exercises.kit.exercise import Exercise
+from attnlab.exercises.kit.feedback import Feedback
+from attnlab.exercises.kit.judging import as_number, expect_close
+from attnlab.exercises.kit.outcomes import Wrong
 
 
 def largest_score_cases() -> list:
@@ -105,6 +102,11 @@ largest_score = Exercise(
         "If you prefer a loop: start with `best = scores[0]` (not `best = 0`: scores can all "
         "be negative), then update `best` whenever a score is larger.",
     ],
+    id="0.1",
+    attr="largest_score",
+    answer="largest_score",
+    points=1,
+    grade_id="check-lesson0-largest-score",
 )
 
 
@@ -120,6 +122,6 @@ def outcome_examples() -> list[Feedback]:
     >>> [feedback.outcome.name for feedback in outcome_examples()]
     ['NOT_ATTEMPTED', 'WRONG', 'CORRECT']
     """
-    tour = Exercise(largest_score.title, largest_score.checker, hints=[])
+    tour = largest_score.untouched()
     answers = (None, lambda scores: scores[0], lambda scores: sorted(scores)[-1])
     return [tour.grade(answer) for answer in answers]

@@ -27,7 +27,11 @@ import numpy as np
 
 import attnlab
 from attnlab.examples import cat_sat_down, dog_bites_man, query_and_keys_2d
-from attnlab.exercises.core import Cases, Exercise, Wrong, as_number, expect_close, short
+from attnlab.exercises.kit.cases import Cases
+from attnlab.exercises.kit.display import short
+from attnlab.exercises.kit.exercise import Exercise
+from attnlab.exercises.kit.judging import as_number, expect_close
+from attnlab.exercises.kit.outcomes import Wrong
 
 
 def raw_scores(q, k) -> np.ndarray:
@@ -154,6 +158,11 @@ dot = Exercise(
         "With numpy the whole loop shrinks to one line of the form `return np.___(q ___ k)`: an "
         "element-wise operation, then a reduction. Which two fill the blanks?",
     ],
+    id="1.1",
+    attr="dot",
+    answer="dot",
+    points=1,
+    grade_id="check-lesson1-dot",
 )
 
 
@@ -246,6 +255,11 @@ score_matrix = Exercise(
         "columns. The result has shape (n_q, n_k); the `.T` attribute of an array transposes "
         "it.",
     ],
+    id="1.2",
+    attr="score_matrix",
+    answer="score_matrix",
+    points=2,
+    grade_id="check-lesson1-score-matrix",
 )
 
 
@@ -321,6 +335,11 @@ score_shape = Exercise(
         "The answer is a tuple of two of the three sizes you are given, in the order (rows, "
         "columns) = (queries, keys). Which size disappears in the product?",
     ],
+    id="1.3",
+    attr="score_shape",
+    answer="score_shape",
+    points=1,
+    grade_id="check-lesson1-score-shape",
 )
 
 
@@ -383,4 +402,9 @@ orthogonal_query = Exercise(
         "Swap the two entries of k and change the sign of one of them; check with pencil and "
         "paper that a·x + b·y becomes 0. Return it as a numpy array.",
     ],
+    id="1.4",
+    attr="orthogonal_query",
+    answer="orthogonal_query",
+    points=1,
+    grade_id="check-lesson1-orthogonal-query",
 )

@@ -27,17 +27,12 @@ import numpy as np
 
 import attnlab
 from attnlab.examples import COLLAPSE_FACTORS, COLLAPSE_ROW, WIDE_D_K
-from attnlab.exercises.core import (
-    Cases,
-    Exercise,
-    NotAttempted,
-    Wrong,
-    as_number,
-    call,
-    one_line,
-    quietly,
-    short,
-)
+from attnlab.exercises.kit.calling import call
+from attnlab.exercises.kit.cases import Cases
+from attnlab.exercises.kit.display import one_line, short
+from attnlab.exercises.kit.exercise import Exercise
+from attnlab.exercises.kit.judging import as_number, quietly
+from attnlab.exercises.kit.outcomes import NotAttempted, Wrong
 
 __all__ = [
     "dot_product_variance",
@@ -197,6 +192,11 @@ dot_product_variance = Exercise(
         "Two steps in one line: a row-wise dot product (`np.sum(..., axis=___)` of an "
         "element-wise product), then `np.var` of the n numbers you get.",
     ],
+    id="2.1",
+    attr="dot_product_variance",
+    answer="dot_product_variance",
+    points=1,
+    grade_id="check-dot-product-variance",
 )
 
 
@@ -277,6 +277,11 @@ unit_variance_scale = Exercise(
         "You want c > 0 with c² · d_k = 1. Take the square root of both sides and return c as a "
         "float (`math.sqrt` is imported for you).",
     ],
+    id="2.2",
+    attr="unit_variance_scale",
+    answer="unit_variance_scale",
+    points=1,
+    grade_id="check-unit-variance-scale",
 )
 
 
@@ -415,4 +420,9 @@ collapsed_rows = Exercise(
         "Row-wise softmax (`axis=-1`), each row's largest weight, compare with `threshold`, and "
         "turn the True/False mask into row indices (`np.flatnonzero` does that last step).",
     ],
+    id="2.3",
+    attr="collapsed_rows",
+    answer="collapsed_rows",
+    points=1,
+    grade_id="check-collapsed-rows",
 )

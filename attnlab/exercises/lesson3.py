@@ -1,6 +1,6 @@
 """Lesson 3 exercises: softmax of a row, the stable softmax of a matrix, and temperature.
 
-Each exercise is an :class:`~attnlab.exercises.core.Exercise`; call
+Each exercise is an :class:`~attnlab.exercises.kit.exercise.Exercise`; call
 ``softmax_row.check(my_function)`` in the notebook. The checkers compare with
 :func:`attnlab.softmax` and recognise the usual mistakes (dividing by the sum
 without ``exp``, normalising over the whole matrix, forgetting the max shift,
@@ -32,16 +32,12 @@ import numpy as np
 
 import attnlab
 from attnlab.examples import SCORE_ROW, cat_sat_down, please_study_man
-from attnlab.exercises.core import (
-    SOFTMAX_LIBRARY,
-    Cases,
-    Exercise,
-    Wrong,
-    one_line,
-    quietly,
-    recognised,
-    warned,
-)
+from attnlab.exercises.kit.cases import Cases
+from attnlab.exercises.kit.display import one_line, warned
+from attnlab.exercises.kit.exercise import Exercise
+from attnlab.exercises.kit.forbidden import SOFTMAX_LIBRARY
+from attnlab.exercises.kit.judging import quietly, recognised
+from attnlab.exercises.kit.outcomes import Wrong
 
 __all__ = [
     "softmax_row",
@@ -115,7 +111,7 @@ def _tolerances(got, exponents) -> tuple[float, float]:
 def _expect(got, expected, what, mistakes=(), messages=(), exponents=None):
     """Raise :class:`Wrong` unless ``got`` matches ``expected``; name the likely mistake.
 
-    Like :func:`~attnlab.exercises.core.expect_close`, but arrays are shown with
+    Like :func:`~attnlab.exercises.kit.judging.expect_close`, but arrays are shown with
     tiny values as 0 (softmax rows often hold 1e-261), and the reason ends with
     the likely cause when there is one: an overflow (from the numpy warnings
     the learner's code raised, or a result equal to the unshifted formula on
@@ -429,8 +425,8 @@ def _judge_softmax_row(got, case, messages) -> None:
     )
 
 
-#: Every library softmax (:data:`~attnlab.exercises.core.SOFTMAX_LIBRARY`) and the lesson's own
-#: worked example: the exercises of this lesson are to write it.
+#: Every library softmax (:data:`~attnlab.exercises.kit.forbidden.SOFTMAX_LIBRARY`) and the
+#: lesson's own worked example: the exercises of this lesson are to write it.
 FORBIDDEN = (*SOFTMAX_LIBRARY, "softmax_steps")
 
 softmax_row = Exercise(
@@ -444,6 +440,11 @@ softmax_row = Exercise(
         "nothing else is needed for these scores.",
     ],
     forbidden=FORBIDDEN,
+    id="3.1",
+    attr="softmax_row",
+    answer="softmax_row",
+    points=1,
+    grade_id="check-softmax-row",
 )
 
 
@@ -489,6 +490,11 @@ stable_softmax = Exercise(
         "exponentials of the scores minus it; those exponentials divided by their row sum.",
     ],
     forbidden=FORBIDDEN,
+    id="3.2",
+    attr="stable_softmax",
+    answer="stable_softmax",
+    points=2,
+    grade_id="check-stable-softmax",
 )
 
 
@@ -555,4 +561,9 @@ temperature = Exercise(
         "`z` (row maximum subtracted before `np.exp`, divided by the row sum).",
     ],
     forbidden=FORBIDDEN,
+    id="3.3",
+    attr="temperature",
+    answer="softmax_with_temperature",
+    points=2,
+    grade_id="check-softmax-temperature",
 )

@@ -37,19 +37,12 @@ import numpy as np
 
 import attnlab
 from attnlab.examples import cat_sat_down
-from attnlab.exercises.core import (
-    Cases,
-    Exercise,
-    NotAttempted,
-    Wrong,
-    call,
-    call_watching,
-    hidden_difference,
-    quietly,
-    recognised,
-    short,
-    warned,
-)
+from attnlab.exercises.kit.calling import call, call_watching
+from attnlab.exercises.kit.cases import Cases
+from attnlab.exercises.kit.display import hidden_difference, short, warned
+from attnlab.exercises.kit.exercise import Exercise
+from attnlab.exercises.kit.judging import quietly, recognised
+from attnlab.exercises.kit.outcomes import NotAttempted, Wrong
 from attnlab.patterns import (
     PATTERNS,
     TITLES,
@@ -265,6 +258,11 @@ row_entropy = Exercise(
         "attnlab.patterns.effective_keys",
         "scipy.stats.entropy",
     ),
+    id="4.1",
+    attr="row_entropy",
+    answer="row_entropy",
+    points=2,
+    grade_id="check-row-entropy",
 )
 
 
@@ -517,6 +515,11 @@ name_the_patterns = Exercise(
         "and `patterns.strongest_links(ex.weights, 1)` (the setup cell imported `patterns` "
         "from `attnlab`), and match each map to the measure it stands out on.",
     ],
+    id="4.2",
+    attr="name_the_patterns",
+    answer="name_the_patterns",
+    points=1,
+    grade_id="check-name-the-patterns",
 )
 
 
@@ -798,4 +801,9 @@ hub_key = Exercise(
         "total with `np.argmax`, and use that position to pick from `tokens`.",
     ],
     forbidden=("attnlab.patterns.column_mass", "attnlab.patterns.strongest_links", "patterns"),
+    id="4.3",
+    attr="hub_key",
+    answer="hub_key",
+    points=1,
+    grade_id="check-hub-key",
 )

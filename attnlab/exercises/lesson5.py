@@ -34,20 +34,12 @@ import numpy as np
 
 import attnlab
 from attnlab.examples import cat_sat_down, dog_bites_man, query_and_keys_2d
-from attnlab.exercises.core import (
-    Cases,
-    Exercise,
-    NotAttempted,
-    Wrong,
-    as_numbers,
-    call_watching,
-    hidden_difference,
-    one_line,
-    recognised,
-    same_values,
-    short,
-    warned,
-)
+from attnlab.exercises.kit.calling import call_watching
+from attnlab.exercises.kit.cases import Cases
+from attnlab.exercises.kit.display import hidden_difference, one_line, short, warned
+from attnlab.exercises.kit.exercise import Exercise
+from attnlab.exercises.kit.judging import as_numbers, recognised, same_values
+from attnlab.exercises.kit.outcomes import NotAttempted, Wrong
 from attnlab.mixing import coordinate_bounds, weighted_values
 
 __all__ = [
@@ -436,6 +428,11 @@ mix_one = Exercise(
         "shapes does the same.",
     ],
     forbidden=("attnlab.mixing",),
+    id="5.1",
+    attr="mix_one",
+    answer="mix_one",
+    points=1,
+    grade_id="check-mix-one",
 )
 
 
@@ -694,6 +691,11 @@ attention_output = Exercise(
         "anything need a transpose?",
     ],
     forbidden=("attnlab.mixing",),
+    id="5.2",
+    attr="attention_output",
+    answer="attention_output",
+    points=1,
+    grade_id="check-attention-output",
 )
 
 
@@ -937,4 +939,9 @@ output_box = Exercise(
         "of each column (`axis=0` runs down the columns).",
     ],
     forbidden=("attnlab.mixing",),
+    id="5.3",
+    attr="output_box",
+    answer="output_box",
+    points=1,
+    grade_id="check-output-box",
 )

@@ -43,19 +43,12 @@ import numpy as np
 import attnlab
 import attnlab.attention
 from attnlab.examples import cat_sat_down, dog_bites_man
-from attnlab.exercises.core import (
-    SOFTMAX_LIBRARY,
-    Cases,
-    Exercise,
-    Wrong,
-    as_numbers,
-    hidden_difference,
-    one_line,
-    quietly,
-    recognised,
-    short,
-    warned,
-)
+from attnlab.exercises.kit.cases import Cases
+from attnlab.exercises.kit.display import hidden_difference, one_line, short, warned
+from attnlab.exercises.kit.exercise import Exercise
+from attnlab.exercises.kit.forbidden import SOFTMAX_LIBRARY
+from attnlab.exercises.kit.judging import as_numbers, quietly, recognised
+from attnlab.exercises.kit.outcomes import Wrong
 
 __all__ = [
     "attention_shapes",
@@ -272,6 +265,11 @@ attention_shapes = Exercise(
         "`batch`. The score and weight matrices pair n queries with n keys; the output's last "
         "size comes from V.",
     ],
+    id="6.1",
+    attr="attention_shapes",
+    answer="attention_shapes",
+    points=1,
+    grade_id="check-attention-shapes",
 )
 
 
@@ -400,6 +398,11 @@ causal_mask_from_scratch = Exercise(
         "start from `np.ones((n, n), dtype=bool)` and keep its lower triangle.",
     ],
     forbidden=("attnlab.causal_mask", "attnlab.attention.causal_mask"),
+    id="6.2",
+    attr="causal_mask_from_scratch",
+    answer="causal",
+    points=1,
+    grade_id="check-causal",
 )
 
 
@@ -649,4 +652,9 @@ masked_softmax = Exercise(
         "where it is positive — a fully masked row stays all zeros.",
     ],
     forbidden=SOFTMAX_LIBRARY,
+    id="6.3",
+    attr="masked_softmax",
+    answer="masked_softmax",
+    points=2,
+    grade_id="check-masked-softmax",
 )

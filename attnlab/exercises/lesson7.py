@@ -24,13 +24,13 @@ r"""Lesson 7 — test your understanding: a checked quiz in two parts and three 
   masked weights, renormalise: right with exact numbers) and a correct masked softmax differ.
   The check runs both on that input and says what each gave.
 
-Results are compared with a float64 reference to the precision they were computed in
-(:data:`TOLERANCES`), and a reason shows as many digits as it takes for the two numbers to
-differ (:func:`mismatch`).
+Results are compared with a float64 reference to the precision they were computed in, and a
+reason shows as many digits as it takes for the two numbers to differ
+(:mod:`attnlab.exercises.kit.precision`).
 
 References come from :func:`attnlab.scaled_dot_product_attention`; known mistakes are
 recognised by recomputing them on the same input. Each bug hunt's check is a
-:class:`~attnlab.exercises.core.Cases`: its ``<exercise>_cases()`` and a ``_judge_<exercise>``
+:class:`~attnlab.exercises.kit.cases.Cases`: its ``<exercise>_cases()`` and a ``_judge_<exercise>``
 holding the reference, the known mistakes and the diagnosis; the kit runs the answer.
 
 Examples
@@ -69,17 +69,13 @@ from attnlab.examples import (
     dog_bites_man,
     query_and_keys_2d,
 )
-from attnlab.exercises.core import (
-    Cases,
-    Exercise,
-    Text,
-    Wrong,
-    one_line,
-    quietly,
-    recognised,
-    short,
-    warned,
-)
+from attnlab.exercises.kit.cases import Cases
+from attnlab.exercises.kit.display import one_line, short
+from attnlab.exercises.kit.exercise import Exercise
+from attnlab.exercises.kit.feedback import Text
+from attnlab.exercises.kit.judging import quietly
+from attnlab.exercises.kit.outcomes import Wrong
+from attnlab.exercises.kit.precision import compare, tolerance
 from attnlab.exercises.quiz import Question, Questions
 from attnlab.mixing import barycentric
 from attnlab.patterns import column_mass, pattern_example
@@ -470,9 +466,23 @@ _QUIZ_HINTS = [
     "question (the link) and re-read the section on the idea it names, and its Key points.",
 ]
 
-quiz_a = QUESTIONS_A.exercise("Exercise 7.1 (quiz A: scores, scaling and softmax)", _QUIZ_HINTS)
+quiz_a = QUESTIONS_A.exercise(
+    "Exercise 7.1 (quiz A: scores, scaling and softmax)",
+    _QUIZ_HINTS,
+    id="7.1",
+    attr="quiz_a",
+    answer="quiz_a",
+    points=11,
+    grade_id="check-quiz-a",
+)
 quiz_b = QUESTIONS_B.exercise(
-    "Exercise 7.2 (quiz B: heatmaps, values, shapes and masks)", _QUIZ_HINTS
+    "Exercise 7.2 (quiz B: heatmaps, values, shapes and masks)",
+    _QUIZ_HINTS,
+    id="7.2",
+    attr="quiz_b",
+    answer="quiz_b",
+    points=12,
+    grade_id="check-quiz-b",
 )
 
 
@@ -575,7 +585,7 @@ def _judge_scale(got, case, messages) -> None:
     """Judge the output ``got`` for one of :func:`scale_cases` against attnlab's heads."""
     _, args = case
     expected = _multi_head(*args)  # (n, d_model)
-    _compare(got, expected, _scale_what(case), messages, _scale_mistakes(args))
+    compare(got, expected, _scale_what(case), messages, _scale_mistakes(args))
 
 
 def _arguments(case) -> tuple:
@@ -592,144 +602,6 @@ def _failed(what, advice=lambda case: ""):
         return f"{what(case)} failed. {exc}{extra}"
 
     return failed
-
-
-#: How close a result must be to the float64 reference, by the precision it was computed in:
-#: (rtol, atol). float32 carries about 7 significant digits and float16 about 3, and a few
-#: operations (a matrix product, exp, a sum) lose a little more. float64 answers are held to
-#: float32's tolerance too (see :func:`tolerance`).
-TOLERANCES = {
-    np.dtype(np.float64): (1e-6, 1e-9),
-    np.dtype(np.float32): (1e-4, 1e-5),
-    np.dtype(np.float16): (2e-2, 2e-2),
-}
-
-
-def precision_of(got) -> np.dtype:
-    """The float dtype an answer was computed in: its own dtype, float32 for a list whose every
-    value is a float32 (``array.tolist()`` of a float32 array), else float64.
-
-    Examples
-    --------
-    >>> precision_of(np.ones(2, dtype=np.float32)), precision_of([0.1, 0.2])
-    (dtype('float32'), dtype('float64'))
-    >>> precision_of(np.float32([0.1, 0.2]).tolist())
-    dtype('float32')
-    """
-    if isinstance(got, np.ndarray | np.generic):
-        return got.dtype if got.dtype in TOLERANCES else np.dtype(np.float64)
-    try:
-        values = np.asarray(got, dtype=float)
-    except (TypeError, ValueError):
-        return np.dtype(np.float64)
-    finite = values[np.isfinite(values)]
-    with np.errstate(all="ignore"):
-        narrow = finite.size and np.array_equal(finite.astype(np.float32), finite)
-    exact = finite.size and np.array_equal(finite.astype(np.float16), finite)
-    return np.dtype(np.float32) if narrow and not exact else np.dtype(np.float64)
-
-
-def tolerance(*dtypes) -> tuple[float, float]:
-    """The loosest (rtol, atol) of ``dtypes``: the answer's precision and the inputs' dtype.
-
-    The checks pass ``np.float32`` as well: a float64 result may still have been computed in
-    float32 (numpy 2 turns ``float32_array / np.sqrt(d)`` into float64, since ``np.sqrt``
-    returns a float64 scalar), so its dtype cannot prove float64 precision. float32's
-    tolerance is still a hundred times finer than any known mistake of these exercises.
-    """
-    pairs = [TOLERANCES.get(np.dtype(d), TOLERANCES[np.dtype(np.float64)]) for d in dtypes]
-    return max(r for r, _ in pairs), max(a for _, a in pairs)
-
-
-def _digits(x: float, digits: int) -> str:
-    """``x`` with ``digits`` significant digits, as a learner writes it (no padding)."""
-    x = float(x)
-    if not np.isfinite(x) or x == 0:
-        return "0" if x == 0 else str(x)
-    if not 1e-4 <= abs(x) < 1e6:
-        return np.format_float_scientific(x, precision=digits - 1, trim="-")
-    return np.format_float_positional(x, precision=digits, fractional=False, trim="-")
-
-
-def _shown(array: np.ndarray, digits: int) -> str:
-    if array.ndim == 0:
-        return _digits(array[()], digits)
-    return "[" + ", ".join(_shown(row, digits) for row in array) + "]"
-
-
-def mismatch(what: str, got: np.ndarray, expected: np.ndarray, rtol: float, atol: float) -> str:
-    """ "<what> should be …, but yours gave …", with enough digits that the two differ.
-
-    The entry furthest outside the tolerance decides how many significant digits are shown
-    (4 unless it needs more); when it takes more than 4 the sentence also names that entry
-    and the difference, so two numbers that look alike are never called different.
-
-    Examples
-    --------
-    >>> text = mismatch("f(x)", np.array([0.25, 0.7500031]), np.array([0.25, 0.75]), 1e-6, 1e-9)
-    >>> head, tail = text.split(": entry")
-    >>> print(head)
-    f(x) should be [0.25, 0.75], but yours gave [0.25, 0.750003]
-    >>> print(tail[:58])
-     [1] is 0.750003 where it should be 0.75, a difference of
-    >>> print(tail[58:])
-     3.1e-06, more than float64 rounding explains.
-    """
-    with np.errstate(invalid="ignore"):
-        excess = np.abs(got - expected) - (atol + rtol * np.abs(expected))
-    excess = np.where(np.isnan(excess), np.inf, excess)
-    where = np.unravel_index(int(np.argmax(excess)), got.shape) if got.ndim else ()
-    g, e = float(got[where]), float(expected[where])
-    digits = next((p for p in range(4, 18) if _digits(g, p) != _digits(e, p)), 17)
-    shown_got, shown_expected, said = got, expected, what
-    if expected.size > 16:  # a long array: show the row that differs most
-        shown_got, shown_expected = got[where[:1]], expected[where[:1]]
-        said = f"{what}: row {where[0]}"
-    text = (
-        f"{said} should be {_shown(shown_expected, digits)}, but yours gave "
-        f"{_shown(shown_got, digits)}"
-    )
-    if digits > 4:
-        index = ", ".join(str(int(i)) for i in where)
-        text += (
-            f": entry [{index}] is {_digits(g, digits)} where it should be "
-            f"{_digits(e, digits)}, a difference of {abs(g - e):.2g}, more than "
-            f"{_precision_name(rtol)} rounding explains"
-        )
-    return text + "."
-
-
-def _precision_name(rtol: float) -> str:
-    return next((d.name for d, (r, _) in TOLERANCES.items() if r == rtol), "float64")
-
-
-def _compare(got, expected, what, messages, mistakes, inputs=np.float64) -> None:
-    """:class:`Wrong` unless ``got`` is ``expected`` to the precision it was computed in
-    (:func:`precision_of`, or the inputs' dtype if that is coarser); the reason names a known
-    mistake when it recognises one."""
-    try:
-        values = np.asarray(got, dtype=float)
-    except (TypeError, ValueError):
-        raise Wrong(
-            f"{what} should be an array of shape {expected.shape}; got {one_line(got)}."
-        ) from None
-    if values.shape != expected.shape:
-        raise Wrong(
-            f"{what} should have shape {expected.shape}, but yours has shape {values.shape}."
-        )
-    rtol, atol = tolerance(precision_of(got), inputs, np.float32)
-    if np.allclose(values, expected, rtol=rtol, atol=atol):
-        if messages:
-            raise Wrong(
-                f"{what} gives the right numbers, but numpy warned: "
-                f"{'; '.join(messages)}. Your function must not warn."
-            )
-        return
-    cause = recognised(values, mistakes, rtol, atol)
-    if not cause and not np.all(np.isfinite(values)):
-        cause = "Yours contains nan or inf."
-    said = mismatch(what, values, np.asarray(expected, dtype=float), rtol, atol)
-    raise Wrong(f"{said} {cause}{warned(messages)}".rstrip())
 
 
 #: What a bug hunt does not accept in place of the mended function: the library's whole
@@ -759,6 +631,11 @@ scale_bug = Exercise(
         "product add over: d_model, or d_model // n_heads?",
     ],
     forbidden=BUG_HUNT_FORBIDDEN,
+    id="7.3",
+    attr="scale_bug",
+    answer="multi_head_attention",
+    points=2,
+    grade_id="check-multi-head-attention",
 )
 
 
@@ -897,8 +774,8 @@ def _judge_mask(got, case, messages) -> None:
     expected_out, expected_w = attnlab.scaled_dot_product_attention(
         q, k, v, mask=attnlab.causal_mask(q.shape[-2])
     )
-    _compare(weights, expected_w, f"{what}: the weights", messages, _mask_mistakes(q, k, v))
-    _compare(
+    compare(weights, expected_w, f"{what}: the weights", messages, _mask_mistakes(q, k, v))
+    compare(
         output,
         expected_out,
         f"{what}: the output (the weights are right)",
@@ -927,6 +804,11 @@ mask_bug = Exercise(
         "the line after it.",
     ],
     forbidden=BUG_HUNT_FORBIDDEN,
+    id="7.4",
+    attr="mask_bug",
+    answer="causal_attention",
+    points=2,
+    grade_id="check-causal-attention",
 )
 
 
@@ -1039,7 +921,7 @@ def _judge_shift(got, case, messages) -> None:
     """Judge the output ``got`` for one of :func:`shift_cases`, to its inputs' precision."""
     q, k, v = case[1]
     expected, _ = attnlab.scaled_dot_product_attention(q, k, v)  # (n_q, d_v)
-    _compare(
+    compare(
         got,
         expected.astype(float),
         _shift_what(case),
@@ -1062,6 +944,11 @@ shift_bug = Exercise(
         "`keepdims=True`) from the scores inside `np.exp`.",
     ],
     forbidden=BUG_HUNT_FORBIDDEN,
+    id="7.5",
+    attr="shift_bug",
+    answer="stable_attention",
+    points=2,
+    grade_id="check-stable-attention",
 )
 
 
@@ -1191,4 +1078,9 @@ expose_bug = Exercise(
         "as a (1, 2) array of floats and the mask as a (1, 2) array of booleans. Try it on "
         "`lesson7.patched_masked_softmax` before you run the check.",
     ],
+    id="7.6",
+    attr="expose_bug",
+    answer="exposing_input",
+    points=2,
+    grade_id="check-exposing-input",
 )

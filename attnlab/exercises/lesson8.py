@@ -70,16 +70,12 @@ import numpy as np
 
 import attnlab
 from attnlab.examples import cat_sat_down, dog_bites_man
-from attnlab.exercises.core import (
-    Cases,
-    Exercise,
-    Wrong,
-    call_watching,
-    one_line,
-    quietly,
-    short,
-    warned,
-)
+from attnlab.exercises.kit.calling import call_watching
+from attnlab.exercises.kit.cases import Cases
+from attnlab.exercises.kit.display import one_line, short, warned
+from attnlab.exercises.kit.exercise import Exercise
+from attnlab.exercises.kit.judging import quietly
+from attnlab.exercises.kit.outcomes import Wrong
 from attnlab.online import _fold, online_softmax_update
 
 __all__ = [
@@ -216,6 +212,11 @@ scores_memory = Exercise(
         "Count the entries of all the score matrices (one n × n matrix per sequence and per "
         "head) and multiply by the bytes of one entry, `np.dtype(dtype).itemsize`.",
     ],
+    id="8.1",
+    attr="scores_memory",
+    answer="scores_bytes",
+    points=1,
+    grade_id="check-scores-bytes",
 )
 
 
@@ -646,6 +647,11 @@ online_update = Exercise(
         "whose max is still −∞.",
     ],
     forbidden=_LIBRARY_FOLDS,
+    id="8.2",
+    attr="online_update",
+    answer="online_update",
+    points=2,
+    grade_id="check-online-update",
 )
 
 
@@ -829,6 +835,11 @@ attention_step = Exercise(
         "a second axis) plus the new exps times `v_block`.",
     ],
     forbidden=_LIBRARY_FOLDS,
+    id="8.3",
+    attr="attention_step",
+    answer="attention_step",
+    points=2,
+    grade_id="check-attention-step",
 )
 
 
@@ -1285,4 +1296,9 @@ tiled_loop = Exercise(
         "the output rows.",
     ],
     forbidden=_LIBRARY_ATTENTION + _WHOLE_ROW_SOFTMAX,
+    id="8.4",
+    attr="tiled_loop",
+    answer="tiled_loop",
+    points=2,
+    grade_id="check-tiled-loop",
 )

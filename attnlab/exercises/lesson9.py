@@ -40,16 +40,11 @@ import numpy as np
 import attnlab
 from attnlab.backward import _softmax_vjp, attention_backward
 from attnlab.examples import cat_sat_down, dog_bites_man
-from attnlab.exercises.core import (
-    Cases,
-    Exercise,
-    Wrong,
-    as_numbers,
-    one_line,
-    recognised,
-    short,
-    warned,
-)
+from attnlab.exercises.kit.cases import Cases
+from attnlab.exercises.kit.display import one_line, short, warned
+from attnlab.exercises.kit.exercise import Exercise
+from attnlab.exercises.kit.judging import as_numbers, recognised
+from attnlab.exercises.kit.outcomes import Wrong
 from attnlab.training import PROBE, train
 
 __all__ = [
@@ -245,6 +240,11 @@ vjp = Exercise(
         "n × n matrix is needed, and a weight of 0 must give a gradient of 0.",
     ],
     forbidden=_LIBRARY,
+    id="9.1",
+    attr="vjp",
+    answer="softmax_vjp",
+    points=2,
+    grade_id="check-softmax-vjp",
 )
 
 
@@ -434,6 +434,11 @@ backward_step = Exercise(
         "not forgetting the scale; dv comes from the transposed weights and g.",
     ],
     forbidden=_LIBRARY,
+    id="9.2",
+    attr="backward_step",
+    answer="attention_grads",
+    points=3,
+    grade_id="check-attention-grads",
 )
 
 
@@ -516,4 +521,9 @@ reads = Exercise(
         "the column label (a token) of that row's largest weight. Tokens repeat in the probe "
         "sequence, so either copy of a repeated token is the same answer.",
     ],
+    id="9.3",
+    attr="reads",
+    answer="tokens_read",
+    points=1,
+    grade_id="check-tokens-read",
 )

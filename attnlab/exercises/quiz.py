@@ -3,7 +3,7 @@ r"""The quiz engine: questions answered several at once, judged one by one, part
 A quiz is a :class:`Questions`: a list of :class:`Question` (multiple choice when it has
 options, else a number) shown as Markdown in a notebook. The learner answers with a dict from
 question to answer (an option letter, or a number) and passes it, or a function returning it,
-to :meth:`Questions.check` (as an :class:`~attnlab.exercises.core.Exercise` from
+to :meth:`Questions.check` (as an :class:`~attnlab.exercises.kit.exercise.Exercise` from
 :meth:`Questions.exercise`). The check says question by question which answers are right,
 which are not yet (with a reason that does not give the answer away) and which are still open;
 each question earns an equal share of the points.
@@ -13,7 +13,7 @@ The right answers are not in the questions: they are in a :class:`Key` per quest
 :func:`attnlab.exercises.keys.load_key`), which does not ship with the installed package. Where
 that module is not at hand (a graded course run), the check cannot judge: it says which answers
 are missing or malformed and, once all are there, that they are recorded
-(:class:`~attnlab.exercises.core.Recorded`), to be marked after submission.
+(:class:`~attnlab.exercises.kit.outcomes.Recorded`), to be marked after submission.
 
 Examples
 --------
@@ -44,8 +44,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from attnlab.course import lesson
-from attnlab.exercises.core import Exercise, NotAttempted, Recorded, Wrong, call, is_stub, one_line
 from attnlab.exercises.keys import load_key
+from attnlab.exercises.kit.calling import call, is_stub
+from attnlab.exercises.kit.display import one_line
+from attnlab.exercises.kit.exercise import Exercise
+from attnlab.exercises.kit.outcomes import NotAttempted, Recorded, Wrong
 
 __all__ = ["Key", "Question", "Questions"]
 
@@ -280,9 +283,10 @@ class Questions:
         module = load_key(self.key_file)
         return None if module is None else getattr(module, f"key_{self.part.lower()}")(self.scope)
 
-    def exercise(self, title: str, hints) -> Exercise:
-        """This quiz as an exercise: its check is :meth:`check`, its hints ``hints``."""
-        return Exercise(title, self.check, hints=hints)
+    def exercise(self, title: str, hints, **place) -> Exercise:
+        """This quiz as an exercise: its check is :meth:`check`, its hints ``hints``; ``place``
+        is where it sits in the course (``id=``, ``attr=``, … as :class:`Exercise` takes them)."""
+        return Exercise(title, self.check, hints=hints, **place)
 
     def check(self, answer) -> None:
         """The checker: returns if every answer is right, else raises :class:`Wrong`.

@@ -3,13 +3,13 @@
 The solutions live in one place only: the solution cells of ``source/NN-name/NN-name.ipynb``
 (between nbgrader's ``### BEGIN SOLUTION`` and ``### END SOLUTION``). A self-study learner
 working from a clone of the repository has that folder beside the package, so
-:meth:`~attnlab.exercises.core.Exercise.solution` can show the worked answer, under the same
+:meth:`~attnlab.exercises.kit.exercise.Exercise.solution` can show the worked answer, under the same
 function name the check asks for. The package built for a graded course (``pip wheel .``)
 holds no ``source/`` folder and so no solution.
 
-An exercise is found by the grade cell that checks it: ``lesson1.dot.check(dot)`` names the
-exercise ``lesson1.dot`` and its answer function ``dot``; the solution cell is the one that
-defines ``dot``.
+An exercise's answer cell is the solution cell of its lesson's notebook that defines the
+exercise's answer function (:attr:`~attnlab.exercises.kit.exercise.Exercise.answer`, from the
+course's map :data:`~attnlab.exercises.kit.exercise_map.EXERCISES`).
 """
 
 from __future__ import annotations
@@ -19,6 +19,8 @@ import functools
 import json
 import os
 from pathlib import Path
+
+from attnlab.exercises.kit.exercise_map import EXERCISES
 
 BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
 
@@ -31,36 +33,6 @@ def source_folder() -> Path | None:
     named = os.environ.get("ATTNLAB_SOURCE")
     folder = Path(named) if named else Path(__file__).resolve().parents[2] / "source"
     return folder if folder.is_dir() else None
-
-
-def checked_call(code: str) -> tuple[str, str] | None:
-    """``("lesson1.dot", "dot")`` for a grade cell ``lesson1.dot.check(dot)``, else None.
-
-    >>> checked_call("lesson1.dot.check(dot)")
-    ('lesson1.dot', 'dot')
-    >>> checked_call("print(1)") is None
-    True
-    """
-    try:
-        tree = ast.parse(code)
-    except SyntaxError:
-        return None
-    for node in ast.walk(tree):
-        if (
-            isinstance(node, ast.Call)
-            and isinstance(node.func, ast.Attribute)
-            and node.func.attr == "check"
-            and len(node.args) == 1
-            and isinstance(node.args[0], ast.Name)
-        ):
-            target = node.func.value
-            if (
-                isinstance(target, ast.Attribute)
-                and isinstance(target.value, ast.Name)
-                and target.value.id.startswith("lesson")
-            ):
-                return f"{target.value.id}.{target.attr}", node.args[0].id
-    return None
 
 
 def defined_names(code: str) -> set[str]:
@@ -89,25 +61,14 @@ def without_markers(code: str) -> str:
 
 
 @functools.lru_cache(maxsize=4)
-def _index(folder: str) -> dict[str, str]:
-    """Exercise name -> the source of its solution cell, for every lesson in ``folder``."""
-    found = {}
-    for path in sorted(Path(folder).glob("*/*.ipynb")):
-        cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
-        solutions = {}
-        for cell in cells:
-            code = "".join(cell.get("source", ""))
-            meta = cell.get("metadata", {}).get("nbgrader", {})
-            if cell["cell_type"] != "code":
-                continue
-            if meta.get("solution"):
-                for name in defined_names(code):
-                    solutions[name] = code
-            elif meta.get("grade") and (called := checked_call(code)):
-                exercise, answer = called
-                if answer in solutions:
-                    found[exercise] = without_markers(solutions[answer])
-    return found
+def worked_solutions(folder: str) -> dict[str, str]:
+    """Exercise name -> its worked solution (the solution cell without nbgrader's markers), for
+    every lesson in the source ``folder``."""
+    return {
+        name: without_markers(code)
+        for path in sorted(Path(folder).glob("*/*.ipynb"))
+        for name, code in answer_cells_in(path).items()
+    }
 
 
 def worked_solution(exercise: str | None) -> str | None:
@@ -115,7 +76,7 @@ def worked_solution(exercise: str | None) -> str | None:
     folder = source_folder()
     if folder is None or exercise is None:
         return None
-    return _index(str(folder)).get(exercise)
+    return worked_solutions(str(folder)).get(exercise)
 
 
 #: What nbgrader puts in place of a solution (ClearSolutions' ``code_stub`` for Python).
@@ -144,22 +105,24 @@ def stubbed(code: str) -> str:
     return "\n".join(lines).strip("\n")
 
 
-def _answer_cells(path: Path) -> dict[str, str]:
-    """Exercise name -> the code of its answer cell in the notebook at ``path``."""
-    found, answers = {}, {}
+def answer_cells_in(path: Path) -> dict[str, str]:
+    """Exercise name -> the code of its answer cell in the lesson notebook at ``path``
+    (``NN-name.ipynb``: lesson ``NN``'s exercises)."""
+    if not path.name[:2].isdigit():
+        return {}
+    defining = {}
     for cell in json.loads(path.read_text(encoding="utf-8"))["cells"]:
-        code = "".join(cell.get("source", ""))
-        meta = cell.get("metadata", {}).get("nbgrader", {})
-        if cell["cell_type"] != "code":
-            continue
-        if meta.get("solution"):
+        if cell["cell_type"] == "code" and cell.get("metadata", {}).get("nbgrader", {}).get(
+            "solution"
+        ):
+            code = "".join(cell.get("source", ""))
             for name in defined_names(code):
-                answers[name] = code
-        elif meta.get("grade") and (called := checked_call(code)):
-            exercise, answer = called
-            if answer in answers:
-                found[exercise] = answers[answer]
-    return found
+                defining[name] = code
+    return {
+        exercise.name: defining[exercise.answer]
+        for exercise in EXERCISES.of_lesson(int(path.name[:2]))
+        if exercise.answer in defining
+    }
 
 
 def learner_folder() -> Path | None:
@@ -177,10 +140,10 @@ def original_stub(exercise: str | None) -> str | None:
     pattern = f"{int(lesson):02d}-*.ipynb" if lesson.isdigit() else "*.ipynb"
     if (folder := learner_folder()) is not None:
         for path in sorted(folder.glob(pattern)):
-            if (code := _answer_cells(path).get(exercise)) is not None:
+            if (code := answer_cells_in(path).get(exercise)) is not None:
                 return code.strip("\n")
     if (folder := source_folder()) is not None:
         for path in sorted(folder.glob(f"*/{pattern}")):
-            if (code := _answer_cells(path).get(exercise)) is not None:
+            if (code := answer_cells_in(path).get(exercise)) is not None:
                 return stubbed(code)
     return None

@@ -8,14 +8,17 @@ the grade cells.
 from __future__ import annotations
 
 import ast
-import importlib
 import os
 from dataclasses import dataclass
 
 from attnlab.exercises.answer_cells import grading_note
-from attnlab.exercises.core import Feedback, Outcome, grading_seed, refused_message
 from attnlab.exercises.keys import load_key
-from attnlab.exercises.solutions import checked_call, defined_names
+from attnlab.exercises.kit.answer_lint import refused_message
+from attnlab.exercises.kit.exercise_map import EXERCISES
+from attnlab.exercises.kit.feedback import Feedback
+from attnlab.exercises.kit.grading_mode import grading_seed
+from attnlab.exercises.kit.outcomes import Outcome
+from attnlab.exercises.solutions import defined_names
 from attnlab.grading.lint import MAX_CELL, imported_names, problems, too_long
 from attnlab.grading.remote import CleanKernel, RemoteFunction, arm, remember
 
@@ -70,31 +73,21 @@ def _bound_names(code: str) -> set[str]:
     return names
 
 
-def _exercise(name: str):
-    module, _, attr = name.partition(".")
-    return getattr(importlib.import_module(f"attnlab.exercises.{module}"), attr)
+def _checked_exercises(source_nb) -> list:
+    """The exercises the grade cells check, in notebook order (found in the course's map by
+    each grade cell's ``grade_id``; a grade cell the map does not know is not graded)."""
+    return [
+        exercise
+        for cell in source_nb["cells"]
+        if cell["cell_type"] == "code"
+        and _nbgrader(cell).get("grade")
+        and (exercise := EXERCISES.by_grade_id(_nbgrader(cell).get("grade_id"))) is not None
+    ]
 
 
 def _forbidden_of(source_nb) -> dict[str, tuple]:
     """For each answer function: the names its exercise forbids."""
-    found = {}
-    for cell in source_nb["cells"]:
-        if cell["cell_type"] == "code" and _nbgrader(cell).get("grade"):
-            called = checked_call(_code(cell))
-            if called:
-                found[called[1]] = _exercise(called[0]).forbidden
-    return found
-
-
-def _checked_exercises(source_nb) -> list[str]:
-    """``["lesson7.quiz_a", ...]``: the exercises the grade cells check."""
-    return [
-        called[0]
-        for cell in source_nb["cells"]
-        if cell["cell_type"] == "code"
-        and _nbgrader(cell).get("grade")
-        and (called := checked_call(_code(cell)))
-    ]
+    return {exercise.answer: exercise.forbidden for exercise in _checked_exercises(source_nb)}
 
 
 def answer_cells(source_nb, student_nb) -> dict[str, tuple[str, list[str]]]:
@@ -185,7 +178,7 @@ def grade_notebook(source_nb, student_nb, cwd, config=None) -> list[Result]:
     answers = answer_cells(source_nb, student_nb)
     refused_names: dict[str, list[str]] = {}
     results = []
-    for key in {name.partition(".")[0] for name in _checked_exercises(source_nb)}:
+    for key in {f"lesson{exercise.lesson}" for exercise in _checked_exercises(source_nb)}:
         load_key(key)  # read now, before any student code runs anywhere
     forbidden = {name for names in _forbidden_of(source_nb).values() for name in names}
     bare = {name for name in forbidden if "." not in name}  # the notebook's own functions
@@ -213,18 +206,17 @@ def grade_notebook(source_nb, student_nb, cwd, config=None) -> list[Result]:
             meta = _nbgrader(cell)
             if cell["cell_type"] != "code" or not meta.get("grade"):
                 continue
-            called = checked_call(_code(cell))
-            if called is None:
+            exercise = EXERCISES.by_grade_id(meta.get("grade_id"))
+            if exercise is None:
                 continue
-            exercise = _exercise(called[0])
             max_points = float(meta.get("points", 0))
-            if called[1] in refused_names:
-                feedback = _refused(exercise.title, refused_names[called[1]])
+            if exercise.answer in refused_names:
+                feedback = _refused(exercise.title, refused_names[exercise.answer])
             else:
                 with grading_seed(salt):
-                    feedback = exercise.grade(RemoteFunction(kernel, called[1]))
+                    feedback = exercise.grade(RemoteFunction(kernel, exercise.answer))
             if feedback.outcome is not Outcome.CORRECT:  # an answer left outside its cell?
-                feedback = _with_layout_note(feedback, source_nb, student_nb, called[1])
+                feedback = _with_layout_note(feedback, source_nb, student_nb, exercise.answer)
             score = 1.0 if feedback.outcome is Outcome.CORRECT else feedback.score
             if feedback.outcome is Outcome.RECORDED:
                 score = 0.0

@@ -23,7 +23,7 @@ from nbgrader.coursedir import CourseDirectory
 from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets import Unicode
 
-from attnlab.exercises.core import Outcome
+from attnlab.exercises.kit.outcomes import Outcome
 from attnlab.grading.grade import Result, grade_notebook
 
 

@@ -27,7 +27,9 @@ import numpy as np
 from traitlets import Float
 from traitlets.config import LoggingConfigurable
 
-from attnlab.exercises.core import CALL_LIMIT, Forbidden, forbidden_now
+from attnlab.exercises.kit.calling import CALL_LIMIT
+from attnlab.exercises.kit.forbidden import forbidden_now
+from attnlab.exercises.kit.outcomes import Forbidden
 from attnlab.grading import sandbox
 from attnlab.grading.wire import decode, encode
 
@@ -149,7 +151,7 @@ class CleanKernel(LoggingConfigurable):
         CALL_TIMEOUT,
         help="Longest one call of a student's function may take while it is checked (seconds); "
         "the call is then stopped and earns nothing. The learner's own check stops a call at "
-        "attnlab.exercises.core.CALL_LIMIT (20 s) whatever this says.",
+        "attnlab.exercises.kit.calling.CALL_LIMIT (20 s) whatever this says.",
     ).tag(config=True)
     cell_timeout = Float(
         CELL_TIMEOUT,
@@ -391,7 +393,7 @@ class RemoteFunction:
         The function's name in the kernel (the name the grade cell passes to ``check``).
     forbidden : sequence of str
         Functions the exercise forbids (``"attnlab.softmax"``, or a notebook name); calling one
-        raises :class:`~attnlab.exercises.core.Forbidden`. By default, the list of the
+        raises :class:`~attnlab.exercises.kit.outcomes.Forbidden`. By default, the list of the
         exercise being checked when the call is made.
     """
 

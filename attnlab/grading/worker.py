@@ -150,7 +150,7 @@ def start(key: str, names=()) -> None:
         return _sha256(outer_pad + _sha256(inner_pad + body).digest()).hexdigest()
 
     _STATE["sign"] = sign
-    from attnlab.exercises.core import reaching_codes
+    from attnlab.exercises.kit.forbidden import reaching_codes
 
     for name in names:
         if "." in name and name not in _REGISTRY:

@@ -1,0 +1,163 @@
+"""Calling a learner's function: on copies of its inputs, stopped after :data:`CALL_LIMIT`,
+watched for forbidden calls and numpy warnings, its failures turned into feedback."""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import threading
+import time
+import warnings
+
+import numpy as np
+
+from attnlab.exercises.kit.display import short
+from attnlab.exercises.kit.feedback import NOT_ATTEMPTED_TEXT, finished
+from attnlab.exercises.kit.forbidden import forbidden_now, forbidding
+from attnlab.exercises.kit.outcomes import Forbidden, NotAttempted, Wrong
+
+#: Longest one call of a learner's function may take (seconds), in the learner's check and in
+#: grading (:data:`attnlab.grading.remote.CALL_TIMEOUT` is this number).
+CALL_LIMIT = 20.0
+
+
+def is_stub(answer) -> bool:
+    """True for answers that are still placeholders: ``None`` or ``...``."""
+    return answer is None or answer is Ellipsis
+
+
+class _OverCallLimit(BaseException):
+    """A learner's call ran past :data:`CALL_LIMIT` (a BaseException: ``except Exception`` in
+    the answer does not swallow it)."""
+
+
+@contextlib.contextmanager
+def _stopped_after(seconds: float):
+    """Stop the block with :class:`_OverCallLimit` after ``seconds``, as grading stops a call.
+
+    Uses the real-time interval timer, so only in the main thread (where a notebook runs its
+    cells) and only when no other timer is running; elsewhere the block runs to its end and
+    :func:`call` says afterwards that it took too long.
+    """
+    try:
+        import signal
+
+        usable = (
+            threading.current_thread() is threading.main_thread()
+            and hasattr(signal, "setitimer")
+            and signal.getitimer(signal.ITIMER_REAL)[0] == 0
+        )
+    except (ImportError, ValueError):
+        usable = False
+    if not usable or seconds <= 0:
+        yield
+        return
+
+    def over(signum, frame):
+        raise _OverCallLimit
+
+    previous = signal.signal(signal.SIGALRM, over)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, signal.SIG_DFL if previous is None else previous)
+
+
+def call(function, *args, **kwargs):
+    """Call a learner's function on copies of the inputs and turn its failures into feedback.
+
+    Raises
+    ------
+    NotAttempted
+        The function still raises ``NotImplementedError`` (the exercise stub).
+    Wrong
+        It is not callable, raised another exception, returned ``None``, or changed its inputs.
+    """
+    if not callable(function):
+        raise Wrong(f"Expected a function, got {type(function).__name__} {function!r}.")
+    shown = ", ".join([short(a) for a in args] + [f"{k}={short(v)}" for k, v in kwargs.items()])
+    before = copy.deepcopy((args, kwargs))
+    began = time.monotonic()
+    timed_here = not getattr(function, "timed_elsewhere", False)
+    try:
+        with (
+            _stopped_after(CALL_LIMIT) if timed_here else contextlib.nullcontext(),
+            forbidding(forbidden_now()),
+        ):
+            result = function(*args, **kwargs)
+    except _OverCallLimit:
+        raise Wrong(
+            f"Your function was still running after {CALL_LIMIT:g} s for ({shown}), so the "
+            f"check stopped it: grading stops any call after {CALL_LIMIT:g} s and gives such "
+            "an answer nothing, right numbers or not, so this check stops it at the same "
+            "limit. Look for work done again and again in a loop, or a Python loop over "
+            "single numbers that numpy could do on a whole row at once."
+        ) from None
+    except NotImplementedError as exc:
+        raise NotAttempted(NOT_ATTEMPTED_TEXT) from exc
+    except KeyboardInterrupt as exc:
+        exc.in_answer = True  # the learner's function was running: the check's message says so
+        raise
+    except Forbidden as exc:
+        raise Wrong(
+            f"Your function calls {exc}, which this exercise asks you not to use: the point is "
+            "to write that step yourself with numpy."
+        ) from None
+    except Exception as exc:
+        said = f": {exc}" if str(exc) else ""
+        raise Wrong(
+            finished(f"Calling your function with ({shown}) raised {type(exc).__name__}{said}")
+        ) from exc
+    took = time.monotonic() - began
+    if took > CALL_LIMIT and timed_here:  # where the check could not stop it (not the main thread)
+        raise Wrong(
+            f"Your function took {took:.0f} s for ({shown}). The right numbers are not enough "
+            f"here: grading stops any call after {CALL_LIMIT:g} s, so this answer would earn "
+            "nothing. Look for work done again and again in a loop, or a Python loop over "
+            "single numbers that numpy could do on a whole row at once."
+        )
+    if result is None:
+        raise Wrong(f"Your function returned None for ({shown}). Did you forget `return`?")
+    if not _same((args, kwargs), before):
+        raise Wrong(f"Your function changed its input ({shown}); compute a new array instead.")
+    return result
+
+
+def call_watching(function, *args):
+    """:func:`call`, also returning the numpy warnings the learner's function caused.
+
+    Divide-by-zero, invalid (``inf - inf``, ``0 · -inf``) and overflow are recorded,
+    underflow is ignored (``exp(-1000) == 0`` is correct), and nothing escapes to the
+    notebook: the checks report the messages in their reason (see :func:`warned`).
+
+    Examples
+    --------
+    >>> result, messages = call_watching(lambda x: np.exp(x), np.array([1000.0]))
+    >>> messages
+    ['overflow encountered in exp']
+    """
+    with (
+        warnings.catch_warnings(record=True) as caught,
+        np.errstate(divide="warn", invalid="warn", over="warn", under="ignore"),
+    ):
+        warnings.simplefilter("always")
+        result = call(function, *args)
+    messages = sorted({str(w.message) for w in caught if issubclass(w.category, RuntimeWarning)})
+    return result, messages
+
+
+def _same(a, b) -> bool:
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return (
+            isinstance(a, np.ndarray)
+            and isinstance(b, np.ndarray)
+            and a.shape == b.shape
+            and np.array_equal(a, b, equal_nan=a.dtype.kind in "fc")
+        )
+    if isinstance(a, (list, tuple)):
+        return type(a) is type(b) and len(a) == len(b) and all(map(_same, a, b))
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    return a == b

@@ -1,0 +1,274 @@
+"""Forbidden calls: which code objects a forbidden name stands for, and a watch that notices
+when a learner's function enters one of them.
+
+An exercise that asks the learner to write something the library already does forbids the
+library's functions (``forbidden=``); :func:`forbidden_during` sets the list for one check and
+:func:`forbidding` watches one call of the learner's function.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import importlib
+import inspect
+import sys
+import types
+
+from attnlab.exercises.kit.outcomes import Forbidden
+
+#: Every library function that computes a softmax, whole modules included (naive, stable,
+#: masked, online, tiled, inside attention): forbidden where an exercise is to write one.
+SOFTMAX_LIBRARY = (
+    "attnlab.softmax",
+    "attnlab.log_softmax",
+    "attnlab.softmax_family",
+    "attnlab.online",
+    "attnlab.tiling",
+    "attnlab.scaled_dot_product_attention",
+    "attnlab.attention.scaled_dot_product_attention",
+    "scipy.special.softmax",
+    "scipy.special.log_softmax",
+)
+
+
+#: The functions the exercise being checked forbids (set by :func:`forbidden_during`).
+_FORBIDDEN: contextvars.ContextVar[tuple] = contextvars.ContextVar("forbidden", default=())
+
+
+@contextlib.contextmanager
+def forbidden_during(names):
+    """Forbid ``names`` to every call of a learner's function inside the block (the list
+    :func:`forbidden_now` gives)."""
+    token = _FORBIDDEN.set(tuple(names))
+    try:
+        yield
+    finally:
+        _FORBIDDEN.reset(token)
+
+
+def forbidden_now() -> tuple:
+    """The names the exercise being checked forbids (``"attnlab.softmax"``, notebook names)."""
+    return _FORBIDDEN.get()
+
+
+def _forbidden_codes(names) -> dict:
+    """The code objects of the forbidden functions that can be found, mapped to their names."""
+    try:
+        from IPython import get_ipython
+
+        shell = get_ipython()
+        notebook = shell.user_ns if shell is not None else {}
+    except ImportError:
+        notebook = {}
+    return forbidden_code_objects(names, notebook)
+
+
+def _codes_within(code) -> list:
+    """``code`` and the code of every function defined inside it."""
+    found, todo = [], [code]
+    while todo:
+        found.append(todo.pop())
+        todo += [c for c in found[-1].co_consts if isinstance(c, types.CodeType)]
+    return found
+
+
+def _course_functions() -> list:
+    """Every function of the course's numerics, public and private, with class methods."""
+    from attnlab.course import NUMERICS
+
+    found = []
+    for module_name in NUMERICS:
+        module = importlib.import_module(module_name)
+        for value in list(vars(module).values()):
+            if getattr(value, "__module__", None) != module_name:
+                continue
+            members = list(vars(value).values()) if isinstance(value, type) else [value]
+            for member in members:
+                member = getattr(member, "__func__", member)
+                member = getattr(member, "fget", member)
+                if isinstance(member, types.FunctionType):
+                    found.append(member)
+    return found
+
+
+def _callees(function) -> list:
+    """The course functions ``function`` names: globals, attributes of modules it names, the
+    methods of classes it names, and the functions in its closure."""
+    names = set()
+    for code in _codes_within(function.__code__):
+        names.update(code.co_names)
+    space = getattr(function, "__globals__", {})
+    out = []
+    for name in names:
+        value = space.get(name)
+        if isinstance(value, types.ModuleType):
+            out += [getattr(value, other, None) for other in names]
+        elif isinstance(value, type):
+            out += list(vars(value).values())
+        else:
+            out.append(value)
+    out += [cell.cell_contents for cell in (function.__closure__ or ()) if _filled(cell)]
+    return [
+        getattr(f, "__func__", f)
+        for f in out
+        if isinstance(getattr(f, "__func__", f), types.FunctionType)
+    ]
+
+
+def _filled(cell) -> bool:
+    try:
+        cell.cell_contents  # noqa: B018 - an empty cell raises
+    except ValueError:
+        return False
+    return True
+
+
+def codes_of(codes, function) -> set:
+    """The code objects of ``function`` that are among ``codes``."""
+    return {code for code in _codes_within(function.__code__) if code in codes}
+
+
+def reaching_codes(codes) -> dict:
+    """Code object -> the course function it belongs to, for every course function (private
+    ones too) that computes what the functions with ``codes`` compute: the private helpers
+    those call (``softmax`` -> ``_softmax_in_place``), and every course function that calls
+    into one of them, however indirectly (``training.head_forward``).
+
+    >>> from attnlab.softmax_family import softmax
+    >>> from attnlab.training import head_forward
+    >>> head_forward.__code__ in reaching_codes(set(_codes_within(softmax.__code__)))
+    True
+    """
+    functions = _course_functions()
+    graph = {f: [g for g in _callees(f) if g in set(functions)] for f in functions}
+    targets = {f for f in functions if f.__code__ in codes}
+    todo = list(targets)
+    public_callers = {
+        g: sum(1 for f, callees in graph.items() if g in callees and f.__name__[0] != "_")
+        for g in functions
+    }
+    helpers = set()
+    for f in todo:  # down, one level: the private helpers a forbidden function computes
+        # with (not the utilities many public functions share, such as argument checks)
+        for g in graph.get(f, ()):
+            if g.__name__[0] == "_" and public_callers[g] <= 2:
+                helpers.add(g)
+    targets |= helpers
+    import attnlab
+
+    # The course's own building blocks (``attnlab.softmax``, ``attnlab.causal_mask``, ...) are
+    # never forbidden by reaching: a lesson that refuses one names it (or its check derives
+    # it); every exercise that allows them must keep allowing them.
+    exported = {getattr(attnlab, name) for name in attnlab.__all__}
+    reached = set(targets)
+    changed = True
+    while changed:  # up: everything that calls into them
+        changed = False
+        for f, callees in graph.items():
+            if f in exported:
+                continue
+            if f not in reached and any(g in reached for g in callees):
+                reached.add(f)
+                changed = True
+    # What an allowed building block runs is allowed: attnlab.softmax's _softmax_in_place also
+    # serves scaled_dot_product_attention, attention_scores' _scores serves tiled_attention,
+    # and 7.4 allows softmax and attention_scores. Only the forbidden functions themselves
+    # and what nothing allowed runs are flagged.
+    allowed = [f for f in exported if f in graph and not codes_of(codes, f)]
+    runs_allowed = set()
+    while allowed:
+        f = allowed.pop()
+        for g in graph.get(f, ()):
+            if g not in runs_allowed:
+                runs_allowed.add(g)
+                allowed.append(g)
+    shared = {f for f in reached & runs_allowed if not codes_of(codes, f)}
+    found = {}
+    for f in reached - shared:
+        shown = f"{f.__module__}.{f.__qualname__}"
+        for inner in _codes_within(f.__code__):
+            found.setdefault(inner, shown)
+    return found
+
+
+def forbidden_code_objects(names, namespace) -> dict:
+    """Code object -> forbidden name, for every function the names stand for.
+
+    A name is a function (``"attnlab.softmax"``), a whole module (``"attnlab.online"``: every
+    public function and class defined there, with their methods) or a name in the notebook's
+    ``namespace`` (``"softmax_steps"``). Functions nested in them count too. Names that cannot
+    be found are skipped.
+
+    Examples
+    --------
+    >>> codes = forbidden_code_objects(["attnlab.online", "attnlab.softmax"], {})
+    >>> sorted(set(codes.values()))
+    ['attnlab.online.online_normaliser', 'attnlab.online.online_softmax', \
+'attnlab.online.online_softmax_update', 'attnlab.softmax']
+    """
+    codes, reach = {}, []
+    for name in names:
+        module, _, attr = name.rpartition(".")
+        targets = []
+        if module:
+            try:
+                whole = importlib.import_module(name)
+            except ImportError:
+                whole = None
+            if isinstance(whole, types.ModuleType):
+                for key, value in vars(whole).items():
+                    if key.startswith("_"):
+                        continue
+                    members = vars(value).values() if isinstance(value, type) else [value]
+                    targets += [
+                        (f"{name}.{getattr(m, '__name__', '?')}", m)
+                        for m in members
+                        if getattr(m, "__module__", None) == whole.__name__
+                    ]
+        if not targets:
+            try:
+                target = (
+                    getattr(importlib.import_module(module), attr) if module else namespace[name]
+                )
+            except (ImportError, AttributeError, KeyError):
+                continue
+            targets = [(name, target)]
+        for shown, target in targets:
+            code = getattr(inspect.unwrap(target), "__code__", None) if callable(target) else None
+            own = _codes_within(code) if code is not None else ()
+            for inner in own:
+                codes.setdefault(inner, shown)
+            if own and module:
+                reach.append((shown, set(own)))
+    for shown, own in reach:  # the course functions that compute the same thing
+        for inner in reaching_codes(own):
+            codes.setdefault(inner, shown)
+    return codes
+
+
+@contextlib.contextmanager
+def forbidding(names):
+    """Raise :class:`Forbidden` after the block if it entered one of the functions ``names``.
+
+    Functions that call into other processes (the grader's remote answers) enforce the same
+    list themselves; this guards a learner's own kernel.
+    """
+    codes = _forbidden_codes(names) if names else {}
+    if not codes:
+        yield
+        return
+    hits = []
+
+    def watch(frame, event, arg):
+        if event == "call" and frame.f_code in codes and not hits:
+            hits.append(codes[frame.f_code])
+
+    previous = sys.getprofile()
+    sys.setprofile(watch)
+    try:
+        yield
+    finally:
+        sys.setprofile(previous)
+    if hits:
+        raise Forbidden(hits[0])
