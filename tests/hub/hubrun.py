@@ -532,9 +532,9 @@ class Kernel:
                 if done(message):
                     return seen
 
-    def execute(self, code: str, timeout: float = 300) -> Execution:
-        """Run ``code``; returns its stdout, rich text, error and the shell reply status."""
-        msg_id = self.send(
+    def execute_request(self, code: str) -> str:
+        """Start ``code`` as a front end does (an ``execute_request``); returns its msg_id."""
+        return self.send(
             "shell",
             "execute_request",
             {
@@ -546,6 +546,10 @@ class Kernel:
                 "stop_on_error": True,
             },
         )
+
+    def execute(self, code: str, timeout: float = 300) -> Execution:
+        """Run ``code``; returns its stdout, rich text, error and the shell reply status."""
+        msg_id = self.execute_request(code)
         messages = self.wait_for(
             msg_id,
             lambda m: m["msg_type"] == "status" and m["content"]["execution_state"] == "idle",

@@ -24,6 +24,7 @@ means.
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import json
 import os
@@ -35,6 +36,7 @@ import subprocess
 import sys
 import sysconfig
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import graded_course as gc
@@ -139,12 +141,12 @@ class Users:
         self.made.clear()
 
 
-@pytest.fixture
-def tljh(tmp_path_factory):
-    if os.geteuid() != 0 or not shutil.which("useradd") or not shutil.which("runuser"):
-        pytest.skip("needs root with useradd and runuser (CI runs as root)")
-    base = Path(tempfile.mkdtemp(prefix="attnlab-private-", dir="/tmp"))
-    base.chmod(0o755)  # world-traversable, as /home and /srv are
+@contextlib.contextmanager
+def unix_users_for_the_test(prefix: str) -> Iterator[tuple[Path, Users]]:
+    """A world-traversable folder under /tmp (as /home and /srv are) with ``home/`` for the
+    test's Unix users; the users and the folder are removed afterwards."""
+    base = Path(tempfile.mkdtemp(prefix=prefix, dir="/tmp"))
+    base.chmod(0o755)
     (base / "home").mkdir(mode=0o755)
     users = Users(base / "home")
     try:
@@ -152,6 +154,14 @@ def tljh(tmp_path_factory):
     finally:
         users.remove_all()
         shutil.rmtree(base, ignore_errors=True)
+
+
+@pytest.fixture
+def tljh(tmp_path_factory):
+    if os.geteuid() != 0 or not shutil.which("useradd") or not shutil.which("runuser"):
+        pytest.skip("needs root with useradd and runuser (CI runs as root)")
+    with unix_users_for_the_test("attnlab-private-") as made:
+        yield made
 
 
 class Hub:

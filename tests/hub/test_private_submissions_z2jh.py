@@ -47,7 +47,7 @@ import graded_course as gc
 import hubrun
 import pytest
 from processes import free_port
-from test_private_submissions import Users, runner_python
+from test_private_submissions import runner_python, unix_users_for_the_test
 
 pytestmark = pytest.mark.slow
 
@@ -124,18 +124,7 @@ class Class:
 
     def send(self, role: str, code: str) -> str:
         """Start ``code`` in ``role``'s kernel (as a front end does); returns the request id."""
-        return self.kernels[role].send(
-            "shell",
-            "execute_request",
-            {
-                "code": code,
-                "silent": False,
-                "store_history": True,
-                "user_expressions": {},
-                "allow_stdin": False,
-                "stop_on_error": True,
-            },
-        )
+        return self.kernels[role].execute_request(code)
 
     def result(self, role: str, request: str, timeout: float = 600) -> dict:
         """The one JSON line the code of ``request`` printed in ``role``'s kernel."""
@@ -214,15 +203,8 @@ def signature(role: str) -> str:
 def z2jh(proxy):
     if os.geteuid() != 0 or not shutil.which("useradd") or not shutil.which("setpriv"):
         pytest.skip("needs root with useradd and setpriv (CI runs as root)")
-    base = Path(tempfile.mkdtemp(prefix="attnlab-z2jh-", dir="/tmp"))
-    base.chmod(0o755)
-    (base / "home").mkdir(mode=0o755)
-    users = Users(base / "home")
-    try:
-        yield base, users
-    finally:
-        users.remove_all()
-        shutil.rmtree(base, ignore_errors=True)
+    with unix_users_for_the_test("attnlab-z2jh-") as made:
+        yield made
 
 
 def test_z2jh_students_cannot_reach_each_others_work_through_ngshare(z2jh):
