@@ -19,6 +19,7 @@ Works in JupyterLab and Notebook 7 alike (both use ``.jp-Notebook`` / ``.jp-Cell
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,6 +34,7 @@ EXPLORER = lab.EXPLORER
 HELP_PANEL = ".attnlab-help"
 CONTROL_ATTR = "data-attnlab-a11y-control"
 KEY_SETTLE_MS = 2500
+FIGURE_LATE_S = 20.0  # how much longer a slow step may take to change the figure (loaded CI)
 
 
 def axe_script_path() -> Path:
@@ -463,6 +465,16 @@ def press_control(page: lab.LessonPage, explorer: int, control: dict, key: str) 
     )
     frame_after = page.snapshot(explorer)["frame"]
     figure_changed = frame_after != frame_before and page.image_digest(explorer) != digest_before
+    # A slow step (lesson 9's training explorer trains a run when its scaling changes) can
+    # outlast the settle wait on a loaded machine (CI at load 9): give the figure up to
+    # FIGURE_LATE_S more to change, as a learner would wait, before calling it unchanged.
+    deadline = time.monotonic() + FIGURE_LATE_S
+    while not figure_changed and time.monotonic() < deadline:
+        page.page.wait_for_timeout(500)
+        frame_after = page.snapshot(explorer)["frame"]
+        figure_changed = (
+            frame_after != frame_before and page.image_digest(explorer) != digest_before
+        )
     return KeyResult(
         control=control,
         key=key,
