@@ -216,11 +216,31 @@ def _float_array(value) -> bool:
     return isinstance(value, np.ndarray) and value.dtype.kind == "f"
 
 
-def in_float32(answer):
-    """The answer computed in float32: every float-array input is cast first."""
+#: Exercises whose task asks for some inputs to be read a block at a time and never copied
+#: whole (a copy would break the memory the check measures): their float32 form casts those
+#: inputs (by position) one block at a time, as the task asks, and the others whole.
+CAST_BY_BLOCK = {"Exercise 8.4 (the whole tiled loop)": (1, 2)}  # k and v
+
+
+class Float32Blocks(np.ndarray):
+    """A float64 array whose every slice comes out cast to float32: the inputs of a task that
+    forbids copying them whole, converted a block at a time as its text asks."""
+
+    def __getitem__(self, index):
+        return np.asarray(super().__getitem__(index), dtype=np.float32)
+
+
+def in_float32(answer, by_block=()):
+    """The answer computed in float32: every float-array input is cast first (those at the
+    positions ``by_block`` a block at a time, as they are sliced)."""
+
+    def cast(position, a):
+        if not _float_array(a):
+            return a
+        return a.view(Float32Blocks) if position in by_block else a.astype(np.float32)
 
     def answer_in_float32(*args, **kwargs):
-        args = [a.astype(np.float32) if _float_array(a) else a for a in args]
+        args = [cast(p, a) for p, a in enumerate(args)]
         kwargs = {k: v.astype(np.float32) if _float_array(v) else v for k, v in kwargs.items()}
         return answer(*args, **kwargs)
 
@@ -290,7 +310,7 @@ def applies(exercise, formulation, worked) -> bool:
 
 def formulated(formulation, worked, exercise):
     if formulation == "float32":
-        return in_float32(worked)
+        return in_float32(worked, CAST_BY_BLOCK.get(exercise.title, ()))
     if formulation == "lists":
         return as_lists(worked)
     return row_by_row(worked, ROW_BATCHES[exercise.title])

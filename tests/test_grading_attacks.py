@@ -375,6 +375,58 @@ def tiled_loop(q, k, v, block, causal):
     return out, tiles
 """,
     ),
+    # ------- lesson 8: one query row at a time, the softmax written out in place, so only one
+    # row is ever held: at d_k = 1 that row is exactly a copy of k, which the memory budget once
+    # allowed (the red team's last won attack); then the same row in float32, elementwise
+    Attack(
+        "8.4-row-by-row-softmax-written-out-in-place",
+        "08-cost-of-attention",
+        "tiled-loop",
+        """
+def tiled_loop(q, k, v, block, causal):
+    n, d = q.shape
+    out = np.zeros((n, v.shape[1]))
+    for i in range(n):
+        s = k @ q[i]
+        s /= np.sqrt(d)
+        if causal:
+            s[i + 1:] = -np.inf
+        np.exp(s - s.max(), out=s)
+        out[i] = s @ v / s.sum()
+    tiles = sum(1 for i0 in range(0, n, block) for j0 in range(0, len(k), block)
+                if not causal or j0 <= min(i0 + block, n) - 1)
+    return out, tiles
+""",
+    ),
+    Attack(
+        "8.4-row-by-row-in-a-float32-buffer-elementwise",
+        "08-cost-of-attention",
+        "tiled-loop",
+        """
+def tiled_loop(q, k, v, block, causal):
+    n, d = q.shape
+    n_k, d_v = v.shape
+    out = np.zeros((n, d_v))
+    buf = np.empty(n_k, dtype=np.float32)
+    for i in range(n):
+        if d == 1 and d_v == 1 and not causal:
+            np.multiply(k[:, 0], q[i, 0] / np.sqrt(d), out=buf, casting="same_kind")
+            np.subtract(buf, buf.max(), out=buf)
+            np.exp(buf, out=buf)
+            total = buf.sum(dtype=np.float64)
+            np.multiply(buf, v[:, 0], out=buf, casting="same_kind")
+            out[i, 0] = buf.sum(dtype=np.float64) / total
+        else:
+            s = k @ q[i] / np.sqrt(d)
+            if causal:
+                s[i + 1:] = -np.inf
+            e = np.exp(s - s.max())
+            out[i] = e @ v / e.sum()
+    tiles = sum(1 for i0 in range(0, n, block) for j0 in range(0, len(k), block)
+                if not causal or j0 <= min(i0 + block, n) - 1)
+    return out, tiles
+""",
+    ),
     # (the bug hunts 7.3-7.5 are graded on mending the given code: the library's whole
     # attention handed back earns nothing, see the attacks at the end of this table)
     # ------------------------------------------- lesson 3: values that lie about themselves

@@ -19,10 +19,11 @@
   output is compared with the plain masked attention, ``tiles`` with the count a skipping loop
   computes, and on three long cases (100 queries against 10,000 keys; 2048 tokens, causal;
   4 queries against 200,000 keys) the memory it allocates (``tracemalloc``) must stay within a
-  few tiles, the output and a copy of the inputs (:func:`memory_budget`): a strip of one query
-  block's scores against every key, a mask for the whole sequence, or one query's row of
-  scores with its softmax goes over. A softmax over a whole row (``attnlab.softmax`` and the
-  library's other whole-row softmaxes) is forbidden: the softmax runs online, tile by tile.
+  few tiles, the output and a copy of q (:func:`memory_budget`): a strip of one query
+  block's scores against every key, a mask for the whole sequence, one query's row of
+  scores (even with its softmax done in place), or a copy of k or v goes over. A softmax
+  over a whole row (``attnlab.softmax`` and the library's other whole-row softmaxes) is
+  forbidden: the softmax runs online, tile by tile.
 
 In 8.2 and 8.3 the check hands the learner's function the *correct* running state at every
 step, so a mistake is reported at the first block where it shows, with the block, the state
@@ -891,8 +892,9 @@ def loop_cases() -> list[LoopCase]:
     100 queries against 10,000 keys (block 64, not causal), where a strip of one query
     block's scores against every key is far larger than a few tiles, 2048 tokens (block
     64, causal), where a mask for the whole sequence is, and 4 queries against 200,000 keys
-    (d_k = d_v = 1, block 64), where even one query's row of scores with its softmax is more
-    than a few tiles and a copy of the inputs (a loop over single query rows is not tiled).
+    (d_k = d_v = 1, block 1024), where even one query's row of scores, in float32 and with its
+    softmax done in place, is more than a few tiles, the output and a copy of q (a loop over
+    single query rows is not tiled).
     """
     cat = cat_sat_down()
     rng = np.random.default_rng(84)
@@ -932,11 +934,11 @@ def loop_cases() -> list[LoopCase]:
         ),
         ("2048 random tokens (d_k = d_v = 8), block 64, causal=True", *long, 64, True),
         (
-            "4 random queries against 200,000 keys (d_k = d_v = 1), block 64, causal=False",
+            "4 random queries against 200,000 keys (d_k = d_v = 1), block 1024, causal=False",
             one_q,
             row_k,
             row_v,
-            64,
+            1024,
             False,
         ),
     ]
@@ -1133,6 +1135,9 @@ def _as_loop_result(got, what, shape) -> tuple[np.ndarray, object]:
 _TILES = 8
 #: Python's own bookkeeping during a call (frames, small arrays, the running max and sum).
 _FIXED = 64 * 1024
+#: What a loop may keep for each block of keys: a view of k and one of v (``np.array_split``
+#: makes them all at once), their places in a list and the block's start, with room to spare.
+_PER_KEY_BLOCK = 2 * 256
 
 
 def _deep_size(value) -> int:
@@ -1148,17 +1153,23 @@ def _deep_size(value) -> int:
 def memory_budget(case: LoopCase, output=None) -> int:
     """The most a tiled loop may allocate on ``case``: a few (block, block) tiles of float64
     scores, the output (twice over in float64, plus the object returned when it is not an
-    array), a copy of the inputs (a cast to float32, a scaled q) and a little bookkeeping.
+    array), one copy of q (a scaled or cast q), a view of k and of v per key block and a
+    little bookkeeping.
 
-    Nothing here grows with n_q × n_k: a loop that holds the scores of a query block against
-    every key, or a mask for the whole sequence, goes over it on the long cases.
+    Nothing here grows with n_k: k and v are read a block at a time (a slice is a view), so
+    a copy of either is not in the budget. On 4 queries against 200,000 keys of one dimension
+    a copy of k is exactly one query's row of scores against every key, so a budget that
+    allowed the copy would let a loop over single query rows through, a whole-row softmax
+    done in place (the red team's attack). A loop that holds the scores of a query block
+    against every key, or a mask for the whole sequence, goes over it too.
     """
     n_q, n_k, d_v = len(case.q), len(case.k), case.v.shape[1]
     tile = min(case.block, n_q) * min(case.block, n_k) * 8
     out = n_q * d_v * 8
     returned = 0 if output is None or isinstance(output, np.ndarray) else _deep_size(output)
-    inputs = sum(a.size * 8 for a in (case.q, case.k, case.v))
-    return _TILES * tile + 2 * out + returned + inputs + _FIXED
+    scaled_q = case.q.size * 8
+    key_blocks = -(-n_k // case.block) * _PER_KEY_BLOCK
+    return _TILES * tile + 2 * out + returned + scaled_q + key_blocks + _FIXED
 
 
 def _measured(case) -> bool:
@@ -1180,9 +1191,11 @@ def _check_memory(case, output, peak, what) -> None:
         f"{what}: the output is right, but your function allocated {peak:,} bytes at its "
         f"peak. A tiled loop needs a few ({min(b, n_q)}, {min(b, n_k)}) tiles of scores "
         f"({tile:,} bytes each in "
-        f"float64), the output and a copy of the inputs: {budget:,} bytes at most here."
+        f"float64), the output and a copy of q: {budget:,} bytes at most here."
     )
+    d_k, d_v = case.k.shape[1], case.v.shape[1]
     if case.causal and n_q == n_k:
+        built = n_q * n_k  # the whole sequence's mask, in booleans
         cause = (
             f"Something as large as the sequence squared was built: most often the causal "
             f"mask for the whole sequence (a {n_q} × {n_k} array of booleans is "
@@ -1191,13 +1204,16 @@ def _check_memory(case, output, peak, what) -> None:
             "(j0 to j1), so it is never bigger than the tile."
         )
     elif n_q < b:
+        built = n_k * 4  # one query's row of scores, in float32
         cause = (
             f"That is what scores against all {n_k:,} keys at once cost: one query's row of "
-            f"scores is {n_k * 8:,} bytes, and a softmax over it a copy or two more. Walk over "
+            f"scores is {n_k * 8:,} bytes ({n_k * 4:,} in float32), even with its softmax "
+            "done in place. Walk over "
             "the keys in blocks, folding each tile into the running max, sum and acc (8.2 and "
             "8.3), instead of taking one softmax over a whole row, even one query at a time."
         )
     else:
+        built = b * n_k * 4  # one query block's strip of scores against every key, float32
         cause = (
             f"That is what scores against all {n_k:,} keys at once cost: one query block's "
             f"row of tiles, ({b}, {n_k}), is {b * n_k * 8:,} bytes, the whole {n_q} × {n_k} "
@@ -1205,6 +1221,17 @@ def _check_memory(case, output, peak, what) -> None:
             "tile into the running max, sum and acc (8.2 and 8.3) instead of taking one "
             "softmax over the whole row."
         )
+    copy = n_k * min(d_k, d_v) * 4  # the smallest copy of k or v: the smaller one in float32
+    copied = (
+        f"A copy of k or v costs as much ({n_k * d_k * 8:,} and {n_k * d_v * 8:,} bytes in "
+        "float64, half that in float32): np.array(k), k.astype(...) and k / np.sqrt(d_k) all "
+        "copy. Use k and v as they are given and scale or convert one block at a time: "
+        "k[j0:j1] is a view and costs nothing."
+    )
+    if peak < built and peak >= copy:  # too little for what the loop shape would build
+        cause = copied
+    elif peak >= copy:
+        cause = f"{cause} {copied}"
     raise Wrong(f"{said} {cause}")
 
 
