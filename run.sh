@@ -3,9 +3,10 @@
 #   ./run.sh lab         set up and open the course in JupyterLab at lesson 0
 #                        (options go to JupyterLab: ./run.sh lab --no-browser --port 8890)
 #   ./run.sh test        set up and run the fast loop (lint, unit, doctest, property and
-#                        contract tests, every notebook under nbval): a few minutes
-#   ./run.sh test --all  set up and run every test (adds nbgrader grading, the attack suites,
-#                        Binder, JupyterHub and the browser suite): what CI runs
+#                        contract tests, every learner notebook under nbval): a few minutes
+#   ./run.sh test --all  set up and run every test (adds the solved sources under nbval,
+#                        nbgrader grading, the attack suites, Binder, JupyterHub and the
+#                        browser suite): what CI runs
 #   ./run.sh bench       print the explorer, latency, course-execution and numerics benchmarks
 #   ./run.sh build       regenerate notebooks/ from source/ (nbgrader's preprocessors)
 set -euo pipefail
@@ -136,25 +137,31 @@ nbval_source() {
     stage "nbval: source, solved" env ATTNLAB_REQUIRE_CORRECT=1 \
         pytest -p no:cacheprovider --nbval-lax source/
 }
-GRADING=(tests/test_graded_use.py tests/test_grading_attacks.py tests/test_grading_limits.py
-    tests/test_exchange_flow.py)
+GRADING=(tests/test_graded_use.py tests/test_grading_attacks.py)
+LIMITS=(tests/test_grading_limits.py tests/test_exchange_flow.py)
 grading_tests() { stage "slow: nbgrader grading" pytest -m slow "${DURATIONS[@]}" "${GRADING[@]}"; }
+limits_tests() {
+    stage "slow: grading limits, exchange" pytest -m slow "${DURATIONS[@]}" "${LIMITS[@]}"
+}
 binder_test() { stage "slow: Binder from nothing" pytest -m slow "${DURATIONS[@]}" tests/test_binder.py; }
 hub_tests() { stage "slow: JupyterHub class" pytest -m slow "${DURATIONS[@]}" tests/hub; }
-browser_tests() {
-    stage "browser (Chromium)" env ATTNLAB_BROWSER=1 \
+browser_tests() {  # $1: the shard, k/n (whole lessons each; tests/browser/conftest.py)
+    stage "browser (Chromium) $1" env ATTNLAB_BROWSER=1 ATTNLAB_BROWSER_SHARD="$1" \
         pytest -m browser "${DURATIONS[@]}" tests/browser
 }
 rest_tests() {  # any slow or browser test not in a stage above
     local ignored=() file
-    for file in "${GRADING[@]}" tests/test_binder.py; do ignored+=(--ignore "$file"); done
+    for file in "${GRADING[@]}" "${LIMITS[@]}" tests/test_binder.py; do
+        ignored+=(--ignore "$file")
+    done
     stage "slow: the rest" pytest -m "slow or browser" "${DURATIONS[@]}" \
         --ignore tests/hub --ignore tests/browser "${ignored[@]}"
 }
-# What waits most (servers, browsers, pip) runs in a background lane beside what computes.
-# Two lanes, not three: with grading in a third lane the fast tests (two xdist workers) were
-# starved of both cores and took over three times as long (56 % done after 16 min).
-servers_and_browsers() { browser_tests; hub_tests; binder_test; }
+# What waits most (servers, browsers, hangs, pip) runs in two background lanes beside what
+# computes. The browser suite is split in two shards of whole lessons, one per lane: most of a
+# browser check is waiting for a page, so two run at once in about the time of one.
+browsers_then_hub() { browser_tests 1/2; hub_tests; }
+browsers_then_the_rest() { browser_tests 2/2; binder_test; limits_tests; }
 computing_lane() { fast_tests "$@"; nbval_learner; nbval_source; grading_tests; rest_tests; }
 
 run_tests() {  # $1: 1 for every test, 0 for the fast loop; the rest go to pytest
@@ -162,12 +169,12 @@ run_tests() {  # $1: 1 for every test, 0 for the fast loop; the rest go to pytes
     DURATIONS=(--durations=40 --durations-min=1)
     stage "lint (ruff)" bash -c 'ruff check . && ruff format --check .'
     if [[ "$all" == 1 ]]; then
-        lane servers servers_and_browsers
+        lane browsers-1 browsers_then_hub
+        lane browsers-2 browsers_then_the_rest
         lane main computing_lane "$@"
     else
         fast_tests "$@"
-        lane notebooks nbval_learner
-        lane main nbval_source
+        nbval_learner
     fi
     wait_lanes
     stage_table "$([[ "$all" == 1 ]] && echo "./run.sh test --all" || echo "./run.sh test")"

@@ -10,6 +10,8 @@ most of a browser test's cost, so every check of a lesson is made on the same pa
 the next lesson only when a test asks for it, and the tests are ordered by front end, then
 lesson, then check (:data:`CHECK_ORDER`: the checks that change the page most come last,
 restart-and-reopen at the very end, since it restarts the kernel and reloads the page).
+``ATTNLAB_BROWSER_SHARD=k/n`` keeps the k-th of n shards (whole lessons; see
+:func:`_in_shard`), so CI can run two shards at once.
 """
 
 from __future__ import annotations
@@ -97,6 +99,24 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         return (1, FRONT_ORDER.index(page[0]), page[1], check, index)
 
     items[:] = [item for _, item in sorted(enumerate(items), key=key)]
+    shard = os.environ.get("ATTNLAB_BROWSER_SHARD", "")
+    if shard:
+        kept, dropped = [], []
+        for index, item in enumerate(items):
+            (kept if _in_shard(item, index, shard) else dropped).append(item)
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = kept
+
+
+def _in_shard(item: pytest.Item, index: int, shard: str) -> bool:
+    """Whether ``item`` belongs to ``shard`` ("k/n", k from 1): a lesson's page checks all go
+    to one shard (lesson number modulo n), in both front ends, so each lesson still opens once
+    per front end; the other tests are dealt out in turn. Two shards run side by side in CI,
+    each with its own JupyterLab, Notebook 7 and Chromium (``./run.sh test --all``)."""
+    k, n = (int(part) for part in shard.split("/"))
+    page = _page_key(item) if item.get_closest_marker("browser") else None
+    number = int(page[1][:2]) if page and page[1][:2].isdigit() else index
+    return number % n == k - 1
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:
@@ -111,7 +131,10 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
 def artifacts_dir(pytestconfig: pytest.Config) -> Path:
     """Folder for screenshots: ``$ATTNLAB_ARTIFACTS`` or artifacts/browser/ (emptied first)."""
     override = os.environ.get("ATTNLAB_ARTIFACTS")
+    shard = os.environ.get("ATTNLAB_BROWSER_SHARD", "").replace("/", "-of-")
     folder = Path(override).resolve() if override else DEFAULT_ARTIFACTS
+    if shard and not override:  # shards run at once: each empties and fills its own folder
+        folder = folder / f"shard-{shard}"
     folder.mkdir(parents=True, exist_ok=True)
     if not override:
         for old in folder.glob("*.png"):
