@@ -36,6 +36,11 @@ DEPLOY = ROOT / "deploy"
 VALUES = DEPLOY / "z2jh" / "values.yaml"
 FRAGMENT = DEPLOY / "hub" / "attnlab_hub.py"
 Z2JH_CHART_VERSION = "4.1.0"  # keep equal to the pin in deploy/z2jh/values.yaml and the guide
+# The JupyterHub that chart's hub image (quay.io/jupyterhub/k8s-hub:<chart version>) ships: its
+# images/hub/requirements.txt; the chart's changelog (4.0.0: JupyterHub 4.1.6 -> 5.2.1; 4.1.0: no
+# JupyterHub change; JupyterHub 5.3.0 came with chart 4.2.0). requirements-dev.txt pins it, so
+# the test hub and its single-user servers are the ones a class on this chart gets.
+Z2JH_JUPYTERHUB_VERSION = "5.2.1"
 
 # -- Zero to JupyterHub ------------------------------------------------------------------------
 

@@ -107,6 +107,18 @@ def test_the_chart_version_the_tests_reproduce_is_the_one_pinned():
     assert engines.Z2JH_CHART_CONFIG.count(f"chart {version},") == 1
 
 
+def test_the_tests_run_the_jupyterhub_of_the_pinned_chart():
+    import engines  # beside this file
+    import jupyterhub
+
+    version = engines.Z2JH_JUPYTERHUB_VERSION
+    assert pins(ROOT / "requirements-dev.txt")["jupyterhub"] == version
+    assert jupyterhub.__version__ == version, "the environment is not the pinned one"
+    assert f"JupyterHub {version} in the hub pod" in VALUES.read_text()
+    guide = (ROOT / "docs" / "jupyterhub.md").read_text()
+    assert f"**{version}**" in guide and f"runs JupyterHub {version} in its hub pod" in guide
+
+
 def test_nobody_lists_the_students_and_tljh_writes_instructors_with_its_own_script():
     groups = values()["hub"]["config"]["JupyterHub"]["load_groups"]
     assert list(groups) == ["instructors"], "the fragment fills students; do not list them"

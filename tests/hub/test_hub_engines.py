@@ -148,7 +148,14 @@ class Person:
             raise AssertionError(f"login of {self.name} did not redirect")
 
     def make_token(self) -> None:
-        """POST /hub/api/users/NAME/tokens with the login cookie, as the Token page does."""
+        """Open the hub's Token page, then POST /hub/api/users/NAME/tokens with the login cookie
+        and the page's XSRF token, as the page's button does.
+
+        Opening the page first is what a browser does, and JupyterHub 5 needs it: its XSRF token
+        is tied to the login session, and the ``_xsrf`` cookie the login answer sets predates
+        that session, so only a page loaded after the login sets the cookie the POST must carry
+        (a POST with the login answer's cookie gets 403, "XSRF cookie does not match")."""
+        self.opener.open(f"{self.hub.url}/hub/token", timeout=30).read()
         request = urllib.request.Request(
             f"{self.hub.url}/hub/api/users/{self.name}/tokens",
             data=json.dumps({"note": "my own", "expires_in": 3600}).encode(),
