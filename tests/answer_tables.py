@@ -13,12 +13,20 @@ Every check runs with warnings as errors, so nothing a learner's code triggers m
 from __future__ import annotations
 
 import copy
+import re
 import warnings
 from dataclasses import dataclass
+from unittest import mock
 
 import pytest
 
+import attnlab.exercises.kit.exercise as exercise_module
 from attnlab.exercises import Outcome
+from attnlab.exercises.kit.feedback import joined
+
+#: A reason that ends a sentence: its last character (before closing quotes or brackets) is a
+#: full stop, a question or exclamation mark, or an ellipsis.
+ENDS_A_SENTENCE = re.compile(r"[.!?…][)\]'\"”’»`]*\Z")
 
 #: How many right and wrong answers the test tables hold per exercise title, filled as the
 #: lesson test modules are imported (tests/test_exercises_contract.py checks the counts).
@@ -70,12 +78,30 @@ def assert_right(exercise, answer) -> None:
     assert feedback.outcome is Outcome.CORRECT, feedback.message
 
 
+def judged_with_reason(exercise, answer):
+    """:func:`judged`, and the reason the check gave as it wrote it, before the "Stuck?" tip
+    was joined on (None when it gave none): the tip joiner would finish a sentence the check
+    left unfinished, which the learner would then read with a full stop added after a
+    quotation or a number."""
+    said = []
+
+    def joining(message, tip):
+        said.append(message)
+        return joined(message, tip)
+
+    with mock.patch.object(exercise_module, "joined", joining):
+        feedback = judged(exercise, answer)
+    return feedback, (said[-1] if said else None)
+
+
 def assert_wrong(exercise, answer, reason: str):
-    """The check rejects ``answer`` giving ``reason``, with no traceback; returns the feedback."""
-    feedback = judged(exercise, answer)
+    """The check rejects ``answer`` giving ``reason`` in a finished sentence, with no traceback;
+    returns the feedback."""
+    feedback, said = judged_with_reason(exercise, answer)
     assert feedback.outcome is Outcome.WRONG, feedback.message
     assert reason in feedback.message, feedback.message
     assert "Traceback" not in feedback.message
+    assert said is not None and ENDS_A_SENTENCE.search(said.rstrip()), f"unfinished: …{said}"
     return feedback
 
 

@@ -366,10 +366,10 @@ def test_tables_name_real_exercises_and_formulations():
 
 # ------------------------------------------------- every known mistake, in every shape, is told
 #
-# The lesson test files list each check's known-wrong answers (their ``test_rejects`` tables).
-# Fed each of them as it is and in every formulation tried above (float32, lists, row by row
-# where the task hands over rows), a check answers with feedback: never an exception of its
-# own, whatever shape the wrong answer comes back in.
+# The lesson test files list each check's known-wrong answers (their ``test_rejects`` tables,
+# which feed each as it is written). Fed each of them in every formulation tried above
+# (float32, lists, row by row where the task hands over rows), a check answers with feedback:
+# never an exception of its own, whatever shape the wrong answer comes back in.
 
 
 def known_mistakes() -> list:
@@ -387,10 +387,12 @@ def known_mistakes() -> list:
     return found
 
 
+#: Each mistake in every formulation but the one it is written in: as written, each is judged by
+#: its own table's ``test_rejects`` (rejected, with its reason, no traceback, warnings as errors).
 MISTAKES = [
     pytest.param(exercise, answer, formulation, id=f"{exercise.title}: {name}: {formulation}")
     for exercise, name, answer in known_mistakes()
-    for formulation in ("as written", *FORMULATIONS)
+    for formulation in FORMULATIONS
     if formulation != "row by row" or exercise.title in ROW_BATCHES
 ]
 
@@ -404,8 +406,7 @@ def test_every_exercise_has_known_mistakes_to_feed():
 def test_every_known_mistake_in_every_shape_gets_feedback_not_an_exception(
     exercise, answer, formulation
 ):
-    if formulation != "as written":
-        answer = formulated(formulation, answer, exercise)
+    answer = formulated(formulation, answer, exercise)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         feedback = exercise.check(answer)  # an exception here fails the test

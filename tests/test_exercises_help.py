@@ -14,13 +14,13 @@ the wording of its messages.
 from __future__ import annotations
 
 import copy
-import importlib
 import json
 import re
 from pathlib import Path
 
 import mistune
 import pytest
+from answer_tables import ENDS_A_SENTENCE
 from test_exercises_contract import EXERCISES, by_title, crashes
 
 from attnlab.course import lesson
@@ -32,7 +32,6 @@ from attnlab.exercises.kit.outcomes import NotAttempted, Recorded, Wrong
 from attnlab.exercises.solutions import defined_names
 
 NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
-ENDS_A_SENTENCE = re.compile(r"[.!?…][)\]'\"”’»`]*\Z")
 
 
 def rendered_text(markdown: str) -> tuple[str, str]:
@@ -101,17 +100,10 @@ def test_the_solution_defines_the_function_the_check_cell_passes(exercise):
     assert exercise.answer in defined  # and the learner's exercise cell defines that name too
 
 
-def _table_answers():
-    """(exercise, answer) for every wrong answer in the lesson test tables, plus answers that
-    crash (with and without a message) or return junk, for every exercise."""
-    for path in sorted(Path(__file__).parent.glob("test_exercises_lesson*.py")):
-        module = importlib.import_module(path.stem)
-        for test in list(vars(module).values()):
-            for mark in getattr(test, "pytestmark", []):
-                if mark.name == "parametrize" and mark.args[0].replace(" ", "") == "table,name":
-                    for param in mark.args[1]:  # accept_reject's test_rejects: (Answers, name)
-                        table, name = param.values
-                        yield table.exercise, table.wrong[name][0]
+def _generic_answers():
+    """(exercise, answer) for answers that crash (with and without a message) or return junk,
+    for every exercise. (The wrong answers of the lesson test tables are held to the same rule
+    where they are judged, by ``answer_tables.assert_wrong``.)"""
 
     def silent_crash(*args, **kwargs):
         raise ValueError()
@@ -123,7 +115,7 @@ def _table_answers():
 
 def test_every_reason_a_check_gives_ends_a_sentence():
     unfinished, seen = [], 0
-    for exercise, answer in _table_answers():
+    for exercise, answer in _generic_answers():
         token = _FORBIDDEN.set(exercise.forbidden)
         try:
             exercise.checker(answer)
@@ -135,7 +127,7 @@ def test_every_reason_a_check_gives_ends_a_sentence():
             pass
         finally:
             _FORBIDDEN.reset(token)
-    assert seen > 300 and unfinished == [], unfinished
+    assert seen > 60 and unfinished == [], unfinished
 
 
 @by_title
