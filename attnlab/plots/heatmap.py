@@ -395,8 +395,8 @@ def row_bars(ax, tokens, colours, *, reference, xlim, xlabel, value_size):
     >>> bars, other, labels = row_bars(
     ...     ax, ["a", "b"], ("C0", "C1"), reference=1.0, xlim=2.0, xlabel="sum", value_size=8
     ... )
-    >>> ax.get_ylim(), [t.get_text() for t in ax.get_yticklabels()]
-    ((1.5, -0.5), ['a', 'b'])
+    >>> [float(y) for y in ax.get_ylim()], [t.get_text() for t in ax.get_yticklabels()]
+    ([1.5, -0.5], ['a', 'b'])
     """
     n = len(tokens)
     rows = np.arange(n)  # (n,) query 0 at the top, as in the heatmap
