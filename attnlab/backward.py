@@ -55,12 +55,12 @@ import numpy as np
 
 from attnlab._validate import as_float_array, probabilities
 from attnlab.attention import (
-    _check_matrices,
-    _check_qkv,
-    _scale,
-    _shapes,
     causal_mask,  # noqa: F401 (the doctests use it)
+    check_matrices,
+    check_qkv,
+    resolve_scale,
     scaled_dot_product_attention,
+    shapes_of,
 )
 from attnlab.softmax_family import softmax  # noqa: F401 (the doctests use it)
 
@@ -197,18 +197,18 @@ def attention_backward(q, k, v, grad_output, mask=None, scale=None) -> Attention
     >>> grads.v.round(4).tolist()                        # each key's total weight, times g
     [[1.3302, 1.3302], [0.6698, 0.6698]]
     """
-    q, k, v, batch = _check_qkv(q, k, v)
+    q, k, v, batch = check_qkv(q, k, v)
     _, weights = scaled_dot_product_attention(q, k, v, mask=mask, scale=scale)  # (..., n_q, n_k)
     n_q, d_v = q.shape[-2], v.shape[-1]
-    g = _check_matrices(grad_output=grad_output)["grad_output"]
+    g = check_matrices(grad_output=grad_output)["grad_output"]
     if g.shape != (*batch, n_q, d_v):
         raise ValueError(
             f"grad_output must have the shape of the attention output (..., n_q, d_v) = "
-            f"{(*batch, n_q, d_v)}: grad_output has shape {g.shape}, {_shapes(q=q, k=k, v=v)}"
+            f"{(*batch, n_q, d_v)}: grad_output has shape {g.shape}, {shapes_of(q=q, k=k, v=v)}"
         )
     dtype = np.result_type(q, k, v, g)
     work = np.result_type(dtype, np.float32)
-    c = _scale(scale, q.shape[-1])
+    c = resolve_scale(scale, q.shape[-1])
     dq, dk, dv = _attention_backward(
         q.astype(work), k.astype(work), v.astype(work), weights.astype(work), g.astype(work), c
     )
@@ -323,7 +323,7 @@ def _project_back(x, w_q, w_k, w_v, dq, dk, dv):
 
 
 def _check_projections(x, w_q, w_k, w_v):
-    x = _check_matrices(x=x)["x"]
+    x = check_matrices(x=x)["x"]
     ws = {
         name: as_float_array(w, name, allow_inf=False)
         for name, w in (("w_q", w_q), ("w_k", w_k), ("w_v", w_v))

@@ -22,6 +22,7 @@ import io
 from collections.abc import Iterable
 
 import numpy as np
+from matplotlib import rcParams
 from matplotlib.artist import Artist
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.collections import Collection
@@ -196,7 +197,7 @@ class FigureTheme:
             if self._modes[key] == self.dark:
                 return  # nothing changed since the last restyle
         elif known or self.dark:  # new, or changed by someone else: a new original
-            self._originals[key] = (artist, _copy(current), _copy(_shown_colour(artist, name)))
+            self._originals[key] = (artist, _copy(current), _copy(current))
             self._applied[key], self._modes[key] = _copy(current), False
             if not self.dark:
                 return
@@ -209,13 +210,16 @@ class FigureTheme:
     def _restyle_ticks(self, axes) -> None:
         """Ticks made later (new tick positions) take the theme's colours too.
 
-        Only the axis' defaults for new ticks change here; the ticks that exist are restyled
-        one by one with the other artists, so colours an explorer gave single tick labels stay.
+        Only the axis' defaults for new ticks change here (``Axis.set_tick_params``, which
+        also recolours the ticks that exist: their colours are put back at once); the ticks
+        that exist are restyled one by one with the other artists, so colours an explorer gave
+        single tick labels stay. Going back to light, a default the axis never had is set to
+        the rcParams colour a new tick would have taken (rcParams themselves are only read).
         """
         for axis in (axes.xaxis, axes.yaxis):
             ticks = axis.get_major_ticks() + axis.get_minor_ticks()
-            for major, defaults in ((True, axis._major_tick_kw), (False, axis._minor_tick_kw)):
-                key = (id(axis), f"new ticks {major}")
+            for which in ("major", "minor"):
+                key = (id(axis), f"new ticks {which}")
                 if key not in self._originals:
                     if not self.dark or not ticks:
                         continue
@@ -225,15 +229,17 @@ class FigureTheme:
                         "labelcolor": first.label1.get_color(),
                         "grid_color": first.gridline.get_color(),
                     }
-                    raw = {name: defaults.get(name) for name in shown}
+                    given = axis.get_tick_params(which=which)
+                    raw = {name: given.get(name) for name in shown}
                     self._originals[key] = (axis, raw, shown)
                 _, raw, shown = self._originals[key]
-                for name in raw:
-                    colour = _themed(shown[name], True) if self.dark else raw[name]
-                    if colour is None:
-                        defaults.pop(name, None)
-                    else:
-                        defaults[name] = colour
+                colours = {
+                    name: _themed(shown[name], True)
+                    if self.dark
+                    else _new_tick_default(axis, name, raw[name])
+                    for name in raw
+                }
+                _set_new_tick_colours(axis, which, colours)
 
     def _artists(self) -> list[Artist]:
         """Every artist the theme restyles, figure and axes chrome first."""
@@ -245,9 +251,7 @@ class FigureTheme:
             found += [
                 axes.patch,
                 *axes.spines.values(),
-                axes.title,
-                axes._left_title,
-                axes._right_title,
+                *_titles(axes),
                 axes.xaxis.label,
                 axes.yaxis.label,
                 axes.xaxis.get_offset_text(),
@@ -278,6 +282,47 @@ class FigureTheme:
         return found
 
 
+def _titles(axes) -> list[Text]:
+    """The axes' three titles (centre, left, right): its Text children that are not ``texts``."""
+    texts = {id(text) for text in axes.texts}
+    return [a for a in axes.get_children() if isinstance(a, Text) and id(a) not in texts]
+
+
+def _new_tick_default(axis, name: str, given):
+    """The tick colour ``name`` new ticks of ``axis`` get: ``given``, else what rcParams say."""
+    if given is not None:
+        return given
+    tick = f"{axis.axis_name}tick"
+    if name == "grid_color":
+        return rcParams["grid.color"]
+    if name == "labelcolor" and rcParams[f"{tick}.labelcolor"] != "inherit":
+        return rcParams[f"{tick}.labelcolor"]
+    return rcParams[f"{tick}.color"]
+
+
+def _set_new_tick_colours(axis, which: str, colours: dict) -> None:
+    """Set the colours new ``which`` ticks of ``axis`` get; the ticks that exist keep theirs.
+
+    ``Axis.set_tick_params`` also recolours the existing ticks (and the offset text, and a
+    grid colour with an alpha channel sets the grid lines' alpha): their colours are read
+    before and set back after.
+    """
+    ticks = axis.majorTicks if which == "major" else axis.minorTicks
+    kept = []
+    for tick in ticks:
+        for line in (tick.tick1line, tick.tick2line):
+            kept += [(line.set_color, line.get_color())]
+            kept += [(line.set_markeredgecolor, line.get_markeredgecolor())]
+        kept += [(text.set_color, text.get_color()) for text in (tick.label1, tick.label2)]
+        kept += [(tick.gridline.set_color, tick.gridline.get_color())]
+        kept += [(tick.gridline.set_alpha, tick.gridline.get_alpha())]
+    offset = axis.get_offset_text()
+    kept += [(offset.set_color, offset.get_color())]
+    axis.set_tick_params(which=which, **colours)
+    for setter, value in kept:
+        setter(value)
+
+
 def _legend_artists(legend) -> list[Artist]:
     return [legend.get_frame(), legend.get_title(), *legend.get_texts(), *legend.legend_handles]
 
@@ -302,20 +347,21 @@ def _themed(colour, dark: bool):
 
 
 def _raw_colour(artist: Artist, name: str):
-    """The colour as last given to the artist's setter (so setting it back restores exactly)."""
-    if isinstance(artist, Patch) and name in ("facecolor", "edgecolor"):
-        return getattr(artist, f"_original_{name}")  # get_* would include the patch's alpha
-    return getattr(artist, f"get_{name}")()
+    """The colour to give the artist's setter to draw it as it is drawn now (and to compare).
 
-
-def _shown_colour(artist: Artist, name: str):
-    """The colour the artist is drawn with (defaults resolved), to compute the themed one from."""
-    if isinstance(artist, Patch) and name in ("facecolor", "edgecolor"):
-        raw = getattr(artist, f"_original_{name}")
-        if raw is None or isinstance(raw, str) and raw.lower() == "none":
-            return getattr(artist, f"get_{name}")() if raw is None else "none"
-        return raw
-    return getattr(artist, f"get_{name}")()
+    A patch's ``get_facecolor``/``get_edgecolor`` include the patch's own alpha, which its
+    setters apply again: with an alpha set, the colour's alpha is left out (1), so setting
+    the colour back, or changing the alpha alone, restyles nothing. A transparent colour
+    ("none", or no fill) is "none", which stays transparent whatever the alpha.
+    """
+    colour = getattr(artist, f"get_{name}")()
+    if isinstance(artist, Patch):
+        alpha = artist.get_alpha()
+        if colour[3] == 0 and alpha != 0:
+            return "none"
+        if alpha is not None:
+            return (*colour[:3], 1.0)
+    return colour
 
 
 def _copy(colour):

@@ -25,7 +25,14 @@ import operator
 import numpy as np
 
 from ._validate import positive_int, work_dtype
-from .attention import _cannot_overflow, _causal, _check_mask, _check_qkv, _scale, _scores
+from .attention import (
+    cannot_overflow,
+    check_causal,
+    check_mask,
+    check_qkv,
+    resolve_scale,
+    scaled_scores,
+)
 from .online import _fold
 
 __all__ = ["tiled_attention"]
@@ -128,19 +135,19 @@ def tiled_attention(q, k, v, mask=None, *, causal=False, scale=None, block_size=
     >>> tiled_attention(*half, block_size=4).dtype
     dtype('float16')
     """
-    q, k, v, batch = _check_qkv(q, k, v)
+    q, k, v, batch = check_qkv(q, k, v)
     n_q, n_k, d_v = q.shape[-2], k.shape[-2], v.shape[-1]
     scores_shape = batch + (n_q, n_k)
     if mask is not None:
-        mask = np.broadcast_to(_check_mask(mask, scores_shape, q, k, v), scores_shape)  # a view
-    causal = _causal(causal)
-    s = _scale(scale, q.shape[-1])
+        mask = np.broadcast_to(check_mask(mask, scores_shape, q, k, v), scores_shape)  # a view
+    causal = check_causal(causal)
+    s = resolve_scale(scale, q.shape[-1])
     block_q, block_k = _block_sizes(block_size)
     dtype = np.result_type(q, k, v)
     work = work_dtype(dtype)
     offset = n_k - n_q  # causal: query i sees key j iff j <= i + offset
     q, k, v = (a.astype(work, copy=False) for a in (q, k, v))  # converted once, not per tile
-    checked = not _cannot_overflow(q, k, s, work)  # else no tile's scores can overflow
+    checked = not cannot_overflow(q, k, s, work)  # else no tile's scores can overflow
     kt = np.swapaxes(k, -1, -2)  # (..., d_k, n_k)
     output = np.empty(batch + (n_q, d_v), dtype=work)  # (..., n_q, d_v)
     # One score buffer serves every tile: the products are written into it, then the
@@ -180,7 +187,7 @@ def tiled_attention(q, k, v, mask=None, *, causal=False, scale=None, block_size=
 def _tile_scores(q_tile, k_tile, scale, where) -> np.ndarray:
     """Scores of one tile; an overflow is reported with the tile's place in the full matrix."""
     try:
-        return _scores(q_tile, k_tile, scale)  # (..., bq, bk) in the work dtype
+        return scaled_scores(q_tile, k_tile, scale)  # (..., bq, bk) in the work dtype
     except ValueError as exc:
         i0, i1, j0, j1 = map(operator.index, where)
         raise ValueError(f"{exc} (in the tile of queries {i0}:{i1} and keys {j0}:{j1})") from None

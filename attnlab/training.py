@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from attnlab._validate import positive_finite, positive_int
-from attnlab.backward import _attention_backward, _softmax_vjp  # noqa: F401 (named in docs)
+from attnlab.backward import _attention_backward
 from attnlab.patterns import diagonal_mass, normalised_entropy
 from attnlab.softmax_family import _lse_shifted, _softmax_in_place
 

@@ -297,8 +297,7 @@ class CostExplorer(Explorer):
         memory_ax.minorticks_off()
         memory_ax.grid(True, which="major", alpha=0.3)
         memory_ax.legend(loc="upper left", fontsize=9, frameon=False)
-        for side in ("top", "right"):
-            memory_ax.spines[side].set_visible(False)
+        memory_ax.spines[["top", "right"]].set_visible(False)
         return {
             "grid": grid,
             "stripe": stripe,

@@ -46,10 +46,8 @@ from attnlab.controls import Checkbox
 from attnlab.examples import cat_sat_down_wide
 from attnlab.explorers.base import Explorer, one_of, stops_slider, temperature_slider
 from attnlab.patterns import column_mass, effective_keys, normalised_entropy
-from attnlab.plots.bars import Bars
 from attnlab.plots.colours import PALETTE
-from attnlab.plots.heatmap import show_weights, weights_heatmap
-from attnlab.plots.outline_labels import OutlineLabels
+from attnlab.plots.heatmap import row_bars, show_weights, weights_heatmap
 
 __all__ = ["D_K_VALUES", "EXAMPLE", "HeatmapExplorer", "HeatmapState", "heatmap_state"]
 
@@ -246,14 +244,16 @@ class HeatmapExplorer(Explorer):
         # The most focused query's row, outlined dashed (its bar on the right is coloured too).
         focus_row = heat_ax.add_patch(_cell_outline(n, 1.0, linewidth=2.0, linestyle="--"))
 
-        rows = np.arange(n)  # (n,) query 0 at the top, as in the heatmap
         # Two sets at the same places: the focused query's bar shows in the hub's colour.
-        bars, focus_bar = (
-            Bars(spread_ax, rows, 0.6, horizontal=True, facecolor=colour, edgecolor=colour)
-            for colour in (BAR_COLOUR, FOCUS_COLOUR)
+        bars, focus_bar, values = row_bars(
+            spread_ax,
+            tokens,
+            (BAR_COLOUR, FOCUS_COLOUR),
+            reference=float(n),
+            xlim=float(n),
+            xlabel="effective number of keys e^H",
+            value_size=VALUE_SIZE,
         )
-        values = OutlineLabels(spread_ax, np.column_stack([np.zeros(n), rows]), VALUE_SIZE)
-        spread_ax.axvline(float(n), color="black", linestyle=":", linewidth=1.2)
         spread_ax.text(
             float(n),
             1.01,
@@ -263,14 +263,7 @@ class HeatmapExplorer(Explorer):
             va="bottom",
             fontsize=9,
         )
-        spread_ax.set(
-            xlim=(0.0, float(n)), ylim=(n - 0.5, -0.5), xlabel="effective number of keys e^H"
-        )
-        spread_ax.set_yticks(rows, tokens)
         spread_ax.set_xticks(np.arange(1, n + 1), [str(i) for i in range(1, n + 1)])
-        spread_ax.tick_params(axis="y", length=0)
-        for side in ("top", "right"):
-            spread_ax.spines[side].set_visible(False)
         return heatmap | {
             "hub": hub,
             "focus_row": focus_row,

@@ -68,9 +68,8 @@ from attnlab.attention import causal_mask, padding_mask
 from attnlab.controls import Dropdown, IntSlider, ToggleButtons
 from attnlab.examples import cat_sat_down
 from attnlab.explorers.base import Explorer, one_of
-from attnlab.plots.bars import Bars
 from attnlab.plots.colours import PALETTE
-from attnlab.plots.heatmap import cell_squares, show_weights, weights_heatmap
+from attnlab.plots.heatmap import cell_squares, row_bars, show_weights, weights_heatmap
 from attnlab.plots.outline_labels import OutlineLabels
 
 __all__ = [
@@ -358,21 +357,18 @@ class MaskExplorer(Explorer):
         caption = OutlineLabels(heat_ax, [((N - 1) / 2, -0.5 - CAPTION_GAP)], CELL_SIZE)
         caption.set_clip_on(False)
 
-        rows = np.arange(N)  # (n,) query 0 at the top, as in the heatmap
         # Two sets at the same places: a row whose sum is off (or nan) shows its bar in red.
-        bars, bad_bars = (
-            Bars(sum_ax, rows, 0.6, horizontal=True, facecolor=colour, edgecolor=colour)
-            for colour in (OK_COLOUR, BAD_COLOUR)
+        bars, bad_bars, labels = row_bars(
+            sum_ax,
+            TOKENS,
+            (OK_COLOUR, BAD_COLOUR),
+            reference=1.0,
+            xlim=SUM_LIMIT,
+            xlabel="row sum",
+            value_size=VALUE_SIZE,
         )
-        labels = OutlineLabels(sum_ax, np.column_stack([np.zeros(N), rows]), VALUE_SIZE)
-        sum_ax.axvline(1.0, color="black", linestyle=":", linewidth=1.2)
-        sum_ax.set(xlim=(0.0, SUM_LIMIT), ylim=(N - 0.5, -0.5), xlabel="row sum")
         sum_ax.set_title("should be 1\n(0 if nothing to see)", fontsize=9)
-        sum_ax.set_yticks(rows, TOKENS)
         sum_ax.set_xticks([0.0, 0.5, 1.0], ["0", "0.5", "1"])
-        sum_ax.tick_params(axis="y", length=0)
-        for side in ("top", "right"):
-            sum_ax.spines[side].set_visible(False)
         return heatmap | {
             "hidden": hidden,
             "caption": caption,

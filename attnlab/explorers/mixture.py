@@ -328,8 +328,7 @@ class MixtureExplorer(Explorer):
             tick.set_color(colour)
         bar_ax.set_yticks([0.0, 1 / N_VALUES, 0.5, 1.0], ["0", f"1/{N_VALUES}", "0.5", "1"])
         bar_ax.get_yticklabels()[1].set_color(PALETTE["grey"])  # equal weights, dashed line
-        for side in ("top", "right"):
-            bar_ax.spines[side].set_visible(False)
+        bar_ax.spines[["top", "right"]].set_visible(False)
         return {
             "pulls": pulls,
             "steps": steps,

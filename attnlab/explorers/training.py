@@ -277,9 +277,8 @@ class TrainingExplorer(Explorer):
         )
         power_of_ten_labels(loss_ax.yaxis)
         loss_ax.set_title("loss (cross-entropy)", fontsize=9)
-        for side in ("top", "right"):
-            loss_ax.spines[side].set_visible(False)
-            ent_ax.spines[side].set_visible(False)
+        loss_ax.spines[["top", "right"]].set_visible(False)
+        ent_ax.spines[["top", "right"]].set_visible(False)
 
         rows = np.arange(N)
         bars = Bars(ent_ax, rows, 0.6, horizontal=True, facecolor=BAR_COLOUR)

@@ -87,7 +87,7 @@ def alt_text(figure: Figure) -> str:
     for axes in figure.get_axes():
         if not axes.get_visible() or axes.get_label() == "<colorbar>":
             continue
-        title = _plain(" ".join(t.get_text() for t in (axes._left_title, axes.title) if t))
+        title = _plain(f"{axes.get_title('left')} {axes.get_title()}")
         labels = [
             f"{side} axis: {_plain(label)}"
             for side, label in (("horizontal", axes.get_xlabel()), ("vertical", axes.get_ylabel()))
@@ -104,7 +104,7 @@ def alt_text(figure: Figure) -> str:
             words = title or "; ".join(labels)
         if words.strip():
             panels.append(words.strip())
-    suptitle = figure._suptitle.get_text() if figure._suptitle is not None else ""
+    suptitle = figure.get_suptitle()
     head = _plain(suptitle)
     if len(panels) > 1:
         head = f"{head + ', ' if head else ''}{len(panels)} panels"

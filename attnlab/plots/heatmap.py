@@ -26,6 +26,7 @@ from matplotlib.colorbar import Colorbar
 from matplotlib.image import AxesImage
 from matplotlib.path import Path
 
+from attnlab.plots.bars import Bars
 from attnlab.plots.colours import WEIGHT_CMAP
 from attnlab.plots.outline_labels import OutlineLabels
 
@@ -355,6 +356,61 @@ def weights_heatmap(tokens, *, ax=None, colorbar=True, squares=True, cell_size=9
     cells = [(j, i) for i in range(n) for j in range(n)]  # (n * n,) (x, y) row by row
     drawn["cells"] = OutlineLabels(heat.ax, cells, cell_size)
     return drawn
+
+
+def row_bars(ax, tokens, colours, *, reference, xlim, xlabel, value_size):
+    """A panel of one horizontal bar per heatmap row, beside :func:`weights_heatmap`.
+
+    Query 0 on top with its token as the tick label, as in the heatmap; two sets of bars at
+    the same places (say, the usual colour and a highlight, the caller shows each bar in one
+    of them), a value label per row, and a dotted reference line. The top and right spines
+    are hidden. The caller sets the x ticks, a title and anything else.
+
+    Parameters
+    ----------
+    ax : matplotlib.axes.Axes
+    tokens : sequence of str
+        One per row.
+    colours : (colour, colour)
+        The face and edge colour of each set of bars.
+    reference : float
+        Where the dotted vertical line stands (a row's expected value).
+    xlim : float
+        The right end of the x axis (the left is 0).
+    xlabel : str
+    value_size : float
+        Font size of the value labels (:class:`~attnlab.plots.outline_labels.OutlineLabels`).
+
+    Returns
+    -------
+    bars, other : attnlab.plots.bars.Bars
+        The two sets of bars, in the order of ``colours``.
+    labels : attnlab.plots.outline_labels.OutlineLabels
+        One label per row, at ``(0, row)`` until moved.
+
+    Examples
+    --------
+    >>> from matplotlib.figure import Figure
+    >>> ax = Figure().subplots()
+    >>> bars, other, labels = row_bars(
+    ...     ax, ["a", "b"], ("C0", "C1"), reference=1.0, xlim=2.0, xlabel="sum", value_size=8
+    ... )
+    >>> [float(y) for y in ax.get_ylim()], [t.get_text() for t in ax.get_yticklabels()]
+    ([1.5, -0.5], ['a', 'b'])
+    """
+    n = len(tokens)
+    rows = np.arange(n)  # (n,) query 0 at the top, as in the heatmap
+    bars, other = (
+        Bars(ax, rows, 0.6, horizontal=True, facecolor=colour, edgecolor=colour)
+        for colour in colours
+    )
+    labels = OutlineLabels(ax, np.column_stack([np.zeros(n), rows]), value_size)
+    ax.axvline(reference, color="black", linestyle=":", linewidth=1.2)
+    ax.set(xlim=(0.0, xlim), ylim=(n - 0.5, -0.5), xlabel=xlabel)
+    ax.set_yticks(rows, tokens)
+    ax.tick_params(axis="y", length=0)
+    ax.spines[["top", "right"]].set_visible(False)
+    return bars, other, labels
 
 
 def show_weights(drawn, weights, *, fmt="{:.2f}", exact_zero=False) -> None:
