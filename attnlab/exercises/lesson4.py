@@ -43,6 +43,7 @@ from attnlab.exercises.kit.display import hidden_difference, short, warned
 from attnlab.exercises.kit.exercise import Exercise
 from attnlab.exercises.kit.judging import quietly, recognised
 from attnlab.exercises.kit.outcomes import NotAttempted, Wrong
+from attnlab.exercises.kit.precision import judging_tolerance
 from attnlab.patterns import (
     PATTERNS,
     TITLES,
@@ -198,12 +199,8 @@ def _judge_row_entropy(got, case, messages) -> None:
         if np.any(w == 0):
             raise Wrong(f"{said}, but yours gave {short(values)}. {_ZERO_LOG}{warned(messages)}")
         raise Wrong(f"{said}, but yours contains nan or inf: {short(values)}.{warned(messages)}")
-    low = getattr(got, "dtype", np.dtype(float))  # a float32 answer: judged to its precision
-    rtol, atol = (
-        (1e-6, 1e-9)
-        if low.kind != "f" or low.itemsize >= 8
-        else (1e-6 + 16 * n_k * float(np.finfo(low).eps), 16 * float(np.finfo(low).eps))
-    )
+    # a float32 answer is judged to its precision: a sum of n_k terms p·log p, each rounded
+    rtol, atol = judging_tolerance(got, ulps=16 * n_k, abs_ulps=16)
     if np.allclose(values, expected, rtol=rtol, atol=atol):
         if messages:
             raise Wrong(
