@@ -29,12 +29,14 @@ c.Exchange.root = os.environ.get("ATTNLAB_EXCHANGE", "/srv/nbgrader/exchange")
 # without it anyway (docs/instructors.md says what that gives up).
 os.environ.setdefault("ATTNLAB_REQUIRE_SANDBOX", "1")
 
-# The course's answer keys (the lesson 7 quiz) live outside the package; grading reads them here.
+# The course's answer keys (the quizzes of lessons 4 and 7) live outside the package; grading
+# reads them here.
 os.environ.setdefault("ATTNLAB_ANSWER_KEYS", str(HERE / "answer_keys"))
 os.environ.setdefault("ATTNLAB_SOURCE", str(HERE / "source"))
 # Read the keys now, before any submission runs anywhere (attnlab.exercises.keys keeps them).
 from attnlab.exercises.keys import load_key  # noqa: E402
 
+load_key("lesson4")
 load_key("lesson7")
 
 # Every kernel that runs a student's code runs in the sandbox (attnlab/grading/sandbox.py), with

@@ -102,3 +102,49 @@ def leaks(texts: dict[str, str], in_order: bool = False) -> list[tuple[str, str,
                 continue
             found.append((name, wanted[line], line))
     return found
+
+
+KEYS = Path(__file__).resolve().parents[1] / "answer_keys"
+
+
+def quiz_key_lines() -> dict[str, str]:
+    """Folded telling line of any quiz key (``answer_keys/*.py``) -> its key file.
+
+    Imports, comments and the module docstring are left out: they name the package, not the
+    answers.
+    """
+    found = {}
+    for path in sorted(KEYS.glob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        body = re.sub(r'^(?:"""|r""").*?"""', "", text.lstrip(), count=1, flags=re.S)
+        for raw in body.splitlines():
+            line = _fold(raw)
+            if telling(line) and not line.startswith(("from ", "import ")):
+                found.setdefault(line, path.name)
+    return found
+
+
+def quiz_key_pairs() -> dict[str, list[str]]:
+    """Key file -> the letter/name pairs of each ``{"A": "name", ...}`` literal in it, written
+    as source (``"A": "link"``); a file holding all of one literal's pairs holds that key."""
+    found = {}
+    for path in sorted(KEYS.glob("*.py")):
+        for literal in re.findall(r"\{([^{}]*)\}", path.read_text(encoding="utf-8")):
+            pairs = re.findall(r"""["'](\w)["']\s*:\s*["']([\w ]+)["']""", literal)
+            if len(pairs) >= 2:
+                found[path.name] = [f"{k}: {v}" for k, v in pairs]
+    return found
+
+
+def quiz_key_leaks(texts: dict[str, str]) -> list[tuple[str, str, str]]:
+    """(file, key file, what) for every quiz key line or letter-to-name mapping in ``texts``."""
+    wanted = quiz_key_lines()
+    pairs = quiz_key_pairs()
+    found = []
+    for name, text in texts.items():
+        found += [(name, wanted[line], line) for line in sorted(folded_lines(text) & wanted.keys())]
+        plain = re.sub(r"""["'\s]""", "", text)
+        for key_file, mapping in pairs.items():
+            if all(re.sub(r"\s", "", pair) in plain for pair in mapping):
+                found.append((name, key_file, ", ".join(mapping)))
+    return found

@@ -11,8 +11,10 @@ import worked_answers as W
 from answer_tables import Answers, accept_reject, assert_hints_climb, judged
 
 import attnlab
+from attnlab import patterns
 from attnlab.exercises import Outcome
 from attnlab.exercises import lesson4 as L
+from attnlab.exercises.keys import load_key
 from attnlab.patterns import PATTERNS, TITLES, pattern_example
 
 
@@ -150,16 +152,23 @@ def test_entropy_cases_include_a_one_hot_row_a_uniform_row_and_a_wide_matrix():
 
 
 # ---------------------------------------------------------------- 4.2 name the patterns
-RIGHT_NAMES = dict(L.QUIZ)
-TITLE_NAMES = {letter: TITLES[name] for letter, name in L.QUIZ.items()}
-SYNONYM_NAMES = {
-    "A": "Hub Column",
-    "B": "diagonal-dominance",
-    "C": "off-diagonal link(s)",
-    "D": "Uniform rows",
+# The key is answer_keys/lesson4.py, beside the package in this repository (not in the wheel).
+QUIZ = load_key("lesson4").ORDER
+RIGHT_NAMES = dict(QUIZ)
+TITLE_NAMES = {letter: TITLES[name] for letter, name in QUIZ.items()}
+_SAID = {
+    "hub": "Hub Column",
+    "diagonal": "diagonal-dominance",
+    "link": "off-diagonal link(s)",
+    "uniform": "Uniform rows",
 }
-PATTERN_SUFFIX = {letter: f"the {name} pattern" for letter, name in L.QUIZ.items()}
-LOWER_KEYS = {" a": "hub", "b": "self", "c": "links", "d ": "spread"}
+SYNONYM_NAMES = {letter: _SAID[name] for letter, name in QUIZ.items()}
+PATTERN_SUFFIX = {letter: f"the {name} pattern" for letter, name in QUIZ.items()}
+_LOWER = {"hub": "hub", "diagonal": "self", "link": "links", "uniform": "spread"}
+LOWER_KEYS = {
+    f" {letter.lower()}" if letter < "C" else f"{letter.lower()} ": _LOWER[name]
+    for letter, name in QUIZ.items()
+}
 
 NAMES_CORRECT = {
     "pattern names": RIGHT_NAMES,
@@ -177,14 +186,14 @@ def with_(**changes):
 
 
 def swapped(a, b):
-    return with_(**{a: L.QUIZ[b], b: L.QUIZ[a]})
+    return with_(**{a: QUIZ[b], b: QUIZ[a]})
 
 
 NAMES_WRONG = {
-    "two letters swapped": (swapped("A", "C"), "A and C are not right yet"),
+    "two letters swapped": (swapped("A", "C"), "2 of 4 right so far; not yet right: A, C."),
     "everything shifted": (
         dict(zip("ABCD", ["diagonal", "link", "uniform", "hub"], strict=True)),
-        "A, B, C and D are not right yet",
+        "0 of 4 right so far; not yet right: A, B, C, D.",
     ),
     "one letter missing": ({k: v for k, v in RIGHT_NAMES.items() if k != "D"}, "not named D"),
     "a blank letter": (with_(B="  "), "not named B"),
@@ -195,28 +204,61 @@ NAMES_WRONG = {
     "an unknown word": (with_(D="blob"), "'blob' (for D) is not one of the four patterns"),
     "a number for a name": (with_(A=3), "is not one of the four patterns"),
     "names and letters swapped": ({v: k for k, v in RIGHT_NAMES.items()}, "Swap them"),
-    "a letter given twice": ({**RIGHT_NAMES, "a": "hub"}, "names heatmap A twice"),
+    "a letter given twice": ({**RIGHT_NAMES, "a": QUIZ["A"]}, "names heatmap A twice"),
     "a function returning a list": (lambda: ["hub"], "should be a dict"),
 }
 
 
-def test_quiz_examples_show_each_pattern_under_its_letter():
+def _stands_out(ex) -> str:
+    """The pattern a quiz heatmap shows, read from the lesson's measures alone."""
+    w = ex.weights
+    n = len(ex.tokens)
+    if np.allclose(patterns.effective_keys(w), n):
+        return "uniform"
+    if patterns.column_mass(w).max() > n / 2:
+        return "hub"
+    if patterns.diagonal_mass(w) > 0.5:
+        return "diagonal"
+    query, key, _ = patterns.strongest_links(w, 1)[0]
+    assert query != key
+    return "link"
+
+
+def test_each_quiz_heatmap_shows_the_pattern_its_key_names():
     examples = L.quiz_examples()
-    assert list(examples) == ["A", "B", "C", "D"]
-    assert L.QUIZ == {"A": "hub", "B": "diagonal", "C": "link", "D": "uniform"}
-    for letter, ex in examples.items():
-        reference = pattern_example(L.QUIZ[letter])
-        assert ex.tokens == reference.tokens
-        np.testing.assert_array_equal(ex.weights, reference.weights)
+    assert list(examples) == list(L.LETTERS) == ["A", "B", "C", "D"]
+    assert {letter: _stands_out(ex) for letter, ex in examples.items()} == QUIZ
+
+
+def test_no_quiz_heatmap_is_one_of_the_lessons_labelled_examples():
+    """The lesson shows each pattern on a labelled example: matching a quiz heatmap with one
+    of those (by its tokens or its weights) must not be a way round reading it."""
+    for ex in L.quiz_examples().values():
+        for name in PATTERNS:
+            labelled = pattern_example(name)
+            assert not set(ex.tokens) & set(labelled.tokens), (ex.tokens, name)
+            assert ex.weights.shape != labelled.weights.shape or not np.allclose(
+                ex.weights, labelled.weights
+            )
+
+
+def test_the_package_does_not_know_which_pattern_is_which_letter():
+    """Only the key beside the package names the letters' patterns."""
+    import inspect
+
+    source = inspect.getsource(L)
+    pairs = [f'"{letter}": "{name}"' for letter, name in QUIZ.items()]
+    assert not any(pair in source for pair in pairs)
+    assert not hasattr(L, "QUIZ")
 
 
 def test_the_quiz_is_shuffled_and_uses_every_pattern_once():
-    assert sorted(L.QUIZ.values()) == sorted(PATTERNS)
-    assert list(L.QUIZ.values()) != list(PATTERNS)
+    assert sorted(QUIZ.values()) == sorted(PATTERNS)
+    assert all(a != b for a, b in zip(QUIZ.values(), PATTERNS, strict=True))
 
 
 def test_the_solution_is_the_quiz():
-    assert W.solution_name_the_patterns() == L.QUIZ
+    assert W.solution_name_the_patterns() == QUIZ
 
 
 @pytest.mark.parametrize("name", PATTERNS)
@@ -230,21 +272,25 @@ def test_unknown_words_are_not_understood():
         assert L.pattern_named(word) is None, word
 
 
-@pytest.mark.parametrize("letter", sorted(L.QUIZ))
+@pytest.mark.parametrize("letter", sorted(QUIZ))
 def test_a_wrong_letter_gets_a_reading_cue_that_does_not_give_the_name_away(letter):
-    other = next(x for x in sorted(L.QUIZ) if x != letter)
+    other = next(x for x in sorted(QUIZ) if x != letter)
     message = judged(L.name_the_patterns, swapped(letter, other)).message
-    cue = next(line for line in message.splitlines() if line.startswith(f"• {letter}:"))
-    name = L.QUIZ[letter]
+    line = next(line for line in message.splitlines() if line.startswith(f"✗ {letter} "))
+    cue = line.split("): ", 1)[1]
+    name = QUIZ[letter]
     words = {name, TITLES[name], *L._SYNONYMS[name]}
     assert not [w for w in words if L._normalised(w) in L._normalised(cue)], cue
-    assert f"• {other}:" in message and "\n" in message
+    assert f"✗ {other} " in message and "\n" in message
 
 
 def test_right_letters_are_acknowledged_and_wrong_ones_not_revealed():
     message = judged(L.name_the_patterns, swapped("B", "D")).message
-    assert "A and C are right; B and D are not right yet" in message
-    assert "diagonal" not in message.split("yet.")[1]
+    assert "2 of 4 right so far; not yet right: B, D." in message
+    assert "✓ right: A, C." in message
+    cues = re.sub(r"\(you said '\w+'\)", "", message.split("yet right: B, D.")[1])
+    assert QUIZ["B"] not in cues and QUIZ["D"] not in cues
+    assert judged(L.name_the_patterns, swapped("B", "D")).score == 0.5
 
 
 @pytest.mark.parametrize(
@@ -252,6 +298,34 @@ def test_right_letters_are_acknowledged_and_wrong_ones_not_revealed():
 )
 def test_a_dict_of_placeholders_is_not_attempted(answer):
     assert judged(L.name_the_patterns, answer).outcome is Outcome.NOT_ATTEMPTED
+
+
+def _no_key(monkeypatch, tmp_path):
+    """A graded course run: the package without answer_keys/ beside it."""
+    (tmp_path / "keys").mkdir()
+    monkeypatch.setenv("ATTNLAB_ANSWER_KEYS", str(tmp_path / "keys"))
+
+
+def test_without_the_key_every_ordering_is_only_recorded(monkeypatch, tmp_path):
+    """In a graded course run no answer is told right or wrong before submission: each of the
+    24 orderings gets the same word, so trying them all finds nothing."""
+    import itertools
+
+    _no_key(monkeypatch, tmp_path)
+    seen = set()
+    for names in itertools.permutations(PATTERNS):
+        feedback = judged(L.name_the_patterns, dict(zip("ABCD", names, strict=True)))
+        assert feedback.outcome is Outcome.RECORDED, feedback.message
+        seen.add(feedback.message)
+    assert len(seen) == 1
+
+
+@pytest.mark.parametrize("case", ["the same name twice", "an unknown word", "one letter missing"])
+def test_without_the_key_a_malformed_answer_is_still_told(monkeypatch, tmp_path, case):
+    _no_key(monkeypatch, tmp_path)
+    answer, expected = NAMES_WRONG[case]
+    feedback = judged(L.name_the_patterns, answer)
+    assert feedback.outcome is Outcome.WRONG and expected in feedback.message
 
 
 # ---------------------------------------------------------------- 4.3 the hub key
@@ -393,7 +467,7 @@ def test_hints_go_from_a_nudge_to_nearly_the_code(exercise):
 def test_solutions_show_their_source():
     assert "np.where(weights > 0" in L.row_entropy.solution().markdown
     assert "weights.sum(axis=0)" in L.hub_key.solution().markdown
-    assert '"A": "hub"' in L.name_the_patterns.solution().markdown
+    assert '"A": "link"' in L.name_the_patterns.solution().markdown
 
 
 def test_the_last_hint_of_4_2_names_only_what_the_notebook_imported():

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import graded_course as gc
 import pytest
-from solution_lines import leaks, notebook_text, wheel_texts
+from solution_lines import leaks, notebook_text, quiz_key_leaks, wheel_texts
 
 pytestmark = pytest.mark.slow
 
@@ -190,6 +190,7 @@ def test_the_wheel_holds_no_solution_and_no_quiz_key(tmp_path):
         )
     )
     assert "answer_keys" not in " ".join(texts) and key
+    assert quiz_key_leaks(texts) == []  # no line of a quiz key, no letter -> pattern mapping
 
 
 def _given(hit) -> bool:

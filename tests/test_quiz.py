@@ -8,11 +8,13 @@ key is not installed and the answers are only recorded.
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from attnlab.exercises import Outcome
+from attnlab.exercises.kit.outcomes import Wrong
 from attnlab.exercises.quiz import Key, Question, Questions
 
 KEY_MODULE = """
@@ -337,6 +339,48 @@ def test_under_grading_only_correct_or_recorded_passes(keyed, monkeypatch):
     assert exercise.check(with_(T2="b")).outcome is Outcome.RECORDED
     with pytest.raises(AssertionError, match="Not answered yet: T4"):
         exercise.check({"T1": 10, "T2": "a", "T3": 0.5})
+
+
+# ---------------------------------------------------------------- a rule across questions
+def _each_once(answer) -> dict:
+    """A form for the toy quiz: T2 and T4 are letters that must differ."""
+    if answer.get("T2") == answer.get("T4") and answer.get("T2"):
+        raise Wrong(f"T2 and T4 are both {answer['T2']!r}: use each letter once.")
+    return answer
+
+
+def test_a_form_judges_the_whole_answer_with_or_without_the_key(monkeypatch, tmp_path):
+    (tmp_path / "none").mkdir()
+    for keys in (str(tmp_path / "none"), None):
+        if keys:
+            monkeypatch.setenv("ATTNLAB_ANSWER_KEYS", keys)
+        else:
+            folder = tmp_path / "answer_keys"
+            folder.mkdir()
+            (folder / "toyquiz.py").write_text(
+                KEY_MODULE.replace("def key_t(", "def key_t_2("), encoding="utf-8"
+            )
+            monkeypatch.setenv("ATTNLAB_ANSWER_KEYS", str(folder))
+        quiz = Questions("T.2", toy_questions(), {"n": 4}, key_file="toyquiz", form=_each_once)
+        feedback = grade(quiz, with_(T2="b", T4="b"))
+        assert feedback.outcome is Outcome.WRONG
+        assert "use each letter once" in feedback.message
+    assert grade(quiz, RIGHT).outcome is Outcome.CORRECT  # key_t_2: "." read as "_"
+
+
+def test_no_quiz_key_is_in_the_package_sources():
+    """What the wheel is built from holds no line of a quiz key and no letter-to-name key (the
+    slow wheel test scans the built wheel itself)."""
+    from solution_lines import quiz_key_leaks, quiz_key_pairs
+
+    package = Path(__file__).resolve().parents[1] / "attnlab"
+    texts = {
+        str(path): path.read_text(encoding="utf-8", errors="replace")
+        for path in package.rglob("*")
+        if path.is_file() and path.suffix not in {".pyc", ".png", ".woff2"}
+    }
+    assert quiz_key_pairs(), "the scan should know 4.2's key"
+    assert quiz_key_leaks(texts) == []
 
 
 # ---------------------------------------------------------------- how the quiz shows

@@ -102,10 +102,10 @@ def solution_row_entropy(weights):
 def solution_name_the_patterns():
     """Each heatmap, read the way the lesson does."""
     return {
-        "A": "hub",  # one column stays bright all the way down: every query reads one key
-        "B": "diagonal",  # every row is brightest on its own token
-        "C": "link",  # rows are brightest on a *different* token: the bright cells sit off
+        "A": "link",  # rows are brightest on a *different* token: the bright cells sit off
         #               the diagonal
+        "B": "hub",  # one column stays bright all the way down: every query reads one key
+        "C": "diagonal",  # every row is brightest on its own token
         "D": "uniform",  # rows whose cells all have the same shade: weight shared evenly
     }
 

@@ -1,11 +1,12 @@
 """Answer keys that must not ship with the package: found beside it, or where an instructor says.
 
-The quiz of lesson 7 is marked against a key (:class:`attnlab.exercises.quiz.Key`) kept in
-the repository's ``answer_keys/`` folder, outside the installed package, so that a graded
-course run (which installs attnlab from a wheel) gives students no way to read it. A
-self-study learner working from a clone has the folder beside the package and gets
-question-by-question feedback; an instructor who wants students to have that feedback in a
-graded run points ``ATTNLAB_ANSWER_KEYS`` at a copy of the folder.
+The quizzes (lesson 7's, and exercise 4.2, naming the four heatmaps) are marked against keys
+(:class:`attnlab.exercises.quiz.Key`) kept in the repository's ``answer_keys/`` folder,
+outside the installed package, so that a graded course run (which installs attnlab from a
+wheel) gives students no way to read them. A self-study learner working from a clone has
+the folder beside the package and gets question-by-question feedback; an instructor who wants
+students to have that feedback in a graded run points ``ATTNLAB_ANSWER_KEYS`` at a copy of
+the folder.
 """
 
 from __future__ import annotations

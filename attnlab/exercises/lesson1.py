@@ -32,6 +32,7 @@ from attnlab.exercises.kit.display import short
 from attnlab.exercises.kit.exercise import Exercise
 from attnlab.exercises.kit.judging import as_number, expect_close
 from attnlab.exercises.kit.outcomes import Wrong
+from attnlab.exercises.kit.precision import judging_tolerance
 
 
 def raw_scores(q, k) -> np.ndarray:
@@ -65,14 +66,11 @@ def _float_atol(got, q, k) -> float:
 
     A dot product computed in a dtype with machine epsilon ``eps`` is off by at most about
     ``d · eps · Σ_d |q_d k_d|``; a float32 answer is judged to that precision, a float64 (or
-    list) answer to 1e-9.
+    list) answer to 1e-9 (the kit's :func:`judging_tolerance`).
     """
-    dtype = getattr(got, "dtype", None)
-    if dtype is None or dtype.kind != "f" or dtype.itemsize >= 8:
-        return 1e-9
     q, k = np.asarray(q, dtype=float), np.asarray(k, dtype=float)
     magnitude = float(np.max(np.abs(q) @ np.abs(k).T))  # largest Σ_d |q_d k_d|
-    return max(1e-9, 4 * q.shape[-1] * float(np.finfo(dtype).eps) * magnitude)
+    return judging_tolerance(got, abs_ulps=4 * q.shape[-1], scale=magnitude)[1]
 
 
 # --------------------------------------------------------------------------- 1.1 dot
@@ -351,10 +349,7 @@ def _cosine_tolerance(got) -> float:
     k, which leaves a cosine of about 1e-8 against the float64 k; that is still exact to the
     answer's own precision.
     """
-    dtype = getattr(got, "dtype", None)
-    if dtype is not None and dtype.kind == "f" and dtype.itemsize < 8:
-        return 8 * float(np.finfo(dtype).eps)
-    return 1e-9
+    return judging_tolerance(got, abs_ulps=8)[1]
 
 
 def orthogonal_cases() -> list[np.ndarray]:

@@ -33,6 +33,7 @@ from attnlab.exercises.kit.display import one_line, short
 from attnlab.exercises.kit.exercise import Exercise
 from attnlab.exercises.kit.judging import as_number, quietly
 from attnlab.exercises.kit.outcomes import NotAttempted, Wrong
+from attnlab.exercises.kit.precision import judging_tolerance
 
 __all__ = [
     "dot_product_variance",
@@ -63,8 +64,14 @@ def _one_number(value, what: str) -> float:
     return number
 
 
+#: Numbers here are judged to the kit's float64 tolerance, with an absolute floor of 1e-12:
+#: some right answers (a variance, a scale factor) are far below 1e-9.
+_ATOL = 1e-12
+_RTOL = judging_tolerance(None, atol=_ATOL)[0]
+
+
 def _close(a: float, b: float) -> bool:
-    return math.isclose(a, b, rel_tol=1e-6, abs_tol=1e-12)
+    return math.isclose(a, b, rel_tol=_RTOL, abs_tol=_ATOL)
 
 
 # ------------------------------------------------------------- 2.1 dot-product variance
@@ -146,12 +153,9 @@ def _variance_mistakes(q, k) -> list[tuple[float | np.ndarray, str]]:
 
 
 def _variance_rtol(result) -> float:
-    """1e-6, or 1e-4 for an answer computed in float32 or float16 (about 1000 float32 ulps:
-    the sums of a few hundred products round, but every known mistake is off by far more)."""
-    dtype = getattr(result, "dtype", None)
-    if dtype is not None and dtype.kind == "f" and dtype.itemsize < 8:
-        return 1e-4
-    return 1e-6
+    """1e-6, or about 1e-4 for an answer computed in float32 (830 roundings: the sums of a few
+    hundred products round, but every known mistake is off by far more)."""
+    return judging_tolerance(result, atol=_ATOL, ulps=830)[0]
 
 
 def _judge_variance(result, case, messages) -> None:
@@ -163,7 +167,7 @@ def _judge_variance(result, case, messages) -> None:
     dots = paired_dot_products(q, k)  # (n,)
     rtol = _variance_rtol(result)
     if any(
-        math.isclose(got, v, rel_tol=rtol, abs_tol=1e-12)
+        math.isclose(got, v, rel_tol=rtol, abs_tol=_ATOL)
         for v in (np.var(dots), np.var(dots, ddof=1))
     ):
         return

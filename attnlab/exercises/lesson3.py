@@ -38,6 +38,7 @@ from attnlab.exercises.kit.exercise import Exercise
 from attnlab.exercises.kit.forbidden import SOFTMAX_LIBRARY
 from attnlab.exercises.kit.judging import quietly, recognised
 from attnlab.exercises.kit.outcomes import Wrong
+from attnlab.exercises.kit.precision import judging_tolerance
 
 __all__ = [
     "softmax_row",
@@ -100,12 +101,8 @@ def _tolerances(got, exponents) -> tuple[float, float]:
     judged to its own precision: rounding the scores to it moves ``exp(x_i - max)`` by about
     ``eps · |x_i - max|`` relative, so the tolerance grows with the largest exponent.
     """
-    dtype = getattr(got, "dtype", None)
-    if dtype is None or dtype.kind != "f" or dtype.itemsize >= 8:
-        return 1e-6, 1e-9
-    eps = float(np.finfo(dtype).eps)
     spread = float(np.ptp(exponents)) if exponents is not None else 0.0
-    return 1e-6 + 8 * eps * (1 + spread), max(1e-9, 8 * eps)
+    return judging_tolerance(got, ulps=8 * (1 + spread), abs_ulps=8)
 
 
 def _expect(got, expected, what, mistakes=(), messages=(), exponents=None):

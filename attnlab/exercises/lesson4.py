@@ -7,10 +7,11 @@
   (one per column); for self-attention those are the query tokens too.
 
 Reference answers come from attnlab's numerics: :func:`attnlab.entropy` for 4.1,
-:data:`QUIZ` and :mod:`attnlab.patterns` for 4.2, :func:`attnlab.patterns.column_mass`
-for 4.3. Known mistakes are named only from what the answer returned (the nan of
-``0 · log 0``, bits, the wrong axis, a missing minus sign, …); numpy warnings caused by
-the learner's code are caught and explained, never shown as a wall of ``RuntimeWarning``.
+:func:`attnlab.patterns.column_mass` for 4.3; 4.2 is a quiz (:data:`QUESTIONS`) whose key,
+``answer_keys/lesson4.py``, does not ship with the package. Known mistakes are named only
+from what the answer returned (the nan of ``0 · log 0``, bits, the wrong axis, a missing
+minus sign, …); numpy warnings caused by the learner's code are caught and explained, never
+shown as a wall of ``RuntimeWarning``.
 
 Examples
 --------
@@ -19,8 +20,9 @@ Examples
 >>> naive = lambda w: -np.sum(w * np.log(w), axis=1)       # log(0) on a one-hot row
 >>> "0·log 0 = 0" in row_entropy.check(naive).message
 True
->>> name_the_patterns.check({"A": "hub", "B": "self", "C": "links", "D": "a uniform row"})
-✓ Exercise 4.2 (name the four patterns): correct. Well done.
+>>> answer = {"A": "flat", "B": "uniform", "C": "link"}
+>>> "has not named D yet" in name_the_patterns.check(answer).message
+True
 >>> hub_key.check(lambda weights, tokens: tokens[0]).outcome.name
 'WRONG'
 """
@@ -43,6 +45,8 @@ from attnlab.exercises.kit.display import hidden_difference, short, warned
 from attnlab.exercises.kit.exercise import Exercise
 from attnlab.exercises.kit.judging import quietly, recognised
 from attnlab.exercises.kit.outcomes import NotAttempted, Wrong
+from attnlab.exercises.kit.precision import judging_tolerance
+from attnlab.exercises.quiz import Question, Questions
 from attnlab.patterns import (
     PATTERNS,
     TITLES,
@@ -56,7 +60,8 @@ __all__ = [
     "row_entropy",
     "name_the_patterns",
     "hub_key",
-    "QUIZ",
+    "QUESTIONS",
+    "LETTERS",
     "quiz_examples",
     "pattern_named",
     "entropy_cases",
@@ -198,12 +203,8 @@ def _judge_row_entropy(got, case, messages) -> None:
         if np.any(w == 0):
             raise Wrong(f"{said}, but yours gave {short(values)}. {_ZERO_LOG}{warned(messages)}")
         raise Wrong(f"{said}, but yours contains nan or inf: {short(values)}.{warned(messages)}")
-    low = getattr(got, "dtype", np.dtype(float))  # a float32 answer: judged to its precision
-    rtol, atol = (
-        (1e-6, 1e-9)
-        if low.kind != "f" or low.itemsize >= 8
-        else (1e-6 + 16 * n_k * float(np.finfo(low).eps), 16 * float(np.finfo(low).eps))
-    )
+    # a float32 answer is judged to its precision: a sum of n_k terms p·log p, each rounded
+    rtol, atol = judging_tolerance(got, ulps=16 * n_k, abs_ulps=16)
     if np.allclose(values, expected, rtol=rtol, atol=atol):
         if messages:
             raise Wrong(
@@ -267,8 +268,28 @@ row_entropy = Exercise(
 
 
 # ---------------------------------------------------------------- 4.2 name the patterns
-#: The heatmap under each letter of the quiz (a fixed shuffle of PATTERNS).
-QUIZ = {"A": "hub", "B": "diagonal", "C": "link", "D": "uniform"}
+#: The four heatmaps of the quiz by letter, as tokens and scores (small integers; the weights
+#: are their row softmax). Which pattern each one shows is the exercise: the key is in
+#: ``answer_keys/lesson4.py``, outside the installed package (:mod:`attnlab.exercises.keys`),
+#: and no heatmap here is one of the lesson's labelled examples
+#: (:func:`attnlab.patterns.pattern_example`), so the package tells the letters apart only by
+#: what a learner reads in the heatmaps themselves.
+_QUIZ_HEATMAPS = {
+    "A": (
+        ("cold", "rain", "fell", "today"),
+        [[1, 0, 0, 3], [3, 1, 0, 0], [0, 3, 1, 0], [0, 0, 3, 1]],
+    ),
+    "B": (
+        ("<s>", "a", "small", "boat", "drifted"),
+        [[3, 0, 0, 0, 0], [3, 1, 0, 0, 0], [3, 0, 1, 0, 0], [3, 0, 0, 1, 0], [3, 0, 0, 0, 1]],
+    ),
+    "C": (
+        ("birds", "sing", "at", "dawn"),
+        [[3, 1, 0, 1], [0, 3, 1, 0], [1, 0, 3, 1], [0, 1, 0, 3]],
+    ),
+    "D": (("and", "then", "we", "left", "home"), [[0] * 5] * 5),
+}
+LETTERS = tuple(sorted(_QUIZ_HEATMAPS))
 
 
 @dataclass(frozen=True, eq=False)
@@ -297,14 +318,15 @@ def quiz_examples() -> dict:
     Examples
     --------
     >>> {letter: ex.weights.shape for letter, ex in quiz_examples().items()}
-    {'A': (5, 5), 'B': (4, 4), 'C': (4, 4), 'D': (4, 4)}
+    {'A': (4, 4), 'B': (5, 5), 'C': (4, 4), 'D': (5, 5)}
     >>> hasattr(quiz_examples()["A"], "name")
     False
     """
     shown = {}
-    for letter in sorted(QUIZ):
-        example = pattern_example(QUIZ[letter])
-        shown[letter] = QuizHeatmap(example.tokens, example.scores, example.weights)
+    for letter in LETTERS:
+        tokens, scores = _QUIZ_HEATMAPS[letter]
+        scores = np.array(scores, dtype=float)  # (n, n)
+        shown[letter] = QuizHeatmap(list(tokens), scores, attnlab.softmax(scores))
     return shown
 
 
@@ -389,10 +411,9 @@ def _letters(labels) -> str:
     return labels[0] if len(labels) == 1 else f"{', '.join(labels[:-1])} and {labels[-1]}"
 
 
-def _cue(letter: str) -> str:
-    """How to read heatmap ``letter`` without naming its pattern."""
-    ex = pattern_example(QUIZ[letter])
-    name = ex.name
+def reading_cue(letter: str, name: str, ex: QuizHeatmap) -> str:
+    """How to read heatmap ``letter`` (``ex``, showing the pattern ``name``) without naming its
+    pattern: the quiz key's nudge for a wrong name (``answer_keys/lesson4.py``)."""
     if name == "hub":
         return (
             f"Look at the columns of {letter}, not only its rows: add up what each key "
@@ -441,23 +462,26 @@ def _as_quiz_answer(answer) -> dict:
     return answer
 
 
-def _check_name_the_patterns(answer) -> None:
+def _read_names(answer) -> dict:
+    """The learner's answer as ``{letter: pattern name}``, or :class:`Wrong` saying why it is
+    not one: four letters, each a known pattern name, each pattern once. Says nothing about
+    which letter is which (the key does, where it is at hand)."""
     given = _as_quiz_answer(answer)
     if given and all(_placeholder(value) for value in given.values()):
         raise NotAttempted(
             "Fill in a pattern name for each letter, run that cell, then run this check again."
         )
     shown = f"Your answer {given!r}"
-    letters = sorted(QUIZ)
+    letters = list(LETTERS)
     answers = {}
     for key, value in given.items():
         letter = key.strip().upper() if isinstance(key, str) else key
-        if letter not in QUIZ and pattern_named(key):
+        if letter not in LETTERS and pattern_named(key):
             raise Wrong(
                 f"{shown} has pattern names as its keys. Swap them round: the keys "
                 f"are the letters {_letters(letters)}, the values the pattern names."
             )
-        if letter not in QUIZ:
+        if letter not in LETTERS:
             raise Wrong(
                 f"{shown} has the key {key!r}, but there is no heatmap {key!r}: the "
                 f"letters are {_letters(letters)}."
@@ -489,21 +513,33 @@ def _check_name_the_patterns(answer) -> None:
                 f"{shown} calls {_letters(twice)} the same pattern, {name!r}. Each of "
                 "the four patterns appears exactly once."
             )
-    wrong = [letter for letter in letters if named[letter] != QUIZ[letter]]
-    if wrong:
-        right = [letter for letter in letters if letter not in wrong]
-        so_far = f"{_letters(right)} {'is' if len(right) == 1 else 'are'} right; " if right else ""
-        cues = "\n".join(f"• {letter}: {_cue(letter)}" for letter in wrong)
-        raise Wrong(
-            f"{shown}: {so_far}{_letters(wrong)} "
-            f"{'is' if len(wrong) == 1 else 'are'} not right yet.\n{cues}"
+    return named
+
+
+#: Exercise 4.2 as a quiz (:mod:`attnlab.exercises.quiz`): one question per heatmap, answered
+#: with a pattern name; the key, letter -> pattern, is ``key_4_2`` of ``answer_keys/lesson4.py``.
+#: Without it (a graded course run) the check says only whether the answer is well formed.
+QUESTIONS = Questions(
+    "4.2",
+    [
+        Question(
+            letter,
+            4,
+            "reading a heatmap",
+            f"Which pattern does heatmap {letter} show?",
+            options=tuple((name, TITLES[name]) for name in PATTERNS),
         )
+        for letter in LETTERS
+    ],
+    {"examples": quiz_examples()},
+    key_file="lesson4",
+    form=_read_names,
+)
 
 
-name_the_patterns = Exercise(
+name_the_patterns = QUESTIONS.exercise(
     "Exercise 4.2 (name the four patterns)",
-    _check_name_the_patterns,
-    hints=[
+    [
         "Read each heatmap the way the lesson does: a row is one query and sums to 1, a "
         "column is one key. For each map, ask where its bright cells sit.",
         "One question per pattern: is every row brightest on its own token? Does some row "

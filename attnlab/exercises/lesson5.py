@@ -40,6 +40,7 @@ from attnlab.exercises.kit.display import hidden_difference, one_line, short, wa
 from attnlab.exercises.kit.exercise import Exercise
 from attnlab.exercises.kit.judging import as_numbers, recognised, same_values
 from attnlab.exercises.kit.outcomes import NotAttempted, Wrong
+from attnlab.exercises.kit.precision import judging_tolerance
 from attnlab.mixing import coordinate_bounds, weighted_values
 
 __all__ = [
@@ -53,11 +54,13 @@ __all__ = [
 
 
 # ---------------------------------------------------------------- shared helpers
-#: How close a right answer must be: float32 keeps about 7 significant digits, so an answer
-#: computed in float32 passes (the values here are of order 1); every known mistake is off by
-#: far more (the tests check each one is still told apart). Looser than the kit's defaults, so
-#: every comparison below passes them to :func:`same_values` and :func:`recognised`.
-_RTOL, _ATOL = 2e-5, 2e-6
+#: How close a right answer must be (the kit's :func:`judging_tolerance`): any answer may have
+#: been computed in float32, which keeps about 7 significant digits, so it passes with 160
+#: roundings relative and 17 absolute (about 2e-5 and 2e-6: the values here are of order 1);
+#: every known mistake is off by far more (the tests check each one is still told apart).
+#: Looser than the kit's defaults, so every comparison below passes them to
+#: :func:`same_values` and :func:`recognised`.
+_RTOL, _ATOL = judging_tolerance(None, computed_in=np.float32, ulps=160, abs_ulps=17)
 
 
 def _same(got, wrong) -> bool:

@@ -49,6 +49,7 @@ from attnlab.exercises.kit.exercise import Exercise
 from attnlab.exercises.kit.forbidden import SOFTMAX_LIBRARY
 from attnlab.exercises.kit.judging import as_numbers, quietly, recognised
 from attnlab.exercises.kit.outcomes import Wrong
+from attnlab.exercises.kit.precision import judging_tolerance
 
 __all__ = [
     "attention_shapes",
@@ -530,9 +531,15 @@ def _renormalised_reason(scores, mask) -> str:
     )
 
 
-#: How close right weights must be: weights are at most 1, and float32 keeps about 7 digits,
-#: so an answer computed in float32 passes; every known mistake is off by far more.
-_TOL = {"rtol": 2e-5, "atol": 2e-6}
+def _tolerance(scores) -> dict:
+    """How close right weights must be (the kit's :func:`judging_tolerance`): weights are at
+    most 1 and any answer may have been computed in float32 (whatever dtype it comes back in),
+    which keeps about 7 digits; every known mistake is off by far more. Scores given in
+    float32 (near 100, where exp overflows float32) are rounded before any exp: the answer
+    gets more roundings (830, about 1e-4 relative, instead of 160, about 2e-5)."""
+    ulps = 830 if scores.dtype == np.float32 else 160
+    rtol, atol = judging_tolerance(None, scores, computed_in=np.float32, ulps=ulps, abs_ulps=17)
+    return {"rtol": rtol, "atol": atol}
 
 
 def _overflow_advice(allowed) -> str:
@@ -558,8 +565,8 @@ def _judge_softmax(got, case, messages) -> None:
     what = _softmax_what(description)
     expected = _masked_reference(scores, mask)  # (n_q, n_k) float64
     n_q, n_k = scores.shape
-    tol = {"rtol": 1e-4, "atol": 1e-6} if scores.dtype == np.float32 else _TOL
     weights = as_numbers(got, what, scores.shape)
+    tol = _tolerance(scores)
     if weights.shape != expected.shape:
         raise Wrong(
             f"{what} should have the shape of the scores, {expected.shape}, one weight "

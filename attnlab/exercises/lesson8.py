@@ -77,6 +77,7 @@ from attnlab.exercises.kit.display import one_line, short, warned
 from attnlab.exercises.kit.exercise import Exercise
 from attnlab.exercises.kit.judging import quietly
 from attnlab.exercises.kit.outcomes import Wrong
+from attnlab.exercises.kit.precision import judging_tolerance
 from attnlab.online import _fold, online_softmax_update
 
 __all__ = [
@@ -254,22 +255,23 @@ def _as_results(got, names, shapes, what) -> list[np.ndarray]:
     return results
 
 
-#: How close a right answer must be: float32 keeps about 7 significant digits, and a sum of a
-#: few dozen terms can lose one or two more, so answers computed in float32 pass; every known
-#: mistake is off by far more (the tests check that each one is still told apart).
-_RTOL = 2e-5
-
-
-def _tolerance(expected) -> float:
-    """An absolute tolerance in proportion to the size of the numbers (``acc`` can cancel)."""
+def _tolerance(expected) -> tuple[float, float]:
+    """How close a right answer must be (the kit's :func:`judging_tolerance`): any answer may
+    have been computed in float32, which keeps about 7 significant digits, and a sum of a few
+    dozen terms can lose one or two more (160 roundings, about 2e-5), so answers computed in
+    float32 pass; every known mistake is off by far more (the tests check that each one is
+    still told apart). The absolute tolerance is in proportion to the size of the numbers
+    (``acc`` can cancel)."""
     finite = np.abs(expected[np.isfinite(expected)]) if np.size(expected) else np.zeros(0)
-    return _RTOL * max(1.0, float(finite.max()) if finite.size else 1.0)
+    size = max(1.0, float(finite.max()) if finite.size else 1.0)
+    return judging_tolerance(None, computed_in=np.float32, ulps=160, abs_ulps=168, scale=size)
 
 
 def _close(g, e) -> np.ndarray:
     """Entry by entry: within float32 rounding of the reference, -inf matching -inf."""
+    rtol, atol = _tolerance(e)
     with np.errstate(invalid="ignore"):
-        return np.isclose(g, e, rtol=_RTOL, atol=_tolerance(e), equal_nan=True)
+        return np.isclose(g, e, rtol=rtol, atol=atol, equal_nan=True)
 
 
 def _same_results(got, expected) -> bool:

@@ -45,6 +45,7 @@ from attnlab.exercises.kit.display import one_line, short, warned
 from attnlab.exercises.kit.exercise import Exercise
 from attnlab.exercises.kit.judging import as_numbers, recognised
 from attnlab.exercises.kit.outcomes import Wrong
+from attnlab.exercises.kit.precision import judging_tolerance
 from attnlab.training import PROBE, train
 
 __all__ = [
@@ -185,10 +186,16 @@ def _as_array(got, shape, what) -> np.ndarray:
     return array
 
 
+#: How close a right gradient must be (the kit's :func:`judging_tolerance`): any answer may
+#: have been computed in float32, and a gradient collects more roundings than a forward pass
+#: (830 relative, about 1e-4; 9 absolute, about 1e-6); every known mistake is off by far more.
+_RTOL, _ATOL = judging_tolerance(None, computed_in=np.float32, ulps=830, abs_ulps=9)
+
+
 def _close(got, expected) -> bool:
     """Same shape and (to float32 rounding) the same values; never raises on shapes."""
     got, expected = np.asarray(got, dtype=float), np.asarray(expected, dtype=float)
-    return got.shape == expected.shape and bool(np.allclose(got, expected, rtol=1e-4, atol=1e-6))
+    return got.shape == expected.shape and bool(np.allclose(got, expected, rtol=_RTOL, atol=_ATOL))
 
 
 def _vjp_what(case) -> str:
@@ -212,7 +219,7 @@ def _judge_vjp(got, case, messages) -> None:
             f"{said} It holds nan or inf: a masked weight is 0, so multiply by w "
             f"rather than divide, and never take a log.{warned(messages)}"
         )
-    cause = recognised(got, _vjp_mistakes(case.weights, case.g), rtol=1e-4, atol=1e-6)
+    cause = recognised(got, _vjp_mistakes(case.weights, case.g), rtol=_RTOL, atol=_ATOL)
     if not cause:
         row_sums = got.sum(axis=-1)
         cause = (

@@ -229,7 +229,8 @@ class Questions:
     Parameters
     ----------
     part : str
-        The quiz's name (``"A"``); its key is ``key_<part>`` (lower case) of the key module.
+        The quiz's name (``"A"``, ``"4.2"``); its key is ``key_<part>`` of the key module, in
+        lower case with any ``.`` written ``_`` (``key_a``, ``key_4_2``).
     questions : iterable of Question
         At least one, each with its own ``key``.
     scope : dict
@@ -237,6 +238,12 @@ class Questions:
     key_file : str
         The key module's name in ``answer_keys/`` (``"lesson7"``), for
         :func:`attnlab.exercises.keys.load_key`.
+    form : callable, optional
+        ``form(answer) -> dict``: reads the learner's answer (or the function returning it)
+        into ``{question key: answer}``, raising :class:`Wrong` when the answer as a whole is
+        malformed (a rule across questions, such as each option used once) or
+        :class:`NotAttempted`. It never sees the key, so what it says is the same with the
+        key at hand or not.
 
     Raises
     ------
@@ -252,8 +259,9 @@ class Questions:
     }
     """
 
-    def __init__(self, part: str, questions, scope: dict, *, key_file: str):
+    def __init__(self, part: str, questions, scope: dict, *, key_file: str, form=None):
         self.part = part
+        self.form = form
         self.questions = list(questions)
         self.by_key = {q.key: q for q in self.questions}
         if not self.questions or len(self.by_key) != len(self.questions):
@@ -281,7 +289,9 @@ class Questions:
     def key(self) -> dict | None:
         """Question -> :class:`Key`, or None when the key is not installed here."""
         module = load_key(self.key_file)
-        return None if module is None else getattr(module, f"key_{self.part.lower()}")(self.scope)
+        if module is None:
+            return None
+        return getattr(module, f"key_{self.part.lower().replace('.', '_')}")(self.scope)
 
     def exercise(self, title: str, hints, **place) -> Exercise:
         """This quiz as an exercise: its check is :meth:`check`, its hints ``hints``; ``place``
@@ -357,6 +367,8 @@ class Questions:
 
 
 def _as_answers(answer, questions: Questions) -> Mapping:
+    if questions.form is not None:
+        return questions.form(answer)
     if callable(answer):
         try:
             answer = call(answer)

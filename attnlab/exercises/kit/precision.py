@@ -61,6 +61,50 @@ def tolerance(*dtypes) -> tuple[float, float]:
     return max(r for r, _ in pairs), max(a for _, a in pairs)
 
 
+def judging_tolerance(
+    got,
+    *inputs,
+    rtol: float = 1e-6,
+    atol: float = 1e-9,
+    ulps: float = 0.0,
+    abs_ulps: float = 0.0,
+    scale: float = 1.0,
+    computed_in=np.float64,
+) -> tuple[float, float]:
+    """(rtol, atol) for comparing an answer with its float64 reference: the course's one policy.
+
+    The answer is judged to the precision it was computed in: the coarsest of its own
+    (:func:`precision_of`), that of any float array among ``inputs`` and ``computed_in`` (a
+    lesson passes ``np.float32`` when an answer may have been computed in float32 whatever
+    dtype it comes back in). Computed in float64 it must match to ``(rtol, atol)``; computed
+    in a narrower float with machine epsilon ``eps`` it gets ``ulps`` roundings more,
+    relative, and an absolute tolerance of ``abs_ulps`` roundings of a number of size
+    ``scale`` (never below ``atol``)::
+
+        rtol + ulps * eps,   max(atol, abs_ulps * eps * scale)
+
+    A lesson says how many roundings its computation can collect (``ulps``: a sum of ``n``
+    terms, an ``exp`` of a spread of exponents) and how large its numbers are (``scale``),
+    never a tolerance of its own. Exact answers (a count, a shape) are not judged here.
+
+    Examples
+    --------
+    >>> judging_tolerance(np.ones(2), ulps=8, abs_ulps=8)
+    (1e-06, 1e-09)
+    >>> rtol, atol = judging_tolerance(np.ones(2, dtype=np.float32), ulps=8, abs_ulps=8)
+    >>> round(rtol, 9), round(atol, 9)
+    (1.954e-06, 9.54e-07)
+    >>> judging_tolerance([0.5], np.ones(2, np.float16), abs_ulps=1)[1]
+    0.0009765625
+    """
+    dtypes = [precision_of(got), np.dtype(computed_in)]
+    dtypes += [
+        x.dtype for x in inputs if isinstance(x, np.ndarray | np.generic) and x.dtype.kind == "f"
+    ]
+    eps = max(float(np.finfo(d).eps) if d.itemsize < 8 else 0.0 for d in dtypes)
+    return rtol + ulps * eps, max(atol, abs_ulps * eps * scale)
+
+
 def _digits(x: float, digits: int) -> str:
     """``x`` with ``digits`` significant digits, as a learner writes it (no padding)."""
     x = float(x)
