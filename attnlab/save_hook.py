@@ -30,6 +30,7 @@ them on disk. The file on disk (``/files/...``, a download) carries the markers.
 
 from __future__ import annotations
 
+import contextvars
 import functools
 import hashlib
 import inspect
@@ -193,9 +194,16 @@ def pre_save_hook(model: dict, path: str, **kwargs) -> None:
         compact_assets(model["content"])
 
 
+#: False while ``trust_notebook`` runs: it signs what ``get`` returns, and the signature must be
+#: that of the file on disk (markers included), which the server checks on every load. A
+#: context variable, so a concurrent request's ``get`` (another asyncio task) still expands.
+_EXPANDING = contextvars.ContextVar("attnlab_expanding", default=True)
+
+
 def _expand_model(model):
     if (
-        isinstance(model, dict)
+        _EXPANDING.get()
+        and isinstance(model, dict)
         and model.get("type") == "notebook"
         and isinstance(model.get("content"), dict)
     ):
@@ -209,7 +217,9 @@ def expand_on_load(contents_manager) -> None:
     Works for synchronous managers and asynchronous ones (the server's default,
     ``AsyncLargeFileManager``) alike, whatever their class: wrapping the instance, rather than
     configuring a subclass as ``ServerApp.contents_manager_class``, keeps a deployment's own
-    contents manager choice. Wrapping twice is a no-op.
+    contents manager choice. Wrapping twice is a no-op. ``trust_notebook`` (File ▸ Trust
+    Notebook) is wrapped too, so that it signs the notebook as stored (with markers): the
+    server checks a notebook's signature against the file on disk when it loads it.
     """
     if getattr(contents_manager, "_attnlab_expands_assets", False):
         return
@@ -234,7 +244,33 @@ def expand_on_load(contents_manager) -> None:
             return _expand_model(result)
 
     contents_manager.get = expanding_get
+    contents_manager.trust_notebook = _signing_what_is_on_disk(contents_manager.trust_notebook)
     contents_manager._attnlab_expands_assets = True
+
+
+def _signing_what_is_on_disk(trust_notebook):
+    """``trust_notebook`` with ``get`` not expanding: it signs the notebook as stored."""
+    if inspect.iscoroutinefunction(trust_notebook):
+
+        @functools.wraps(trust_notebook)
+        async def trusting(*args, **kwargs):
+            token = _EXPANDING.set(False)
+            try:
+                return await trust_notebook(*args, **kwargs)
+            finally:
+                _EXPANDING.reset(token)
+
+    else:
+
+        @functools.wraps(trust_notebook)
+        def trusting(*args, **kwargs):
+            token = _EXPANDING.set(False)
+            try:
+                return trust_notebook(*args, **kwargs)
+            finally:
+                _EXPANDING.reset(token)
+
+    return trusting
 
 
 def _jupyter_server_extension_points() -> list[dict]:

@@ -226,3 +226,34 @@ def test_the_server_extension_expands_through_the_async_contents_api(tmp_path):
     loaded = asyncio.run(round_trip())["content"]
     assert b"attnlab-asset:" in (tmp_path / LESSON).read_bytes()
     assert loaded == content
+
+
+@pytest.mark.parametrize("asynchronous", [False, True])
+def test_trusting_a_saved_lesson_signs_the_file_as_stored(tmp_path, asynchronous):
+    """Trust Notebook signs what ``get`` returns; the server checks the signature against the
+    file on disk: with markers on disk, it must sign the markers, not the expanded code."""
+    import asyncio
+
+    import nbformat
+    from jupyter_server.services.contents.largefilemanager import AsyncLargeFileManager
+
+    content = _with_widget_state(_lesson_content(), _course_widgets(3))
+    (tmp_path / LESSON).write_text(json.dumps(content), encoding="utf-8")
+    cls = AsyncLargeFileManager if asynchronous else FileContentsManager
+    manager = cls(root_dir=str(tmp_path))
+    manager.register_pre_save_hook(save_hook.pre_save_hook)
+    save_hook.expand_on_load(manager)
+
+    async def run(result):
+        return await result if asynchronous else result
+
+    async def trust_then_load():
+        await run(manager.save({"type": "notebook", "content": copy.deepcopy(content)}, LESSON))
+        await run(manager.trust_notebook(LESSON))
+        return await run(manager.get(LESSON))
+
+    loaded = asyncio.run(trust_then_load())
+    on_disk = nbformat.read(tmp_path / LESSON, as_version=4)
+    assert b"attnlab-asset:" in (tmp_path / LESSON).read_bytes()
+    assert manager.notary.check_signature(on_disk)
+    assert loaded["content"]["metadata"]["widgets"] == content["metadata"]["widgets"]
