@@ -238,9 +238,11 @@ def test_trusting_a_saved_lesson_signs_the_file_as_stored(tmp_path, asynchronous
     from jupyter_server.services.contents.largefilemanager import AsyncLargeFileManager
 
     content = _with_widget_state(_lesson_content(), _course_widgets(3))
-    (tmp_path / LESSON).write_text(json.dumps(content), encoding="utf-8")
+    stored = save_hook.compact_assets(copy.deepcopy(content))  # as saved, not yet signed
+    nbformat.write(nbformat.from_dict(stored), tmp_path / LESSON)
     cls = AsyncLargeFileManager if asynchronous else FileContentsManager
     manager = cls(root_dir=str(tmp_path))
+    manager.notary = nbformat.sign.NotebookNotary(db_file=":memory:", secret=b"test")
     manager.register_pre_save_hook(save_hook.pre_save_hook)
     save_hook.expand_on_load(manager)
 
@@ -248,7 +250,7 @@ def test_trusting_a_saved_lesson_signs_the_file_as_stored(tmp_path, asynchronous
         return await result if asynchronous else result
 
     async def trust_then_load():
-        await run(manager.save({"type": "notebook", "content": copy.deepcopy(content)}, LESSON))
+        assert not manager.notary.check_signature(nbformat.read(tmp_path / LESSON, as_version=4))
         await run(manager.trust_notebook(LESSON))
         return await run(manager.get(LESSON))
 
