@@ -10,13 +10,43 @@ This Jupyter Server extension registers a pre-save hook (Jupyter Server's own me
 keeps ``language_info`` to its ``name`` (as the lessons ship) and drops a widget state that
 holds no widget. Widget state that holds widgets (a lesson that was run) is kept: that is
 what lets a reopened lesson show its explorers' last frames.
+
+The course's own widget code once, not once per model (issue 29, "saved lessons grow"): the
+course's widgets are anywidgets, and anywidget keeps its whole front-end code (``_esm``) and
+style sheet (``_css``) in every model's state, so JupyterLab saved them with every model
+(lesson 0 after a Run All, measured with nbclient: 329,766 B, of which 169,296 B ``_esm`` and
+39,250 B ``_css`` in 43 models). For lesson notebooks the pre-save hook replaces a model's
+``_esm`` / ``_css`` that is byte for byte one of this package's assets (``ASSETS``) by a
+marker naming the asset and its hash (``attnlab-asset:figure_canvas.js#sha256:<12 hex>``);
+any other value (a learner's own anywidget, an edited copy) is left as it is.
+
+Jupyter Server has no pre-load hook, so the extension wraps its contents manager's ``get``
+(the one method every reader of a notebook model goes through: the contents API JupyterLab
+and Notebook 7 load from, ``copy``) to expand markers back to the current asset text:
+:func:`expand_assets`. It expands markers in any notebook, not only files named like a
+lesson: only this hook writes them, and a lesson copied or renamed (``Duplicate``) keeps
+them on disk. The file on disk (``/files/...``, a download) carries the markers.
 """
 
 from __future__ import annotations
 
-from pathlib import PurePosixPath
+import contextvars
+import functools
+import hashlib
+import inspect
+import re
+from pathlib import Path, PurePosixPath
 
-__all__ = ["LESSON_FILES", "tidy_lesson_metadata", "pre_save_hook"]
+__all__ = [
+    "LESSON_FILES",
+    "assets",
+    "asset_marker",
+    "compact_assets",
+    "expand_assets",
+    "tidy_lesson_metadata",
+    "pre_save_hook",
+    "expand_on_load",
+]
 
 WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
 
@@ -61,6 +91,97 @@ def tidy_lesson_metadata(notebook: dict) -> dict:
     return notebook
 
 
+#: The widget state keys anywidget keeps its front-end code and style sheet in.
+ASSET_KEYS = ("_esm", "_css")
+MARKER_PREFIX = "attnlab-asset:"
+_MARKER = re.compile(r"attnlab-asset:([A-Za-z0-9_.-]+)#sha256:([0-9a-f]{12})")
+
+
+@functools.cache
+def assets() -> dict[str, str]:
+    """The package's own widget code, by asset name: what its anywidgets put in ``_esm``/``_css``.
+
+    Read as anywidget reads them (UTF-8 text of the ``.js`` files; the controls' ``CSS``
+    string), once per process: the installed package's current assets.
+    """
+    from attnlab import controls
+
+    here = Path(__file__).resolve().parent
+    return {
+        "controls.js": (here / "controls.js").read_text(encoding="utf-8"),
+        "controls.css": controls.CSS,
+        "figure_canvas.js": (here / "figure_canvas.js").read_text(encoding="utf-8"),
+    }
+
+
+def asset_marker(name: str, text: str) -> str:
+    """The short marker saved in place of asset ``name`` whose text is ``text``.
+
+    >>> asset_marker("figure_canvas.js", "")
+    'attnlab-asset:figure_canvas.js#sha256:e3b0c44298fc'
+    """
+    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
+    return f"{MARKER_PREFIX}{name}#sha256:{digest}"
+
+
+@functools.cache
+def _markers() -> dict[str, str]:
+    return {text: asset_marker(name, text) for name, text in assets().items()}
+
+
+def _model_states(notebook: dict):
+    """Each widget model's ``state`` dict in ``notebook``'s saved widget state."""
+    metadata = notebook.get("metadata")
+    widgets = metadata.get("widgets") if isinstance(metadata, dict) else None
+    saved = widgets.get(WIDGET_STATE) if isinstance(widgets, dict) else None
+    models = saved.get("state") if isinstance(saved, dict) else None
+    if not isinstance(models, dict):
+        return
+    for model in models.values():
+        state = model.get("state") if isinstance(model, dict) else None
+        if isinstance(state, dict):
+            yield state
+
+
+def compact_assets(notebook: dict) -> dict:
+    """Replace each model's ``_esm``/``_css`` that is exactly a package asset by its marker.
+
+    In place; also returned. A value that is not byte for byte one of :func:`assets` (a
+    learner's own anywidget, an older or edited copy) is left as it is.
+    """
+    markers = _markers()
+    for state in _model_states(notebook):
+        for key in ASSET_KEYS:
+            value = state.get(key)
+            if isinstance(value, str) and value in markers:
+                state[key] = markers[value]
+    return notebook
+
+
+def expand_assets(notebook: dict) -> dict:
+    """Put the package's current asset text back in place of each marker (in place; returned).
+
+    A marker whose hash differs from the current asset's (the package was updated since the
+    lesson was saved) is expanded to the current asset all the same: the saved state only
+    shows the explorers' last frames until the kernel runs the lesson again and re-creates
+    every widget with the current code, and the older code is not kept anywhere. A marker
+    naming no known asset, and every other value, is left as it is.
+    """
+    current = None
+    for state in _model_states(notebook):
+        for key in ASSET_KEYS:
+            value = state.get(key)
+            if not (isinstance(value, str) and value.startswith(MARKER_PREFIX)):
+                continue
+            match = _MARKER.fullmatch(value)
+            if match is None:
+                continue
+            current = assets() if current is None else current
+            if match.group(1) in current:
+                state[key] = current[match.group(1)]
+    return notebook
+
+
 def pre_save_hook(model: dict, path: str, **kwargs) -> None:
     """Jupyter Server's pre-save hook: tidy a lesson notebook's metadata before it is written.
 
@@ -70,6 +191,86 @@ def pre_save_hook(model: dict, path: str, **kwargs) -> None:
         return
     if PurePosixPath(path).name in LESSON_FILES:
         tidy_lesson_metadata(model["content"])
+        compact_assets(model["content"])
+
+
+#: False while ``trust_notebook`` runs: it signs what ``get`` returns, and the signature must be
+#: that of the file on disk (markers included), which the server checks on every load. A
+#: context variable, so a concurrent request's ``get`` (another asyncio task) still expands.
+_EXPANDING = contextvars.ContextVar("attnlab_expanding", default=True)
+
+
+def _expand_model(model):
+    if (
+        _EXPANDING.get()
+        and isinstance(model, dict)
+        and model.get("type") == "notebook"
+        and isinstance(model.get("content"), dict)
+    ):
+        expand_assets(model["content"])
+    return model
+
+
+def expand_on_load(contents_manager) -> None:
+    """Wrap ``contents_manager.get`` (on this instance) so notebook models come back expanded.
+
+    Works for synchronous managers and asynchronous ones (the server's default,
+    ``AsyncLargeFileManager``) alike, whatever their class: wrapping the instance, rather than
+    configuring a subclass as ``ServerApp.contents_manager_class``, keeps a deployment's own
+    contents manager choice. Wrapping twice is a no-op. ``trust_notebook`` (File ▸ Trust
+    Notebook) is wrapped too, so that it signs the notebook as stored (with markers): the
+    server checks a notebook's signature against the file on disk when it loads it.
+    """
+    if getattr(contents_manager, "_attnlab_expands_assets", False):
+        return
+    get = contents_manager.get
+
+    if inspect.iscoroutinefunction(get):
+
+        @functools.wraps(get)
+        async def expanding_get(*args, **kwargs):
+            return _expand_model(await get(*args, **kwargs))
+
+    else:
+
+        async def _awaited(result):
+            return _expand_model(await result)
+
+        @functools.wraps(get)
+        def expanding_get(*args, **kwargs):
+            result = get(*args, **kwargs)
+            if inspect.isawaitable(result):
+                return _awaited(result)
+            return _expand_model(result)
+
+    contents_manager.get = expanding_get
+    contents_manager.trust_notebook = _signing_what_is_on_disk(contents_manager.trust_notebook)
+    contents_manager._attnlab_expands_assets = True
+
+
+def _signing_what_is_on_disk(trust_notebook):
+    """``trust_notebook`` with ``get`` not expanding: it signs the notebook as stored."""
+    if inspect.iscoroutinefunction(trust_notebook):
+
+        @functools.wraps(trust_notebook)
+        async def trusting(*args, **kwargs):
+            token = _EXPANDING.set(False)
+            try:
+                return await trust_notebook(*args, **kwargs)
+            finally:
+                _EXPANDING.reset(token)
+
+    else:
+
+        @functools.wraps(trust_notebook)
+        def trusting(*args, **kwargs):
+            token = _EXPANDING.set(False)
+            try:
+                return trust_notebook(*args, **kwargs)
+            finally:
+                _EXPANDING.reset(token)
+
+    return trusting
 
 
 def _jupyter_server_extension_points() -> list[dict]:
@@ -78,6 +279,10 @@ def _jupyter_server_extension_points() -> list[dict]:
 
 
 def _load_jupyter_server_extension(serverapp) -> None:
-    """Register :func:`pre_save_hook` with the server's contents manager."""
+    """Register :func:`pre_save_hook` and make the contents manager expand asset markers."""
     serverapp.contents_manager.register_pre_save_hook(pre_save_hook)
-    serverapp.log.info("attnlab: lessons are saved without the kernel's language_info")
+    expand_on_load(serverapp.contents_manager)
+    serverapp.log.info(
+        "attnlab: lessons are saved without the kernel's language_info and with the course's"
+        " widget code as markers (expanded on load)"
+    )

@@ -78,3 +78,184 @@ def test_widget_state_with_widgets_is_kept(tmp_path):
 def test_every_lesson_is_known_to_the_hook():
     shipped = {path.name for path in (ROOT / "notebooks").glob("*.ipynb")}
     assert shipped == set(save_hook.LESSON_FILES)
+
+
+# --- The course's widget code once, not once per model (issue 29, "saved lessons grow") ---
+
+
+def _anywidget_model(widget) -> dict:
+    """A widget's entry in the saved widget state, as JupyterLab writes it (binary traits
+    left out: they are not what this is about)."""
+    state = {k: v for k, v in widget.get_state().items() if not isinstance(v, bytes | memoryview)}
+    return {
+        "model_name": state["_model_name"],
+        "model_module": state["_model_module"],
+        "model_module_version": state["_model_module_version"],
+        "state": state,
+    }
+
+
+def _course_widgets(n: int) -> list:
+    from attnlab.controls import Readout, Slider
+    from attnlab.figure_canvas import FigureCanvas
+
+    kinds = [
+        lambda i: Slider(description=f"s{i}", min=0.0, max=1.0, step=0.1, value=0.5),
+        lambda i: Readout(f"<b>{i}</b>"),
+        lambda i: FigureCanvas(),
+    ]
+    return [kinds[i % len(kinds)](i) for i in range(n)]
+
+
+def _with_widget_state(notebook: dict, widgets: list, extra: dict | None = None) -> dict:
+    models = {f"m{i:03d}": _anywidget_model(w) for i, w in enumerate(widgets)}
+    models.update(extra or {})
+    notebook["metadata"]["widgets"] = {
+        save_hook.WIDGET_STATE: {"state": models, "version_major": 2, "version_minor": 0}
+    }
+    return json.loads(json.dumps(notebook))  # as JSON has it (tuples are lists)
+
+
+def _save_and_load(tmp_path, name: str, content: dict) -> tuple[bytes, dict]:
+    manager = _manager(tmp_path, True)
+    save_hook.expand_on_load(manager)
+    manager.save({"type": "notebook", "format": "json", "content": copy.deepcopy(content)}, name)
+    return (tmp_path / name).read_bytes(), manager.get(name, content=True)["content"]
+
+
+def _lesson_content() -> dict:
+    """Lesson 0 as the contents API gives it (multi-line sources joined)."""
+    return FileContentsManager(root_dir=str(ROOT / "notebooks")).get(LESSON)["content"]
+
+
+def test_the_assets_are_what_the_course_widgets_send():
+    widgets = _course_widgets(3)
+    sent = {w._esm for w in widgets} | {w._css for w in widgets if hasattr(w, "_css")}
+    assert sent <= set(save_hook.assets().values())
+    assert set(save_hook.assets().values()) <= sent
+
+
+@pytest.mark.parametrize("n", [1, 30])
+def test_a_lesson_saves_no_copy_of_the_widget_code_and_loads_it_back(tmp_path, n):
+    content = _with_widget_state(_lesson_content(), _course_widgets(n))
+    saved, loaded = _save_and_load(tmp_path, LESSON, content)
+    for name, text in save_hook.assets().items():
+        assert json.dumps(text).encode() not in saved, f"{name} saved as is"
+    assert saved.count(b"attnlab-asset:") == sum(
+        ("_esm" in m["state"]) + ("_css" in m["state"])
+        for m in content["metadata"]["widgets"][save_hook.WIDGET_STATE]["state"].values()
+    )
+    assert loaded == content  # the round trip gives the notebook JSON back as it was sent
+    unhooked = tmp_path / "plain"
+    unhooked.mkdir()
+    _manager(unhooked, False).save(
+        {"type": "notebook", "format": "json", "content": copy.deepcopy(content)}, LESSON
+    )
+    full = (unhooked / LESSON).stat().st_size
+    print(f"{n} course widgets: saved {len(saved)} B with markers, {full} B without")
+    assert len(saved) < full - n * 3000
+
+
+def test_a_learners_notebook_with_course_widgets_is_not_touched(tmp_path):
+    content = _with_widget_state(_lesson_content(), _course_widgets(3))
+    saved, loaded = _save_and_load(tmp_path, "my-notes.ipynb", content)
+    assert b"attnlab-asset:" not in saved
+    assert json.loads(saved)["metadata"]["widgets"] == content["metadata"]["widgets"]
+    assert loaded == content
+
+
+def test_values_that_are_not_the_assets_byte_for_byte_are_not_touched(tmp_path):
+    esm = save_hook.assets()["figure_canvas.js"]
+    own = {
+        "model_name": "AnyModel",
+        "model_module": "anywidget",
+        "model_module_version": "~0.9.*",
+        "state": {"_esm": "export default { render() {} };", "_css": ".mine { color: red; }"},
+    }
+    near = copy.deepcopy(own)
+    near["state"].update(_esm=esm + "\n", _css=save_hook.assets()["controls.css"].strip())
+    content = _with_widget_state(_lesson_content(), [], {"own": own, "near": near})
+    saved, loaded = _save_and_load(tmp_path, LESSON, content)
+    assert b"attnlab-asset:" not in saved
+    assert json.loads(saved)["metadata"]["widgets"] == content["metadata"]["widgets"]
+    assert loaded == content
+
+
+def test_a_marker_from_an_older_package_expands_to_the_current_asset():
+    current = save_hook.assets()["figure_canvas.js"]
+    old = save_hook.asset_marker("figure_canvas.js", "an older figure_canvas.js")
+    unknown = "attnlab-asset:gone.js#sha256:0123456789ab"
+    models = {
+        "a": {"state": {"_esm": old}},
+        "b": {"state": {"_esm": unknown, "_css": "attnlab-asset: not a marker"}},
+    }
+    nb = {"metadata": {"widgets": {save_hook.WIDGET_STATE: {"state": models}}}}
+    save_hook.expand_assets(nb)
+    assert models["a"]["state"]["_esm"] == current
+    assert models["b"]["state"] == {"_esm": unknown, "_css": "attnlab-asset: not a marker"}
+
+
+def test_a_copied_lesson_loads_expanded(tmp_path):
+    """Markers are expanded in any notebook: a lesson duplicated under another name (the
+    file is copied as it is on disk) still loads with the widget code."""
+    content = _with_widget_state(_lesson_content(), _course_widgets(3))
+    _save_and_load(tmp_path, LESSON, content)
+    shutil.copy(tmp_path / LESSON, tmp_path / "00-start-here-Copy1.ipynb")
+    manager = _manager(tmp_path, True)
+    save_hook.expand_on_load(manager)
+    assert manager.get("00-start-here-Copy1.ipynb")["content"] == content
+
+
+def test_the_server_extension_expands_through_the_async_contents_api(tmp_path):
+    """The server's default manager is asynchronous: the wrapped ``get`` is awaited."""
+    import asyncio
+
+    from jupyter_server.services.contents.largefilemanager import AsyncLargeFileManager
+
+    content = _with_widget_state(_lesson_content(), _course_widgets(3))
+    manager = AsyncLargeFileManager(root_dir=str(tmp_path))
+    manager.register_pre_save_hook(save_hook.pre_save_hook)
+    save_hook.expand_on_load(manager)
+    save_hook.expand_on_load(manager)  # a second wrap is a no-op
+
+    async def round_trip():
+        model = {"type": "notebook", "format": "json", "content": copy.deepcopy(content)}
+        await manager.save(model, LESSON)
+        return await manager.get(LESSON, content=True)
+
+    loaded = asyncio.run(round_trip())["content"]
+    assert b"attnlab-asset:" in (tmp_path / LESSON).read_bytes()
+    assert loaded == content
+
+
+@pytest.mark.parametrize("asynchronous", [False, True])
+def test_trusting_a_saved_lesson_signs_the_file_as_stored(tmp_path, asynchronous):
+    """Trust Notebook signs what ``get`` returns; the server checks the signature against the
+    file on disk: with markers on disk, it must sign the markers, not the expanded code."""
+    import asyncio
+
+    import nbformat
+    from jupyter_server.services.contents.largefilemanager import AsyncLargeFileManager
+
+    content = _with_widget_state(_lesson_content(), _course_widgets(3))
+    stored = save_hook.compact_assets(copy.deepcopy(content))  # as saved, not yet signed
+    nbformat.write(nbformat.from_dict(stored), tmp_path / LESSON)
+    cls = AsyncLargeFileManager if asynchronous else FileContentsManager
+    manager = cls(root_dir=str(tmp_path))
+    manager.notary = nbformat.sign.NotebookNotary(db_file=":memory:", secret=b"test")
+    manager.register_pre_save_hook(save_hook.pre_save_hook)
+    save_hook.expand_on_load(manager)
+
+    async def run(result):
+        return await result if asynchronous else result
+
+    async def trust_then_load():
+        assert not manager.notary.check_signature(nbformat.read(tmp_path / LESSON, as_version=4))
+        await run(manager.trust_notebook(LESSON))
+        return await run(manager.get(LESSON))
+
+    loaded = asyncio.run(trust_then_load())
+    on_disk = nbformat.read(tmp_path / LESSON, as_version=4)
+    assert b"attnlab-asset:" in (tmp_path / LESSON).read_bytes()
+    assert manager.notary.check_signature(on_disk)
+    assert loaded["content"]["metadata"]["widgets"] == content["metadata"]["widgets"]

@@ -5,14 +5,23 @@ KB), about 1 MB after three: the widget models of every earlier run were saved t
 the lesson's shared page (already run once, see conftest.py), Run All twice more in the same
 kernel, saving (File ▸ Save) after each run, and measure the file; and open a fresh copy of
 lesson 0, run nothing, save: the bytes on disk are the shipped ones.
+
+The course's widget code (anywidget's ``_esm``/``_css``, kept in every model's state) is
+saved as short markers (attnlab/save_hook.py): the saved file holds no copy of it. Each
+measurement prints the size against the shipped size and what the saved bytes are (outputs,
+widget code, frame buffers, models by kind), and the saved file goes to the artifacts folder.
 """
 
 from __future__ import annotations
 
 import json
+import shutil
+from collections import Counter
 
 import lab_harness as lab
 import pytest
+
+from attnlab import save_hook
 
 pytestmark = pytest.mark.browser
 
@@ -34,8 +43,33 @@ def saved_models(path) -> int:
     return len(state.get("application/vnd.jupyter.widget-state+json", {}).get("state", {}))
 
 
+def _json_size(value) -> int:
+    return len(json.dumps(value, indent=1, ensure_ascii=False).encode("utf-8"))
+
+
+def breakdown(notebook: dict) -> str:
+    """Where a saved notebook's bytes are (JSON bytes as nbformat writes them, about)."""
+    outputs = sum(_json_size(cell.get("outputs", [])) for cell in notebook["cells"])
+    widgets = notebook["metadata"].get("widgets", {}).get(save_hook.WIDGET_STATE, {})
+    code = buffers = 0
+    by_kind: Counter = Counter()
+    count: Counter = Counter()
+    for model in widgets.get("state", {}).values():
+        state = model.get("state", {})
+        code += sum(_json_size(state[k]) for k in save_hook.ASSET_KEYS if k in state)
+        buffers += _json_size(model.get("buffers", []))
+        kind = state.get("_anywidget_id", model.get("model_name", "?")).rsplit(".", 1)[-1]
+        by_kind[kind] += _json_size(model)
+        count[kind] += 1
+    kinds = ", ".join(f"{k} x{count[k]} {b}" for k, b in by_kind.most_common())
+    return (
+        f"outputs {outputs} B, widget state {_json_size(widgets)} B (widget code {code} B,"
+        f" binary buffers {buffers} B; by kind: {kinds})"
+    )
+
+
 @pytest.mark.parametrize("name", LESSONS)
-def test_three_run_alls_save_no_more_than_one(name, lesson_pages, lab_server) -> None:
+def test_three_run_alls_save_no_more_than_one(name, lesson_pages, lab_server, artifacts_dir):
     path = lab_server.root_dir / name
     shipped = (lab.notebook_dir() / name).stat().st_size
     sizes, models = [], []
@@ -48,7 +82,16 @@ def test_three_run_alls_save_no_more_than_one(name, lesson_pages, lab_server) ->
         save(page)
         sizes.append(path.stat().st_size)
         models.append(saved_models(path))
-    print(f"{name}: shipped {shipped} B; saved after Run All x1..3: {sizes} B, models {models}")
+    ratio = sizes[2] / shipped
+    print(
+        f"{name}: shipped {shipped} B; saved after Run All x1..3: {sizes} B"
+        f" ({ratio:.2f}x shipped), models {models}"
+    )
+    text = path.read_text(encoding="utf-8")
+    print(f"{name}: saved after three Run Alls: {breakdown(json.loads(text))}")
+    shutil.copy(path, artifacts_dir / f"saved--{name}")
+    for asset, code in save_hook.assets().items():
+        assert json.dumps(code) not in text, f"the saved lesson holds a copy of {asset}"
     assert models[2] <= models[0], f"saved widget models grew with each run: {models}"
     assert sizes[2] <= sizes[0] * 1.05, f"the saved lesson grew with each run: {sizes}"
 
@@ -79,3 +122,42 @@ def test_a_lesson_saved_without_changes_is_unchanged(chromium, lab_server) -> No
     changed = sorted(k for k in set(before) | set(after) if before.get(k) != after.get(k))
     print(f"{name}: dirty on open {dirty}; {len(shipped)} -> {len(saved)} B; metadata {changed}")
     assert saved == shipped, f"saved without changes, the metadata changed: {changed}"
+
+
+@pytest.mark.parametrize("name", LESSONS[:1])
+def test_a_saved_lesson_reopens_with_its_pictures_in_notebook7(
+    name, lesson_pages, lab_server, nb7_server, chromium
+) -> None:
+    """The widget code saved as markers comes back on load in Notebook 7 too: lesson 0, run
+    and saved in JupyterLab, opened without running it in Notebook 7 (the same server
+    extension, its own server) shows every explorer's picture and no widget error. Trusting
+    it there goes through the extension's ``trust_notebook``, so this checks that the
+    signature of a file with markers holds on load too."""
+    from test_restart_reopen import PAINTED_JS
+
+    page = lesson_pages("lab", name)  # Run All done (shared page)
+    assert not page.run.errors, page.run.errors
+    save(page)
+    saved = (lab_server.root_dir / name).read_text(encoding="utf-8")
+    assert "attnlab-asset:" in saved, "the saved lesson holds no asset marker"
+    copy = f"reopened/{name}"
+    (nb7_server.root_dir / copy).parent.mkdir(exist_ok=True)
+    (nb7_server.root_dir / copy).write_text(saved, encoding="utf-8")
+    # Signed by the other server: trusted here only once this server signs it (Trust
+    # Notebook's API, which signs the file as stored, markers included). Untrusted, no
+    # front end renders a widget view and every explorer shows its PNG fallback instead.
+    nb7_server.api("POST", f"/api/contents/{copy}/trust")
+    reopened = lab.LessonPage(chromium, nb7_server, copy)
+    try:
+        reopened.open()
+        painted: list = []
+        for _ in range(120):
+            painted = reopened.page.evaluate(PAINTED_JS)
+            if painted and all(painted):
+                break
+            reopened.page.wait_for_timeout(250)
+        assert reopened.widget_render_errors() == []
+        assert painted and all(painted), f"figures painted after reopening: {painted}"
+        print(f"{name} reopened in Notebook 7: {len(painted)} figures painted")
+    finally:
+        reopened.close()
