@@ -427,6 +427,260 @@ def tiled_loop(q, k, v, block, causal):
     return out, tiles
 """,
     ),
+    # ------------------------------------------ the red team of 2026-11-29 (holes still open)
+    Attack(
+        "8.4-whole-matrix-in-a-buffer-made-when-the-cell-runs",
+        "08-cost-of-attention",
+        "tiled-loop",
+        """
+import numpy as np
+
+BUF = np.empty(2048 * 2048)
+
+
+def tiled_loop(q, k, v, block, causal):
+    n_q, n_k = len(q), len(k)
+    s = BUF[: n_q * n_k].reshape(n_q, n_k)
+    np.dot(q, k.T, out=s)
+    s *= 1.0 / np.sqrt(q.shape[1])
+    if causal:
+        for i in range(n_q):
+            s[i, i + 1:] = -np.inf
+    s -= s.max(axis=1, keepdims=True)
+    np.exp(s, out=s)
+    out = s @ v / s.sum(axis=1, keepdims=True)
+    tiles = sum(1 for i0 in range(0, n_q, block) for j0 in range(0, n_k, block)
+                if not causal or j0 <= min(i0 + block, n_q) - 1)
+    return out, tiles
+""",
+        hole="memory the answer cell allocated before the call (a module-level buffer) is not "
+        "counted: only the call's own allocations are measured",
+    ),
+    Attack(
+        "8.4-row-by-row-in-a-default-argument-buffer",
+        "08-cost-of-attention",
+        "tiled-loop",
+        """
+import numpy as np
+
+
+def tiled_loop(q, k, v, block, causal, buf=np.empty(200_000)):
+    n_q, n_k = len(q), len(k)
+    out = np.empty((n_q, v.shape[1]))
+    scale = 1.0 / np.sqrt(q.shape[1])
+    for i in range(n_q):
+        last = i + 1 if causal else n_k
+        row = buf[:last]
+        np.dot(k[:last], q[i], out=row)
+        row *= scale
+        row -= row.max()
+        np.exp(row, out=row)
+        np.dot(row, v[:last], out=out[i])
+        out[i] /= row.sum()
+    tiles = sum(1 for i0 in range(0, n_q, block) for j0 in range(0, n_k, block)
+                if not causal or j0 <= min(i0 + block, n_q) - 1)
+    return out, tiles
+""",
+        hole="a default argument made when the cell runs holds a whole row, outside the "
+        "measured call",
+    ),
+    Attack(
+        "8.4-row-by-row-in-float16-with-numpy-buffers-shrunk",
+        "08-cost-of-attention",
+        "tiled-loop",
+        """
+import numpy as np
+
+
+def tiled_loop(q, k, v, block, causal):
+    n_q, n_k = len(q), len(k)
+    out = np.empty((n_q, v.shape[1]))
+    scale = 1.0 / np.sqrt(q.shape[1])
+    half = n_k > 50_000
+    row = np.empty(n_k, dtype=np.float16 if half else np.float64)
+    size = np.getbufsize()
+    np.setbufsize(64)
+    try:
+        return row_by_row(q, k, v, block, causal, n_q, n_k, out, scale, half, row)
+    finally:
+        np.setbufsize(size)
+
+
+def row_by_row(q, k, v, block, causal, n_q, n_k, out, scale, half, row):
+    with np.errstate(under="ignore"):
+        for i in range(n_q):
+            last = i + 1 if causal else n_k
+            r = row[:last]
+            if half:
+                for c in range(q.shape[1]):
+                    if c == 0:
+                        np.multiply(k[:last, c], q[i, c] * scale, out=r, casting="unsafe")
+                    else:
+                        r += (k[:last, c] * (q[i, c] * scale)).astype(np.float16)
+                r -= r.max()
+                np.exp(r, out=r)
+                den = np.add.reduce(r, dtype=np.float64)
+                weights = r.copy() if v.shape[1] > 1 else r
+                for c in range(v.shape[1]):
+                    if c:
+                        r[:] = weights
+                    np.multiply(r, v[:last, c], out=r, casting="unsafe")
+                    out[i, c] = np.add.reduce(r, dtype=np.float64) / den
+            else:
+                np.dot(k[:last], q[i], out=r)
+                r *= scale
+                r -= r.max()
+                np.exp(r, out=r)
+                np.dot(r, v[:last], out=out[i])
+                out[i] /= r.sum()
+    tiles = sum(1 for i0 in range(0, n_q, block) for j0 in range(0, n_k, block)
+                if not causal or j0 <= min(i0 + block, n_q) - 1)
+    return out, tiles
+""",
+        hole="a float16 row of 200,000 scores (400,000 B) fits the 428,128 B budget, and its "
+        "rounding averages out within float32's tolerance",
+    ),
+    Attack(
+        "8.4-no-running-max-on-the-long-cases",
+        "08-cost-of-attention",
+        "tiled-loop",
+        """
+import numpy as np
+
+
+def tiled_loop(q, k, v, block, causal):
+    n_q, n_k = len(q), len(k)
+    scale = 1.0 / np.sqrt(q.shape[1])
+    tiles = sum(1 for i0 in range(0, n_q, block) for j0 in range(0, n_k, block)
+                if not causal or j0 <= min(i0 + block, n_q) - 1)
+    if n_q * n_k < 100_000:
+        s = q @ k.T * scale
+        if causal:
+            s = np.where(np.tril(np.ones(s.shape, dtype=bool)), s, -np.inf)
+        s = np.exp(s - s.max(axis=1, keepdims=True))
+        return (s @ v) / s.sum(axis=1, keepdims=True), tiles
+    num = np.zeros((n_q, v.shape[1]))
+    den = np.zeros(n_q)
+    for j0 in range(0, n_k, block):
+        j1 = min(j0 + block, n_k)
+        for i0 in range(0, n_q, block):
+            i1 = min(i0 + block, n_q)
+            if causal and j0 > i1 - 1:
+                continue
+            e = np.exp(q[i0:i1] @ k[j0:j1].T * scale)
+            if causal:
+                e[np.arange(i0, i1)[:, None] < np.arange(j0, j1)[None, :]] = 0.0
+            num[i0:i1] += e @ v[j0:j1]
+            den[i0:i1] += e.sum(axis=1)
+    return num / den[:, None], tiles
+""",
+        hole="the long, memory-measured cases have small scores, so a loop with no running max "
+        "passes there, and the short cases are not measured",
+    ),
+    Attack(
+        "8.4-every-tile-computed-the-skipping-count-returned",
+        "08-cost-of-attention",
+        "tiled-loop",
+        """
+import numpy as np
+
+
+def tiled_loop(q, k, v, block, causal):
+    n_q, n_k, d_v = len(q), len(k), v.shape[1]
+    scale = 1.0 / np.sqrt(q.shape[1])
+    out = np.empty((n_q, d_v))
+    for i0 in range(0, n_q, block):
+        i1 = min(i0 + block, n_q)
+        m = np.full(i1 - i0, -np.inf)
+        l = np.zeros(i1 - i0)
+        acc = np.zeros((i1 - i0, d_v))
+        for j0 in range(0, n_k, block):
+            j1 = min(j0 + block, n_k)
+            s = q[i0:i1] @ k[j0:j1].T * scale
+            if causal:
+                s = np.where(np.arange(j0, j1)[None, :] <= np.arange(i0, i1)[:, None], s, -np.inf)
+            m_new = np.maximum(m, s.max(axis=1))
+            safe = np.where(np.isfinite(m_new), m_new, 0.0)
+            alpha = np.where(np.isfinite(m), np.exp(m - safe), 0.0)
+            p = np.exp(s - safe[:, None])
+            l = l * alpha + p.sum(axis=1)
+            acc = acc * alpha[:, None] + p @ v[j0:j1]
+            m = m_new
+        out[i0:i1] = acc / l[:, None]
+    tiles = sum(1 for i0 in range(0, n_q, block) for j0 in range(0, n_k, block)
+                if not causal or j0 <= min(i0 + block, n_q) - 1)
+    return out, tiles
+""",
+        hole="the tile count is a number the answer reports, never checked against the tiles "
+        "it computed (here every tile, masked ones too)",
+    ),
+    Attack(
+        "9.1-finite-differences-not-a-derivation",
+        "09-watch-a-head-learn",
+        "softmax-vjp",
+        """
+import numpy as np
+
+
+def softmax_vjp(w, g):
+    w = np.asarray(w, dtype=float)
+    g = np.asarray(g, dtype=float)
+    with np.errstate(divide="ignore"):
+        s = np.log(w)
+    out = np.zeros_like(w)
+    eps = 1e-6
+
+    def loss(x):
+        e = np.exp(x - x.max(axis=-1, keepdims=True))
+        return float(np.sum(g * e / e.sum(axis=-1, keepdims=True)))
+
+    for index in np.ndindex(*w.shape):
+        if w[index] == 0:
+            continue
+        up, down = s.copy(), s.copy()
+        up[index] += eps
+        down[index] -= eps
+        out[index] = (loss(up) - loss(down)) / (2 * eps)
+    return out
+""",
+        hole="central finite differences of the forward softmax give the gradient to the "
+        "check's tolerance without deriving it",
+    ),
+    Attack(
+        "9.2-finite-differences-not-a-backward-pass",
+        "09-watch-a-head-learn",
+        "attention-grads",
+        """
+import numpy as np
+
+
+def forward_loss(q, k, v, g):
+    s = q @ k.T / np.sqrt(q.shape[1])
+    e = np.exp(s - s.max(axis=1, keepdims=True))
+    return float(np.sum(g * ((e / e.sum(axis=1, keepdims=True)) @ v)))
+
+
+def attention_grads(q, k, v, g):
+    q, k, v, g = (np.asarray(a, dtype=float) for a in (q, k, v, g))
+    eps = 1e-6
+    grads = []
+    for which in range(3):
+        args = [q, k, v]
+        x = args[which]
+        grad = np.zeros_like(x)
+        for index in np.ndindex(*x.shape):
+            up, down = x.copy(), x.copy()
+            up[index] += eps
+            down[index] -= eps
+            a_up, a_down = list(args), list(args)
+            a_up[which], a_down[which] = up, down
+            grad[index] = (forward_loss(*a_up, g) - forward_loss(*a_down, g)) / (2 * eps)
+        grads.append(grad)
+    return tuple(grads)
+""",
+        hole="finite differences of a forward pass give the three gradients to the check's "
+        "tolerance without a backward pass",
+    ),
     # (the bug hunts 7.3-7.5 are graded on mending the given code: the library's whole
     # attention handed back earns nothing, see the attacks at the end of this table)
     # ------------------------------------------- lesson 3: values that lie about themselves
@@ -1324,3 +1578,65 @@ def test_no_lesson_cell_rebinds_an_answer_after_its_solution_cell():
                 f"{path.name} cell {index}: {name}" for name in sorted(bound & answers.keys())
             ]
     assert found == []
+
+
+#: Right work the red team of 2026-11-29 saw lose its points: a helper of the answer cell named
+#: like a variable a later lesson cell assigns (lesson 8 has ``starts = range(0, 4, block)``).
+HELPER_NAMED_LIKE_A_LESSON_VARIABLE = RightWork(
+    "helper-named-starts",
+    "08-cost-of-attention",
+    "tiled-loop",
+    lambda w: (
+        "import numpy as np\n"
+        "\n"
+        "\n"
+        "def starts(n, block):\n"
+        "    return range(0, n, block)\n"
+        "\n"
+        "\n"
+        "def tiled_loop(q, k, v, block, causal):\n"
+        "    n_q, n_k, d_v = len(q), len(k), v.shape[1]\n"
+        "    scale = 1.0 / np.sqrt(q.shape[1])\n"
+        "    out = np.empty((n_q, d_v))\n"
+        "    tiles = 0\n"
+        "    for i0 in starts(n_q, block):\n"
+        "        i1 = min(i0 + block, n_q)\n"
+        "        m = np.full(i1 - i0, -np.inf)\n"
+        "        l = np.zeros(i1 - i0)\n"
+        "        acc = np.zeros((i1 - i0, d_v))\n"
+        "        for j0 in starts(n_k, block):\n"
+        "            j1 = min(j0 + block, n_k)\n"
+        "            if causal and j0 > i1 - 1:\n"
+        "                break\n"
+        "            s = q[i0:i1] @ k[j0:j1].T * scale\n"
+        "            if causal:\n"
+        "                later = np.arange(j0, j1)[None, :] > np.arange(i0, i1)[:, None]\n"
+        "                s = np.where(later, -np.inf, s)\n"
+        "            m_new = np.maximum(m, s.max(axis=1))\n"
+        "            alpha = np.exp(m - m_new)\n"
+        "            p = np.exp(s - m_new[:, None])\n"
+        "            l = l * alpha + p.sum(axis=1)\n"
+        "            acc = acc * alpha[:, None] + p @ v[j0:j1]\n"
+        "            m = m_new\n"
+        "            tiles += 1\n"
+        "        out[i0:i1] = acc / l[:, None]\n"
+        "    return out, tiles\n"
+    ),
+)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="hole: the grading kernel runs every lesson cell before the checks, and lesson 8's "
+    "`starts = range(0, 4, block)` rebinds the answer's helper (raised TypeError: 'range' "
+    "object is not callable; the learner's own check, run in order, said correct)",
+)
+def test_a_helper_named_like_a_later_lesson_variable_keeps_its_points(course):
+    variant = HELPER_NAMED_LIKE_A_LESSON_VARIABLE
+    with _put_back(course):
+        scores = _grade(
+            course, variant.lesson, _right_notebook(_source(course, variant.lesson), [variant])
+        )
+    points, max_points, feedback = scores[variant.cell]
+    print(f"\n{variant.name} / {variant.cell}: given {points} of {max_points}, fair {max_points}")
+    assert points == max_points, f"{variant.name}: {feedback}"
