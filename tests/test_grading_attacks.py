@@ -1580,8 +1580,10 @@ def test_no_lesson_cell_rebinds_an_answer_after_its_solution_cell():
     assert found == []
 
 
-#: Right work the red team of 2026-11-29 saw lose its points: a helper of the answer cell named
-#: like a variable a later lesson cell assigns (lesson 8 has ``starts = range(0, 4, block)``).
+#: Right work the red team of 2026-11-29 saw lose its points (0 of 2, "raised TypeError: 'range'
+#: object is not callable"): a helper of the answer cell named like a variable a later lesson cell
+#: assigns (lesson 8 has ``starts = range(0, 4, block)``), when grading ran every lesson cell
+#: before the checks. Each check now runs where its grade cell stands.
 HELPER_NAMED_LIKE_A_LESSON_VARIABLE = RightWork(
     "helper-named-starts",
     "08-cost-of-attention",
@@ -1625,12 +1627,6 @@ HELPER_NAMED_LIKE_A_LESSON_VARIABLE = RightWork(
 )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="hole: the grading kernel runs every lesson cell before the checks, and lesson 8's "
-    "`starts = range(0, 4, block)` rebinds the answer's helper (raised TypeError: 'range' "
-    "object is not callable; the learner's own check, run in order, said correct)",
-)
 def test_a_helper_named_like_a_later_lesson_variable_keeps_its_points(course):
     variant = HELPER_NAMED_LIKE_A_LESSON_VARIABLE
     with _put_back(course):

@@ -155,6 +155,28 @@ def _with_layout_note(feedback: Feedback, source_nb, student_nb, function: str) 
     )
 
 
+def _graded(kernel, meta, refused_names, salt, source_nb, student_nb) -> Result | None:
+    """The result of one grade cell, checked where it stands in the notebook: the namespace is
+    the one the learner's own run had there, so a later lesson cell that assigns a name the
+    answer also uses (lesson 8's ``starts``) does not change what is graded; None for a grade
+    cell that checks no exercise."""
+    exercise = EXERCISES.by_grade_id(meta.get("grade_id"))
+    if exercise is None:
+        return None
+    max_points = float(meta.get("points", 0))
+    if exercise.answer in refused_names:
+        feedback = _refused(exercise.title, refused_names[exercise.answer])
+    else:
+        with grading_seed(salt):
+            feedback = exercise.grade(RemoteFunction(kernel, exercise.answer))
+    if feedback.outcome is not Outcome.CORRECT:  # an answer left outside its cell?
+        feedback = _with_layout_note(feedback, source_nb, student_nb, exercise.answer)
+    score = 1.0 if feedback.outcome is Outcome.CORRECT else feedback.score
+    if feedback.outcome is Outcome.RECORDED:
+        score = 0.0
+    return Result(meta["grade_id"], round(score * max_points, 4), max_points, feedback)
+
+
 def grade_notebook(source_nb, student_nb, cwd, config=None) -> list[Result]:
     """Grade every grade cell of ``source_nb`` on the answers in ``student_nb``.
 
@@ -185,12 +207,16 @@ def grade_notebook(source_nb, student_nb, cwd, config=None) -> list[Result]:
     salt = int.from_bytes(os.urandom(8), "little")  # this grading's cases, unknown before
     with CleanKernel(cwd, **({} if config is None else {"config": config})) as kernel:
         arm(kernel, forbidden)  # the report key and the forbidden functions, before any answer
-        for cell in source_nb["cells"]:
+        for cell in source_nb["cells"]:  # in notebook order, each check where its cell stands
             meta = _nbgrader(cell)
-            if cell["cell_type"] != "code" or meta.get("grade"):
+            if cell["cell_type"] != "code":
                 continue
             code = _code(cell)
-            if meta.get("solution"):
+            if meta.get("grade"):
+                result = _graded(kernel, meta, refused_names, salt, source_nb, student_nb)
+                if result is not None:
+                    results.append(result)
+            elif meta.get("solution"):
                 student_code, reasons = answers[meta["grade_id"]]
                 if not reasons:
                     status, error = kernel.run(student_code, remember=True)
@@ -202,25 +228,4 @@ def grade_notebook(source_nb, student_nb, cwd, config=None) -> list[Result]:
             elif not _skipped(code):
                 kernel.run(code, remember=True)
                 remember(kernel, bare & _bound_names(code))
-        for cell in source_nb["cells"]:
-            meta = _nbgrader(cell)
-            if cell["cell_type"] != "code" or not meta.get("grade"):
-                continue
-            exercise = EXERCISES.by_grade_id(meta.get("grade_id"))
-            if exercise is None:
-                continue
-            max_points = float(meta.get("points", 0))
-            if exercise.answer in refused_names:
-                feedback = _refused(exercise.title, refused_names[exercise.answer])
-            else:
-                with grading_seed(salt):
-                    feedback = exercise.grade(RemoteFunction(kernel, exercise.answer))
-            if feedback.outcome is not Outcome.CORRECT:  # an answer left outside its cell?
-                feedback = _with_layout_note(feedback, source_nb, student_nb, exercise.answer)
-            score = 1.0 if feedback.outcome is Outcome.CORRECT else feedback.score
-            if feedback.outcome is Outcome.RECORDED:
-                score = 0.0
-            results.append(
-                Result(meta["grade_id"], round(score * max_points, 4), max_points, feedback)
-            )
     return results
