@@ -130,6 +130,8 @@ class Attack:
         Solution cells left as the stub in this submission (must earn 0 too).
     hole : str
         Why the attack currently succeeds (empty when grading already stops it).
+    sometimes : bool
+        The hole wins on some of the inputs drawn at grading time only (a non-strict xfail).
     alone : bool
         Grade it in a submission of its own (it changes more than its own exercise).
     """
@@ -141,6 +143,7 @@ class Attack:
     targets: tuple = ()
     blank: tuple = ()
     hole: str = ""
+    sometimes: bool = False  #: the hole wins on some of the inputs drawn at grading time only
     alone: bool = False
     group: str = field(default="", compare=False)
     extra: tuple = ()  #: (grade_id, code) of more answer cells the attack writes
@@ -427,7 +430,9 @@ def tiled_loop(q, k, v, block, causal):
     return out, tiles
 """,
     ),
-    # ------------------------------------------ the red team of 2026-11-29 (holes still open)
+    # ---------- the red team of 2026-11-29: memory made before the call (a buffer made when the
+    # cell runs, a default argument) now counts against 8.4's calls (grading traces what the
+    # answer cells allocate and keep); the holes still open are marked
     Attack(
         "8.4-whole-matrix-in-a-buffer-made-when-the-cell-runs",
         "08-cost-of-attention",
@@ -453,8 +458,6 @@ def tiled_loop(q, k, v, block, causal):
                 if not causal or j0 <= min(i0 + block, n_q) - 1)
     return out, tiles
 """,
-        hole="memory the answer cell allocated before the call (a module-level buffer) is not "
-        "counted: only the call's own allocations are measured",
     ),
     Attack(
         "8.4-row-by-row-in-a-default-argument-buffer",
@@ -481,8 +484,6 @@ def tiled_loop(q, k, v, block, causal, buf=np.empty(200_000)):
                 if not causal or j0 <= min(i0 + block, n_q) - 1)
     return out, tiles
 """,
-        hole="a default argument made when the cell runs holds a whole row, outside the "
-        "measured call",
     ),
     Attack(
         "8.4-row-by-row-in-float16-with-numpy-buffers-shrunk",
@@ -538,7 +539,9 @@ def row_by_row(q, k, v, block, causal, n_q, n_k, out, scale, half, row):
     return out, tiles
 """,
         hole="a float16 row of 200,000 scores (400,000 B) fits the 428,128 B budget, and its "
-        "rounding averages out within float32's tolerance",
+        "rounding averages out within float32's tolerance on some of the inputs drawn at "
+        "grading time (2 of 2 alone, 0 in another run)",
+        sometimes=True,
     ),
     Attack(
         "8.4-no-running-max-on-the-long-cases",
@@ -1323,7 +1326,8 @@ def graded(course):
 
 
 def _param(attack: Attack):
-    marks = [pytest.mark.xfail(strict=True, reason=f"hole: {attack.hole}")] if attack.hole else []
+    strict = not attack.sometimes  # a hole that wins only sometimes cannot be a strict xfail
+    marks = [pytest.mark.xfail(strict=strict, reason=f"hole: {attack.hole}")] if attack.hole else []
     return pytest.param(attack, id=f"{attack.lesson[:2]}-{attack.name}", marks=marks)
 
 

@@ -1193,7 +1193,9 @@ def _check_memory(case, output, peak, what) -> None:
         f"{what}: the output is right, but your function allocated {peak:,} bytes at its "
         f"peak. A tiled loop needs a few ({min(b, n_q)}, {min(b, n_k)}) tiles of scores "
         f"({tile:,} bytes each in "
-        f"float64), the output and a copy of q: {budget:,} bytes at most here."
+        f"float64), the output and a copy of q: {budget:,} bytes at most here (what your "
+        "code keeps from before the call counts too: an array made when a cell ran, a "
+        "default argument, a cache)."
     )
     d_k, d_v = case.k.shape[1], case.v.shape[1]
     if case.causal and n_q == n_k:

@@ -205,6 +205,11 @@ def grade_notebook(source_nb, student_nb, cwd, config=None) -> list[Result]:
     forbidden = {name for names in _forbidden_of(source_nb).values() for name in names}
     bare = {name for name in forbidden if "." not in name}  # the notebook's own functions
     salt = int.from_bytes(os.urandom(8), "little")  # this grading's cases, unknown before
+    # a lesson whose checks measure memory (8.4): every answer cell's lasting allocations count
+    counted = any(
+        getattr(exercise.checker, "call", None) is not None
+        for exercise in _checked_exercises(source_nb)
+    )
     with CleanKernel(cwd, **({} if config is None else {"config": config})) as kernel:
         arm(kernel, forbidden)  # the report key and the forbidden functions, before any answer
         for cell in source_nb["cells"]:  # in notebook order, each check where its cell stands
@@ -219,7 +224,11 @@ def grade_notebook(source_nb, student_nb, cwd, config=None) -> list[Result]:
             elif meta.get("solution"):
                 student_code, reasons = answers[meta["grade_id"]]
                 if not reasons:
+                    if counted:  # what this cell allocates and keeps counts against memory
+                        kernel.run("__attnlab_worker__.student_code_begins()", remember=True)
                     status, error = kernel.run(student_code, remember=True)
+                    if counted:
+                        kernel.run("__attnlab_worker__.student_code_ends()", remember=True)
                     if error.startswith("TimeoutError"):
                         reasons = ["it was still running after the time limit, so it was stopped"]
                 if reasons:

@@ -31,6 +31,7 @@ from __future__ import annotations
 import hashlib
 import importlib
 import inspect
+import linecache
 import pickle
 import sys
 import tracemalloc
@@ -46,6 +47,12 @@ from attnlab.grading.wire import dumps, encode
 _setprofile, _getprofile = sys.setprofile, sys.getprofile
 _tm_start, _tm_stop = tracemalloc.start, tracemalloc.stop
 _tm_reset, _tm_traced = tracemalloc.reset_peak, tracemalloc.get_traced_memory
+_tm_tracing, _tm_snapshot = tracemalloc.is_tracing, tracemalloc.take_snapshot
+_linecache, _getframe = linecache.cache, sys._getframe
+#: Frames kept per traced block while the student's memory is counted.
+_FRAMES = 16
+#: The files IPython compiled the student's answer cells under (:func:`student_code_ends`).
+_STUDENT_FILES: set = set()
 _pickle_load, _open = pickle.load, open
 _sha256 = hashlib.sha256
 _catch, _simplefilter = warnings.catch_warnings, warnings.simplefilter
@@ -177,6 +184,47 @@ def remember(names) -> None:
             _record(name, namespace[name])
 
 
+#: Blocks at least this large that the student's code allocated and still holds when a measured
+#: call starts (a buffer made when the answer cell ran, a default argument, a cache filled by an
+#: earlier call) count towards that call's memory; smaller ones are the code's own bookkeeping.
+HELD_BLOCK = 64 * 1024
+
+
+def student_code_begins() -> None:
+    """Called by the grading process right before an answer cell runs, in a lesson where a
+    check measures memory: from here to the end of grading, what the student's code allocates
+    and still holds is counted (:func:`_held`). Tracing keeps enough frames to see the
+    student's code below a library's Python function (``np.full`` calls ``np.empty``)."""
+    if not _tm_tracing():
+        _tm_start(_FRAMES)
+    _STATE["tracing_student"] = True
+    _STATE["files_before"] = set(_linecache)
+
+
+def student_code_ends() -> None:
+    """Called right after that answer cell: the files IPython compiled it under (one per
+    cell, listed in ``linecache``) are the student's from now on."""
+    mine = _getframe(1).f_code.co_filename  # the grading process's own call cell
+    new = set(_linecache) - _STATE.pop("files_before", set()) - {mine}
+    _STUDENT_FILES.update(new)
+
+
+def _held() -> int | None:
+    """Bytes in blocks of :data:`HELD_BLOCK` or more that the student's code allocated since
+    :func:`student_code_begins` and that are alive now: 0 when it was never called; None
+    when tracing was stopped since (the call cannot be measured)."""
+    if not _STATE.get("tracing_student"):
+        return 0
+    if not _tm_tracing():
+        return None
+    traces = _tm_snapshot().traces
+    return sum(
+        t.size
+        for t in traces
+        if t.size >= HELD_BLOCK and any(f.filename in _STUDENT_FILES for f in t.traceback)
+    )
+
+
 def _namespace() -> dict:
     from IPython import get_ipython
 
@@ -224,6 +272,7 @@ def _encoded(value) -> dict:
 def serve(name: str, request: str, response: str) -> None:
     """Call ``name(*args, **kwargs)`` with the arguments in ``request``; write ``response``."""
     sign = _STATE["sign"]
+    held = _held()  # before the arguments are read: they are the check's, not the student's
     with _open(request, "rb") as file:
         args, kwargs, errstate, forbidden, measure = _pickle_load(file)
     namespace = _namespace()
@@ -240,7 +289,8 @@ def serve(name: str, request: str, response: str) -> None:
             previous = _getprofile()
             _setprofile(tripwire if (codes or builtins) else previous)
             if measure:  # the bytes the call allocates, as tracemalloc counts them
-                _tm_start()
+                if not _tm_tracing():
+                    _tm_start()
                 _tm_reset()
                 begin = _tm_traced()[0]
             try:
@@ -256,14 +306,16 @@ def serve(name: str, request: str, response: str) -> None:
                 _setprofile(previous)
                 if measure:
                     peak = _tm_traced()[1] - begin
-                    _tm_stop()
+                    if not _STATE.get("tracing_student"):
+                        _tm_stop()
         if out["status"] == "ok":
             out.update(_encoded(result))
         out["forbidden"] = tripwire.hit
         after = _encoded((list(args), kwargs))
         out["args"] = after.get("result", "null")
-        if measure:
-            out["peak"] = int(peak)
+        if measure:  # what the call allocated, and what the student's code held before it
+            out["peak"] = None if held is None else int(peak) + held
+            out["held"] = held
         out["warnings"] = [[w.category.__name__, str(w.message)[:500]] for w in caught]
     body = dumps(out)
     mac = sign(body.encode("utf-8")) if sign is not None else ""
