@@ -26,6 +26,26 @@ and Notebook 7 load from, ``copy``) to expand markers back to the current asset 
 :func:`expand_assets`. It expands markers in any notebook, not only files named like a
 lesson: only this hook writes them, and a lesson copied or renamed (``Duplicate``) keeps
 them on disk. The file on disk (``/files/...``, a download) carries the markers.
+
+Each picture once, not twice (issue 29, "a saved lesson at most twice its shipped size"). Two
+kinds of picture were saved twice (lesson 6 after three Run Alls: 388,647 B, of which 72,400
+B a static figure's second copy and 84,752 B an explorer frame's second copy):
+
+* a static figure (:mod:`attnlab.plots.display`) is one output with the PNG twice: in its
+  ``text/html`` (an ``<img>`` with the alt text, which JupyterLab and Notebook 7 show) and as
+  ``image/png`` (for front ends and exports without HTML). On save, ``image/png`` is dropped
+  when the output's HTML is exactly the course's figure HTML carrying the same PNG
+  (:data:`FIGURE_HTML`); on load it is put back from the HTML. The file on disk still shows
+  the figure, with its alt text, wherever HTML outputs are shown (nbviewer, nbconvert's HTML);
+* an explorer's output holds its frame as ``image/png`` (for viewers without widgets: GitHub,
+  nbviewer) and its figure canvas model holds the picture its view last showed in
+  ``initial_png`` (a reopened lesson paints it). On save, the canvas' picture becomes the
+  output's ``image/png`` (so the file shows the explorer as the learner left it, not as it
+  was first drawn) and the model keeps a marker naming the output (``attnlab-frame:<id of
+  the output's widget>``); on load the model gets the output's PNG back.
+
+Both are undone on load by the same ``get`` wrapper, so JupyterLab gets the notebook as it
+sent it, and a lesson reopened and saved again without changes keeps its bytes.
 """
 
 from __future__ import annotations
@@ -34,6 +54,7 @@ import contextvars
 import functools
 import hashlib
 import inspect
+import json
 import re
 from pathlib import Path, PurePosixPath
 
@@ -42,13 +63,18 @@ __all__ = [
     "assets",
     "asset_marker",
     "compact_assets",
+    "compact_pictures",
     "expand_assets",
+    "expand_pictures",
     "tidy_lesson_metadata",
     "pre_save_hook",
     "expand_on_load",
 ]
 
 WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+PNG = "image/png"
+HTML = "text/html"
 
 
 def _lesson_files() -> frozenset[str]:
@@ -182,16 +208,190 @@ def expand_assets(notebook: dict) -> dict:
     return notebook
 
 
-def pre_save_hook(model: dict, path: str, **kwargs) -> None:
-    """Jupyter Server's pre-save hook: tidy a lesson notebook's metadata before it is written.
+#: A static figure's HTML exactly as :func:`attnlab.plots.display.figure_html` writes it; the
+#: group is the PNG (base64) it carries.
+FIGURE_HTML = re.compile(
+    r'<div class="jp-RenderedImage"><img class="attnlab-static-figure" alt="[^"<>]*" '
+    r'src="data:image/png;base64,([A-Za-z0-9+/]+={0,2})" '
+    r'style="max-width: 100%; height: auto"></div>'
+)
+#: The course's figure canvas, as anywidget names it in a model's state.
+CANVAS_ID = "attnlab.figure_canvas.FigureCanvas"
+FRAME_KEY = "initial_png"
+FRAME_MARKER_PREFIX = "attnlab-frame:"
+_MODEL_REF = re.compile(r"IPY_MODEL_([0-9A-Za-z_-]+)")
 
-    Other files and notebooks (a learner's own) are not touched.
+
+def _text(value) -> str | None:
+    """A mime bundle's text value (a string, or nbformat's list of lines) as one string."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list) and all(isinstance(line, str) for line in value):
+        return "".join(value)
+    return None
+
+
+def _rich_outputs(notebook: dict):
+    """Each ``display_data`` / ``execute_result`` output's ``data`` dict, in notebook order."""
+    cells = notebook.get("cells")
+    for cell in cells if isinstance(cells, list) else []:
+        outputs = cell.get("outputs") if isinstance(cell, dict) else None
+        for output in outputs if isinstance(outputs, list) else []:
+            if not isinstance(output, dict):
+                continue
+            if output.get("output_type") not in ("display_data", "execute_result"):
+                continue
+            data = output.get("data")
+            if isinstance(data, dict):
+                yield data
+
+
+def _figure_png(data: dict) -> str | None:
+    """The PNG a course figure's HTML in ``data`` carries (base64), else None."""
+    html = _text(data.get(HTML))
+    match = FIGURE_HTML.fullmatch(html) if html is not None else None
+    return match.group(1) if match else None
+
+
+def _models(notebook: dict) -> dict:
+    metadata = notebook.get("metadata")
+    widgets = metadata.get("widgets") if isinstance(metadata, dict) else None
+    saved = widgets.get(WIDGET_STATE) if isinstance(widgets, dict) else None
+    models = saved.get("state") if isinstance(saved, dict) else None
+    return models if isinstance(models, dict) else {}
+
+
+def _view_id(data: dict) -> str | None:
+    view = data.get(WIDGET_VIEW)
+    model_id = view.get("model_id") if isinstance(view, dict) else None
+    return model_id if isinstance(model_id, str) else None
+
+
+def _canvases_under(root: str, models: dict) -> list[str]:
+    """The course figure canvases in the widget tree under model ``root`` (children, layout,
+    ... : every ``IPY_MODEL_`` reference in a state), in the order they are found."""
+    found, seen, stack = [], set(), [root]
+    while stack:
+        model_id = stack.pop()
+        model = models.get(model_id)
+        if model_id in seen or not isinstance(model, dict):
+            continue
+        seen.add(model_id)
+        state = model.get("state")
+        if not isinstance(state, dict):
+            continue
+        if state.get("_anywidget_id") == CANVAS_ID:
+            found.append(model_id)
+        refs = _MODEL_REF.findall(json.dumps(state))
+        stack.extend(reversed(refs))
+    return found
+
+
+def _frame_buffer(model: dict) -> str | None:
+    """The canvas model's picture (base64 PNG): its only buffer, a non-empty ``initial_png``."""
+    buffers = model.get("buffers")
+    if not (isinstance(buffers, list) and len(buffers) == 1 and isinstance(buffers[0], dict)):
+        return None
+    buffer = buffers[0]
+    if buffer.get("path") != [FRAME_KEY] or buffer.get("encoding") != "base64":
+        return None
+    data = buffer.get("data")
+    return data if isinstance(data, str) and data else None
+
+
+def compact_pictures(notebook: dict) -> dict:
+    """Keep each picture once in ``notebook`` (in place; also returned). See the module docstring.
+
+    A static figure's ``image/png`` goes when its HTML is the course's figure HTML with the
+    same PNG. An explorer output's ``image/png`` becomes the picture its figure canvas model
+    holds, and the model keeps a marker instead (only a course canvas whose only buffer is
+    its picture, one per output; a canvas shown by two outputs goes with the first). Anything
+    else is left as it is.
+
+    Examples
+    --------
+    >>> png = "iVBORw0KGgo="
+    >>> html = ('<div class="jp-RenderedImage"><img class="attnlab-static-figure" alt="A." '
+    ...         f'src="data:image/png;base64,{png}" style="max-width: 100%; height: auto"></div>')
+    >>> nb = {"cells": [{"outputs": [{"output_type": "display_data",
+    ...       "data": {"text/html": html, "image/png": png, "text/plain": "<Figure>"}}]}]}
+    >>> sorted(compact_pictures(nb)["cells"][0]["outputs"][0]["data"])
+    ['text/html', 'text/plain']
+    >>> expand_pictures(nb)["cells"][0]["outputs"][0]["data"]["image/png"] == png
+    True
+    """
+    models = _models(notebook)
+    framed: set[str] = set()
+    for data in _rich_outputs(notebook):
+        png = data.get(PNG)
+        if not isinstance(png, str):
+            continue
+        if _figure_png(data) == png:
+            del data[PNG]
+            continue
+        root = _view_id(data)
+        if root is None or root in framed:
+            continue
+        canvases = _canvases_under(root, models)
+        if len(canvases) != 1:
+            continue
+        model = models[canvases[0]]
+        frame = _frame_buffer(model)
+        if frame is None or FRAME_KEY in model["state"]:
+            continue
+        data[PNG] = frame
+        del model["buffers"]
+        model["state"][FRAME_KEY] = f"{FRAME_MARKER_PREFIX}{root}"
+        framed.add(root)
+    return notebook
+
+
+def expand_pictures(notebook: dict) -> dict:
+    """Undo :func:`compact_pictures` (in place; also returned).
+
+    A course figure output without ``image/png`` gets it back from its HTML; a canvas model
+    whose ``initial_png`` is a marker gets the PNG of the output it names back as its buffer.
+    A marker naming no output with a PNG is left as it is (the view then paints nothing until
+    the kernel sends a frame).
+    """
+    models = _models(notebook)
+    frames: dict[str, str] = {}
+    for data in _rich_outputs(notebook):
+        png = data.get(PNG)
+        if png is None:
+            figure = _figure_png(data)
+            if figure is not None:
+                data[PNG] = figure
+            continue
+        root = _view_id(data)
+        if root is not None and isinstance(png, str):
+            frames.setdefault(root, png)
+    for model in models.values():
+        state = model.get("state") if isinstance(model, dict) else None
+        marker = state.get(FRAME_KEY) if isinstance(state, dict) else None
+        if not (isinstance(marker, str) and marker.startswith(FRAME_MARKER_PREFIX)):
+            continue
+        frame = frames.get(marker[len(FRAME_MARKER_PREFIX) :])
+        if frame is None or "buffers" in model:
+            continue
+        del state[FRAME_KEY]
+        model["buffers"] = [{"data": frame, "encoding": "base64", "path": [FRAME_KEY]}]
+    return notebook
+
+
+def pre_save_hook(model: dict, path: str, **kwargs) -> None:
+    """Jupyter Server's pre-save hook: tidy a lesson notebook before it is written.
+
+    Its metadata (:func:`tidy_lesson_metadata`), the course's widget code as markers
+    (:func:`compact_assets`) and each picture once (:func:`compact_pictures`). Other files
+    and notebooks (a learner's own) are not touched.
     """
     if model.get("type") != "notebook" or not isinstance(model.get("content"), dict):
         return
     if PurePosixPath(path).name in LESSON_FILES:
         tidy_lesson_metadata(model["content"])
         compact_assets(model["content"])
+        compact_pictures(model["content"])
 
 
 #: False while ``trust_notebook`` runs: it signs what ``get`` returns, and the signature must be
@@ -208,6 +408,7 @@ def _expand_model(model):
         and isinstance(model.get("content"), dict)
     ):
         expand_assets(model["content"])
+        expand_pictures(model["content"])
     return model
 
 

@@ -119,11 +119,11 @@ class WidgetSelfTest:
         self.bar = FigureCanvas(alt="a bar that grows with the slider")
         self.bar.show(bar_pixels(0, self.slider.max))
         self.slider.observe(self._on_change, names="value")
-        self.widget = widgets.VBox([headline, self.slider, self.reply, self.bar])
+        # The layout given when the box is made: set afterwards, it left the box's first
+        # layout model open, and saved with the lesson, under no widget (issue 29).
+        layout = widgets.Layout(border="2px solid #135e1e", padding="6px 12px", max_width="720px")
+        self.widget = widgets.VBox([headline, self.slider, self.reply, self.bar], layout=layout)
         self.widget.add_class("attnlab-selftest")
-        self.widget.layout = widgets.Layout(
-            border="2px solid #135e1e", padding="6px 12px", max_width="720px"
-        )
 
     def _on_change(self, change) -> None:
         value = int(change["new"])

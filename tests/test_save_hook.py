@@ -259,3 +259,142 @@ def test_trusting_a_saved_lesson_signs_the_file_as_stored(tmp_path, asynchronous
     assert b"attnlab-asset:" in (tmp_path / LESSON).read_bytes()
     assert manager.notary.check_signature(on_disk)
     assert loaded["content"]["metadata"]["widgets"] == content["metadata"]["widgets"]
+
+
+# --- Each picture once (issue 29, "a saved lesson at most twice its shipped size") ---
+
+
+def _png(colour) -> str:
+    """A small real PNG (base64), one colour per picture so that two pictures differ."""
+    import base64
+
+    import numpy as np
+
+    from attnlab._png import encode_png
+
+    rgba = np.zeros((6, 8, 4), dtype=np.uint8)
+    rgba[...] = (*colour, 255)
+    return base64.b64encode(encode_png(rgba)).decode("ascii")
+
+
+def _static_figure_output() -> dict:
+    """A static figure's output as the kernel sends it: the course's HTML and the same PNG."""
+    from matplotlib.figure import Figure
+
+    from attnlab.plots import display
+
+    figure = Figure(figsize=(1, 1), dpi=20)
+    figure.subplots().set_title("tiny")
+    html = display.figure_html(figure)
+    png = save_hook.FIGURE_HTML.fullmatch(html).group(1)
+    data = {"text/html": html, "image/png": png, "text/plain": "<Figure size 20x20 with 1 Axes>"}
+    return {"output_type": "display_data", "data": data, "metadata": {}}
+
+
+def _explorer(root: str, kernel_png: str, view_png: str | None) -> tuple[dict, dict]:
+    """An explorer's output (the kernel's first frame as PNG) and its widget models, as
+    JupyterLab saves them: a box holding a figure canvas whose ``initial_png`` is the picture
+    its view kept (``view_png``; None: no picture)."""
+    data = {
+        save_hook.WIDGET_VIEW: {"model_id": root, "version_major": 2, "version_minor": 0},
+        "image/png": kernel_png,
+        "text/plain": "Here was the explorer.",
+    }
+    output = {"output_type": "execute_result", "data": data, "metadata": {}, "execution_count": 3}
+    canvas = {
+        "model_name": "AnyModel",
+        "model_module": "anywidget",
+        "model_module_version": "~0.11.*",
+        "state": {"_anywidget_id": save_hook.CANVAS_ID, "width": 8, "height": 6, "alt": "f"},
+    }
+    if view_png is not None:
+        canvas["buffers"] = [{"data": view_png, "encoding": "base64", "path": ["initial_png"]}]
+    box = {
+        "model_name": "VBoxModel",
+        "model_module": "@jupyter-widgets/controls",
+        "model_module_version": "2.0.0",
+        "state": {"children": [f"IPY_MODEL_{root}-slider", f"IPY_MODEL_{root}-canvas"]},
+    }
+    slider = {"model_name": "IntSliderModel", "model_module": "@jupyter-widgets/controls",
+              "model_module_version": "2.0.0", "state": {"value": 3}}  # fmt: skip
+    models = {root: box, f"{root}-slider": slider, f"{root}-canvas": canvas}
+    return output, models
+
+
+def _lesson_with_pictures() -> tuple[dict, dict]:
+    """Lesson 0 with a static figure and two explorers' outputs (pictures by name)."""
+    pngs = {name: _png(c) for name, c in [("first", (250, 0, 0)), ("kept", (0, 250, 0)),
+                                          ("other", (0, 0, 250))]}  # fmt: skip
+    content = _lesson_content()
+    code = [c for c in content["cells"] if c["cell_type"] == "code"]
+    one, models_one = _explorer("aa11", pngs["first"], pngs["kept"])
+    two, models_two = _explorer("bb22", pngs["other"], None)  # its view kept no picture
+    code[0]["outputs"] = [_static_figure_output()]
+    code[1]["outputs"], code[2]["outputs"] = [one], [two]
+    content = _with_widget_state(content, [], {**models_one, **models_two})
+    return content, pngs
+
+
+def test_the_figure_html_the_hook_knows_is_what_the_course_writes():
+    output = _static_figure_output()  # fullmatch above: None would fail there
+    assert output["data"]["image/png"].startswith("iVBORw0KGgo")
+
+
+def test_a_static_figure_is_saved_once_and_loads_with_both(tmp_path):
+    content, _ = _lesson_with_pictures()
+    figure = next(c for c in content["cells"] if c.get("outputs"))["outputs"][0]
+    png = figure["data"]["image/png"]
+    saved, loaded = _save_and_load(tmp_path, LESSON, content)
+    assert saved.count(png.encode()) == 1, "the figure's PNG is saved more than once"
+    on_disk = next(c for c in json.loads(saved)["cells"] if c.get("outputs"))["outputs"][0]
+    assert sorted(on_disk["data"]) == ["text/html", "text/plain"]  # the alt text is saved
+    assert 'alt="Figure: tiny."' in "".join(on_disk["data"]["text/html"])
+    assert next(c for c in loaded["cells"] if c.get("outputs"))["outputs"][0] == figure
+
+
+def test_an_explorer_frame_is_saved_once_as_the_view_left_it(tmp_path):
+    content, pngs = _lesson_with_pictures()
+    saved, loaded = _save_and_load(tmp_path, LESSON, content)
+    assert saved.count(pngs["kept"].encode()) == 1, "the explorer's frame is saved twice"
+    assert pngs["first"].encode() not in saved  # the output shows the picture the view kept
+    on_disk = json.loads(saved)
+    models = on_disk["metadata"]["widgets"][save_hook.WIDGET_STATE]["state"]
+    assert "buffers" not in models["aa11-canvas"]
+    assert models["aa11-canvas"]["state"]["initial_png"] == "attnlab-frame:aa11"
+    # A canvas whose view kept no picture: its output keeps the kernel's frame.
+    assert saved.count(pngs["other"].encode()) == 1
+    # Loaded: the model paints the kept picture again, and the output shows it too.
+    canvas = loaded["metadata"]["widgets"][save_hook.WIDGET_STATE]["state"]["aa11-canvas"]
+    assert canvas == content["metadata"]["widgets"][save_hook.WIDGET_STATE]["state"]["aa11-canvas"]
+    shown = [o for c in loaded["cells"] for o in c.get("outputs", [])]
+    assert shown[1]["data"]["image/png"] == pngs["kept"]
+    assert shown[2]["data"]["image/png"] == pngs["other"]
+
+
+def test_a_saved_lesson_reopened_and_saved_unchanged_keeps_its_bytes(tmp_path):
+    content, _ = _lesson_with_pictures()
+    saved, loaded = _save_and_load(tmp_path, LESSON, content)
+    again, reloaded = _save_and_load(tmp_path, LESSON, loaded)
+    assert again == saved
+    assert reloaded == loaded
+
+
+def test_pictures_in_a_learners_own_notebook_are_not_touched(tmp_path):
+    content, pngs = _lesson_with_pictures()
+    saved, loaded = _save_and_load(tmp_path, "my-notes.ipynb", content)
+    assert saved.count(pngs["kept"].encode()) == 1 and pngs["first"].encode() in saved
+    assert saved.count(pngs["first"].encode()) == 1 and b"attnlab-frame:" not in saved
+    assert json.loads(saved)["metadata"]["widgets"] == content["metadata"]["widgets"]
+    assert loaded == content
+
+
+def test_a_canvas_in_no_output_with_a_picture_keeps_its_picture(tmp_path):
+    """The self-test's bar: its output has no PNG, so its model's picture is the only one."""
+    content, pngs = _lesson_with_pictures()
+    for cell in content["cells"]:
+        for output in cell.get("outputs", []):
+            if save_hook.WIDGET_VIEW in output["data"]:
+                del output["data"]["image/png"]
+    saved, loaded = _save_and_load(tmp_path, LESSON, content)
+    assert saved.count(pngs["kept"].encode()) == 1 and b"attnlab-frame:" not in saved
+    assert loaded == content

@@ -115,3 +115,18 @@ def test_release_parsing():
     assert release("unknown") == ()
     assert version_problem("numpy", "1.26.0", (1, 26)) == ""
     assert "older" in version_problem("numpy", "1.9.3", (1, 26))
+
+
+def test_the_selftest_leaves_no_widget_open_outside_its_tree():
+    """Every model it makes is in the tree its cell shows: closing that tree closes them all,
+    and none is saved with the lesson under no widget (its box's first layout once was)."""
+    from ipywidgets.widgets.widget import _instances
+
+    from attnlab.widget_lifetime import close_tree
+
+    before = set(_instances)
+    test = widget_selftest()
+    made = set(_instances) - before
+    close_tree(test.widget)
+    left = [type(_instances[key]).__name__ for key in made if key in _instances]
+    assert made and left == []

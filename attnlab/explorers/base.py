@@ -220,7 +220,9 @@ class Explorer:
         """The widget view, with the figure as PNG and a note for where widgets are not live.
 
         JupyterLab shows the widget; a saved notebook keeps the PNG too, so GitHub and
-        nbviewer show the figure as it was, and plain text says to re-run the cell.
+        nbviewer show the figure as it was, and plain text says to re-run the cell. A lesson
+        saved through the course's server saves there the picture the view last showed (its
+        canvas' ``initial_png``), once: :func:`attnlab.save_hook.compact_pictures`.
         """
         self.view.widget.prepare_display()
         bundle = self.widget._repr_mimebundle_(**kwargs)

@@ -7,7 +7,10 @@ at the end of a cell) as a bare ``image/png``, which JupyterLab and Notebook 7 p
 imports one of its modules) calls :func:`install`, which gives IPython an ``text/html``
 formatter for figures: the same PNG in an ``<img>`` whose ``alt`` is the figure's description,
 which both front ends prefer to the bare PNG. The PNG stays in the output too (nbconvert,
-other front ends), drawn once for both.
+other front ends), drawn once for both. A lesson saved through the course's server keeps the
+PNG once, in the HTML, and the server puts the ``image/png`` back on load
+(:func:`attnlab.save_hook.compact_pictures`); :data:`attnlab.save_hook.FIGURE_HTML` is the
+HTML :func:`figure_html` writes, and must change with it.
 
 The description is the one given with :func:`describe`, else one made from the figure's own
 words (:func:`alt_text`: its title, each panel's title and axis labels), so every figure has

@@ -4,8 +4,9 @@ For each lesson with explorers: Run All, move a slider, save (JupyterLab saves w
 the course's settings, jupyter-config/lab/settings), restart the kernel from the Kernel menu
 and check that every explorer shows the "lost its kernel" banner; then close the page, reopen
 the saved notebook and check that no output says "Error displaying widget" and that every
-explorer shows its last picture (the moved one) under the same banner. Shutting the kernel
-down (Kernel menu) shows the banner too. Screenshots go to artifacts/browser/.
+explorer shows its last picture (the moved one) under the same banner, and every static figure
+its run showed is painted again with its alt text. Shutting the kernel down (Kernel menu) shows
+the banner too. Screenshots go to artifacts/browser/.
 """
 
 from __future__ import annotations
@@ -81,6 +82,21 @@ def explorers_rendered(page: lab.LessonPage, timeout_s: float = 30) -> int:
     return counts[-1]
 
 
+STATIC_FIGURES_JS = """() => [...document.querySelectorAll('img.attnlab-static-figure')].map(
+    img => ({alt: img.getAttribute('alt') || '', painted: img.complete && img.naturalWidth > 0}))"""
+
+
+def static_figures(page: lab.LessonPage, count: int) -> list[dict]:
+    """The page's static figures (alt text, painted), once ``count`` of them are painted."""
+    figures = page.page.evaluate(STATIC_FIGURES_JS)
+    for _ in range(BANNER_S * 4):
+        if len(figures) >= count and all(f["painted"] for f in figures):
+            break
+        page.page.wait_for_timeout(250)
+        figures = page.page.evaluate(STATIC_FIGURES_JS)
+    return figures
+
+
 def move_first_explorer(page: lab.LessonPage) -> str:
     """Move the first explorer's first slider one step; the digest of its new picture.
 
@@ -135,6 +151,7 @@ def test_restart_shows_banner_and_reopened_lesson_shows_pictures(
         count = explorers_rendered(page)
         assert count > 0, f"{name}: no explorer rendered"
         assert not any(banners_shown(page)), "a banner shows while the kernel is alive"
+        figures = len(page.page.evaluate(STATIC_FIGURES_JS))
 
         moved = move_first_explorer(page)
         menu(page, "File", "docmanager:save")
@@ -178,6 +195,12 @@ def test_restart_shows_banner_and_reopened_lesson_shows_pictures(
                 break
             reopened.page.wait_for_timeout(250)
         assert reopened.image_digest(0) == moved, "the reopened figure is not its last picture"
+        # Static figures are saved once, in their HTML (attnlab/save_hook.py): each comes back
+        # painted, with its alt text.
+        shown_figures = static_figures(reopened, figures)
+        assert len(shown_figures) == figures, f"{len(shown_figures)} of {figures} static figures"
+        assert all(f["painted"] and f["alt"].strip() for f in shown_figures), shown_figures
+        print(f"{name} reopened: {count} explorer pictures, {figures} static figures painted")
     finally:
         reopened.close()
         lab_server.shutdown_kernels()
