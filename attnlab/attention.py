@@ -24,7 +24,7 @@ import math
 import numpy as np
 
 from ._validate import as_bool_mask, as_float_array, positive_finite, positive_int, work_dtype
-from .softmax_family import _softmax_in_place
+from .softmax_family import softmax_in_place
 
 __all__ = ["scaled_dot_product_attention", "attention_scores", "causal_mask", "padding_mask"]
 
@@ -441,7 +441,7 @@ def scaled_dot_product_attention(q, k, v, mask=None, scale=None, *, causal: bool
     if scores.shape != shape:  # batch dims that only v (or the mask) has: a copy for each
         scores = np.broadcast_to(scores, shape).copy()
     # (..., n_q, n_k); an all -inf (fully masked) row gives zeros
-    weights = _softmax_in_place(scores, axis=-1, all_finite=allowed is None)
+    weights = softmax_in_place(scores, axis=-1, all_finite=allowed is None)
     output = weights @ v.astype(weights.dtype, copy=False)  # (..., n_q, d_v)
     output += 0.0  # turns -0.0 into 0.0
     return output.astype(dtype, copy=False), weights.astype(dtype, copy=False)

@@ -141,10 +141,34 @@ def softmax_vjp(weights, grad_weights, axis=-1):
             f"grad_weights must have the shape of weights (one gradient per weight): "
             f"weights has shape {w.shape}, grad_weights has shape {g.shape}"
         )
-    return _softmax_vjp(w, g, ax)
+    return softmax_vjp_unchecked(w, g, ax)
 
 
-def _softmax_vjp(w: np.ndarray, g: np.ndarray, axis: int = -1) -> np.ndarray:
+def softmax_vjp_unchecked(w: np.ndarray, g: np.ndarray, axis: int = -1) -> np.ndarray:
+    """:func:`softmax_vjp` without its checks: ``w * (g - (w · g))`` along ``axis``.
+
+    Package-internal, not part of the course's API (not in ``__all__``): shared with
+    :func:`attention_backward_unchecked` and lesson 9's worked examples.
+
+    Parameters
+    ----------
+    w : numpy.ndarray, shape (..., n, ...)
+        Softmax weights along ``axis`` (not checked).
+    g : numpy.ndarray, same shape as ``w``
+        ``∂L/∂weights``.
+    axis : int, default -1
+        The axis the softmax normalised over.
+
+    Returns
+    -------
+    numpy.ndarray, same shape as ``w``
+        ``∂L/∂scores``; zero where ``w`` is zero.
+
+    Examples
+    --------
+    >>> softmax_vjp_unchecked(np.array([0.5, 0.5]), np.array([1.0, 0.0])).tolist()
+    [0.25, -0.25]
+    """
     dot = np.sum(w * g, axis=axis, keepdims=True)  # (..., 1, ...) w · g per row
     return w * (g - dot)  # (..., n, ...) zero where w is zero
 
@@ -209,7 +233,7 @@ def attention_backward(q, k, v, grad_output, mask=None, scale=None) -> Attention
     dtype = np.result_type(q, k, v, g)
     work = np.result_type(dtype, np.float32)
     c = resolve_scale(scale, q.shape[-1])
-    dq, dk, dv = _attention_backward(
+    dq, dk, dv = attention_backward_unchecked(
         q.astype(work), k.astype(work), v.astype(work), weights.astype(work), g.astype(work), c
     )
     return AttentionGrads(
@@ -219,11 +243,40 @@ def attention_backward(q, k, v, grad_output, mask=None, scale=None) -> Attention
     )
 
 
-def _attention_backward(q, k, v, weights, grad_output, c):
-    """The three gradients, unvalidated, batch dims as broadcast (the trainer's fast path)."""
+def attention_backward_unchecked(q, k, v, weights, grad_output, c):
+    """The gradients of :func:`attention_backward` from the forward pass's weights, unchecked.
+
+    Package-internal, not part of the course's API (not in ``__all__``): the trainer's fast
+    path (:func:`attnlab.training.loss_and_grads`), which has the weights already.
+
+    Parameters
+    ----------
+    q, k, v : numpy.ndarray
+        ``(..., n_q, d_k)``, ``(..., n_k, d_k)``, ``(..., n_k, d_v)``, one float dtype.
+    weights : numpy.ndarray, shape (..., n_q, n_k)
+        The attention weights the forward pass computed from ``q``, ``k`` and ``c``.
+    grad_output : numpy.ndarray, shape (..., n_q, d_v)
+        ``∂L/∂output``.
+    c : float
+        The factor on ``q · k`` the forward pass used.
+
+    Returns
+    -------
+    dq, dk, dv : numpy.ndarray
+        Shaped like ``q``, ``k`` and ``v`` with the batch dims as broadcast (not summed back
+        to each input's own shape, as :func:`attention_backward` does).
+
+    Examples
+    --------
+    >>> q = k = v = np.eye(2)
+    >>> _, w = scaled_dot_product_attention(q, k, v)
+    >>> dq, dk, dv = attention_backward_unchecked(q, k, v, w, np.ones((2, 2)), 2**-0.5)
+    >>> dv.round(4).tolist() == attention_backward(q, k, v, np.ones((2, 2))).v.round(4).tolist()
+    True
+    """
     dv = np.swapaxes(weights, -1, -2) @ grad_output  # (..., n_k, d_v)
     dw = grad_output @ np.swapaxes(v, -1, -2)  # (..., n_q, n_k)
-    ds = _softmax_vjp(weights, dw)  # (..., n_q, n_k)
+    ds = softmax_vjp_unchecked(weights, dw)  # (..., n_q, n_k)
     dq = c * (ds @ k)  # (..., n_q, d_k)
     dk = c * (np.swapaxes(ds, -1, -2) @ q)  # (..., n_k, d_k)
     return dq, dk, dv

@@ -24,6 +24,9 @@ import numpy as np
 
 from attnlab._validate import as_float_array, probabilities
 
+#: The course's API here (what a lesson may call and forbid by this module's name).
+__all__ = ["barycentric", "coordinate_bounds", "weighted_values"]
+
 
 def weighted_values(weights, values):
     r"""The attention output: each row of ``weights`` mixes the rows of ``values``.

@@ -35,6 +35,19 @@ import numpy as np
 from attnlab._validate import positive_int, probabilities
 from attnlab.softmax_family import entropy, softmax
 
+#: The course's API here (what a lesson may call and forbid by this module's name).
+__all__ = [
+    "PATTERNS",
+    "TITLES",
+    "PatternExample",
+    "column_mass",
+    "diagonal_mass",
+    "effective_keys",
+    "normalised_entropy",
+    "pattern_example",
+    "strongest_links",
+]
+
 PATTERNS = ("diagonal", "link", "uniform", "hub")
 TITLES = {
     "diagonal": "diagonal dominance",

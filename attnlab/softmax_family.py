@@ -41,7 +41,15 @@ import numpy as np
 
 from ._validate import as_float_array, normalize_axis, positive_finite, probabilities, work_dtype
 
-__all__ = ["softmax", "naive_softmax", "logsumexp", "log_softmax", "softmax_jacobian", "entropy"]
+__all__ = [
+    "softmax",
+    "naive_softmax",
+    "naive_overflow_thresholds",
+    "logsumexp",
+    "log_softmax",
+    "softmax_jacobian",
+    "entropy",
+]
 
 
 def _prepare(x, axis, temperature=1.0):
@@ -101,17 +109,33 @@ def _normalised_exp(s, axis, all_finite=False):
     return s
 
 
-def _softmax_in_place(s, axis=-1, all_finite=False):
+def softmax_in_place(s, axis=-1, all_finite=False):
     """Softmax of ``s`` along ``axis``, written into ``s`` itself and returned.
 
-    For callers that own a fresh float array with no NaN and no ``+inf`` (``-inf``
-    entries, i.e. masked ones, get 0), such as the scores inside
-    :func:`attnlab.scaled_dot_product_attention`: no validation pass, no new N × N array.
-    ``all_finite=True`` says there is no ``-inf`` either (nothing masked), which skips
-    the two steps that keep an all ``-inf`` slice at zeros.
+    Package-internal, not part of the course's API (not in ``__all__``): the unchecked core
+    that :func:`attnlab.scaled_dot_product_attention` and :func:`attnlab.training.head_forward`
+    share. For callers that own a fresh float array with no NaN and no ``+inf`` (``-inf``
+    entries, i.e. masked ones, get 0): no validation pass, no new N × N array.
 
+    Parameters
+    ----------
+    s : numpy.ndarray, shape (..., n, ...)
+        Float scores, no NaN, no ``+inf``; overwritten with the weights.
+    axis : int, default -1
+        The axis to normalise over.
+    all_finite : bool, default False
+        True when there is no ``-inf`` either (nothing masked): skips the two steps that keep
+        an all ``-inf`` slice at zeros.
+
+    Returns
+    -------
+    numpy.ndarray, shape (..., n, ...)
+        ``s`` itself, each slice along ``axis`` summing to 1 (an all ``-inf`` slice: zeros).
+
+    Examples
+    --------
     >>> s = np.array([[0.0, np.log(3.0)], [-np.inf, -np.inf]])
-    >>> _softmax_in_place(s) is s, np.round(s, 3).tolist()
+    >>> softmax_in_place(s) is s, np.round(s, 3).tolist()
     (True, [[0.25, 0.75], [0.0, 0.0]])
     """
     m = np.max(s, axis=axis, keepdims=True)  # (..., 1, ...)
@@ -361,7 +385,7 @@ def logsumexp(x, axis=-1, keepdims=False):
     """
     keep = _keepdims(keepdims)
     x, ax, _, dtype = _prepare(x, axis)
-    lse = _lse_shifted(_shifted(x, ax, 1.0), ax)  # (..., 1, ...), log sum exp(x - m)
+    lse = logsumexp_shifted(_shifted(x, ax, 1.0), ax)  # (..., 1, ...), log sum exp(x - m)
     m = np.max(x, axis=ax, keepdims=True)  # (..., 1, ...)
     with np.errstate(invalid="ignore"):  # -inf + -inf stays -inf; +inf handled below
         lse = np.where(np.isfinite(m), m + lse, m)  # +inf slice: +inf; all -inf: -inf
@@ -380,13 +404,33 @@ def _keepdims(keepdims) -> bool:
     return bool(keepdims)
 
 
-def _lse_shifted(s, axis):
+def logsumexp_shifted(s, axis):
     r"""``log Σ exp(s)`` along ``axis`` for max-shifted ``s`` (max 0, or all ``-inf``), keepdims.
 
+    Package-internal, not part of the course's API (not in ``__all__``): the unchecked core of
+    :func:`logsumexp` and :func:`log_softmax`, shared with :mod:`attnlab.training`'s loss.
     Computed as scipy does: the (first) maximal entry contributes exactly
     :math:`e^0 = 1`, so :math:`\log \sum_j e^{s_j} = \operatorname{log1p}(\sum_{j \ne j^*}
     e^{s_j})`, which keeps full relative accuracy when the others are tiny
-    (``log(1 + 4e-18)`` would round to 0).  An all ``-inf`` slice gives ``-inf``.
+    (``log(1 + 4e-18)`` would round to 0).
+
+    Parameters
+    ----------
+    s : numpy.ndarray, shape (..., n, ...)
+        Float scores shifted by their max along ``axis``: every slice's max is 0, or the slice
+        is all ``-inf``. Not modified.
+    axis : int
+        The axis to reduce.
+
+    Returns
+    -------
+    numpy.ndarray, shape (..., 1, ...)
+        ``log Σ exp(s)`` per slice, ``>= 0``; ``-inf`` for an all ``-inf`` slice.
+
+    Examples
+    --------
+    >>> logsumexp_shifted(np.array([[0.0, 0.0], [-np.inf, -np.inf]]), -1).round(4).tolist()
+    [[0.6931], [-inf]]
     """
     e = np.exp(s)  # same shape as s, entries in [0, 1]
     top = np.argmax(s, axis=axis, keepdims=True)  # (..., 1, ...) index of a 0 (the max)
@@ -444,7 +488,7 @@ def log_softmax(x, axis=-1, temperature=1.0):
     """
     x, ax, t, dtype = _prepare(x, axis, temperature)
     s = _shifted(x, ax, t)  # same shape as x, <= 0 when the slice max is finite
-    lse = _lse_shifted(s, ax)  # (..., 1, ...), -inf for an all -inf slice
+    lse = logsumexp_shifted(s, ax)  # (..., 1, ...), -inf for an all -inf slice
     empty = np.isneginf(lse)  # all -inf slice: nothing to normalise
     out = np.where(empty, -np.inf, s - np.where(empty, 0, lse))  # same shape as x
     with np.errstate(over="ignore"):  # float16: log-probabilities below -65504 become -inf

@@ -33,7 +33,7 @@ from .attention import (
     resolve_scale,
     scaled_scores,
 )
-from .online import _fold
+from .online import fold_block
 
 __all__ = ["tiled_attention"]
 
@@ -175,7 +175,7 @@ def tiled_attention(q, k, v, mask=None, *, causal=False, scale=None, block_size=
                 allowed = below if allowed is None else allowed & below
             if allowed is not None:
                 np.copyto(scores, -np.inf, where=~allowed)  # masked scores, in place
-            m, l, rescale, e = _fold(m, l, scores, in_place=True)  # e is scores, exponentiated
+            m, l, rescale, e = fold_block(m, l, scores, in_place=True)  # e is scores, exponentiated
             acc *= rescale[..., None]  # (..., bq, d_v) to the new max
             acc += e @ v[..., j0:j1, :]  # (..., bq, d_v)
         l = l[..., None]  # (..., bq, 1); 0 for a query with no key left

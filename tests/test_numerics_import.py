@@ -76,8 +76,8 @@ def test_public_names_exist_and_are_documented():
 
     for module_name, names in NUMERICS.items():
         module = importlib.import_module(module_name)
-        assert sorted(module.__all__) == sorted(names)
-        for name in names:
+        assert set(names) <= set(module.__all__)
+        for name in module.__all__:
             fn = getattr(module, name)
             doc = fn.__doc__ or ""
             for section in ("Parameters", "Returns", "Raises", "Examples"):

@@ -6,8 +6,8 @@ attnlab/ is parsed (ast) for ``from attnlab.x import _y`` (relative imports too)
 ``attnlab._png``) are the package's internal modules: importing their plain names is sharing
 through a public name, and is allowed.
 
-The uses that remain are listed below, each with the reason it could not change yet; an entry
-that is no longer used fails the test, so the list only shrinks.
+None remain: :data:`ALLOWED` is empty. A use that cannot change at once is listed there, with
+the reason; an entry that is no longer used fails the test, so the list only shrinks.
 """
 
 from __future__ import annotations
@@ -19,31 +19,7 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parent.parent / "attnlab"
 
 # (importing file, owning module, name): why it stays for now
-ALLOWED = {
-    # attnlab/exercises/ is being edited elsewhere; its owner moves these to plain names.
-    ("attnlab/exercises/answer_cells.py", "attnlab.exercises.cells", "_DEFINED_IN"): (
-        "exercises: share cells._DEFINED_IN under a plain name"
-    ),
-    ("attnlab/exercises/lesson8.py", "attnlab.online", "_fold"): (
-        "exercises: lesson8.py imports online._fold; rename it together with tiling.py's use"
-    ),
-    ("attnlab/exercises/lesson9.py", "attnlab.backward", "_softmax_vjp"): (
-        "exercises: lesson9.py uses the unchecked core of backward.softmax_vjp"
-    ),
-    ("attnlab/tiling.py", "attnlab.online", "_fold"): (
-        "lesson8.py imports online._fold too (see above): renaming it here alone breaks lesson 8"
-    ),
-    # Grading: attnlab/exercises/kit/forbidden.py decides by the underscore which course
-    # functions a forbidden function's helpers are (``__name__[0] == "_"``) and which functions
-    # a whole forbidden module holds (names not starting with "_"). A plain name for these
-    # changes what lessons 3, 6, 7, 8 and 9 refuse (measured: lesson 7's bug hunts would allow
-    # training.head_forward, lesson 9 backward.attention_backward's core). They can become
-    # plain names once forbidden.py judges helpers by ``__all__`` instead.
-    ("attnlab/attention.py", "attnlab.softmax_family", "_softmax_in_place"): "grading",
-    ("attnlab/training.py", "attnlab.softmax_family", "_softmax_in_place"): "grading",
-    ("attnlab/training.py", "attnlab.softmax_family", "_lse_shifted"): "grading",
-    ("attnlab/training.py", "attnlab.backward", "_attention_backward"): "grading",
-}
+ALLOWED: dict[tuple[str, str, str], str] = {}
 
 
 def _modules() -> dict[str, Path]:

@@ -37,7 +37,7 @@ import sys
 import textwrap
 from pathlib import Path
 
-from attnlab.exercises.cells import _DEFINED_IN
+from attnlab.exercises.cells import DEFINED_IN
 from attnlab.exercises.kit.answer_lint import CELL_FILE
 from attnlab.exercises.kit.calling import is_stub
 from attnlab.exercises.kit.exercise_map import EXERCISES
@@ -368,7 +368,7 @@ def reviewed(exercise, answer, feedback):
         nb = notebook() if function or exercise.name else None
         found = (
             find_problem(
-                nb, exercise.name, function, exercise.title, _cell_source(answer), _DEFINED_IN
+                nb, exercise.name, function, exercise.title, _cell_source(answer), DEFINED_IN
             )
             if nb is not None
             else None

@@ -39,7 +39,7 @@ _RUNNING: dict = {"cell": "", "before": {}, "tag": None}
 #: Name -> the cell that last defined it, as JupyterLab and Notebook 7 describe the cell they
 #: run (the execute request's metadata holds the cell's id and its metadata, nbgrader's tag
 #: included): ``{"cell_id": ..., "grade_id": ... or None}``. Known before the notebook is saved.
-_DEFINED_IN: dict[str, dict] = {}
+DEFINED_IN: dict[str, dict] = {}
 
 _DEF = re.compile(r"^(?:async[ \t]+)?def[ \t]+([A-Za-z_]\w*)[ \t]*\(", re.MULTILINE)
 _LESSON = re.compile(r"lesson\d+\Z")
@@ -150,8 +150,8 @@ def _cell_tag(shell) -> dict | None:
 
 
 def defining_cell(name: str) -> dict | None:
-    """The cell that last defined ``name`` (see :data:`_DEFINED_IN`), or None if unknown."""
-    return _DEFINED_IN.get(name)
+    """The cell that last defined ``name`` (see :data:`DEFINED_IN`), or None if unknown."""
+    return DEFINED_IN.get(name)
 
 
 def _before_cell(shell, info) -> None:
@@ -173,9 +173,9 @@ def _after_cell(shell, result) -> None:
         else:
             _FAILED.pop(name, None)
             if now is not old and _RUNNING.get("tag") is not None:
-                _DEFINED_IN[name] = _RUNNING["tag"]
+                DEFINED_IN[name] = _RUNNING["tag"]
             elif now is not old:
-                _DEFINED_IN.pop(name, None)
+                DEFINED_IN.pop(name, None)
 
 
 def _checked_names(cell: str) -> tuple[set[str], set[str]]:

@@ -38,7 +38,7 @@ from dataclasses import dataclass
 import numpy as np
 
 import attnlab
-from attnlab.backward import _softmax_vjp, attention_backward
+from attnlab.backward import attention_backward, softmax_vjp_unchecked
 from attnlab.examples import cat_sat_down, dog_bites_man
 from attnlab.exercises.kit.cases import Cases
 from attnlab.exercises.kit.display import one_line, short, warned
@@ -62,6 +62,7 @@ __all__ = [
 READ_STEP = 80  #: the training step whose heatmap 9.3 asks about
 _LIBRARY = (
     "attnlab.backward.softmax_vjp",
+    "attnlab.backward.softmax_vjp_unchecked",
     "attnlab.backward.attention_backward",
     "attnlab.backward.self_attention_backward",
 )
@@ -304,7 +305,7 @@ def _attention_mistakes(q, k, v, g) -> list[tuple[tuple, str]]:
     c = 1 / math.sqrt(q.shape[-1])
     w = attnlab.softmax(q @ k.T * c)  # (n_q, n_k)
     dw = g @ v.T  # (n_q, n_k)
-    ds = _softmax_vjp(w, dw)  # (n_q, n_k)
+    ds = softmax_vjp_unchecked(w, dw)  # (n_q, n_k)
     dv = w.T @ g  # (n_k, d_v)
     mistakes = [
         (
@@ -331,7 +332,7 @@ def _attention_mistakes(q, k, v, g) -> list[tuple[tuple, str]]:
     if d_v != q.shape[-1]:
         cv = 1 / math.sqrt(d_v)
         w_v = attnlab.softmax(q @ k.T * cv)  # (n_q, n_k) weights scaled by 1/√d_v
-        ds_v = _softmax_vjp(w_v, dw)
+        ds_v = softmax_vjp_unchecked(w_v, dw)
         mistakes.append(
             (
                 (cv * ds_v @ k, cv * ds_v.T @ q, w_v.T @ g),

@@ -78,12 +78,15 @@ def _codes_within(code) -> list:
 
 
 def _members(value, module_name=None) -> list:
-    """The functions ``value`` stands for: itself, or a module's (or class's) public ones."""
+    """The functions ``value`` stands for: itself, or a module's (or class's) public ones (a
+    module's public API as :func:`attnlab.exercises.kit.forbidden.public_names` says)."""
     if _isinstance(value, _ModuleType):
         module_name = value.__name__
+        exported = _getattr(value, "__all__", None)
         found = []
         for key, member in list(_vars(value).items()):
-            if key.startswith("_") or _getattr(member, "__module__", None) != module_name:
+            public = key in exported if exported is not None else not key.startswith("_")
+            if not public or _getattr(member, "__module__", None) != module_name:
                 continue
             found += _members(member, module_name) if _isinstance(member, type) else [member]
         return found
@@ -166,7 +169,7 @@ def start(key: str, names=()) -> None:
                 _record(name, value)
         if "." in name and _REGISTRY.get(name):
             # the course functions (private ones too) that compute the same thing:
-            # ``training.head_forward`` runs softmax through ``_softmax_in_place``
+            # ``training.head_forward`` runs softmax through ``softmax_in_place``
             _REGISTRY[name] = _REGISTRY[name] | frozenset(reaching_codes(set(_REGISTRY[name])))
 
 

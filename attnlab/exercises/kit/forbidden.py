@@ -4,6 +4,12 @@ when a learner's function enters one of them.
 An exercise that asks the learner to write something the library already does forbids the
 library's functions (``forbidden=``); :func:`forbidden_during` sets the list for one check and
 :func:`forbidding` watches one call of the learner's function.
+
+What a forbidden name stands for is judged by each module's public API (:func:`public_names`,
+:func:`is_public`): a module's ``__all__``. A whole forbidden module is its public functions;
+a forbidden function also forbids the helpers it computes with, the functions outside any
+public API that few public functions call (:func:`reaching_codes`). A function shared inside
+the package under a plain name but left out of ``__all__`` is such a helper.
 """
 
 from __future__ import annotations
@@ -18,11 +24,14 @@ import types
 from attnlab.exercises.kit.outcomes import Forbidden
 
 #: Every library function that computes a softmax, whole modules included (naive, stable,
-#: masked, online, tiled, inside attention): forbidden where an exercise is to write one.
+#: masked, online, tiled, inside attention): forbidden where an exercise is to write one. A
+#: whole module is its public API: the package-internal cores are named too.
 SOFTMAX_LIBRARY = (
     "attnlab.softmax",
     "attnlab.log_softmax",
     "attnlab.softmax_family",
+    "attnlab.softmax_family.softmax_in_place",
+    "attnlab.softmax_family.logsumexp_shifted",
     "attnlab.online",
     "attnlab.tiling",
     "attnlab.scaled_dot_product_attention",
@@ -71,6 +80,41 @@ def _codes_within(code) -> list:
         found.append(todo.pop())
         todo += [c for c in found[-1].co_consts if isinstance(c, types.CodeType)]
     return found
+
+
+def public_names(module) -> set[str]:
+    """The names of ``module``'s public API: its ``__all__``, or, for a module without one,
+    the names not starting with an underscore (Python's rule for ``from module import *``).
+
+    Examples
+    --------
+    >>> import attnlab.online
+    >>> sorted(public_names(attnlab.online))
+    ['online_normaliser', 'online_softmax', 'online_softmax_update']
+    """
+    exported = getattr(module, "__all__", None)
+    if exported is not None:
+        return set(exported)
+    return {name for name in vars(module) if not name.startswith("_")}
+
+
+def is_public(function) -> bool:
+    """Whether ``function`` is in its module's public API (:func:`public_names`): a function
+    named there, or a method not starting with an underscore of a class named there.
+
+    Examples
+    --------
+    >>> from attnlab import attention, softmax_family, training
+    >>> is_public(softmax_family.softmax), is_public(attention.check_qkv)
+    (True, False)
+    >>> is_public(training.Head.items), is_public(training.Head.__init__)
+    (True, False)
+    """
+    module = sys.modules.get(getattr(function, "__module__", None) or "")
+    if module is None:
+        return False
+    top, _, member = function.__qualname__.partition(".")
+    return top in public_names(module) and not member.startswith("_")
 
 
 def _course_functions() -> list:
@@ -129,11 +173,23 @@ def codes_of(codes, function) -> set:
     return {code for code in _codes_within(function.__code__) if code in codes}
 
 
+def _users(graph, public) -> dict:
+    """Course function -> the functions that use it: its callers in its own module, and its
+    public callers (:func:`is_public`) anywhere."""
+    users: dict = {f: set() for f in graph}
+    for f, callees in graph.items():
+        for g in callees:
+            if g is not f and (public[f] or f.__module__ == g.__module__):
+                users[g].add(f)
+    return users
+
+
 def reaching_codes(codes) -> dict:
-    """Code object -> the course function it belongs to, for every course function (private
-    ones too) that computes what the functions with ``codes`` compute: the private helpers
-    those call (``softmax`` -> ``_softmax_in_place``), and every course function that calls
-    into one of them, however indirectly (``training.head_forward``).
+    """Code object -> the course function it belongs to, for every course function (public
+    or not) that computes what the functions with ``codes`` compute: the helpers those call
+    (functions outside the public API, :func:`is_public`, with at most two public callers:
+    ``softmax`` -> ``softmax_in_place``), and every course function that calls into one of
+    them, however indirectly (``training.head_forward``).
 
     >>> from attnlab.softmax_family import softmax
     >>> from attnlab.training import head_forward
@@ -144,15 +200,13 @@ def reaching_codes(codes) -> dict:
     graph = {f: [g for g in _callees(f) if g in set(functions)] for f in functions}
     targets = {f for f in functions if f.__code__ in codes}
     todo = list(targets)
-    public_callers = {
-        g: sum(1 for f, callees in graph.items() if g in callees and f.__name__[0] != "_")
-        for g in functions
-    }
+    public = {f: is_public(f) for f in functions}
+    users = _users(graph, public)
     helpers = set()
-    for f in todo:  # down, one level: the private helpers a forbidden function computes
-        # with (not the utilities many public functions share, such as argument checks)
+    for f in todo:  # down, one level: the helpers a forbidden function computes with (not
+        # the utilities many public functions share, such as argument checks)
         for g in graph.get(f, ()):
-            if g.__name__[0] == "_" and public_callers[g] <= 2:
+            if not public[g] and len(users[g]) <= 2:
                 helpers.add(g)
     targets |= helpers
     import attnlab
@@ -196,7 +250,8 @@ def forbidden_code_objects(names, namespace) -> dict:
     """Code object -> forbidden name, for every function the names stand for.
 
     A name is a function (``"attnlab.softmax"``), a whole module (``"attnlab.online"``: every
-    public function and class defined there, with their methods) or a name in the notebook's
+    function and class of its public API, :func:`public_names`, defined there, with their
+    methods) or a name in the notebook's
     ``namespace`` (``"softmax_steps"``). Functions nested in them count too. Names that cannot
     be found are skipped.
 
@@ -217,8 +272,9 @@ def forbidden_code_objects(names, namespace) -> dict:
             except ImportError:
                 whole = None
             if isinstance(whole, types.ModuleType):
+                exported = public_names(whole)
                 for key, value in vars(whole).items():
-                    if key.startswith("_"):
+                    if key not in exported:
                         continue
                     members = vars(value).values() if isinstance(value, type) else [value]
                     targets += [
