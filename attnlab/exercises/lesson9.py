@@ -10,28 +10,27 @@
   gradients of ``L = Σ g · attention(q, k, v)`` for unmasked attention with scale 1/√d_k;
   the reference is :func:`attnlab.backward.attention_backward`, itself tested against finite
   differences. The last case is :data:`LONG_ATTENTION` (n queries and keys, width d).
-
-Both are **backward passes**, and a backward pass costs a small multiple of the forward pass,
-so each call is held to :func:`time_limit`: :data:`FORWARD_PASSES` times the course's own
-forward pass on the same inputs, timed just before (never less than :data:`FLOOR_SECONDS`,
-never more than grading's per-call limit). Differencing a forward pass (central or
-one-sided finite differences, complex-step differences, exact as they are) costs one or two
-forward passes per input, :data:`LONG_ROW` of them for the long row and 3 n d for the long
-attention, thousands of times the limit; it is stopped there, in the learner's check as in
-grading, whatever its accuracy. The Jacobian of the long row (or a vectorised difference,
-one perturbed copy of the row per score) would take ``LONG_ROW ** 2`` numbers: numpy's
-``MemoryError`` is named as such.
 * :data:`reads` (9.3): ``tokens_read()`` returns, for each query of the probe sequence, the
   key token its row weights most in the heatmap of the run with d_k = 16 (÷ √d_k, seed 0) at
   step :data:`READ_STEP`, part-way through training, read off the heatmap.
 
+9.1 and 9.2 ask for **backward passes**, and a backward pass costs a small multiple of the
+forward pass, so each call is held to :func:`time_limit`: :data:`FORWARD_PASSES` times the
+course's own forward pass on the same inputs, timed just before (never less than
+:data:`FLOOR_SECONDS`, never more than grading's per-call limit). Differencing a forward pass
+(central or one-sided finite differences, complex-step differences, exact as they are) costs
+one or two forward passes per input, :data:`LONG_ROW` of them for the long row and 3 n d for
+the long attention, thousands of times the limit; it is stopped there, in the learner's check
+as in grading, whatever its accuracy. The Jacobian of the long row (or a vectorised difference,
+one perturbed copy of the row per score) would take ``LONG_ROW ** 2`` numbers: numpy's
+``MemoryError`` is named as such.
+
 Known mistakes are named from what the answer returns (or how long it takes, or how much
-memory it asks for): finite differences instead of the formula, an n × n Jacobian built for
-the long row; the diagonal of the Jacobian only,
-a missing factor ``w``, an unweighted sum, the wrong axis, a missing ``keepdims``, the sign;
-a missing 1/√d_k (or 1/√d_v in its place), the softmax skipped, ``W G`` for ``Wᵀ G``,
-``∂S Q`` for ``∂Sᵀ Q``, dq and dk swapped; the finished pattern instead of the one at that
-step, the diagonal, positions instead of tokens.
+memory it asks for): differences instead of a backward pass, an n × n Jacobian on the long
+row; the diagonal of the Jacobian only, a missing factor ``w``, an unweighted sum, the wrong
+axis, a missing ``keepdims``, the sign; a missing 1/√d_k (or 1/√d_v in its place), the softmax
+skipped, ``W G`` for ``Wᵀ G``, ``∂S Q`` for ``∂Sᵀ Q``, dq and dk swapped; the finished pattern
+instead of the one at that step, the diagonal, positions instead of tokens.
 
 Examples
 --------
@@ -117,8 +116,16 @@ def _seconds(forward) -> float:
 def time_limit(forward_seconds: float) -> float:
     """The longest a backward pass may take (seconds), given its forward pass's time.
 
-    :data:`FORWARD_PASSES` forward passes, never less than :data:`FLOOR_SECONDS` and never more
-    than grading's per-call limit (:data:`~attnlab.exercises.kit.calling.CALL_LIMIT`).
+    Parameters
+    ----------
+    forward_seconds : float
+        What the course's forward pass on the same inputs takes on this machine (seconds).
+
+    Returns
+    -------
+    float
+        :data:`FORWARD_PASSES` forward passes, never less than :data:`FLOOR_SECONDS` and never
+        more than grading's per-call limit (:data:`~attnlab.exercises.kit.calling.CALL_LIMIT`).
 
     Examples
     --------
