@@ -162,8 +162,10 @@ def _duration(seconds: float) -> str:
     return f"{seconds:.2g} s" if seconds >= 0.1 else f"{seconds * 1e3:.2g} ms"
 
 
-def _too_costly(exc, what: str, per_input: str, inputs: int) -> str | None:
-    """The reason for a call over :func:`time_limit`, or None when ``exc`` is another failure."""
+def _too_costly(exc, what: str, per_input: str, inputs: int, also: str) -> str | None:
+    """The reason for a call over :func:`time_limit`, or None when ``exc`` is another failure:
+    what differences would cost (``per_input``, ``inputs`` of them), what else is as slow
+    (``also``, a sentence)."""
     if not isinstance(exc, OverTimeLimit):
         return None
     forward = getattr(exc, "forward_seconds", None)
@@ -177,8 +179,8 @@ def _too_costly(exc, what: str, per_input: str, inputs: int) -> str | None:
         f"{what} took longer than {exc.limit:.2g} s, the most the check allows it. A backward "
         f"pass should cost about as much as the forward pass ({measured}). Differences, finite "
         f"or complex-step, exact as they may be, need {per_input}: {inputs:,} of them here, "
-        "far past any limit. Derive the gradient and compute it with a few whole-array numpy "
-        "operations."
+        f"far past any limit. {also} Derive the gradient and compute it with a few whole-array "
+        "numpy operations."
     )
 
 
@@ -352,7 +354,13 @@ def _vjp_what(case) -> str:
 def _vjp_failed(exc, case) -> str:
     """Why a call failed: too slow or out of memory on the long row, said in terms of cost."""
     what, n = _vjp_what(case), case.weights.shape[-1]
-    slow = _too_costly(exc, what, "one or two forward passes per score", case.weights.size)
+    slow = _too_costly(
+        exc,
+        what,
+        "one or two forward passes per score",
+        case.weights.size,
+        f"The Jacobian, or a Python loop over pairs of scores, takes n² = {n * n:,} steps.",
+    )
     if slow:
         return slow
     if isinstance(exc.__cause__, MemoryError):
@@ -550,7 +558,13 @@ def _backward_failed(exc, case) -> str:
     """Why a call failed: too slow said in terms of cost (differences need 3 n d passes)."""
     what = _backward_what(case)
     inputs = case.q.size + case.k.size + case.v.size
-    slow = _too_costly(exc, what, "one or two forward passes per entry of q, k and v", inputs)
+    slow = _too_costly(
+        exc,
+        what,
+        "one or two forward passes per entry of q, k and v",
+        inputs,
+        "A Python loop over single numbers is too slow as well.",
+    )
     return slow or _failed_as_stated(what, exc)
 
 
