@@ -257,6 +257,70 @@ def test_the_learners_check_stops_a_call_at_the_graders_limit(monkeypatch):
     assert signal.getsignal(signal.SIGALRM) in (signal.SIG_DFL, None)
 
 
+def test_a_shorter_limit_stops_the_call_there_in_the_learners_check():
+    """``call_watching(..., limit=)``: a check that holds a call to less than the grader's
+    limit stops it at that limit (not at CALL_LIMIT) and says so with :class:`OverTimeLimit`."""
+    import time
+
+    from attnlab.exercises.kit.calling import CALL_LIMIT, OverTimeLimit
+
+    def endless(x):
+        while True:
+            time.sleep(0.02)
+
+    began = time.monotonic()
+    with pytest.raises(OverTimeLimit) as raised:
+        call_watching(endless, np.ones(2), limit=0.2)
+    took = time.monotonic() - began
+    assert raised.value.limit == 0.2 and "longer than 0.2 s" in str(raised.value)
+    assert 0.2 <= took < CALL_LIMIT / 4, took
+    fast, _ = call_watching(lambda x: 2 * x, np.ones(2), limit=0.5)
+    assert fast.tolist() == [2.0, 2.0]
+
+
+class _Elsewhere:
+    """A function timed (and stopped) elsewhere, as grading's RemoteFunction is."""
+
+    timed_elsewhere = True
+
+    def __init__(self, seconds, raises=None):
+        self.seconds, self.raises = seconds, raises
+
+    def __call__(self, x):
+        import time
+
+        time.sleep(self.seconds)
+        if self.raises is not None:
+            raise self.raises
+        return 2 * x
+
+
+@pytest.mark.parametrize(
+    ("function", "over"),
+    [
+        (_Elsewhere(0.6), True),  # returned, but after the limit
+        (_Elsewhere(0.6, TimeoutError("it was still running after 20 s")), True),  # stopped
+        (_Elsewhere(0.0, TimeoutError("the answer's own")), False),  # raised at once: its error
+        (_Elsewhere(0.0), False),
+    ],
+    ids=["slow", "stopped-by-grading", "its-own-timeout-error", "fast"],
+)
+def test_a_shorter_limit_judges_a_call_timed_elsewhere_by_its_time(function, over):
+    """In grading the call runs in the grading kernel (stopped at CALL_LIMIT there): the check
+    refuses it by the time it took, with the same :class:`OverTimeLimit` as the learner's."""
+    from attnlab.exercises.kit.calling import OverTimeLimit
+
+    if over:
+        with pytest.raises(OverTimeLimit):
+            call_watching(function, np.ones(2), limit=0.5)
+    elif function.raises is not None:
+        with pytest.raises(Wrong, match="raised TimeoutError") as raised:
+            call_watching(function, np.ones(2), limit=0.5)
+        assert not isinstance(raised.value, OverTimeLimit)
+    else:
+        assert call_watching(function, np.ones(2), limit=0.5)[0].tolist() == [2.0, 2.0]
+
+
 def test_grading_draws_other_cases_than_the_learners_check():
     from attnlab.exercises.kit.grading_mode import grading_seed
 

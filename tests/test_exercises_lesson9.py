@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -15,17 +16,73 @@ from attnlab.training import PROBE
 
 # ---------------------------------------------------------------- 9.1 the softmax VJP
 def vjp_by_rows(w, g):
-    """Row by row, with the explicit Jacobian diag(w) - w wᵀ (lesson 2), in Python loops."""
-    w2, g2 = w.reshape(-1, w.shape[-1]), g.reshape(-1, g.shape[-1])
+    """Row by row in a Python loop, each row with the formula w ⊙ (g − w · g)."""
+    w2, g2 = w.reshape(-1, w.shape[-1]), g.reshape(-1, g.shape[-1])  # (rows, n) each
     out = np.zeros_like(w2)
     for r, (wr, gr) in enumerate(zip(w2, g2, strict=True)):
-        for i in range(len(wr)):
-            out[r, i] = sum(wr[i] * ((i == j) - wr[j]) * gr[j] for j in range(len(wr)))
+        out[r] = wr * gr - wr * np.dot(wr, gr)  # (n,)
     return out.reshape(w.shape)
 
 
 def vjp_einsum_jacobian(w, g):
+    """Jᵀ g with the whole Jacobian of each row (lesson 2): n² numbers per row."""
     return np.einsum("...ij,...j->...i", attnlab.softmax_jacobian(w), g)
+
+
+def vjp_by_finite_differences(w, g):
+    """The red team's 9.1 answer: central differences of the forward softmax, score by score."""
+    w, g = np.asarray(w, dtype=float), np.asarray(g, dtype=float)
+    with np.errstate(divide="ignore"):
+        s = np.log(w)  # (..., n) scores up to a constant per row; -inf where masked
+    out = np.zeros_like(w)
+    eps = 1e-6
+
+    def loss(x):
+        e = np.exp(x - x.max(axis=-1, keepdims=True))
+        return float(np.sum(g * e / e.sum(axis=-1, keepdims=True)))
+
+    for index in np.ndindex(*w.shape):
+        if w[index] == 0:
+            continue
+        up, down = s.copy(), s.copy()
+        up[index] += eps
+        down[index] -= eps
+        out[index] = (loss(up) - loss(down)) / (2 * eps)
+    return out
+
+
+def vjp_by_complex_step(w, g):
+    """Complex-step differences, score by score: exact to rounding, one forward pass each."""
+    w, g = np.asarray(w, dtype=float), np.asarray(g, dtype=float)
+    with np.errstate(divide="ignore"):
+        s = np.log(w).astype(complex)  # (..., n)
+    out = np.zeros_like(w)
+    h = 1e-30
+    for index in np.ndindex(*w.shape):
+        if w[index] == 0:
+            continue
+        x = s.copy()
+        x[index] += 1j * h
+        e = np.exp(x - x.real.max(axis=-1, keepdims=True))
+        out[index] = np.sum(g * e / e.sum(axis=-1, keepdims=True)).imag / h
+    return out
+
+
+def vjp_by_vectorised_differences(w, g):
+    """Central differences for every score at once: one perturbed copy of each row per score."""
+    w, g = np.asarray(w, dtype=float), np.asarray(g, dtype=float)
+    n, eps = w.shape[-1], 1e-6
+    with np.errstate(divide="ignore"):
+        s = np.log(w)[..., None, :]  # (..., 1, n)
+    nudge = eps * np.eye(n)  # (n, n)
+
+    def loss(x):  # (..., n, n) rows of scores -> (..., n) losses
+        e = np.exp(x - x.max(axis=-1, keepdims=True))
+        return np.sum(g[..., None, :] * e / e.sum(axis=-1, keepdims=True), axis=-1)
+
+    with np.errstate(invalid="ignore"):
+        out = (loss(s + nudge) - loss(s - nudge)) / (2 * eps)  # (..., n)
+    return np.where(w > 0, out, 0.0)
 
 
 def vjp_float32(w, g):
@@ -44,11 +101,13 @@ def reference_vjp(w, g):
 
 VJP_RIGHT = {
     "w * (g - w.g)": reference_vjp,
-    "explicit Jacobian in loops": vjp_by_rows,
-    "einsum with softmax_jacobian": vjp_einsum_jacobian,
+    "a Python loop over rows": vjp_by_rows,
     "float32": vjp_float32,
-    "a nested list": vjp_as_list,
+    "einsum, a nested list": vjp_as_list,
 }
+#: Right numbers by work the lesson rules out: each is stopped on the long row, however close.
+TOO_COSTLY = "one or two forward passes per score: 200,000 of them here"
+OUT_OF_MEMORY = "an n × n array for a row of n = 200,000 weights"
 VJP_WRONG = {
     "w * g": (lambda w, g: w * g, "You kept only w ⊙ g"),
     "diagonal of J only": (lambda w, g: w * (1 - w) * g, "only the diagonal of the Jacobian"),
@@ -75,6 +134,10 @@ VJP_WRONG = {
         "changed its input",
     ),
     "wrong shape": (lambda w, g: np.sum(w * g, axis=-1), "should have shape (3,)"),
+    "finite differences": (vjp_by_finite_differences, TOO_COSTLY),
+    "complex-step differences": (vjp_by_complex_step, TOO_COSTLY),
+    "vectorised differences": (vjp_by_vectorised_differences, OUT_OF_MEMORY),
+    "the whole Jacobian, by einsum": (vjp_einsum_jacobian, "That is the Jacobian diag(w) − w wᵀ"),
     "a log of the weights": (
         lambda w, g: (
             w * (g - np.sum(w * g, axis=-1, keepdims=True)) + 0 * np.log(np.where(w > 0, w, np.nan))
@@ -82,6 +145,38 @@ VJP_WRONG = {
         "nan or inf",
     ),
 }
+
+
+def test_the_long_cases_are_long_and_a_backward_pass_fits_their_limit_many_times():
+    """A right answer takes a small share of the limit on each long case (measured, printed),
+    so the limit is no danger to it; differences would need hundreds of thousands of forward
+    passes there. The long row is spread enough that w · g matters: the commonest shortcut,
+    w ⊙ g, is wrong there by far more than the tolerance."""
+    long_row, long_attention = L.vjp_cases()[-1], L.attention_cases()[-1]
+    assert long_row.weights.shape == (L.LONG_ROW,) and L.LONG_ROW >= 100_000
+    n, d = L.LONG_ATTENTION
+    assert long_attention.q.shape == long_attention.k.shape == (n, d)
+    gap = np.abs(long_row.weights * long_row.g - long_row.expected).max()
+    assert gap > 1000 * L._ATOL, gap
+    row_args = (long_row.weights, long_row.g)
+    attention_args = (long_attention.q, long_attention.k, long_attention.v, long_attention.g)
+    for name, answer, args, forward in (
+        ("9.1", reference_vjp, row_args, lambda w, g: attnlab.softmax(w)),
+        ("9.2", grads_reference, attention_args, L._attention_forward),
+    ):
+        took = L._seconds(functools.partial(answer, *args))
+        limit = L.time_limit(L._seconds(functools.partial(forward, *args)))
+        print(f"{name}: a right answer takes {took * 1e3:.1f} ms; the limit is {limit:.2g} s")
+        assert took * 10 < limit, (name, took, limit)
+
+
+def test_the_time_limit_is_the_forward_passes_within_the_floor_and_the_call_limit():
+    from attnlab.exercises.kit.calling import CALL_LIMIT
+
+    assert L.time_limit(0.0) == L.FLOOR_SECONDS
+    assert L.time_limit(1.0) == CALL_LIMIT
+    middle = (L.FLOOR_SECONDS + CALL_LIMIT) / 2 / L.FORWARD_PASSES
+    assert L.time_limit(middle) == L.FORWARD_PASSES * middle
 
 
 def test_vjp_cases_hold_a_mask_and_a_batch_and_fd_agrees_with_the_library():
@@ -118,7 +213,8 @@ def grads_einsum_float32(q, k, v, g):
 
 
 def grads_by_finite_differences(q, k, v, g):
-    """Slow but right: nudge every entry (the check cannot tell a careful learner from this)."""
+    """Right numbers without a backward pass: nudge every entry (98,304 of them on the long
+    case, two forward passes each)."""
 
     def loss(a, b, c):
         return float(np.sum(g * attnlab.scaled_dot_product_attention(a, b, c)[0]))
@@ -180,12 +276,30 @@ def dk_untransposed(q, k, v, g):
     return c * ds @ k, c * ds @ q, w.T @ g
 
 
+def grads_query_by_query(q, k, v, g):
+    """The table one query (row) at a time, in a Python loop, dk and dv summed over queries."""
+    c = 1 / np.sqrt(q.shape[1])
+    dq, dk, dv = np.zeros(q.shape), np.zeros(k.shape), np.zeros(v.shape)
+    for i in range(len(q)):
+        w = attnlab.softmax(k @ q[i] * c)  # (n_k,)
+        dw = v @ g[i]  # (n_k,)
+        ds = w * (dw - w @ dw)  # (n_k,)
+        dq[i] = c * ds @ k  # (d_k,)
+        dk += c * np.outer(ds, q[i])  # (n_k, d_k)
+        dv += np.outer(w, g[i])  # (n_k, d_v)
+    return dq, dk, dv
+
+
 BACKWARD_RIGHT = {
     "reference": grads_reference,
     "einsum in float32, a list": grads_einsum_float32,
-    "finite differences": grads_by_finite_differences,
+    "query by query": grads_query_by_query,
 }
 BACKWARD_WRONG = {
+    "finite differences": (
+        grads_by_finite_differences,
+        "one or two forward passes per entry of q, k and v: 98,304 of them here",
+    ),
     "no 1/√d_k": (no_scale, "missing the factor 1/√d_k"),
     "1/√d_k twice": (scale_twice, "You applied 1/√d_k twice"),
     "1/√d_v": (scale_by_d_v, "You scaled by 1/√d_v = 1/√2, the width of v"),

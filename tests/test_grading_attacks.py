@@ -646,8 +646,7 @@ def softmax_vjp(w, g):
         out[index] = (loss(up) - loss(down)) / (2 * eps)
     return out
 """,
-        hole="central finite differences of the forward softmax give the gradient to the "
-        "check's tolerance without deriving it",
+        # stopped by the cost of a backward pass: 200,000 forward passes on the long row
     ),
     Attack(
         "9.2-finite-differences-not-a-backward-pass",
@@ -681,8 +680,29 @@ def attention_grads(q, k, v, g):
         grads.append(grad)
     return tuple(grads)
 """,
-        hole="finite differences of a forward pass give the three gradients to the check's "
-        "tolerance without a backward pass",
+        # stopped by the cost of a backward pass: 98,304 entries of q, k, v on the long case
+    ),
+    Attack(
+        "9.1-one-complex-step-along-g",
+        "09-watch-a-head-learn",
+        "softmax-vjp",
+        """
+import numpy as np
+
+
+def softmax_vjp(w, g):
+    w = np.asarray(w, dtype=float)
+    g = np.asarray(g, dtype=float)
+    with np.errstate(divide="ignore"):
+        s = np.log(w).astype(complex)
+    h = 1e-30
+    x = s + 1j * h * g
+    e = np.exp(x - x.real.max(axis=-1, keepdims=True))
+    return (e / e.sum(axis=-1, keepdims=True)).imag / h
+""",
+        hole="the softmax Jacobian is symmetric, so one complex-step derivative of the forward "
+        "softmax along g is J g = Jᵀ g: one forward pass, exact to rounding, so neither cost "
+        "nor accuracy tells it from the formula",
     ),
     # (the bug hunts 7.3-7.5 are graded on mending the given code: the library's whole
     # attention handed back earns nothing, see the attacks at the end of this table)

@@ -4,20 +4,33 @@
   gradient ``g = ∂L/∂w`` of the same shape, and returns ``∂L/∂s`` for the scores ``s`` with
   ``w = softmax(s)`` along the last axis. The check compares it with **central finite
   differences** of ``L(s) = Σ g · softmax(s)`` in float64 (masked scores, ``-inf``, are held
-  fixed: their gradient is 0).
+  fixed: their gradient is 0), and on one long row of :data:`LONG_ROW` weights with the
+  library's VJP.
 * :data:`backward_step` (9.2): ``attention_grads(q, k, v, g)`` returns ``(dq, dk, dv)``, the
   gradients of ``L = Σ g · attention(q, k, v)`` for unmasked attention with scale 1/√d_k;
   the reference is :func:`attnlab.backward.attention_backward`, itself tested against finite
-  differences.
+  differences. The last case is :data:`LONG_ATTENTION` (n queries and keys, width d).
 * :data:`reads` (9.3): ``tokens_read()`` returns, for each query of the probe sequence, the
   key token its row weights most in the heatmap of the run with d_k = 16 (÷ √d_k, seed 0) at
   step :data:`READ_STEP`, part-way through training, read off the heatmap.
 
-Known mistakes are named from what the answer returns: the diagonal of the Jacobian only,
-a missing factor ``w``, an unweighted sum, the wrong axis, a missing ``keepdims``, the sign;
-a missing 1/√d_k (or 1/√d_v in its place), the softmax skipped, ``W G`` for ``Wᵀ G``,
-``∂S Q`` for ``∂Sᵀ Q``, dq and dk swapped; the finished pattern instead of the one at that
-step, the diagonal, positions instead of tokens.
+9.1 and 9.2 ask for **backward passes**, and a backward pass costs a small multiple of the
+forward pass, so each call is held to :func:`time_limit`: :data:`FORWARD_PASSES` times the
+course's own forward pass on the same inputs, timed just before (never less than
+:data:`FLOOR_SECONDS`, never more than grading's per-call limit). Differencing a forward pass
+(central or one-sided finite differences, complex-step differences, exact as they are) costs
+one or two forward passes per input, :data:`LONG_ROW` of them for the long row and 3 n d for
+the long attention, thousands of times the limit; it is stopped there, in the learner's check
+as in grading, whatever its accuracy. The Jacobian of the long row (or a vectorised difference,
+one perturbed copy of the row per score) would take ``LONG_ROW ** 2`` numbers: numpy's
+``MemoryError`` is named as such.
+
+Known mistakes are named from what the answer returns (or how long it takes, or how much
+memory it asks for): differences instead of a backward pass, an n × n Jacobian on the long
+row; the diagonal of the Jacobian only, a missing factor ``w``, an unweighted sum, the wrong
+axis, a missing ``keepdims``, the sign; a missing 1/√d_k (or 1/√d_v in its place), the softmax
+skipped, ``W G`` for ``Wᵀ G``, ``∂S Q`` for ``∂Sᵀ Q``, dq and dk swapped; the finished pattern
+instead of the one at that step, the diagonal, positions instead of tokens.
 
 Examples
 --------
@@ -33,6 +46,7 @@ from __future__ import annotations
 
 import functools
 import math
+import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -40,6 +54,7 @@ import numpy as np
 import attnlab
 from attnlab.backward import attention_backward, softmax_vjp_unchecked
 from attnlab.examples import cat_sat_down, dog_bites_man
+from attnlab.exercises.kit.calling import CALL_LIMIT, OverTimeLimit, call_watching
 from attnlab.exercises.kit.cases import Cases
 from attnlab.exercises.kit.display import one_line, short, warned
 from attnlab.exercises.kit.exercise import Exercise
@@ -49,12 +64,17 @@ from attnlab.exercises.kit.precision import judging_tolerance
 from attnlab.training import PROBE, train
 
 __all__ = [
+    "FLOOR_SECONDS",
+    "FORWARD_PASSES",
+    "LONG_ATTENTION",
+    "LONG_ROW",
     "READ_STEP",
     "attention_cases",
     "backward_step",
     "probe_heatmap",
     "reads",
     "reads_cases",
+    "time_limit",
     "vjp",
     "vjp_cases",
 ]
@@ -66,6 +86,108 @@ _LIBRARY = (
     "attnlab.backward.attention_backward",
     "attnlab.backward.self_attention_backward",
 )
+
+
+#: The length of 9.1's long row: the softmax VJP of it takes milliseconds; its Jacobian would
+#: hold LONG_ROW² numbers (320 GB of float64), differences LONG_ROW forward passes of it.
+LONG_ROW = 200_000
+#: (n, d) of 9.2's long case: n queries and n keys of width d (d_k = d_v = d); differences
+#: need 3 n d forward passes of O(n² d) work, a backward pass a few matrix products.
+LONG_ATTENTION = (512, 64)
+#: How many forward passes a call may cost (:func:`time_limit`): a backward pass costs a small
+#: multiple of one, differences one or two per input (200,000 for the long row).
+FORWARD_PASSES = 100
+#: The least time a call is allowed (seconds), whatever the forward pass costs: many times
+#: what a right answer takes on the longest case (milliseconds), far below what differencing
+#: it takes (minutes).
+FLOOR_SECONDS = 2.0
+
+
+# ---------------------------------------------------------------- the cost of a backward pass
+def _seconds(forward) -> float:
+    """The shortest of three runs of ``forward()`` (seconds): what it costs on this machine now."""
+    best = math.inf
+    for _ in range(3):
+        began = time.perf_counter()
+        forward()
+        best = min(best, time.perf_counter() - began)
+    return best
+
+
+def time_limit(forward_seconds: float) -> float:
+    """The longest a backward pass may take (seconds), given its forward pass's time.
+
+    Parameters
+    ----------
+    forward_seconds : float
+        What the course's forward pass on the same inputs takes on this machine (seconds).
+
+    Returns
+    -------
+    float
+        :data:`FORWARD_PASSES` forward passes, never less than :data:`FLOOR_SECONDS` and never
+        more than grading's per-call limit (:data:`~attnlab.exercises.kit.calling.CALL_LIMIT`).
+
+    Examples
+    --------
+    >>> time_limit(0.001), time_limit(0.05), time_limit(1.0)
+    (2.0, 5.0, 20.0)
+    """
+    return min(CALL_LIMIT, max(FLOOR_SECONDS, FORWARD_PASSES * forward_seconds))
+
+
+#: Inputs with fewer numbers than this are not timed: their forward pass takes microseconds,
+#: so :func:`time_limit` is :data:`FLOOR_SECONDS` however slow the machine.
+_TIMED_FROM = 10_000
+
+
+def _held_to_its_forward_pass(forward):
+    """A ``Cases(call=...)``: time ``forward(*arguments)`` (the course's forward pass on the
+    call's inputs), then call the answer within :func:`time_limit` of it; a call over the
+    limit raises :class:`OverTimeLimit` carrying that forward time (``forward_seconds``)."""
+
+    def timed_call(answer, *arguments):
+        size = sum(np.size(a) for a in arguments)
+        seconds = _seconds(lambda: forward(*arguments)) if size >= _TIMED_FROM else None
+        try:
+            return call_watching(answer, *arguments, limit=time_limit(seconds or 0.0))
+        except OverTimeLimit as exc:
+            exc.forward_seconds = seconds
+            raise
+
+    return timed_call
+
+
+def _duration(seconds: float) -> str:
+    """``seconds`` as a learner reads a time: ``'3.1 ms'``, ``'2 s'``."""
+    return f"{seconds:.2g} s" if seconds >= 0.1 else f"{seconds * 1e3:.2g} ms"
+
+
+def _too_costly(exc, what: str, per_input: str, inputs: int, also: str) -> str | None:
+    """The reason for a call over :func:`time_limit`, or None when ``exc`` is another failure:
+    what differences would cost (``per_input``, ``inputs`` of them), what else is as slow
+    (``also``, a sentence)."""
+    if not isinstance(exc, OverTimeLimit):
+        return None
+    forward = getattr(exc, "forward_seconds", None)
+    measured = (
+        f"the course's forward pass on these inputs takes {_duration(forward)} here, and the "
+        f"check allows {FORWARD_PASSES} times that, at least {FLOOR_SECONDS:g} s"
+        if forward is not None
+        else f"on inputs this small the check allows {FLOOR_SECONDS:g} s"
+    )
+    return (
+        f"{what} took longer than {exc.limit:.2g} s, the most the check allows it. A backward "
+        f"pass should cost about as much as the forward pass ({measured}). Differences, finite "
+        f"or complex-step, exact as they may be, need {per_input}: {inputs:,} of them here, "
+        f"far past any limit. {also} Derive the gradient and compute it with a few whole-array "
+        "numpy operations."
+    )
+
+
+def _failed_as_stated(what: str, exc) -> str:
+    """What a failed call reads as by default (``Cases``' ``what``): ``"<what> failed. <why>"``."""
+    return f"{what} failed. {exc}"
 
 
 # ---------------------------------------------------------------- 9.1 the softmax VJP
@@ -98,7 +220,10 @@ def vjp_cases() -> list[VjpCase]:
     """Scores, their softmax weights and an upstream gradient ``g``, with a description.
 
     One row (lesson 3's [2, 1, 1]); the scaled scores of "The cat sat down" (4, 4); a causal
-    mask on five seeded tokens (masked scores are -inf, their weights 0); a batch (2, 3, 4).
+    mask on five seeded tokens (masked scores are -inf, their weights 0); a batch (2, 3, 4);
+    last, one long row of :data:`LONG_ROW` seeded scores, spread wide enough (× 4) that some
+    weights are large and ``w · g`` matters (its reference is the library's VJP: differences
+    of it are what this case rules out).
     """
     rng = np.random.default_rng(9)
     cat = cat_sat_down()
@@ -118,10 +243,34 @@ def vjp_cases() -> list[VjpCase]:
             rng.normal(size=(2, 3, 4)),
         ),
     ]
-    return [
+    cases = [
         VjpCase(text, scores, attnlab.softmax(scores), g, _fd_scores_gradient(scores, g))
         for text, scores, g in sets
     ]
+    return [*cases, _long_row(_drawn_seed(90))]
+
+
+def _drawn_seed(seed: int) -> int:
+    """A seed drawn from ``default_rng(seed)``: fixed in a learner's check, new with every
+    grading salt (:func:`~attnlab.exercises.kit.grading_mode.salted_seeds`), so a long case
+    built from it can be cached."""
+    return int(np.random.default_rng(seed).integers(2**62))
+
+
+def _read_only(*arrays) -> None:
+    for array in arrays:
+        array.flags.writeable = False
+
+
+@functools.lru_cache(maxsize=2)
+def _long_row(seed: int) -> VjpCase:
+    """9.1's long row (built once per seed: the check tries many course helpers on its cases)."""
+    rng = np.random.default_rng(seed)
+    scores = rng.normal(size=LONG_ROW) * 4  # (LONG_ROW,)
+    weights, g = attnlab.softmax(scores), rng.normal(size=LONG_ROW)  # (LONG_ROW,) each
+    expected = _softmax_vjp(weights, g)  # (LONG_ROW,)
+    _read_only(scores, weights, g, expected)
+    return VjpCase(f"one long row of {LONG_ROW:,} weights", scores, weights, g, expected)
 
 
 def _vjp_mistakes(w, g) -> list[tuple[np.ndarray, str]]:
@@ -203,6 +352,30 @@ def _vjp_what(case) -> str:
     return f"For {case.description}, softmax_vjp(w, g)"
 
 
+def _vjp_failed(exc, case) -> str:
+    """Why a call failed: too slow or out of memory on the long row, said in terms of cost."""
+    what, n = _vjp_what(case), case.weights.shape[-1]
+    slow = _too_costly(
+        exc,
+        what,
+        "one or two forward passes per score",
+        case.weights.size,
+        f"The Jacobian, or a Python loop over pairs of scores, takes n² = {n * n:,} steps.",
+    )
+    if slow:
+        return slow
+    if isinstance(exc.__cause__, MemoryError):
+        gigabytes = n * n * 8 / 1e9
+        return (
+            f"{what} ran out of memory: an n × n array for a row of n = {n:,} weights holds "
+            f"{n * n:,} numbers ({gigabytes:,.0f} GB of float64). That is the Jacobian "
+            "diag(w) − w wᵀ, or one perturbed copy of the row per score. The VJP needs "
+            "neither: w ⊙ (g − w · g) takes one dot product per row and a few arrays the size "
+            "of w."
+        )
+    return _failed_as_stated(what, exc)
+
+
 def _judge_vjp(got, case, messages) -> None:
     """Judge the gradient ``got`` for one of :func:`vjp_cases`."""
     what = _vjp_what(case)
@@ -235,7 +408,14 @@ def _judge_vjp(got, case, messages) -> None:
 
 vjp = Exercise(
     "Exercise 9.1 (the gradient of softmax)",
-    Cases(vjp_cases, _judge_vjp, inputs=lambda case: (case.weights, case.g), what=_vjp_what),
+    Cases(
+        vjp_cases,
+        _judge_vjp,
+        inputs=lambda case: (case.weights, case.g),
+        what=_vjp_what,
+        failed=_vjp_failed,
+        call=_held_to_its_forward_pass(lambda w, g: attnlab.softmax(w)),
+    ),
     hints=[
         "The Jacobian of one softmax row is J = diag(w) − w wᵀ (lesson 2). You need Jᵀ g, and "
         "J is symmetric. Multiply it out on paper: what is entry i of diag(w) g, and what is "
@@ -273,9 +453,10 @@ class BackwardCase:
 def attention_cases() -> list[BackwardCase]:
     """q, k, v and the upstream gradient g of three attentions, with a description.
 
-    "The cat sat down" (4 tokens, d_k = d_v = 8); "dog bites man" (3 tokens, d = 4); and
+    "The cat sat down" (4 tokens, d_k = d_v = 8); "dog bites man" (3 tokens, d = 4);
     seeded random queries against more keys, of other widths (n_q = 2, n_k = 5, d_k = 3,
-    d_v = 2), where a transposed product has the wrong shape.
+    d_v = 2), where a transposed product has the wrong shape; last, :data:`LONG_ATTENTION`
+    (seeded, n queries and keys of width d), where only a backward pass is fast enough.
     """
     rng = np.random.default_rng(99)
     cat, dog = cat_sat_down(), dog_bites_man()
@@ -298,7 +479,19 @@ def attention_cases() -> list[BackwardCase]:
     for text, q, k, v in sets:
         g = rng.normal(size=(q.shape[0], v.shape[1]))  # (n_q, d_v)
         cases.append(BackwardCase(text, q, k, v, g, attention_backward(q, k, v, g)))
-    return cases
+    return [*cases, _long_attention(_drawn_seed(990))]
+
+
+@functools.lru_cache(maxsize=2)
+def _long_attention(seed: int) -> BackwardCase:
+    """9.2's long case (built once per seed: the check tries many course helpers on its cases)."""
+    rng = np.random.default_rng(seed)
+    n, d = LONG_ATTENTION
+    q, k, v, g = (rng.normal(size=(n, d)) for _ in range(4))  # (n, d) each
+    expected = tuple(attention_backward(q, k, v, g))  # (dq, dk, dv), (n, d) each
+    _read_only(q, k, v, g, *expected)
+    text = f"{n} queries and {n} keys (d_k = d_v = {d})"
+    return BackwardCase(text, q, k, v, g, expected)
 
 
 def _attention_mistakes(q, k, v, g) -> list[tuple[tuple, str]]:
@@ -360,6 +553,25 @@ def _attention_mistakes(q, k, v, g) -> list[tuple[tuple, str]]:
 
 def _backward_what(case) -> str:
     return f"For {case.description}, attention_grads(q, k, v, g)"
+
+
+def _backward_failed(exc, case) -> str:
+    """Why a call failed: too slow said in terms of cost (differences need 3 n d passes)."""
+    what = _backward_what(case)
+    inputs = case.q.size + case.k.size + case.v.size
+    slow = _too_costly(
+        exc,
+        what,
+        "one or two forward passes per entry of q, k and v",
+        inputs,
+        "A Python loop over single numbers is too slow as well.",
+    )
+    return slow or _failed_as_stated(what, exc)
+
+
+def _attention_forward(q, k, v, g):
+    """The course's forward pass on a call's inputs (what :func:`time_limit` is measured by)."""
+    return attnlab.scaled_dot_product_attention(q, k, v)
 
 
 def _judge_backward(got, case, messages) -> None:
@@ -428,7 +640,12 @@ def _generic_backward(name: str) -> str:
 backward_step = Exercise(
     "Exercise 9.2 (one attention backward step)",
     Cases(
-        attention_cases, _judge_backward, inputs=lambda c: (c.q, c.k, c.v, c.g), what=_backward_what
+        attention_cases,
+        _judge_backward,
+        inputs=lambda c: (c.q, c.k, c.v, c.g),
+        what=_backward_what,
+        failed=_backward_failed,
+        call=_held_to_its_forward_pass(_attention_forward),
     ),
     hints=[
         "Go backwards through the forward pass one line at a time: output = W V, "

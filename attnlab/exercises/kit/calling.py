@@ -31,6 +31,17 @@ class _OverCallLimit(BaseException):
     the answer does not swallow it)."""
 
 
+class OverTimeLimit(Wrong):
+    """A call took longer than the shorter time limit its check set (``limit`` of
+    :func:`call_watching`): in the learner's check it was stopped there, in grading it was
+    timed (or stopped at :data:`CALL_LIMIT`). ``limit`` is that time (seconds); a check's
+    ``failed`` says what should have cost less."""
+
+    def __init__(self, message: str, limit: float):
+        super().__init__(message)
+        self.limit = float(limit)
+
+
 @contextlib.contextmanager
 def _stopped_after(seconds: float):
     """Stop the block with :class:`_OverCallLimit` after ``seconds``, as grading stops a call.
@@ -75,6 +86,15 @@ def call(function, *args, **kwargs):
     Wrong
         It is not callable, raised another exception, returned ``None``, or changed its inputs.
     """
+    return _call(function, args, kwargs, None)
+
+
+def _call(function, args, kwargs, limit):
+    """:func:`call`; with a ``limit`` (seconds, below :data:`CALL_LIMIT`) a call that takes
+    longer raises :class:`OverTimeLimit`: stopped there where the check times it, judged by
+    its time (or grading's stop at :data:`CALL_LIMIT`) where it is timed elsewhere."""
+    limit = None if limit is None or limit >= CALL_LIMIT else float(limit)
+    stop = CALL_LIMIT if limit is None else limit
     if not callable(function):
         raise Wrong(f"Expected a function, got {type(function).__name__} {function!r}.")
     shown = ", ".join([short(a) for a in args] + [f"{k}={short(v)}" for k, v in kwargs.items()])
@@ -83,11 +103,13 @@ def call(function, *args, **kwargs):
     timed_here = not getattr(function, "timed_elsewhere", False)
     try:
         with (
-            _stopped_after(CALL_LIMIT) if timed_here else contextlib.nullcontext(),
+            _stopped_after(stop) if timed_here else contextlib.nullcontext(),
             forbidding(forbidden_now()),
         ):
             result = function(*args, **kwargs)
     except _OverCallLimit:
+        if limit is not None:
+            raise _over(limit, shown) from None
         raise Wrong(
             f"Your function was still running after {CALL_LIMIT:g} s for ({shown}), so the "
             f"check stopped it: grading stops any call after {CALL_LIMIT:g} s and gives such "
@@ -106,11 +128,16 @@ def call(function, *args, **kwargs):
             "to write that step yourself with numpy."
         ) from None
     except Exception as exc:
+        stopped = isinstance(exc, TimeoutError) and not timed_here  # grading's stop
+        if stopped and limit is not None and time.monotonic() - began > limit:
+            raise _over(limit, shown) from None
         said = f": {exc}" if str(exc) else ""
         raise Wrong(
             finished(f"Calling your function with ({shown}) raised {type(exc).__name__}{said}")
         ) from exc
     took = time.monotonic() - began
+    if limit is not None and took > limit:
+        raise _over(limit, shown)
     if took > CALL_LIMIT and timed_here:  # where the check could not stop it (not the main thread)
         raise Wrong(
             f"Your function took {took:.0f} s for ({shown}). The right numbers are not enough "
@@ -125,12 +152,23 @@ def call(function, *args, **kwargs):
     return result
 
 
-def call_watching(function, *args):
+def _over(limit: float, shown: str) -> OverTimeLimit:
+    return OverTimeLimit(
+        f"Your function took longer than {limit:.2g} s for ({shown}), the most this check "
+        "allows it: the right numbers are not enough when the work takes far longer than it "
+        "should.",
+        limit,
+    )
+
+
+def call_watching(function, *args, limit: float | None = None):
     """:func:`call`, also returning the numpy warnings the learner's function caused.
 
     Divide-by-zero, invalid (``inf - inf``, ``0 · -inf``) and overflow are recorded,
     underflow is ignored (``exp(-1000) == 0`` is correct), and nothing escapes to the
-    notebook: the checks report the messages in their reason (see :func:`warned`).
+    notebook: the checks report the messages in their reason (see :func:`warned`). A ``limit``
+    (seconds) shorter than :data:`CALL_LIMIT` holds the call to that time, in the learner's
+    check and in grading alike (:class:`OverTimeLimit`).
 
     Examples
     --------
@@ -143,7 +181,7 @@ def call_watching(function, *args):
         np.errstate(divide="warn", invalid="warn", over="warn", under="ignore"),
     ):
         warnings.simplefilter("always")
-        result = call(function, *args)
+        result = _call(function, args, {}, limit)
     messages = sorted({str(w.message) for w in caught if issubclass(w.category, RuntimeWarning)})
     return result, messages
 
