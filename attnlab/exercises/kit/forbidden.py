@@ -225,7 +225,7 @@ def reaching_codes(codes) -> dict:
             if f not in reached and any(g in reached for g in callees):
                 reached.add(f)
                 changed = True
-    # What an allowed building block runs is allowed: attnlab.softmax's _softmax_in_place also
+    # What an allowed building block runs is allowed: attnlab.softmax's softmax_in_place also
     # serves scaled_dot_product_attention, attention_scores' _scores serves tiled_attention,
     # and 7.4 allows softmax and attention_scores. Only the forbidden functions themselves
     # and what nothing allowed runs are flagged.
