@@ -857,6 +857,14 @@ def test_keys_no_query_sees_hold_nan_and_the_reference_never_reads_them():
     assert case.tiles < L.expected_tiles(n_q, case.block, False, n_keys=len(case.k)) / 4
 
 
+def test_every_case_names_its_known_mistakes_without_raising():
+    """The known mistakes are worked out when an answer is wrong, on whichever case: on the
+    case whose unseen keys hold NaN too (the library's attention refuses NaN keys)."""
+    for case in L.loop_cases():
+        for wrong, reason in L._loop_mistakes(case):
+            assert np.shape(wrong) == (len(case.q), case.v.shape[1]) and reason.endswith(".")
+
+
 def test_a_float16_row_of_every_key_does_not_fit_the_budget():
     """The red team's float16 row: 2 bytes a key is more than a few tiles, the output and a
     copy of q on the case with the most keys (and its scores overflow float16 besides)."""

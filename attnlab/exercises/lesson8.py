@@ -1161,7 +1161,7 @@ def _loop_mistakes(case) -> list[tuple[np.ndarray, str]]:
             "key block.",
         ),
     ]
-    if case.causal:
+    if case.causal and not _unseen(case):  # with unseen keys: NaN, the masked tile's reason
         mistakes += [
             (
                 _plain(case.q, case.k, case.v, False),
@@ -1169,6 +1169,9 @@ def _loop_mistakes(case) -> list[tuple[np.ndarray, str]]:
                 "query sees every key. Skip the tiles that lie wholly after the query block and "
                 "mask the keys after each query inside the tiles that cross the diagonal.",
             ),
+        ]
+    if case.causal:
+        mistakes += [
             (
                 _loop_variant(*args, skip_diagonal=True),
                 "You skip the tiles on the diagonal "
