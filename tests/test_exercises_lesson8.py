@@ -482,9 +482,18 @@ def loop_in(
     count="tile",
     as_list=False,
     copy_kv=False,
+    shift="running",
+    positions=False,
+    split=False,
+    einsum=False,
 ):
     """A tiled loop written the way a learner might, with one choice (or mistake) switched.
-    The inputs are converted to ``dtype`` a block at a time, or (``copy_kv``) k and v whole."""
+    The inputs are converted to ``dtype`` a block at a time, or (``copy_kv``) k and v whole.
+    ``count="formula"`` returns the count of a skipping loop whatever was computed;
+    ``shift`` is what the exponentials subtract (the running max, ``"none"``, or the max of
+    the ``"first"`` tile, kept); ``positions`` makes every key's position once, before the
+    loop; ``split`` cuts k and v with ``np.array_split`` at the block starts; ``einsum``
+    writes the products with ``np.einsum``."""
 
     def tiled(q, k, v, block, causal):
         q = np.asarray(q, dtype=dtype)  # a copy of q (in float32) is within the budget
@@ -499,6 +508,13 @@ def loop_in(
             return range(0, size, block) if tail else range(0, size - size % block, block)
 
         tiles = 0
+        pos = np.arange(n_k) if positions else None  # (n_k,) every key's position, at once
+        cuts = list(range(block, n_k, block))
+        pieces = (
+            list(zip(*(np.array_split(a, cuts, axis=-2) for a in (k, v)), strict=True))
+            if split
+            else None
+        )
         for i0 in starts(n):
             i1 = min(i0 + block, n)
             m = np.full(q.shape[:-2] + (i1 - i0,), -np.inf, dtype=dtype)
@@ -509,24 +525,43 @@ def loop_in(
                 j1 = min(j0 + block, n_k)
                 if causal and skip and (j0 >= i0 if skip_diagonal else j0 > i1 - 1):
                     continue
-                k_j, v_j = (np.asarray(a[..., j0:j1, :], dtype=dtype) for a in (k, v))
-                s = q[..., i0:i1, :] @ k_j.swapaxes(-1, -2) / np.sqrt(d_k)  # (..., bq, bk)
+                blocks = pieces[j0 // block] if split else (a[..., j0:j1, :] for a in (k, v))
+                k_j, v_j = (np.asarray(a, dtype=dtype) for a in blocks)
+                q_i = q[..., i0:i1, :]
+                if einsum:
+                    s = np.einsum("...id,...jd->...ij", q_i, k_j) / np.sqrt(d_k)  # (..., bq, bk)
+                else:
+                    s = q_i @ k_j.swapaxes(-1, -2) / np.sqrt(d_k)  # (..., bq, bk)
                 if causal and diagonal_mask:
                     r, c = (
                         (np.arange(i1 - i0), np.arange(j1 - j0))
                         if local
+                        else (pos[i0:i1], pos[j0:j1])
+                        if positions
                         else (np.arange(i0, i1), np.arange(j0, j1))
                     )
                     s = np.where(c[None, :] <= r[:, None], s, -np.inf)
-                m_new = np.maximum(m, s.max(axis=-1))
-                shift = np.where(np.isfinite(m_new), m_new, 0.0)
-                factor = np.exp(m - shift)
-                e = np.exp(s - shift[..., None])
-                l = l * factor + e.sum(axis=-1)
-                acc = acc * factor[..., None] + e @ v_j
-                m = m_new
+                if shift == "running":
+                    m_new = np.maximum(m, s.max(axis=-1))
+                    safe = np.where(np.isfinite(m_new), m_new, 0.0)
+                    factor = np.exp(m - safe)
+                    e = np.exp(s - safe[..., None])
+                    l = l * factor + e.sum(axis=-1)
+                    m = m_new
+                else:  # no running max: nothing subtracted, or the first tile's max kept
+                    if j0 == 0:
+                        m = s.max(axis=-1) if shift == "first" else np.zeros_like(m)
+                    factor, e = 1.0, np.exp(s - m[..., None])
+                    l = l + e.sum(axis=-1)
+                if einsum:
+                    acc = np.einsum("...i,...id->...id", factor * np.ones_like(l), acc)
+                    acc = acc + np.einsum("...ij,...jd->...id", e, v_j)
+                else:
+                    acc = acc * np.asarray(factor)[..., None] + e @ v_j
                 tiles += count == "tile"
             out[..., i0:i1, :] = acc / l[..., None] if divide else acc
+        if count == "formula":  # what a skipping loop computes, whatever this one did
+            tiles = L.expected_tiles(n, block, causal, n_keys=n_k)
         return (out.tolist() if as_list else out), tiles
 
     return tiled
@@ -641,6 +676,23 @@ def loop_row_by_row(q, k, v, block, causal, softmax=None):
     return out, L.expected_tiles(n, block, causal, n_keys=len(k))
 
 
+def loop_rows_in_float16(q, k, v, block, causal):
+    """One query at a time, its row of scores against every key kept in float16 when the keys
+    are many (the red team's float16 row, half the bytes of a float32 one), its softmax in
+    place; the formula's tile count."""
+    n, n_k = len(q), len(k)
+    out = np.zeros((n, v.shape[1]))  # (n, d_v)
+    row = np.empty(n_k, dtype=np.float16 if n_k > 50_000 else np.float64)  # (n_k,)
+    for i in range(n):
+        last = i + 1 if causal else n_k
+        r = row[:last]
+        np.divide(k[:last] @ q[i], np.sqrt(q.shape[1]), out=r, casting="unsafe")
+        r -= r.max()
+        np.exp(r, out=r)
+        out[i] = r.astype(float) @ v[:last] / np.add.reduce(r, dtype=np.float64)
+    return out, L.expected_tiles(n, block, causal, n_keys=n_k)
+
+
 def loop_through_the_library(q, k, v, block, causal):
     return attnlab.tiled_attention(q, k, v, causal=causal, block_size=block), 0
 
@@ -652,6 +704,12 @@ LOOP_RIGHT = {
     "returns a list": loop_in(as_list=True),
     "batch-ready (... axes)": lambda q, k, v, b, c: (lambda r: (r[0][0], r[1]))(
         loop_in()(q[None], k[None], v[None], b, c)
+    ),
+    "k and v cut with np.array_split": loop_in(split=True),
+    "k and v cut with np.array_split, in float32": loop_in(np.float32, split=True),
+    "products with np.einsum": loop_in(einsum=True),
+    "products with np.einsum, batch-ready": lambda q, k, v, b, c: (lambda r: (r[0][0], r[1]))(
+        loop_in(einsum=True)(q[None], k[None], v[None], b, c)
     ),
 }
 LOOP_WRONG = {
@@ -671,11 +729,13 @@ LOOP_WRONG = {
     ),
     "row by row, a whole-row softmax written out in place": (
         loop_rows_in_place,
-        "one query's row of scores is 1,600,000 bytes (800,000 in float32)",
+        "One query's row of scores against all 250,000 keys is 2,000,000 bytes (1,000,000 in "
+        "float32)",
     ),
     "row by row in a float32 buffer, elementwise": (
         loop_rows_in_float32,
-        "one query's row of scores is 1,600,000 bytes (800,000 in float32)",
+        "One query's row of scores against all 250,000 keys is 2,000,000 bytes (1,000,000 in "
+        "float32)",
     ),
     "row strips, softmax in place": (
         functools.partial(loop_row_strips, in_place=True),
@@ -691,7 +751,7 @@ LOOP_WRONG = {
     ),
     "row by row, numpy softmax over every key": (
         loop_row_by_row,
-        "one query's row of scores is 1,600,000 bytes",
+        "One query's row of scores against all 250,000 keys is 2,000,000 bytes",
     ),
     "online loop over a whole-sequence mask": (
         loop_mask_first,
@@ -702,6 +762,39 @@ LOOP_WRONG = {
         "Build each tile's mask inside the loop",
     ),
     "no causal skipping": (loop_in(skip=False), "That is all 2 × 2 tiles"),
+    # the red team's: the count a skipping loop computes, returned by one that computes every
+    # tile (the keys no query sees hold NaN, so what was computed shows in the output)
+    "every tile computed, the skipping count returned": (
+        loop_in(skip=False, count="formula"),
+        "A tile every query masks was computed: with causal=True query i sees keys j ≤ i "
+        "(aligned top-left), so keys 16 to 63 come after all 16 queries here",
+    ),
+    "every tile computed, the skipping count returned, in float32": (
+        loop_in(np.float32, skip=False, count="formula"),
+        "A tile every query masks was computed",
+    ),
+    "no running max": (
+        loop_in(shift="none"),
+        "Your loop takes exp of the scores without subtracting the running max: the scores "
+        "here reach",
+    ),
+    "no running max, in float32": (
+        loop_in(np.float32, shift="none"),
+        "without subtracting the running max",
+    ),
+    "the first tile's max kept": (
+        loop_in(shift="first"),
+        "Your loop subtracts the max of each query block's first tile and keeps it",
+    ),
+    "every key's position made once (np.arange(n_k))": (
+        loop_in(positions=True),
+        "An array of every key's position or index costs as much: np.arange(250000) is "
+        "2,000,000 bytes of int64",
+    ),
+    "row by row, a float16 row of every key": (
+        loop_rows_in_float16,
+        "and float16 holds no number above 65,504",
+    ),
     "tiles counted per query block": (loop_in(count="query block"), "one per query block"),
     "last block dropped": (loop_in(tail=False), "leaves out the last, shorter block"),
     "no mask inside the diagonal tiles": (
@@ -721,8 +814,63 @@ def test_loop_cases_cover_what_the_exercise_promises():
     assert any(len(c.q) % c.block for c in cases), "a length the block does not divide"
     assert any(c.causal for c in cases) and any(not c.causal for c in cases)
     assert any(len(c.q) * len(c.q) * 8 > 4_000_000 for c in cases), "a case where N² shows"
-    assert any(np.abs(c.q @ c.k.T).max() > 100 for c in cases)
-    assert all(len(c.q) == len(c.k) for c in cases if c.causal)
+    assert any(np.abs(c.q @ c.k.T).max() > 100 for c in cases[:4])
+    assert all(len(c.q) <= len(c.k) for c in cases if c.causal)
+
+
+def test_the_long_cases_overflow_without_a_running_max():
+    """Every measured case has scores exp overflows on (above 709.78) and a row whose max grows
+    by more than that from its first tile to its last (a loop that keeps a stale max
+    overflows there), and a row whose max is in its first tile; so does a short case."""
+    limit = np.log(np.finfo(np.float64).max)
+    measured = [c for c in L.loop_cases() if L._measured(c)]
+    assert len(measured) == 3
+    for case in [*measured, L.loop_cases()[-1]]:
+        growth = []
+        for i, row in enumerate(case.q):
+            keys = case.k[: i + 1] if case.causal else case.k  # (n_seen, d_k) the keys i sees
+            scores = keys @ row / np.sqrt(len(row))  # (n_seen,)
+            growth.append(scores.max() - scores[: case.block].max())
+        assert L._top_score(case.q, case.k, case.causal) > limit, case.description
+        assert max(growth) > limit and min(growth) == 0, case.description
+
+
+def test_the_large_scores_are_exact_in_float32():
+    """Scores in the thousands lose digits in float32 unless they are short binary fractions:
+    every score of the long cases is the same in float32 as in float64, so a loop in float32
+    is still judged to float32 precision."""
+    for case in L.loop_cases()[4:7]:
+        q32, k32 = case.q[:8].astype(np.float32), case.k[:4096].astype(np.float32)
+        exact = case.q[:8] @ case.k[:4096].T  # (8, 4096)
+        assert np.array_equal(q32 @ k32.T, exact.astype(np.float32)), case.description
+        assert np.array_equal(exact.astype(np.float32), exact), case.description
+
+
+def test_keys_no_query_sees_hold_nan_and_the_reference_never_reads_them():
+    case = L.loop_cases()[-1]
+    n_q = len(case.q)
+    assert case.causal and len(case.k) >= 4 * n_q and L._unseen(case) == len(case.k) - n_q
+    assert np.isnan(case.k[n_q:]).all() and np.isnan(case.v[n_q:]).all()
+    assert np.isfinite(case.k[:n_q]).all() and np.isfinite(case.v[:n_q]).all()
+    assert n_q % case.block == 0 and len(case.k) % case.block == 0  # np.array_split cuts alike
+    assert np.isfinite(L._plain(case.q, case.k, case.v, True)).all()
+    assert case.tiles < L.expected_tiles(n_q, case.block, False, n_keys=len(case.k)) / 4
+
+
+def test_every_case_names_its_known_mistakes_without_raising():
+    """The known mistakes are worked out when an answer is wrong, on whichever case: on the
+    case whose unseen keys hold NaN too (the library's attention refuses NaN keys)."""
+    for case in L.loop_cases():
+        for wrong, reason in L._loop_mistakes(case):
+            assert np.shape(wrong) == (len(case.q), case.v.shape[1]) and reason.endswith(".")
+
+
+def test_a_float16_row_of_every_key_does_not_fit_the_budget():
+    """The red team's float16 row: 2 bytes a key is more than a few tiles, the output and a
+    copy of q on the case with the most keys (and its scores overflow float16 besides)."""
+    case = max(L.loop_cases(), key=lambda c: len(c.k))
+    assert len(case.k) * np.dtype(np.float16).itemsize > L.memory_budget(case)
+    assert L._top_score(case.q, case.k, False) > np.finfo(np.float16).max
 
 
 def test_a_case_with_many_keys_and_few_queries_is_measured():
@@ -735,7 +883,7 @@ def test_a_case_with_many_keys_and_few_queries_is_measured():
 
 
 def test_a_case_where_one_query_row_of_scores_is_too_much_is_measured():
-    """4 queries against 200,000 keys of one dimension: one query's row of scores against every
+    """4 queries against 250,000 keys of one dimension: one query's row of scores against every
     key, even in float32 with its softmax done in place (one row), is nearly twice the budget: a few
     tiles, the output and a copy of q. A copy of k or v is not in it (at d_k = 1 a copy of k
     is exactly one row, so allowing it let the row through)."""

@@ -432,7 +432,10 @@ def tiled_loop(q, k, v, block, causal):
     ),
     # ---------- the red team of 2026-11-29: memory made before the call (a buffer made when the
     # cell runs, a default argument) now counts against 8.4's calls (grading traces what the
-    # answer cells allocate and keep); the holes still open are marked
+    # answer cells allocate and keep); a float16 row of every key no longer fits the budget
+    # (and the scores overflow float16), the long cases' scores overflow exp without the
+    # running max, and a causal case's keys that no query sees hold NaN, so a loop that
+    # computes the masked tiles shows it, whatever tile count it returns
     Attack(
         "8.4-whole-matrix-in-a-buffer-made-when-the-cell-runs",
         "08-cost-of-attention",
@@ -467,7 +470,7 @@ def tiled_loop(q, k, v, block, causal):
 import numpy as np
 
 
-def tiled_loop(q, k, v, block, causal, buf=np.empty(200_000)):
+def tiled_loop(q, k, v, block, causal, buf=np.empty(250_000)):
     n_q, n_k = len(q), len(k)
     out = np.empty((n_q, v.shape[1]))
     scale = 1.0 / np.sqrt(q.shape[1])
@@ -538,10 +541,6 @@ def row_by_row(q, k, v, block, causal, n_q, n_k, out, scale, half, row):
                 if not causal or j0 <= min(i0 + block, n_q) - 1)
     return out, tiles
 """,
-        hole="a float16 row of 200,000 scores (400,000 B) fits the 428,128 B budget, and its "
-        "rounding averages out within float32's tolerance on some of the inputs drawn at "
-        "grading time (2 of 2 alone, 0 in another run)",
-        sometimes=True,
     ),
     Attack(
         "8.4-no-running-max-on-the-long-cases",
@@ -577,8 +576,6 @@ def tiled_loop(q, k, v, block, causal):
             den[i0:i1] += e.sum(axis=1)
     return num / den[:, None], tiles
 """,
-        hole="the long, memory-measured cases have small scores, so a loop with no running max "
-        "passes there, and the short cases are not measured",
     ),
     Attack(
         "8.4-every-tile-computed-the-skipping-count-returned",
@@ -614,8 +611,6 @@ def tiled_loop(q, k, v, block, causal):
                 if not causal or j0 <= min(i0 + block, n_q) - 1)
     return out, tiles
 """,
-        hole="the tile count is a number the answer reports, never checked against the tiles "
-        "it computed (here every tile, masked ones too)",
     ),
     Attack(
         "9.1-finite-differences-not-a-derivation",

@@ -18,12 +18,17 @@
   the later keys masked inside the tiles that cross it. It returns ``(output, tiles)``; the
   output is compared with the plain masked attention, ``tiles`` with the count a skipping loop
   computes, and on three long cases (100 queries against 10,000 keys; 2048 tokens, causal;
-  4 queries against 200,000 keys) the memory it allocates (``tracemalloc``) must stay within a
+  4 queries against 250,000 keys) the memory it allocates (``tracemalloc``) must stay within a
   few tiles, the output and a copy of q (:func:`memory_budget`): a strip of one query
   block's scores against every key, a mask for the whole sequence, one query's row of
-  scores (even with its softmax done in place), or a copy of k or v goes over. A softmax
-  over a whole row (``attnlab.softmax`` and the library's other whole-row softmaxes) is
-  forbidden: the softmax runs online, tile by tile.
+  scores (even with its softmax done in place, even in float16), an array of every key's
+  position, or a copy of k or v goes over. The long cases' scores reach the thousands, with
+  a max that grows from key block to key block, so a loop without the running max (or with
+  a stale one) overflows; they are short binary fractions, exact in float32. A causal case
+  has fewer queries than keys: query i sees keys j ≤ i, so the keys from n_q on are seen by
+  no query, and they hold NaN, so a loop that computes a tile every query masks (whatever
+  count it returns) gives NaN. A softmax over a whole row (``attnlab.softmax`` and the
+  library's other whole-row softmaxes) is forbidden: the softmax runs online, tile by tile.
 
 In 8.2 and 8.3 the check hands the learner's function the *correct* running state at every
 step, so a mistake is reported at the first block where it shows, with the block, the state
@@ -35,9 +40,11 @@ by trying the answer on a block whose old max is finite), the factor multiplied 
 without a second axis (numpy's broadcasting error, or a wrong value when ``n_q = d_v``); in
 8.1 ``n`` for ``n²``, bits for bytes, a missing batch or head factor, 4 bytes for every
 dtype, MiB for bytes, the scores and the weights both counted; in 8.4 the last short block
-dropped, no tile skipping, no mask (or a tile-local one) inside the diagonal tiles, the
-diagonal tiles skipped, no final division, the whole matrix, a strip of scores against every
-key or a whole-sequence mask built.
+dropped, no tile skipping (counted, or seen in NaN from the keys no query sees), no mask (or
+a tile-local one) inside the diagonal tiles, the diagonal tiles skipped, no final division,
+no running max or the first tile's max kept (overflow), the whole matrix, a strip of scores
+against every key, a row of scores against every key (or every key's positions) or a
+whole-sequence mask built.
 
 Answers computed in float32 are accepted to float32 precision (relative 2e-5); when a wrong
 answer prints like the right one, the feedback says how far apart they are.
@@ -887,28 +894,63 @@ class LoopCase:
     tiles: int
 
 
+def _exact(values, step=8) -> np.ndarray:
+    """``values`` rounded to multiples of ``1 / step``: with integer queries, every score the
+    cases below make is then a short binary fraction, exact in float32 as in float64, so a
+    loop computed in float32 loses nothing to scores in the thousands."""
+    return np.round(np.asarray(values) * step) / step
+
+
+def _rising(rng, n_q, n_k, d, reach, visible=None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(q, k, v) whose scores reach the thousands: the first coordinate of the keys rises from
+    ``-reach`` to ``reach`` along the keys (along the first ``visible`` keys when given: the
+    later keys and their values are NaN, keys no query may see), the queries' first
+    coordinate is a whole number, and the rest is small. A query whose first coordinate is
+    positive (the first query's is) has its largest scores in the last key blocks, a max that
+    grows from key block to key block; one whose first coordinate is negative (the last
+    query's is) has large scores in its first tile.
+
+    exp of such a score overflows without the running max (exp(710) is inf), and a loop that
+    keeps the max of its first tile overflows on the rows whose max grows; float16 cannot hold
+    the scores either (its resolution at 2048 is 2, and its largest number 65,504)."""
+    first = rng.choice([-3.0, -2.0, 2.0, 3.0, 4.0, 5.0], size=n_q)  # (n_q,)
+    first[0], first[-1] = 5.0, -3.0  # one query of each kind, whatever was drawn
+    q = np.column_stack([first, rng.integers(-2, 3, size=(n_q, d - 1))]).astype(float)
+    k = _exact(rng.normal(scale=0.5, size=(n_k, d)))  # (n_k, d)
+    rising = n_k if visible is None else visible
+    k[:rising, 0] += _exact(np.linspace(-reach, reach, rising))  # the rise along the keys
+    v = rng.normal(size=(n_k, d))  # (n_k, d_v)
+    if visible is not None:
+        k[visible:], v[visible:] = np.nan, np.nan
+    return q, k, v
+
+
 def loop_cases() -> list[LoopCase]:
     """(q, k, v, block, causal) the checker tries, with the number of tiles a causal loop
     that skips every tile wholly above the diagonal computes.
 
     "The cat sat down" with block 3 (3 does not divide 4), without and with the causal mask;
     10 random queries with scores in the hundreds, block 4, causal; the same with block 1;
-    then two long ones, where the check also measures the memory the function allocates:
+    then three long ones, where the check also measures the memory the function allocates:
     100 queries against 10,000 keys (block 64, not causal), where a strip of one query
     block's scores against every key is far larger than a few tiles, 2048 tokens (block
-    64, causal), where a mask for the whole sequence is, and 4 queries against 200,000 keys
+    64, causal), where a mask for the whole sequence is, and 4 queries against 250,000 keys
     (d_k = d_v = 1, block 1024), where even one query's row of scores, in float32 and with its
     softmax done in place, is more than a few tiles, the output and a copy of q (a loop over
-    single query rows is not tiled).
+    single query rows is not tiled). Their scores reach the thousands (the 250,000 keys'
+    beyond float16's largest number), with a max that grows from key block to key block
+    (:func:`_rising`): a loop without the running max, or one that keeps a stale max,
+    overflows. Last, 16 queries against 64 keys, causal, block 4: query i sees keys j ≤ i,
+    so keys 16 to 63 are seen by no query, and they hold NaN; a loop that computes a tile
+    every query masks reads them (a tile count is what the answer says, NaN what it did).
     """
     cat = cat_sat_down()
     rng = np.random.default_rng(84)
     big = rng.normal(size=(3, 10, 5)) * np.array([[[12.0]], [[12.0]], [[1.0]]])  # (3, 10, 5)
-    few_q = rng.normal(size=(100, 4))  # (100, 4)
-    many_k, many_v = rng.normal(size=(2, 10_000, 4))  # (10000, 4) each
-    long = rng.normal(size=(3, 2048, 8))  # (3, 2048, 8)
-    one_q = rng.normal(size=(4, 1))  # (4, 1)
-    row_k, row_v = rng.normal(size=(2, 200_000, 1))  # (200000, 1) each
+    few_q, many_k, many_v = _rising(rng, 100, 10_000, 4, 1000.0)  # (100, 4), (10000, 4) × 2
+    long = _rising(rng, 2048, 2048, 4, 1000.0)  # (2048, 4) each
+    one_q, row_k, row_v = _rising(rng, 4, 250_000, 1, 20_000.0)  # (4, 1), (250000, 1) × 2
+    unseen = _rising(rng, 16, 64, 4, 1000.0, visible=16)  # (16, 4), (64, 4) × 2
     text = f'"{" ".join(cat.tokens)}"'
     cases = [
         (
@@ -930,27 +972,61 @@ def loop_cases() -> list[LoopCase]:
         ("10 random tokens with scores in the hundreds, block 4, causal=True", *big, 4, True),
         ("the same 10 tokens, block 1, causal=True", *big, 1, True),
         (
-            "100 random queries against 10,000 keys (d_k = d_v = 4), block 64, causal=False",
+            "100 random queries against 10,000 keys (d_k = d_v = 4) with scores in the "
+            "thousands, block 64, causal=False",
             few_q,
             many_k,
             many_v,
             64,
             False,
         ),
-        ("2048 random tokens (d_k = d_v = 8), block 64, causal=True", *long, 64, True),
         (
-            "4 random queries against 200,000 keys (d_k = d_v = 1), block 1024, causal=False",
+            "2048 random tokens (d_k = d_v = 4) with scores in the thousands, block 64, "
+            "causal=True",
+            *long,
+            64,
+            True,
+        ),
+        (
+            "4 random queries against 250,000 keys (d_k = d_v = 1) with scores up to "
+            f"{_top_score(one_q, row_k, False):,.0f}, block 1024, causal=False",
             one_q,
             row_k,
             row_v,
             1024,
             False,
         ),
+        (
+            "16 random queries against 64 keys (d_k = d_v = 4), block 4, causal=True: keys 16 "
+            "to 63 come after every query, and hold NaN",
+            *unseen,
+            4,
+            True,
+        ),
     ]
     return [
         LoopCase(d, q, k, v, b, c, expected_tiles(len(q), b, c, n_keys=len(k)))
         for d, q, k, v, b, c in cases
     ]
+
+
+#: exp of a float64 above this is inf.
+_EXP_OVERFLOWS = float(np.log(np.finfo(np.float64).max))
+
+
+def _top_score(q, k, causal) -> float:
+    """The largest score a query may see (query i sees keys j ≤ i when ``causal``), one query
+    at a time: no (n_q, n_k) matrix is made."""
+    seen = [k[: i + 1] if causal else k for i in range(len(q))]  # the keys each query sees
+    return max(float(np.max(keys @ row)) for keys, row in zip(seen, q, strict=True)) / np.sqrt(
+        q.shape[1]
+    )
+
+
+def _unseen(case) -> int:
+    """How many keys no query may see: with the causal mask query i sees keys j ≤ i, so keys
+    from n_q on are seen by none (0 when not causal)."""
+    return max(0, len(case.k) - len(case.q)) if case.causal else 0
 
 
 def expected_tiles(n, block, causal, n_keys=None) -> int:
@@ -964,7 +1040,10 @@ def expected_tiles(n, block, causal, n_keys=None) -> int:
 
 
 def _plain(q, k, v, causal) -> np.ndarray:
-    """The whole-matrix reference, float64: softmax(q kᵀ / √d_k, causal mask) v."""
+    """The whole-matrix reference, float64: softmax(q kᵀ / √d_k, causal mask) v; causal, only
+    the first n_q keys (query i sees keys j ≤ i, so no query sees a key from n_q on)."""
+    if causal:
+        k, v = k[: len(q)], v[: len(q)]  # (n_q, d_k), (n_q, d_v)
     mask = attnlab.causal_mask(len(q)) if causal else None
     return attnlab.scaled_dot_product_attention(q, k, v, mask=mask)[0]
 
@@ -981,8 +1060,13 @@ def _loop_variant(
     local=False,
     skip_diagonal=False,
     divide=True,
+    skip=True,
+    shift="running",
 ):
-    """The tiled loop with one known mistake switched on; returns the output (n, d_v)."""
+    """The tiled loop with one known mistake switched on; returns the output (n, d_v).
+
+    ``shift`` is what the exponentials subtract: the running max (right), ``"none"`` or the
+    max of the query block's ``"first"`` tile, kept for the later ones."""
     n, n_k, d_v = len(q), len(k), v.shape[1]
 
     def starts(size):
@@ -995,7 +1079,7 @@ def _loop_variant(
             m, l, acc = np.full(i1 - i0, -np.inf), np.zeros(i1 - i0), np.zeros((i1 - i0, d_v))
             for j0 in starts(n_k):
                 j1 = min(j0 + block, n_k)
-                if causal and (j0 >= i0 if skip_diagonal else j0 > i1 - 1):
+                if causal and skip and (j0 >= i0 if skip_diagonal else j0 > i1 - 1):
                     continue
                 s = q[i0:i1] @ k[j0:j1].T / np.sqrt(q.shape[1])  # (bq, bk)
                 if causal and diagonal_mask:
@@ -1005,17 +1089,59 @@ def _loop_variant(
                         else (np.arange(i0, i1), np.arange(j0, j1))
                     )
                     s = np.where(cols[None, :] <= rows[:, None], s, -np.inf)
-                m, l, acc = _attention_reference(m, l, acc, s, v[j0:j1])
+                if shift == "running":
+                    m, l, acc = _attention_reference(m, l, acc, s, v[j0:j1])
+                    continue
+                if shift == "first" and j0 == 0:
+                    m = np.where(np.isfinite(s.max(axis=1)), s.max(axis=1), 0.0)  # (bq,)
+                e = np.exp(s - (m[:, None] if shift == "first" else 0.0))  # (bq, bk)
+                l, acc = l + e.sum(axis=1), acc + e @ v[j0:j1]
             out[i0:i1] = acc / l[:, None] if divide else acc
     return out
+
+
+def _masked_tile_read(case) -> str:
+    """Why an output holds NaN on a case whose keys from n_q on hold NaN (:func:`_unseen`)."""
+    n_q, n_k = len(case.q), len(case.k)
+    return (
+        f"A tile every query masks was computed: with causal=True query i sees keys j ≤ i "
+        f"(aligned top-left), so keys {n_q} to {n_k - 1} come after all {n_q} queries here, "
+        "and the check fills them "
+        "(in k and v) with NaN. A loop that skips the tiles wholly above the diagonal never "
+        "reads them; yours did, and a masked score times a NaN value is NaN. Skip a tile, "
+        "before computing anything, when its first key comes after the query block's last "
+        "query (and do not build the whole score matrix)."
+    )
 
 
 def _loop_mistakes(case) -> list[tuple[np.ndarray, str]]:
     """(the output of a known mistake, what to say), for one case."""
     n, b = len(case.k), case.block  # the keys: as many as the queries, or more
     args = (case.q, case.k, case.v, b, case.causal)
+    mistakes = (  # every tile computed: NaN from the keys no query sees
+        [(_loop_variant(*args, skip=False), _masked_tile_read(case))] if _unseen(case) else []
+    )
+    top = _top_score(case.q, case.k, case.causal)
+    if top > _EXP_OVERFLOWS:  # exp of a score overflows: the running max is what saves it
+        mistakes += [
+            (
+                _loop_variant(*args, shift="none"),
+                f"Your loop takes exp of the scores without subtracting the running max: the "
+                f"scores here reach {top:,.0f}, and exp of anything above "
+                f"{_EXP_OVERFLOWS:.0f} is inf, so rows come out nan. Keep a running max m for "
+                "each query row, subtract it inside every exp, and rescale l and acc by "
+                "exp(m_old - m_new) when it grows (8.2 and 8.3).",
+            ),
+            (
+                _loop_variant(*args, shift="first"),
+                "Your loop subtracts the max of each query block's first tile and keeps it: "
+                f"here the scores grow from key block to key block (up to {top:,.0f}), so a "
+                "later tile's exp overflows. Update the running max with every tile and "
+                "rescale l and acc by exp(m_old - m_new) when it grows (8.2 and 8.3).",
+            ),
+        ]
     last = f"{n - n % b}:{n}"
-    mistakes = (
+    mistakes += (
         []
         if n % b == 0 and len(case.q) % b == 0
         else [
@@ -1038,7 +1164,7 @@ def _loop_mistakes(case) -> list[tuple[np.ndarray, str]]:
             "key block.",
         ),
     ]
-    if case.causal:
+    if case.causal and not _unseen(case):  # with unseen keys: NaN, the masked tile's reason
         mistakes += [
             (
                 _plain(case.q, case.k, case.v, False),
@@ -1046,6 +1172,9 @@ def _loop_mistakes(case) -> list[tuple[np.ndarray, str]]:
                 "query sees every key. Skip the tiles that lie wholly after the query block and "
                 "mask the keys after each query inside the tiles that cross the diagonal.",
             ),
+        ]
+    if case.causal:
+        mistakes += [
             (
                 _loop_variant(*args, skip_diagonal=True),
                 "You skip the tiles on the diagonal "
@@ -1162,7 +1291,7 @@ def memory_budget(case: LoopCase, output=None) -> int:
     little bookkeeping.
 
     Nothing here grows with n_k: k and v are read a block at a time (a slice is a view), so
-    a copy of either is not in the budget. On 4 queries against 200,000 keys of one dimension
+    a copy of either is not in the budget. On 4 queries against 250,000 keys of one dimension
     a copy of k is exactly one query's row of scores against every key, so a budget that
     allowed the copy would let a loop over single query rows through, a whole-row softmax
     done in place (the red team's attack). A loop that holds the scores of a query block
@@ -1213,9 +1342,9 @@ def _check_memory(case, output, peak, what) -> None:
     elif n_q < b:
         built = n_k * 4  # one query's row of scores, in float32
         cause = (
-            f"That is what scores against all {n_k:,} keys at once cost: one query's row of "
-            f"scores is {n_k * 8:,} bytes ({n_k * 4:,} in float32), even with its softmax "
-            "done in place. Walk over "
+            f"Something that grows with the number of keys was made. One query's row of "
+            f"scores against all {n_k:,} keys is {n_k * 8:,} bytes ({n_k * 4:,} in float32), "
+            "even with its softmax done in place. Walk over "
             "the keys in blocks, folding each tile into the running max, sum and acc (8.2 and "
             "8.3), instead of taking one softmax over a whole row, even one query at a time."
         )
@@ -1235,6 +1364,14 @@ def _check_memory(case, output, peak, what) -> None:
         "copy. Use k and v as they are given and scale or convert one block at a time: "
         "k[j0:j1] is a view and costs nothing."
     )
+    positions = n_k * np.dtype(np.int64).itemsize  # np.arange(n_k): every key's position
+    if peak >= positions > budget - _TILES * tile:  # more than the room beside the tiles
+        copied = (
+            f"An array of every key's position or index costs as much: np.arange({n_k}) is "
+            f"{positions:,} bytes of int64 (a list of them several times that). Make the "
+            "positions of one tile's keys at a time, np.arange(j0, j1), inside the loop. "
+            f"{copied}"
+        )
     if peak < built and peak >= copy:  # too little for what the loop shape would build
         cause = copied
     elif peak >= copy:
@@ -1259,6 +1396,18 @@ def _judge_loop(got, case, messages, peak) -> None:
         cause = next(
             (text for wrong, text in _loop_mistakes(case) if np.all(_close(out, wrong))), ""
         )
+        if not cause and _unseen(case) and not np.all(np.isfinite(out)):
+            cause = f"Yours holds nan or inf. {_masked_tile_read(case)}"
+        if not cause and not np.all(np.isfinite(out)) and any("overflow" in m for m in messages):
+            top = _top_score(case.q, case.k, case.causal)
+            cause = (
+                "Yours holds nan or inf, and numpy warned of an overflow: the scores here "
+                f"reach {top:,.0f}. exp of a score above {_EXP_OVERFLOWS:.0f} is "
+                f"inf in float64 (above {np.log(np.finfo(np.float32).max):.0f} in float32), "
+                f"and float16 holds no number above {float(np.finfo(np.float16).max):,.0f}. "
+                "Subtract the running max inside every exp, and keep the scores in float32 "
+                "or float64."
+            )
         if not cause:
             bad = ~np.all(_close(out, expected), axis=1)
             row = int(np.flatnonzero(bad)[0])
@@ -1281,14 +1430,15 @@ def _judge_loop(got, case, messages, peak) -> None:
         )
     if int(tiles) == case.tiles:
         return
-    blocks = -(-n // case.block)
+    blocks = -(-n // case.block)  # query blocks
+    key_blocks = -(-len(case.k) // case.block)
     said = (
         f"{what}: the output is right, but your loop says it computed {int(tiles)} "
         f"tiles; it should compute {case.tiles}."
     )
-    if case.causal and int(tiles) == blocks * blocks:
+    if case.causal and int(tiles) == blocks * key_blocks:
         cause = (
-            f"That is all {blocks} × {blocks} tiles: with causal=True the tiles whose "
+            f"That is all {blocks} × {key_blocks} tiles: with causal=True the tiles whose "
             "first key comes after the query block's last query are all masked, so "
             "skip them (about half the work) instead of computing them."
         )
