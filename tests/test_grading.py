@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import tempfile
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -232,6 +235,61 @@ def test_the_kernel_sees_no_course_and_writes_nowhere(kernel, tmp_path_factory):
         "assert seen == [] and not wrote and not net, (seen, wrote, net)\n"
     )
     assert kernel.run(probe) == ("ok", "")
+
+
+_KEY_HUNT = """
+import os
+found = [name for name in os.environ if name.startswith('ATTNLAB')]
+for path in ({keys!r} + '/lesson7.py', {keys!r} + '/../.git/HEAD', {keys!r} + '/../source'):
+    try:
+        found.append(open(path).read() if not path.endswith('source') else os.listdir(path))
+    except OSError as error:
+        found.append(type(error).__name__)
+print(found)
+assert found == ['FileNotFoundError'] * 3, found
+"""
+
+
+def _repository_copy(mark: str) -> Path:
+    """A clone of the repository outside /tmp and the homes (which the sandbox hides whatever
+    the variables say), with a marked key, a source folder and a ``.git``."""
+    places = [d for d in ("/var/tmp", "/dev/shm") if os.access(d, os.W_OK)]
+    if not places:
+        pytest.skip("no writable folder outside /tmp to keep a repository copy in")
+    copy = Path(tempfile.mkdtemp(prefix="attnlab-clone-", dir=places[0]))
+    for name in ("answer_keys", "source", ".git"):
+        (copy / name).mkdir()
+    (copy / "answer_keys" / "lesson7.py").write_text(f"KEY = {mark!r}\n")
+    (copy / ".git" / "HEAD").write_text(mark)
+    return copy
+
+
+@pytest.mark.parametrize("named", [True, False], ids=["named", "not-named"])
+def test_the_clean_kernel_cannot_read_the_repository_copy_the_grader_names(
+    named, tmp_path, monkeypatch
+):
+    """``ATTNLAB_ANSWER_KEYS`` and ``ATTNLAB_SOURCE`` name a clone outside the course: code run
+    straight in the clean kernel (as a way past the lint would run) sees neither variable nor
+    the clone's keys, sources or git history. Not named, the same clone is readable (so the
+    probe can see what it looks for, and the hiding is the variables' doing)."""
+    if not sandbox.use(None):
+        pytest.skip(f"no sandbox here: {sandbox.unavailable()}")
+    copy = _repository_copy("clone-key-61f0")
+    try:
+        if named:
+            monkeypatch.setenv("ATTNLAB_ANSWER_KEYS", str(copy / "answer_keys"))
+            monkeypatch.setenv("ATTNLAB_SOURCE", str(copy / "source"))
+        else:
+            monkeypatch.delenv("ATTNLAB_ANSWER_KEYS", raising=False)
+            monkeypatch.delenv("ATTNLAB_SOURCE", raising=False)
+        with CleanKernel(tmp_path / "course" / "lesson") as k:
+            status, error = k.run(_KEY_HUNT.format(keys=str(copy / "answer_keys")))
+    finally:
+        shutil.rmtree(copy, ignore_errors=True)
+    if named:
+        assert status == "ok", error
+    else:
+        assert "clone-key-61f0" in error, error
 
 
 def test_a_grading_kernel_leaves_no_scratch_folder_behind():

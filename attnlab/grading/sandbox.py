@@ -159,11 +159,69 @@ def sandbox_environment(home: Path, fonts: Path | None = None) -> dict[str, str]
     return env
 
 
+#: Variables that name the folders the grader reads keys and worked solutions from.
+SECRET_VARIABLES = ("ATTNLAB_ANSWER_KEYS", "ATTNLAB_SOURCE")
+
+
+def secret_folders() -> list[Path]:
+    """The folders the grader reads answer keys and worked solutions from, and what holds them.
+
+    Each folder named by :data:`SECRET_VARIABLES` (and the ones the grader falls back to, beside
+    the package), its parent when that is a repository or a course (:func:`is_checkout`) below
+    the top level, and the repository it lies in (the nearest folder above it with a ``.git``,
+    whose history holds the keys too). Hiding them keeps a copy of the repository that sits
+    outside the course folder out of a student's reach.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> repo = Path(tempfile.mkdtemp())
+    >>> (repo / ".git").mkdir(); (repo / "course" / "answer_keys").mkdir(parents=True)
+    >>> os.environ["ATTNLAB_ANSWER_KEYS"] = str(repo / "course" / "answer_keys")
+    >>> found = secret_folders()
+    >>> [p.relative_to(repo).as_posix() for p in found if _within(p, repo)]
+    ['course/answer_keys', 'course', '.']
+    >>> del os.environ["ATTNLAB_ANSWER_KEYS"]
+    """
+    from attnlab.exercises.keys import key_folder
+    from attnlab.exercises.solutions import source_folder
+
+    named = [os.environ.get(name) for name in SECRET_VARIABLES]
+    folders = [Path(p) for p in named if p] + [f for f in (key_folder(), source_folder()) if f]
+    found: list[Path] = []
+    for folder in folders:
+        folder = folder.resolve()
+        found.append(folder)
+        parent = folder.parent
+        if len(parent.parts) > 2 and is_checkout(parent):
+            found.append(parent)
+        repository = next((p for p in folder.parents if (p / ".git").exists()), None)
+        if repository is not None and repository != Path("/"):
+            found += [repository, *_main_repository(repository)]
+    return list(dict.fromkeys(found))
+
+
+def _main_repository(repository: Path) -> list[Path]:
+    """The repository a git worktree belongs to (its ``.git`` is a file naming a folder inside
+    the main repository's ``.git``, which holds the whole history), else nothing."""
+    try:
+        text = (repository / ".git").read_text(encoding="utf-8")
+    except OSError:  # a folder: the repository is its own
+        return []
+    if not text.startswith("gitdir:"):
+        return []
+    gitdir = (repository / text.removeprefix("gitdir:").strip()).resolve()
+    main = next((p.parent for p in [gitdir, *gitdir.parents] if p.name == ".git"), None)
+    return [main] if main is not None and main != Path("/") else []
+
+
 def hidden_folders(config=None) -> list[Path]:
     """Folders every grading kernel has hidden besides the course: :data:`ALWAYS_HIDDEN`, the
     nbgrader exchange (``Exchange.root`` in ``config``, ``ATTNLAB_EXCHANGE``), the grading
-    process's working folder (nbgrader runs in the course folder) and the user's home."""
-    found = [Path(p) for p in ALWAYS_HIDDEN] + [Path.cwd(), Path.home()]
+    process's working folder (nbgrader runs in the course folder), the user's home and the
+    folders of answer keys and worked solutions with the repository that holds them
+    (:func:`secret_folders`)."""
+    found = [Path(p) for p in ALWAYS_HIDDEN] + [Path.cwd(), Path.home(), *secret_folders()]
     if os.environ.get("ATTNLAB_EXCHANGE"):
         found.append(Path(os.environ["ATTNLAB_EXCHANGE"]))
     root = _configured(config, "Exchange", "root")
@@ -173,7 +231,7 @@ def hidden_folders(config=None) -> list[Path]:
         course = _configured(config, name, "root")
         if course:
             found.append(Path(course))
-    return [p for p in found if p != Path("/")]
+    return [p for p in dict.fromkeys(found) if p != Path("/")]
 
 
 def _configured(config, section: str, name: str) -> str | None:
