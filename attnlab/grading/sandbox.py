@@ -608,6 +608,18 @@ class _Sandboxed:
 
         threading.Thread(target=watch, name="attnlab-disk-watch", daemon=True).start()
 
+    async def _async_interrupt_kernel(self) -> None:
+        """Interrupt the kernel by asking it to (an ``interrupt_request`` on its control
+        channel, which ipykernel answers by sending itself ``SIGINT``): ``bwrap`` passes no
+        signal on to the kernel it runs, so the usual ``SIGINT`` never arrived and every cell
+        past its time limit had its kernel killed, and the cells after it were not run."""
+        if not (self.has_kernel and self.sandboxed):
+            await super()._async_interrupt_kernel()
+            return
+        msg = self.session.msg("interrupt_request", content={})
+        self._connect_control_socket()
+        self.session.send(self._control_socket, msg)
+
     async def _async_cleanup_resources(self, restart=False):
         # jupyter_client's shutdown awaits this coroutine itself, never the synchronous
         # ``cleanup_resources`` wrapper: overriding only the wrapper left every scratch folder
@@ -636,6 +648,7 @@ class SandboxedKernelManager(_Sandboxed, _KernelManager):
     """
 
     cleanup_resources = run_sync(_Sandboxed._async_cleanup_resources)
+    interrupt_kernel = run_sync(_Sandboxed._async_interrupt_kernel)
 
 
 class AsyncSandboxedKernelManager(_Sandboxed, _AsyncKernelManager):
@@ -644,3 +657,4 @@ class AsyncSandboxedKernelManager(_Sandboxed, _AsyncKernelManager):
     never fires."""
 
     cleanup_resources = _Sandboxed._async_cleanup_resources
+    interrupt_kernel = _Sandboxed._async_interrupt_kernel
