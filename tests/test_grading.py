@@ -7,6 +7,7 @@ import json
 import os
 import shutil
 import tempfile
+import time
 from pathlib import Path
 
 import numpy as np
@@ -409,3 +410,33 @@ def test_grading_as_root_without_a_pids_cgroup_says_the_process_cap_is_not_enfor
     assert len(said) == 1, said
     assert "as root without a pids cgroup" in said[0] and "256 processes" in said[0]
     assert "NOT enforced" in said[0], said[0]
+
+
+def test_the_code_a_student_wrote_shares_one_budget_and_the_lesson_goes_on():
+    """nbgrader's Execute step (LimitedExecute): an answer cell that sleeps is interrupted when
+    the student's budget (3 s here) is used up, says why, the lesson cell after it still runs,
+    and the next answer cell is not run and says why."""
+    import nbformat
+
+    from attnlab.grading.execute import LimitedExecute
+
+    def answer(code, grade_id):
+        cell = nbformat.v4.new_code_cell(code)
+        cell.metadata["nbgrader"] = {"solution": True, "grade_id": grade_id}
+        return cell
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        answer("import time\ntime.sleep(100)", "a"),
+        nbformat.v4.new_code_cell("print('lesson ran')"),
+        answer("print('second answer ran')", "b"),
+    ]
+    executor = LimitedExecute(timeout=30, iopub_timeout=2, student_cells_timeout=3)
+    started = time.monotonic()
+    nb, _ = executor.preprocess(nb, {})
+    seconds = time.monotonic() - started
+    texts = [json.dumps(cell.outputs) for cell in nb.cells]
+    assert "stopped after 3 s" in texts[0] and "KeyboardInterrupt" in texts[0], texts[0]
+    assert "lesson ran" in texts[1], texts[1]
+    assert "not run during grading" in texts[2] and "second answer ran" not in texts[2]
+    assert seconds < 30, seconds  # the cell limit never came into it

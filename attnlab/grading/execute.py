@@ -600,11 +600,15 @@ class LimitedExecute(Execute):
         if student and self._student_left < 1:
             cell.outputs = [_note(self._student_note())]
             return cell
-        started = time.monotonic()
+        started, given = time.monotonic(), self._get_timeout(cell)
+        cut = student and given < (self.timeout or float("inf"))  # the budget, not the cell limit
         try:
-            return await super().async_execute_cell(
+            cell = await super().async_execute_cell(
                 cell, cell_index, execution_count=execution_count, store_history=store_history
             )
+            if cut and time.monotonic() - started >= given:
+                cell.outputs.append(_note(self._student_note(stopped=given)))
+            return cell
         except (CellTimeoutError, DeadKernelError) as error:
             reason = getattr(self.km, "stopped_because", None) or self._why(error, cell)
             await self._stop(reason)
@@ -623,12 +627,14 @@ class LimitedExecute(Execute):
 
     execute_cell = run_sync(async_execute_cell)
 
-    def _student_note(self) -> str:
+    def _student_note(self, stopped: float | None = None) -> str:
+        """Why a cell of the student's was stopped after ``stopped`` seconds, or not run."""
+        what = "not run during grading" if stopped is None else f"stopped after {stopped:g} s"
         return (
-            "not run during grading: the code you wrote (your answer cells and the cells you "
-            f"added or changed) had used up the {self.student_cells_timeout} s the grader gives "
-            "it in all. Your grade does not depend on it: grading runs your answer cells again "
-            "in a fresh kernel"
+            f"{what}: the code you wrote (your answer cells and the cells you added or changed) "
+            f"{'had used' if stopped is None else 'used'} up the {self.student_cells_timeout} s "
+            "the grader gives it in all. Your grade does not depend on it: grading runs your "
+            "answer cells again in a fresh kernel"
         )
 
     def _why(self, error, cell) -> str:
