@@ -440,3 +440,24 @@ def test_the_code_a_student_wrote_shares_one_budget_and_the_lesson_goes_on():
     assert "lesson ran" in texts[1], texts[1]
     assert "not run during grading" in texts[2] and "second answer ran" not in texts[2]
     assert seconds < 30, seconds  # the cell limit never came into it
+
+
+def test_an_unsandboxed_execute_kernel_is_not_told_where_the_keys_are(monkeypatch):
+    """Graded without the sandbox (ATTNLAB_REQUIRE_SANDBOX=0), nbgrader's Execute kernel still
+    gets no ATTNLAB_ANSWER_KEYS or ATTNLAB_SOURCE from the grader's environment."""
+    import nbformat
+
+    from attnlab.grading.execute import LimitedExecute
+
+    monkeypatch.setattr(sandbox, "use", lambda wanted=None: False)
+    monkeypatch.setenv("ATTNLAB_ANSWER_KEYS", "/somewhere/answer_keys")
+    monkeypatch.setenv("ATTNLAB_SOURCE", "/somewhere/source")
+    monkeypatch.setenv("ATTNLAB_PROBE_KEPT", "yes")  # the grader's other variables do pass here
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        nbformat.v4.new_code_cell(
+            "import os\nprint(sorted(k for k in os.environ if 'ATTNLAB' in k))"
+        )
+    ]
+    nb, _ = LimitedExecute(timeout=60).preprocess(nb, {})
+    assert nb.cells[0].outputs[0]["text"].strip() == "['ATTNLAB_PROBE_KEPT']", nb.cells[0].outputs

@@ -608,6 +608,14 @@ class _Sandboxed:
 
         threading.Thread(target=watch, name="attnlab-disk-watch", daemon=True).start()
 
+    async def _async_launch_kernel(self, kernel_cmd, **kw):
+        # In the sandbox ``--clearenv`` leaves only the allow-list; without it (a grader that
+        # set ATTNLAB_REQUIRE_SANDBOX=0) the kernel inherits the grader's environment, minus
+        # at least the variables that say where the keys and worked solutions are.
+        env = kw.get("env", os.environ)
+        kw["env"] = {k: v for k, v in env.items() if k not in SECRET_VARIABLES}
+        return await super()._async_launch_kernel(kernel_cmd, **kw)
+
     async def _async_interrupt_kernel(self) -> None:
         """Interrupt the kernel by asking it to (an ``interrupt_request`` on its control
         channel, which ipykernel answers by sending itself ``SIGINT``): ``bwrap`` passes no
