@@ -65,9 +65,12 @@ c.Autograde.autograde_preprocessors = [
 # A student who deletes a grade cell gets it back, scored by the checks, not left for hand grading.
 c.OverwriteCells.add_missing_cells = True
 # A cell still running after this many seconds is interrupted, and its kernel killed when it
-# does not stop; the whole notebook gets LimitedExecute.notebook_timeout seconds.
+# does not stop; the code the student wrote (answer cells, cells added or changed) gets
+# student_cells_timeout seconds in all, the whole notebook notebook_timeout seconds (a few
+# times the slowest lesson's honest run: docs/instructors.md).
 c.Execute.timeout = 120
-c.LimitedExecute.notebook_timeout = 900
+c.LimitedExecute.student_cells_timeout = 60
+c.LimitedExecute.notebook_timeout = 300
 # Output kept per cell and per notebook, dropped beyond as it arrives (bytes).
 c.LimitedExecute.max_cell_output = 1 * 2**20
 c.LimitedExecute.max_output = 8 * 2**20

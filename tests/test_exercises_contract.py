@@ -33,6 +33,7 @@ from source_answers import worked_answer
 
 import attnlab.exercises
 from attnlab.exercises import Exercise, Outcome
+from attnlab.exercises.solutions import source_folder, worked_solutions
 
 #: Every exercise of every lesson, from the course's map (tests/test_exercise_map.py keeps the
 #: map whole).
@@ -421,3 +422,104 @@ def test_every_known_mistake_in_every_shape_gets_feedback_not_an_exception(
         feedback = exercise.check(answer)  # an exception here fails the test
     assert feedback.outcome in tuple(Outcome), feedback
     assert feedback.message and "Traceback" not in feedback.message
+
+
+# ------------------------------------------------------------------------------- scipy
+# An answer may use scipy (docs/instructors.md, "What an answer cell may contain"): where a
+# task allows a scipy formulation, the learner's check accepts it and the grading lint lets it
+# through; where scipy has the very function the task asks for, it is forbidden like the
+# course's own, and both say so.
+
+#: (exercise id, what it is) -> an answer cell that computes the task with scipy.
+SCIPY_RIGHT = {
+    ("4.1", "scipy.special.entr"): (
+        "import scipy.special\n"
+        "def row_entropy(weights):\n"
+        "    return scipy.special.entr(weights).sum(axis=1)  # (n_q,)\n"
+    ),
+    ("4.1", "scipy.special.xlogy"): (
+        "from scipy.special import xlogy\n"
+        "def row_entropy(weights):\n"
+        "    return -xlogy(weights, weights).sum(axis=1)  # (n_q,)\n"
+    ),
+    ("7.3", "scipy.special.softmax"): "scipy-softmax",  # the worked fix, scipy's softmax
+    ("7.4", "scipy.special.softmax"): "scipy-softmax",
+}
+
+#: (exercise id, the function) -> an answer cell that hands the task to scipy: forbidden.
+SCIPY_FORBIDDEN = {
+    ("3.1", "scipy.special.softmax"): (
+        "import scipy.special\ndef softmax_row(x):\n    return scipy.special.softmax(x)\n"
+    ),
+    ("3.2", "scipy.special.logsumexp"): (
+        "from scipy.special import logsumexp\n"
+        "def stable_softmax(scores):\n"
+        "    return np.exp(scores - logsumexp(scores, axis=-1, keepdims=True))  # (n_q, n_k)\n"
+    ),
+    ("3.3", "scipy.special.log_softmax"): (
+        "import scipy.special\n"
+        "def softmax_with_temperature(x, T):\n"
+        "    return np.exp(scipy.special.log_softmax(x / T, axis=-1))\n"
+    ),
+    ("4.1", "scipy.stats.entropy"): (
+        "import scipy.stats\n"
+        "def row_entropy(weights):\n"
+        "    return scipy.stats.entropy(weights, axis=1)  # (n_q,)\n"
+    ),
+    ("6.3", "scipy.special.logsumexp"): (
+        "from scipy.special import logsumexp\n"
+        "def masked_softmax(scores, mask):\n"
+        "    filled = np.where(mask, scores, -np.inf)  # (n_q, n_k)\n"
+        "    with np.errstate(all='ignore'):\n"
+        "        out = np.exp(filled - logsumexp(filled, axis=-1, keepdims=True))\n"
+        "    return np.nan_to_num(out)\n"
+    ),
+}
+
+
+def _scipy_code(exercise_id: str, code: str) -> str:
+    if code != "scipy-softmax":
+        return code
+    exercise = attnlab.exercises.EXERCISES[exercise_id]
+    worked = worked_solutions(str(source_folder()))[exercise.name]
+    assert "attnlab.softmax(" in worked, exercise.title
+    return "import scipy.special\n" + worked.replace("attnlab.softmax(", "scipy.special.softmax(")
+
+
+def _defined(exercise, code: str):
+    from source_answers import _import_cell
+
+    namespace: dict = {}
+    exec(_import_cell(exercise.name.split(".")[0]), namespace)  # noqa: S102 - course cell
+    exec(code, namespace)  # noqa: S102 - the table's answer
+    return namespace[exercise.answer]
+
+
+@pytest.mark.parametrize(
+    ("key", "code"), SCIPY_RIGHT.items(), ids=[" ".join(k) for k in SCIPY_RIGHT]
+)
+def test_an_answer_written_with_scipy_is_accepted(key, code):
+    from attnlab.grading.lint import problems
+
+    exercise = attnlab.exercises.EXERCISES[key[0]]
+    code = _scipy_code(key[0], code)
+    assert key[1].rpartition(".")[2] in code
+    assert problems(code, forbidden=exercise.forbidden) == []
+    feedback = exercise.check(_defined(exercise, code))
+    assert feedback.outcome is Outcome.CORRECT, feedback.message
+
+
+@pytest.mark.parametrize(
+    ("key", "code"), SCIPY_FORBIDDEN.items(), ids=[" ".join(k) for k in SCIPY_FORBIDDEN]
+)
+def test_an_answer_that_hands_the_task_to_scipy_is_refused(key, code):
+    """The check and the grading lint both refuse it and name the function."""
+    from attnlab.grading.lint import problems
+
+    exercise = attnlab.exercises.EXERCISES[key[0]]
+    assert key[1] in exercise.forbidden
+    refused = problems(code, forbidden=exercise.forbidden)
+    assert refused and key[1].rpartition(".")[2] in refused[0], refused
+    feedback = exercise.check(_defined(exercise, code))
+    assert feedback.outcome is Outcome.WRONG, feedback.message
+    assert key[1].rpartition(".")[2] in feedback.message, feedback.message

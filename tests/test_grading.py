@@ -5,6 +5,10 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import tempfile
+import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -234,6 +238,61 @@ def test_the_kernel_sees_no_course_and_writes_nowhere(kernel, tmp_path_factory):
     assert kernel.run(probe) == ("ok", "")
 
 
+_KEY_HUNT = """
+import os
+found = [name for name in os.environ if name.startswith('ATTNLAB')]
+for path in ({keys!r} + '/lesson7.py', {keys!r} + '/../.git/HEAD', {keys!r} + '/../source'):
+    try:
+        found.append(open(path).read() if not path.endswith('source') else os.listdir(path))
+    except OSError as error:
+        found.append(type(error).__name__)
+print(found)
+assert found == ['FileNotFoundError'] * 3, found
+"""
+
+
+def _repository_copy(mark: str) -> Path:
+    """A clone of the repository outside /tmp and the homes (which the sandbox hides whatever
+    the variables say), with a marked key, a source folder and a ``.git``."""
+    places = [d for d in ("/var/tmp", "/dev/shm") if os.access(d, os.W_OK)]
+    if not places:
+        pytest.skip("no writable folder outside /tmp to keep a repository copy in")
+    copy = Path(tempfile.mkdtemp(prefix="attnlab-clone-", dir=places[0]))
+    for name in ("answer_keys", "source", ".git"):
+        (copy / name).mkdir()
+    (copy / "answer_keys" / "lesson7.py").write_text(f"KEY = {mark!r}\n")
+    (copy / ".git" / "HEAD").write_text(mark)
+    return copy
+
+
+@pytest.mark.parametrize("named", [True, False], ids=["named", "not-named"])
+def test_the_clean_kernel_cannot_read_the_repository_copy_the_grader_names(
+    named, tmp_path, monkeypatch
+):
+    """``ATTNLAB_ANSWER_KEYS`` and ``ATTNLAB_SOURCE`` name a clone outside the course: code run
+    straight in the clean kernel (as a way past the lint would run) sees neither variable nor
+    the clone's keys, sources or git history. Not named, the same clone is readable (so the
+    probe can see what it looks for, and the hiding is the variables' doing)."""
+    if not sandbox.use(None):
+        pytest.skip(f"no sandbox here: {sandbox.unavailable()}")
+    copy = _repository_copy("clone-key-61f0")
+    try:
+        if named:
+            monkeypatch.setenv("ATTNLAB_ANSWER_KEYS", str(copy / "answer_keys"))
+            monkeypatch.setenv("ATTNLAB_SOURCE", str(copy / "source"))
+        else:
+            monkeypatch.delenv("ATTNLAB_ANSWER_KEYS", raising=False)
+            monkeypatch.delenv("ATTNLAB_SOURCE", raising=False)
+        with CleanKernel(tmp_path / "course" / "lesson") as k:
+            status, error = k.run(_KEY_HUNT.format(keys=str(copy / "answer_keys")))
+    finally:
+        shutil.rmtree(copy, ignore_errors=True)
+    if named:
+        assert status == "ok", error
+    else:
+        assert "clone-key-61f0" in error, error
+
+
 def test_a_grading_kernel_leaves_no_scratch_folder_behind():
     """nbgrader's Execute step and the clean kernel each start one of these per notebook: the
     kernel's home, sockets and font list must go with it, not pile up in the temporary folder."""
@@ -351,3 +410,54 @@ def test_grading_as_root_without_a_pids_cgroup_says_the_process_cap_is_not_enfor
     assert len(said) == 1, said
     assert "as root without a pids cgroup" in said[0] and "256 processes" in said[0]
     assert "NOT enforced" in said[0], said[0]
+
+
+def test_the_code_a_student_wrote_shares_one_budget_and_the_lesson_goes_on():
+    """nbgrader's Execute step (LimitedExecute): an answer cell that sleeps is interrupted when
+    the student's budget (3 s here) is used up, says why, the lesson cell after it still runs,
+    and the next answer cell is not run and says why."""
+    import nbformat
+
+    from attnlab.grading.execute import LimitedExecute
+
+    def answer(code, grade_id):
+        cell = nbformat.v4.new_code_cell(code)
+        cell.metadata["nbgrader"] = {"solution": True, "grade_id": grade_id}
+        return cell
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        answer("import time\ntime.sleep(100)", "a"),
+        nbformat.v4.new_code_cell("print('lesson ran')"),
+        answer("print('second answer ran')", "b"),
+    ]
+    executor = LimitedExecute(timeout=30, iopub_timeout=2, student_cells_timeout=3)
+    started = time.monotonic()
+    nb, _ = executor.preprocess(nb, {})
+    seconds = time.monotonic() - started
+    texts = [json.dumps(cell.outputs) for cell in nb.cells]
+    assert "stopped after 3 s" in texts[0] and "KeyboardInterrupt" in texts[0], texts[0]
+    assert "lesson ran" in texts[1], texts[1]
+    assert "not run during grading" in texts[2] and "second answer ran" not in texts[2]
+    assert seconds < 30, seconds  # the cell limit never came into it
+
+
+def test_an_unsandboxed_execute_kernel_is_not_told_where_the_keys_are(monkeypatch):
+    """Graded without the sandbox (ATTNLAB_REQUIRE_SANDBOX=0), nbgrader's Execute kernel still
+    gets no ATTNLAB_ANSWER_KEYS or ATTNLAB_SOURCE from the grader's environment."""
+    import nbformat
+
+    from attnlab.grading.execute import LimitedExecute
+
+    monkeypatch.setattr(sandbox, "use", lambda wanted=None: False)
+    monkeypatch.setenv("ATTNLAB_ANSWER_KEYS", "/somewhere/answer_keys")
+    monkeypatch.setenv("ATTNLAB_SOURCE", "/somewhere/source")
+    monkeypatch.setenv("ATTNLAB_PROBE_KEPT", "yes")  # the grader's other variables do pass here
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        nbformat.v4.new_code_cell(
+            "import os\nprint(sorted(k for k in os.environ if 'ATTNLAB' in k))"
+        )
+    ]
+    nb, _ = LimitedExecute(timeout=60).preprocess(nb, {})
+    assert nb.cells[0].outputs[0]["text"].strip() == "['ATTNLAB_PROBE_KEPT']", nb.cells[0].outputs

@@ -112,6 +112,39 @@ for n in range(1, 100):  # the kernel's home is a folder inside the grading fold
 """
 
 
+#: A copy of the repository outside the course folder, where an instructor may keep a clone
+#: (``ATTNLAB_SOURCE`` names its ``source/`` in the grading process, as the red team found):
+#: outside ``/tmp`` and the homes, which the sandbox hides anyway, so hiding it is this copy's
+#: own doing. Made by the ``course`` fixture, removed after the module.
+REPO_COPY = (
+    next((Path(d) for d in ("/var/tmp", "/dev/shm") if Path(d).is_dir()), Path("/tmp"))
+    / f"attnlab-repo-copy-{__import__('os').getpid()}"
+)
+#: In the copy's key file only: grading read the copy when an answer holds it.
+KEY_MARK = "repo-copy-key-3e9d"
+
+#: An answer cell that reads lesson 7's key through the path the grader's environment names
+#: and through the repository copy (and its git history), and earns its point only if it can.
+#: The lint refuses it first; tests/test_grading.py runs the same reads straight in a clean
+#: kernel (as a way past the lint would) and shows the sandbox hides the copy.
+KEY_HUNT = f"""
+def largest_score(scores):
+    env = load('os').environ
+    read = []
+    for path in (env.get('ATTNLAB_ANSWER_KEYS', 'unset') + '/lesson7.py',
+                 env.get('ATTNLAB_SOURCE', 'unset') + '/../answer_keys/lesson7.py',
+                 {str(REPO_COPY / "answer_keys" / "lesson7.py")!r},
+                 {str(REPO_COPY / ".git" / "HEAD")!r}):
+        try:
+            read.append(get('open')(bi)(path).read())
+        except OSError as error:
+            read.append(type(error).__name__)
+    if any({KEY_MARK!r} in text for text in read):
+        return max(scores)
+    raise ValueError('no key: ' + ', '.join(read))
+"""
+
+
 @dataclass(frozen=True)
 class Attack:
     """One answer cell.
@@ -150,6 +183,10 @@ class Attack:
 
 
 ATTACKS = [
+    # ----------------------- lesson 0: the keys of a repository copy the grader's variables name
+    Attack(
+        "key-of-a-repository-copy", "00-start-here", "lesson0-largest-score", BUILTINS + KEY_HUNT
+    ),
     # ------------------------------------------------- lesson 3: the forbidden softmax (3.1)
     Attack(
         "call-attnlab-softmax",
@@ -1244,11 +1281,30 @@ def course(tmp_path_factory):
             folder / name,
             ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__"),
         )
+    _make_repo_copy(REPO_COPY)
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("ATTNLAB_ANSWER_KEYS", str(folder / "answer_keys"))
-        patch.setenv("ATTNLAB_SOURCE", str(folder / "source"))
+        patch.setenv("ATTNLAB_SOURCE", str(REPO_COPY / "source"))
         patch.chdir(folder)
-        yield folder
+        try:
+            yield folder
+        finally:
+            shutil.rmtree(REPO_COPY, ignore_errors=True)
+
+
+def _make_repo_copy(folder: Path) -> None:
+    """A clone of the repository as an instructor keeps one: its sources, its keys (marked
+    with :data:`KEY_MARK`) and a ``.git``."""
+    for name in ("source", "answer_keys"):
+        shutil.copytree(
+            ROOT / name,
+            folder / name,
+            ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__"),
+        )
+    key = folder / "answer_keys" / "lesson7.py"
+    key.write_text(key.read_text(encoding="utf-8") + f"\n# {KEY_MARK}\n", encoding="utf-8")
+    (folder / ".git").mkdir()
+    (folder / ".git" / "HEAD").write_text(f"ref: refs/heads/main {KEY_MARK}\n")
 
 
 def _restoring(classes):
@@ -1527,6 +1583,8 @@ def test_honest_answers_next_to_the_attacks_earn_full_points(name, graded):
     )
     honest = {c: s for c, s in scores.items() if c not in touched}
     honest.update({t[1:]: scores[t[1:]] for a in attacks for t in a.targets if t.startswith("-")})
+    if not honest and len(_solution_cells(attacks[0].lesson)) == 1:
+        pytest.skip(f"{attacks[0].lesson} has one answer cell, and the attack is in it")
     assert honest, name
     for cell, (points, max_points, feedback) in honest.items():
         assert points == max_points, f"{name}: honest {cell} earned {points}: {feedback}"

@@ -18,7 +18,9 @@ a student wrote may reach either.
 from __future__ import annotations
 
 import json
+import os
 import re
+import shutil
 import subprocess
 import threading
 import time
@@ -42,6 +44,10 @@ LESSON = "00-start-here"
 CLASS_SIZE = 20
 #: Small limits so the class grades fast: seconds per cell and per notebook, caps of the kernel.
 TIMEOUT, GRACE, NOTEBOOK_TIMEOUT = 4, 2, 40
+#: Seconds the code a student wrote (answer cells, added or changed cells) may run in all.
+STUDENT_BUDGET = 5
+#: The added cells of the staller: each sleeps under the cell limit, together far past the budget.
+SLEEPS, SLEEP = 8, 3
 LIMITS = {
     "ATTNLAB_GRADING_MEMORY": "1G",
     "ATTNLAB_GRADING_PROCESSES": "64",
@@ -119,6 +125,24 @@ ATTACKS = {
 SCRIPT_MARKDOWN = 'Look: <script>attackJs(6)</script><img src=x onerror="attackJs(7)">'
 PLANTED = (TOKEN, VICTIM_MARK, SECRET, EXCHANGE_MARK, FEEDBACK_MARK)
 
+#: An instructor's clone of the repository outside the course folder, which the grading
+#: process's ``ATTNLAB_ANSWER_KEYS`` and ``ATTNLAB_SOURCE`` name (as the red team found it):
+#: outside ``/tmp`` and the homes, which the sandbox hides whatever it names.
+REPO_COPY = (
+    next((Path(d) for d in ("/var/tmp", "/dev/shm") if Path(d).is_dir()), Path("/tmp"))
+    / f"attnlab-limits-repo-{os.getpid()}"
+)
+KEY_MARK = "repo-copy-key-8c21"
+#: The key hunter's added cell: the keys through the variables' paths and the copy's own path.
+KEY_HUNT = (
+    "import os\nprint('key hunt ran')\n"
+    "for path in [os.environ.get('ATTNLAB_ANSWER_KEYS', 'unset') + '/lesson7.py',\n"
+    "             os.environ.get('ATTNLAB_SOURCE', 'unset') + '/../answer_keys/lesson7.py',\n"
+    "             '{copy}/answer_keys/lesson7.py', '{copy}/.git/HEAD']:\n"
+    "    try:\n        print(path, open(path).read())\n"
+    "    except OSError as error:\n        print(path, 'refused:', type(error).__name__)\n"
+)
+
 
 def _with_markdown(nb: dict, text: str) -> dict:
     nb = json.loads(json.dumps(nb))
@@ -138,6 +162,28 @@ def _plant(course: Path, exchange: Path, solved: dict) -> None:
     (exchange / "attnlab" / "inbound" / "note.txt").write_text(EXCHANGE_MARK)
 
 
+def _make_repo_copy(folder: Path) -> None:
+    """The clone: the course's sources and keys (lesson 7's marked with :data:`KEY_MARK`) and
+    a ``.git``."""
+    for name in ("source", "answer_keys"):
+        skip = shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__")
+        shutil.copytree(gc.ROOT / name, folder / name, ignore=skip)
+    key = folder / "answer_keys" / "lesson7.py"
+    key.write_text(key.read_text(encoding="utf-8") + f"\n# {KEY_MARK}\n", encoding="utf-8")
+    (folder / ".git").mkdir()
+    (folder / ".git" / "HEAD").write_text(f"ref: refs/heads/main {KEY_MARK}\n")
+
+
+def _with_sleeps(nb: dict) -> dict:
+    """``nb`` with :data:`SLEEPS` added cells, each sleeping :data:`SLEEP` s, after its imports."""
+    for number in reversed(range(SLEEPS)):
+        nb = gc._after_imports(nb, f"import time\ntime.sleep({SLEEP})\n")
+        nb["cells"][next(i for i, c in enumerate(nb["cells"]) if c.get("id") == "cheat")]["id"] = (
+            f"sleep-{number}"
+        )
+    return nb
+
+
 def _peak_memory(process: subprocess.Popen, peak: list[int]) -> None:
     """Sample the grading process's resident memory until it ends (kB, its high-water mark)."""
     status = Path(f"/proc/{process.pid}/status")
@@ -154,7 +200,13 @@ def _peak_memory(process: subprocess.Popen, peak: list[int]) -> None:
 
 def _autograde(course: Path, exchange: Path) -> tuple[subprocess.CompletedProcess, float, int]:
     """``nbgrader autograde`` of the whole class; (result, seconds, peak memory in MB)."""
-    env = gc.nbgrader_env(JUPYTERHUB_API_TOKEN=TOKEN, ATTNLAB_EXCHANGE=str(exchange), **LIMITS)
+    env = gc.nbgrader_env(
+        JUPYTERHUB_API_TOKEN=TOKEN,
+        ATTNLAB_EXCHANGE=str(exchange),
+        ATTNLAB_ANSWER_KEYS=str(REPO_COPY / "answer_keys"),
+        ATTNLAB_SOURCE=str(REPO_COPY / "source"),
+        **LIMITS,
+    )
     args = [
         *gc.NBGRADER,
         "autograde",
@@ -163,6 +215,7 @@ def _autograde(course: Path, exchange: Path) -> tuple[subprocess.CompletedProces
         f"--Execute.timeout={TIMEOUT}",
         f"--Execute.iopub_timeout={GRACE}",
         f"--LimitedExecute.notebook_timeout={NOTEBOOK_TIMEOUT}",
+        f"--LimitedExecute.student_cells_timeout={STUDENT_BUDGET}",
         f"--LimitedExecute.max_cell_output={CELL_OUTPUT}",
         f"--LimitedExecute.max_output={NOTEBOOK_OUTPUT}",
     ]
@@ -197,12 +250,21 @@ def graded(tmp_path_factory):
             nb = _with_markdown(nb, SCRIPT_MARKDOWN)
         gc.write_submission(course, student, LESSON, nb)
         kinds[student] = (what, total)
+    gc.write_submission(course, "added-sleeps", LESSON, _with_sleeps(solved))
+    kinds["added-sleeps"] = (f"adds {SLEEPS} cells that sleep {SLEEP} s each", total)
+    hunt = gc._after_imports(release_nb, KEY_HUNT.replace("{copy}", str(REPO_COPY)))
+    gc.write_submission(course, "key-hunt", LESSON, hunt)
+    kinds["key-hunt"] = ("reads the keys of the repository copy the grader names", 0.0)
     for number in range(CLASS_SIZE - len(kinds)):
         blank = number % 4 == 3
         student = f"honest-{number:02d}" + ("-blank" if blank else "")
         gc.write_submission(course, student, LESSON, release_nb if blank else solved)
         kinds[student] = ("honest, blank" if blank else "honest, solved", 0.0 if blank else total)
-    log, seconds, peak = _autograde(course, exchange)
+    _make_repo_copy(REPO_COPY)
+    try:
+        log, seconds, peak = _autograde(course, exchange)
+    finally:
+        shutil.rmtree(REPO_COPY, ignore_errors=True)
     (course / "autograde.log").write_text(log.stdout + log.stderr, encoding="utf-8")
     scores = gc.scores(course, LESSON)
     print(_table(kinds, scores))
@@ -307,6 +369,36 @@ def test_nothing_of_anyone_else_reaches_the_student(graded):
         assert secret not in text
         assert secret not in page
     assert "JUPYTERHUB" not in text and "ATTNLAB_EXCHANGE" not in text
+
+
+def test_cells_a_student_added_share_one_small_budget(graded):
+    """Added cells that each sleep under the cell limit stop costing time once the student's
+    budget is used up: the rest are not run and say so, and the lesson's own cells after them
+    still run (the student's feedback keeps their outputs)."""
+    nb = gc.read(_autograded(graded, "added-sleeps"))
+    sleeps = [c for c in nb["cells"] if str(c.get("id", "")).startswith("sleep-")]
+    assert len(sleeps) == SLEEPS
+    not_run = [c for c in sleeps if "not run during grading" in json.dumps(c["outputs"])]
+    ran = SLEEPS - len(not_run)
+    assert ran * SLEEP <= STUDENT_BUDGET + SLEEP, f"{ran} of the sleeps ran"
+    assert len(not_run) >= SLEEPS - STUDENT_BUDGET // SLEEP - 1
+    after = nb["cells"][nb["cells"].index(sleeps[-1]) + 1 :]
+    lesson = [c for c in after if c["cell_type"] == "code" and c["source"] and not gc._meta(c)]
+    assert lesson and all(
+        "not run" not in json.dumps(c["outputs"]) and c.get("execution_count") for c in lesson
+    ), json.dumps([c["outputs"] for c in lesson])[:2000]
+
+
+def test_the_keys_of_a_repository_copy_the_grader_names_are_hidden(graded):
+    """The grading process's ``ATTNLAB_ANSWER_KEYS`` and ``ATTNLAB_SOURCE`` name a clone outside
+    the course folder: the Execute kernel sees neither variable nor anything of the clone, and
+    nothing of the key reaches the notebook or the feedback page."""
+    path = _autograded(graded, "key-hunt")
+    text = _outputs_text(path)
+    assert "key hunt ran" in text, "the attack did not run"
+    assert text.count("refused:") == 4, text[:3000]
+    assert "unset/lesson7.py" in text  # neither variable reached the kernel
+    assert KEY_MARK not in text and KEY_MARK not in _feedback(graded, "key-hunt")
 
 
 def _scripts(html: str) -> list[str]:

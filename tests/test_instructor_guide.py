@@ -93,3 +93,16 @@ def test_the_graders_requirements_pin_what_the_tests_run():
     grader, dev = _pins(ROOT / "requirements-grader.txt"), _pins(ROOT / "requirements-dev.txt")
     assert grader and {name: dev.get(name) for name in grader} == grader
     assert "-r requirements.txt" in (ROOT / "requirements-grader.txt").read_text(encoding="utf-8")
+
+
+def test_the_execute_limits_table_says_what_the_code_and_config_do():
+    """The guide's table of nbgrader's Execute limits gives the defaults LimitedExecute has and
+    the values nbgrader_config.py sets."""
+    from attnlab.grading.execute import LimitedExecute
+
+    text = GUIDE.read_text(encoding="utf-8")
+    config = (ROOT / "nbgrader_config.py").read_text(encoding="utf-8")
+    for option in ("student_cells_timeout", "notebook_timeout"):
+        default = LimitedExecute.class_traits()[option].default_value
+        assert f"| {default} s | `c.LimitedExecute.{option} = {default}` |" in text, option
+        assert f"c.LimitedExecute.{option} = {default}\n" in config, option

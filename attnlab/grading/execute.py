@@ -11,7 +11,11 @@ student's feedback). :class:`LimitedExecute`, used in its place by the course's
 * stops a cell past ``Execute.timeout`` whatever it does with signals: an interrupt first,
   and when the kernel is still busy ``iopub_timeout`` seconds later, the kernel is killed;
   the cells after it are not run (each says why) and grading goes on with the next step;
-* gives the whole notebook ``notebook_timeout`` seconds;
+* gives the whole notebook ``notebook_timeout`` seconds, and the code the student wrote
+  (answer cells, cells they added, lesson cells they changed: :func:`student_cells`)
+  ``student_cells_timeout`` seconds together: past it, the rest of that code is not run (each
+  such cell says why) while the lesson's own cells go on, so a student who adds cells that
+  sleep costs the class that budget, not ``notebook_timeout``;
 * caps what a cell and the notebook may print **as it arrives** (nbgrader's ``LimitOutput``
   runs only after the whole notebook ran, and by then the grading process holds it all), and
   the size of any one message the kernel sends (``max_message``, a ZeroMQ socket option);
@@ -29,7 +33,9 @@ import html as _html
 import json
 import re
 import time
+from collections import Counter
 from html.parser import HTMLParser
+from pathlib import Path
 
 import bleach
 import nbformat
@@ -437,6 +443,91 @@ def _note(text: str):
     return nbformat.v4.new_output("stream", name="stdout", text=f"\n[{text}]\n")
 
 
+def _same_code(code) -> str:
+    """``code`` as two copies of one cell compare: joined, each line's trailing spaces and the
+    blank lines around it dropped."""
+    text = code if isinstance(code, str) else "".join(code)
+    return "\n".join(line.rstrip() for line in text.strip().splitlines())
+
+
+def student_cells(nb, source_nb=None) -> list[int]:
+    """Indices of the code cells of ``nb`` whose code the student wrote.
+
+    Those are the answer cells (nbgrader's solution cells), and, when the lesson's source
+    notebook ``source_nb`` (nbformat JSON) is given, every code cell that is neither one of
+    its grade cells (nbgrader puts their code back before Execute) nor a copy of one of its
+    lesson cells: cells the student added or changed. Each lesson cell of the source matches
+    one cell of ``nb`` at most, so a lesson cell pasted twice counts once as the lesson's.
+
+    Parameters
+    ----------
+    nb : NotebookNode or dict
+        The submitted notebook.
+    source_nb : dict, optional
+        The lesson's source notebook; without it only the answer cells are found.
+
+    Returns
+    -------
+    list of int
+        Indices into ``nb``'s cells, in order.
+
+    Examples
+    --------
+    >>> lesson = {"cell_type": "code", "metadata": {}, "source": "x = 1"}
+    >>> answer = {"cell_type": "code", "source": "def f(): pass",
+    ...           "metadata": {"nbgrader": {"solution": True, "grade_id": "f"}}}
+    >>> added = {"cell_type": "code", "metadata": {}, "source": "import time"}
+    >>> source = {"cells": [lesson, answer]}
+    >>> student_cells({"cells": [lesson, answer, added, lesson]}, source)
+    [1, 2, 3]
+    >>> student_cells({"cells": [lesson, answer, added]})
+    [1]
+    """
+    lesson = Counter()
+    grade_ids = set()
+    for cell in (source_nb or {}).get("cells", []):
+        meta = cell.get("metadata", {}).get("nbgrader", {}) or {}
+        if cell.get("cell_type") != "code" or meta.get("solution"):
+            continue
+        if meta.get("grade"):
+            grade_ids.add(meta.get("grade_id"))
+        else:
+            lesson[_same_code(cell.get("source", ""))] += 1
+    found = []
+    for index, cell in enumerate(nb["cells"]):
+        meta = cell.get("metadata", {}).get("nbgrader", {}) or {}
+        if cell.get("cell_type") != "code":
+            continue
+        if meta.get("solution"):
+            found.append(index)
+        elif source_nb is None:
+            continue
+        elif meta.get("grade") and meta.get("grade_id") in grade_ids:
+            grade_ids.discard(meta.get("grade_id"))  # a second copy of it is the student's
+        elif lesson[_same_code(cell.get("source", ""))] > 0:
+            lesson[_same_code(cell.get("source", ""))] -= 1
+        else:
+            found.append(index)
+    return found
+
+
+def source_notebook(parent, config, resources) -> dict | None:
+    """The lesson's source notebook (nbformat JSON) of the submission nbgrader is processing,
+    found through its course directory; None when ``resources`` names none or it is missing."""
+    info = (resources or {}).get("nbgrader") or {}
+    if not info.get("assignment") or not info.get("notebook"):
+        return None
+    from nbgrader.coursedir import CourseDirectory
+
+    coursedir = CourseDirectory(parent=parent, config=config)
+    folder = Path(coursedir.format_path(coursedir.source_directory, ".", info["assignment"]))
+    path = folder / f"{info['notebook']}.ipynb"
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
 class LimitedExecute(Execute):
     """nbgrader's ``Execute`` with a sandboxed kernel, limits that hold and clean outputs.
 
@@ -445,7 +536,13 @@ class LimitedExecute(Execute):
     """
 
     notebook_timeout = Integer(
-        900, help="Seconds the whole notebook may run; the cells left then are not run."
+        300, help="Seconds the whole notebook may run; the cells left then are not run."
+    ).tag(config=True)
+    student_cells_timeout = Integer(
+        60,
+        help="Seconds the code the student wrote (answer cells, cells they added or changed) "
+        "may run in all; past it the rest of that code is not run, and the lesson's own cells "
+        "go on.",
     ).tag(config=True)
     max_cell_output = Integer(
         1 * 2**20, help="Bytes of output one cell may produce; the rest is dropped as it comes."
@@ -469,6 +566,11 @@ class LimitedExecute(Execute):
     def preprocess(self, nb, resources=None, km=None):
         self._deadline = time.monotonic() + self.notebook_timeout
         self._stopped: str | None = None
+        source_nb = source_notebook(self.parent, self.config, resources)
+        if source_nb is None:
+            self.log.info("No source notebook found: only answer cells count as student code")
+        self._student = {id(nb.cells[i]) for i in student_cells(nb, source_nb)}
+        self._student_left = float(self.student_cells_timeout)
         self._used = 0
         self._cell_used: dict[int, tuple[int, int]] = {}  # id(cell) -> (bytes, outputs)
         self._truncated: set[int] = set()
@@ -482,6 +584,8 @@ class LimitedExecute(Execute):
     def _get_timeout(self, cell):
         timeout = super()._get_timeout(cell)
         left = max(1, int(self._deadline - time.monotonic()))
+        if id(cell) in self._student:
+            left = min(left, max(1, int(self._student_left)))
         return left if timeout is None else min(timeout, left)
 
     async def async_execute_cell(self, cell, cell_index, execution_count=None, store_history=True):
@@ -492,10 +596,19 @@ class LimitedExecute(Execute):
         if self._stopped is not None:
             cell.outputs = [_note(f"not run by the grader: {self._stopped}")]
             return cell
+        student = id(cell) in self._student
+        if student and self._student_left < 1:
+            cell.outputs = [_note(self._student_note())]
+            return cell
+        started, given = time.monotonic(), self._get_timeout(cell)
+        cut = student and given < (self.timeout or float("inf"))  # the budget, not the cell limit
         try:
-            return await super().async_execute_cell(
+            cell = await super().async_execute_cell(
                 cell, cell_index, execution_count=execution_count, store_history=store_history
             )
+            if cut and time.monotonic() - started >= given:
+                cell.outputs.append(_note(self._student_note(stopped=given)))
+            return cell
         except (CellTimeoutError, DeadKernelError) as error:
             reason = getattr(self.km, "stopped_because", None) or self._why(error, cell)
             await self._stop(reason)
@@ -508,8 +621,21 @@ class LimitedExecute(Execute):
                 )
             )
             return cell
+        finally:
+            if student:
+                self._student_left -= time.monotonic() - started
 
     execute_cell = run_sync(async_execute_cell)
+
+    def _student_note(self, stopped: float | None = None) -> str:
+        """Why a cell of the student's was stopped after ``stopped`` seconds, or not run."""
+        what = "not run during grading" if stopped is None else f"stopped after {stopped:g} s"
+        return (
+            f"{what}: the code you wrote (your answer cells and the cells you added or changed) "
+            f"{'had used' if stopped is None else 'used'} up the {self.student_cells_timeout} s "
+            "the grader gives it in all. Your grade does not depend on it: grading runs your "
+            "answer cells again in a fresh kernel"
+        )
 
     def _why(self, error, cell) -> str:
         if isinstance(error, DeadKernelError):

@@ -159,11 +159,69 @@ def sandbox_environment(home: Path, fonts: Path | None = None) -> dict[str, str]
     return env
 
 
+#: Variables that name the folders the grader reads keys and worked solutions from.
+SECRET_VARIABLES = ("ATTNLAB_ANSWER_KEYS", "ATTNLAB_SOURCE")
+
+
+def secret_folders() -> list[Path]:
+    """The folders the grader reads answer keys and worked solutions from, and what holds them.
+
+    Each folder named by :data:`SECRET_VARIABLES` (and the ones the grader falls back to, beside
+    the package), its parent when that is a repository or a course (:func:`is_checkout`) below
+    the top level, and the repository it lies in (the nearest folder above it with a ``.git``,
+    whose history holds the keys too). Hiding them keeps a copy of the repository that sits
+    outside the course folder out of a student's reach.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> repo = Path(tempfile.mkdtemp())
+    >>> (repo / ".git").mkdir(); (repo / "course" / "answer_keys").mkdir(parents=True)
+    >>> os.environ["ATTNLAB_ANSWER_KEYS"] = str(repo / "course" / "answer_keys")
+    >>> found = secret_folders()
+    >>> [p.relative_to(repo).as_posix() for p in found if _within(p, repo)]
+    ['course/answer_keys', 'course', '.']
+    >>> del os.environ["ATTNLAB_ANSWER_KEYS"]
+    """
+    from attnlab.exercises.keys import key_folder
+    from attnlab.exercises.solutions import source_folder
+
+    named = [os.environ.get(name) for name in SECRET_VARIABLES]
+    folders = [Path(p) for p in named if p] + [f for f in (key_folder(), source_folder()) if f]
+    found: list[Path] = []
+    for folder in folders:
+        folder = folder.resolve()
+        found.append(folder)
+        parent = folder.parent
+        if len(parent.parts) > 2 and is_checkout(parent):
+            found.append(parent)
+        repository = next((p for p in folder.parents if (p / ".git").exists()), None)
+        if repository is not None and repository != Path("/"):
+            found += [repository, *_main_repository(repository)]
+    return list(dict.fromkeys(found))
+
+
+def _main_repository(repository: Path) -> list[Path]:
+    """The repository a git worktree belongs to (its ``.git`` is a file naming a folder inside
+    the main repository's ``.git``, which holds the whole history), else nothing."""
+    try:
+        text = (repository / ".git").read_text(encoding="utf-8")
+    except OSError:  # a folder: the repository is its own
+        return []
+    if not text.startswith("gitdir:"):
+        return []
+    gitdir = (repository / text.removeprefix("gitdir:").strip()).resolve()
+    main = next((p.parent for p in [gitdir, *gitdir.parents] if p.name == ".git"), None)
+    return [main] if main is not None and main != Path("/") else []
+
+
 def hidden_folders(config=None) -> list[Path]:
     """Folders every grading kernel has hidden besides the course: :data:`ALWAYS_HIDDEN`, the
     nbgrader exchange (``Exchange.root`` in ``config``, ``ATTNLAB_EXCHANGE``), the grading
-    process's working folder (nbgrader runs in the course folder) and the user's home."""
-    found = [Path(p) for p in ALWAYS_HIDDEN] + [Path.cwd(), Path.home()]
+    process's working folder (nbgrader runs in the course folder), the user's home and the
+    folders of answer keys and worked solutions with the repository that holds them
+    (:func:`secret_folders`)."""
+    found = [Path(p) for p in ALWAYS_HIDDEN] + [Path.cwd(), Path.home(), *secret_folders()]
     if os.environ.get("ATTNLAB_EXCHANGE"):
         found.append(Path(os.environ["ATTNLAB_EXCHANGE"]))
     root = _configured(config, "Exchange", "root")
@@ -173,7 +231,7 @@ def hidden_folders(config=None) -> list[Path]:
         course = _configured(config, name, "root")
         if course:
             found.append(Path(course))
-    return [p for p in found if p != Path("/")]
+    return [p for p in dict.fromkeys(found) if p != Path("/")]
 
 
 def _configured(config, section: str, name: str) -> str | None:
@@ -550,6 +608,26 @@ class _Sandboxed:
 
         threading.Thread(target=watch, name="attnlab-disk-watch", daemon=True).start()
 
+    async def _async_launch_kernel(self, kernel_cmd, **kw):
+        # In the sandbox ``--clearenv`` leaves only the allow-list; without it (a grader that
+        # set ATTNLAB_REQUIRE_SANDBOX=0) the kernel inherits the grader's environment, minus
+        # at least the variables that say where the keys and worked solutions are.
+        env = kw.get("env", os.environ)
+        kw["env"] = {k: v for k, v in env.items() if k not in SECRET_VARIABLES}
+        return await super()._async_launch_kernel(kernel_cmd, **kw)
+
+    async def _async_interrupt_kernel(self) -> None:
+        """Interrupt the kernel by asking it to (an ``interrupt_request`` on its control
+        channel, which ipykernel answers by sending itself ``SIGINT``): ``bwrap`` passes no
+        signal on to the kernel it runs, so the usual ``SIGINT`` never arrived and every cell
+        past its time limit had its kernel killed, and the cells after it were not run."""
+        if not (self.has_kernel and self.sandboxed):
+            await super()._async_interrupt_kernel()
+            return
+        msg = self.session.msg("interrupt_request", content={})
+        self._connect_control_socket()
+        self.session.send(self._control_socket, msg)
+
     async def _async_cleanup_resources(self, restart=False):
         # jupyter_client's shutdown awaits this coroutine itself, never the synchronous
         # ``cleanup_resources`` wrapper: overriding only the wrapper left every scratch folder
@@ -578,6 +656,7 @@ class SandboxedKernelManager(_Sandboxed, _KernelManager):
     """
 
     cleanup_resources = run_sync(_Sandboxed._async_cleanup_resources)
+    interrupt_kernel = run_sync(_Sandboxed._async_interrupt_kernel)
 
 
 class AsyncSandboxedKernelManager(_Sandboxed, _AsyncKernelManager):
@@ -586,3 +665,4 @@ class AsyncSandboxedKernelManager(_Sandboxed, _AsyncKernelManager):
     never fires."""
 
     cleanup_resources = _Sandboxed._async_cleanup_resources
+    interrupt_kernel = _Sandboxed._async_interrupt_kernel

@@ -38,6 +38,7 @@ SOFTMAX_LIBRARY = (
     "attnlab.attention.scaled_dot_product_attention",
     "scipy.special.softmax",
     "scipy.special.log_softmax",
+    "scipy.special.logsumexp",  # exp(x - logsumexp(x)) is the stable softmax in one line
 )
 
 
