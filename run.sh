@@ -145,6 +145,12 @@ grading_tests() {
         -m "slow or browser" "${DURATIONS[@]}" \
         --ignore tests/hub --ignore tests/browser --ignore tests/test_binder.py
 }
+binder_test() { stage "slow: Binder from nothing" pytest -m slow "${DURATIONS[@]}" tests/test_binder.py; }
+hub_tests() { stage "slow: JupyterHub class" pytest -m slow "${DURATIONS[@]}" tests/hub; }
+browser_tests() {  # $1: a shard, k/n (whole lessons each; tests/browser/conftest.py), or ""
+    stage "browser (Chromium)${1:+ $1}" env ATTNLAB_BROWSER=1 ATTNLAB_BROWSER_SHARD="$1" \
+        pytest -m browser "${DURATIONS[@]}" tests/browser
+}
 # What waits most (servers, browsers, pip) runs in a background lane beside what computes.
 # Two lanes, not three, and one browser process: the machine's two cores are the limit. With
 # the browser suite in two shards in two more lanes (ATTNLAB_BROWSER_SHARD), each shard took as

@@ -57,3 +57,20 @@ def test_readme_own_environment_command_says_what_root_needs():
     assert (ROOT / command[1]).is_file(), command[0]
     assert "--allow-root" in text, "running as root (containers) needs --allow-root: say so"
     assert "--allow-root" in (ROOT / "run.sh").read_text(), "run.sh must add --allow-root as root"
+
+
+def test_every_stage_the_lanes_run_is_defined_in_run_sh():
+    """Each command the two lanes of ``./run.sh test --all`` run is a function run.sh defines
+    (a lane whose stage function is missing fails with 'command not found' in the background
+    and, before this test, only the end-of-run table showed the stages were never run)."""
+    text = (ROOT / "run.sh").read_text(encoding="utf-8")
+    defined = set(re.findall(r"^(\w+)\(\) \{", text, flags=re.MULTILINE))
+    called = set()
+    for lane in ("servers_and_browsers", "computing_lane"):
+        body = re.search(rf"^{lane}\(\) \{{(.*?)\}}\s*$", text, flags=re.MULTILINE | re.DOTALL)
+        assert body, f"run.sh defines no {lane}"
+        for command in re.split(r"[;\n]", body.group(1)):
+            words = command.split()
+            if words:
+                called.add(words[0])
+    assert called and called <= defined, sorted(called - defined)
