@@ -139,9 +139,11 @@ nbval_source() {
 # Grading, its limits, the exchange and any other slow test outside the servers' lane, in one
 # pytest run on three workers (pytest-xdist): most of it waits on kernels, sandboxes and time
 # limits (324 s of CPU in 1332 s of wall when it ran on one), so submissions are graded side by
-# side. Tests that share a graded class or course stay in one worker (xdist_group marks).
+# side by file: each test file stays in one worker (--dist loadfile), so a module's graded
+# class, course or lessons are graded once. (--dist loadgroup with xdist_group marks did not
+# group here, pytest 9.2 and xdist 3.8.0: every worker graded every lesson.)
 grading_tests() {
-    stage "slow: grading, limits, exchange, rest" pytest -n 3 --dist loadgroup \
+    stage "slow: grading, limits, exchange, rest" pytest -n 3 --dist loadfile \
         -m "slow or browser" "${DURATIONS[@]}" \
         --ignore tests/hub --ignore tests/browser --ignore tests/test_binder.py
 }

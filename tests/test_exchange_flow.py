@@ -35,7 +35,7 @@ from pathlib import Path
 import graded_course as gc
 import pytest
 
-pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("exchange")]  # one course, one worker
+pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[1]
 GUIDE = ROOT / "docs" / "instructors.md"
 GUIDE_EXCHANGE = "/srv/nbgrader/exchange"

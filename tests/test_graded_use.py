@@ -23,9 +23,7 @@ import graded_course as gc
 import pytest
 from solution_lines import leaks, notebook_text, quiz_key_leaks, wheel_texts
 
-# One module fixture grades every lesson: under pytest-xdist (``--dist loadgroup``) all of this
-# file runs in one worker, beside the attack suite's submissions in the others.
-pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("graded-use")]
+pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[1]
 #: Submissions that are not cheating: every other kind must score 0 for what it touches.

@@ -1399,15 +1399,7 @@ def graded(course):
 def _param(attack: Attack):
     strict = not attack.sometimes  # a hole that wins only sometimes cannot be a strict xfail
     marks = [pytest.mark.xfail(strict=strict, reason=f"hole: {attack.hole}")] if attack.hole else []
-    marks.append(_one_worker(SUBMISSION_OF[attack.name]))
     return pytest.param(attack, id=f"{attack.lesson[:2]}-{attack.name}", marks=marks)
-
-
-def _one_worker(submission: str):
-    """Under pytest-xdist (``--dist loadgroup``, the grading stage of ``./run.sh test --all``)
-    every test of one submission runs in one worker, so each submission is graded once while
-    different submissions are graded side by side; without xdist the mark does nothing."""
-    return pytest.mark.xdist_group(f"attacks:{submission}")
 
 
 @pytest.mark.parametrize("attack", [_param(a) for a in ATTACKS])
@@ -1567,9 +1559,7 @@ def test_right_work_in_any_reasonable_form_earns_full_points(lesson, course):
         assert points == max_points, f"{variant.name}: {feedback}"
 
 
-@pytest.mark.parametrize(
-    "name", [pytest.param(n, id=n.replace("/", "-"), marks=_one_worker(n)) for n in SUBMISSIONS]
-)
+@pytest.mark.parametrize("name", [pytest.param(n, id=n.replace("/", "-")) for n in SUBMISSIONS])
 def test_honest_answers_next_to_the_attacks_earn_full_points(name, graded):
     """The rest of each submission is the worked solutions: full points, so a test above that
     sees 0 is seeing the attack fail, not a grading pipeline that gives 0 to everything."""

@@ -33,7 +33,6 @@ from attnlab.grading import sandbox
 
 pytestmark = [
     pytest.mark.slow,
-    pytest.mark.xdist_group("limits"),  # the class is graded once, in one xdist worker
     pytest.mark.skipif(
         sandbox.unavailable() is not None,
         reason=f"no grading sandbox here: {sandbox.unavailable()}",
