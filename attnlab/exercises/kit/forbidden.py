@@ -185,6 +185,26 @@ def _users(graph, public) -> dict:
     return users
 
 
+#: The last call graph :func:`_call_graph` built, with the functions it was built for.
+_GRAPH: list = [(), None]
+
+
+def _call_graph(functions: tuple) -> tuple[dict, dict, dict]:
+    """(callees, public, users) of the course ``functions``: which course functions each
+    names, whether each is public (:func:`is_public`), and :func:`_users`.
+
+    Built once while the course's functions stay the same objects (every check of every call
+    asks, 0.05 to 0.2 s each time); a module whose functions were rebound gives another tuple
+    and a new graph.
+    """
+    if _GRAPH[0] != functions:
+        known = set(functions)
+        graph = {f: [g for g in _callees(f) if g in known] for f in functions}
+        public = {f: is_public(f) for f in functions}
+        _GRAPH[:] = [functions, (graph, public, _users(graph, public))]
+    return _GRAPH[1]
+
+
 def reaching_codes(codes) -> dict:
     """Code object -> the course function it belongs to, for every course function (public
     or not) that computes what the functions with ``codes`` compute: the helpers those call
@@ -197,12 +217,28 @@ def reaching_codes(codes) -> dict:
     >>> head_forward.__code__ in reaching_codes(set(_codes_within(softmax.__code__)))
     True
     """
-    functions = _course_functions()
-    graph = {f: [g for g in _callees(f) if g in set(functions)] for f in functions}
+    import attnlab
+
+    functions = tuple(_course_functions())
+    exported = tuple(getattr(attnlab, name) for name in attnlab.__all__)
+    key = (frozenset(codes), functions, exported)
+    if key not in _REACHED:
+        if len(_REACHED) > 256:
+            _REACHED.clear()
+        _REACHED[key] = _reaching(codes, functions, set(exported))
+    return dict(_REACHED[key])
+
+
+#: :func:`reaching_codes`' answers, by the codes asked for and the course functions it read.
+_REACHED: dict = {}
+
+
+def _reaching(codes, functions, exported) -> dict:
+    """:func:`reaching_codes` worked out for the course ``functions`` and ``attnlab``'s
+    ``exported`` functions."""
+    graph, public, users = _call_graph(functions)
     targets = {f for f in functions if f.__code__ in codes}
     todo = list(targets)
-    public = {f: is_public(f) for f in functions}
-    users = _users(graph, public)
     helpers = set()
     for f in todo:  # down, one level: the helpers a forbidden function computes with (not
         # the utilities many public functions share, such as argument checks)
@@ -210,12 +246,9 @@ def reaching_codes(codes) -> dict:
             if not public[g] and len(users[g]) <= 2:
                 helpers.add(g)
     targets |= helpers
-    import attnlab
-
     # The course's own building blocks (``attnlab.softmax``, ``attnlab.causal_mask``, ...) are
     # never forbidden by reaching: a lesson that refuses one names it (or its check derives
     # it); every exercise that allows them must keep allowing them.
-    exported = {getattr(attnlab, name) for name in attnlab.__all__}
     reached = set(targets)
     changed = True
     while changed:  # up: everything that calls into them
