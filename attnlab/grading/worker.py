@@ -79,7 +79,7 @@ def _codes_within(code) -> list:
 
 def _members(value, module_name=None) -> list:
     """The functions ``value`` stands for: itself, or a module's (or class's) public ones (a
-    module's public API as :func:`attnlab.exercises.kit.forbidden.public_names` says)."""
+    module's public API as :func:`attnlab.exercises.kit.reach.public_names` says)."""
     if _isinstance(value, _ModuleType):
         module_name = value.__name__
         exported = _getattr(value, "__all__", None)
@@ -160,7 +160,7 @@ def start(key: str, names=()) -> None:
         return _sha256(outer_pad + _sha256(inner_pad + body).digest()).hexdigest()
 
     _STATE["sign"] = sign
-    from attnlab.exercises.kit.forbidden import reaching_codes
+    from attnlab.exercises.kit.reach import reaching_codes
 
     for name in names:
         if "." in name and name not in _REGISTRY:

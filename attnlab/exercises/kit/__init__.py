@@ -7,6 +7,7 @@ module                    what
 ``feedback``              :class:`Feedback` and :class:`Text`, and the sentence helpers
 ``display``               numbers and arrays written as a learner writes them
 ``grading_mode``          when a check must pass, hidden solutions, the grading salt
+``reach``                 the course's call graph: what else computes what a function does
 ``forbidden``             forbidden calls: their code objects and the watch on a call
 ``passing_helpers``       the course helpers that pass a check by themselves
 ``answer_lint``           what grading would refuse in an answer's notebook cell
