@@ -226,7 +226,6 @@ scores_memory = Exercise(
     attr="scores_memory",
     answer="scores_bytes",
     points=1,
-    grade_id="check-scores-bytes",
 )
 
 
@@ -660,9 +659,7 @@ online_update = Exercise(
     forbidden=_LIBRARY_FOLDS,
     id="8.2",
     attr="online_update",
-    answer="online_update",
     points=2,
-    grade_id="check-online-update",
 )
 
 
@@ -848,9 +845,7 @@ attention_step = Exercise(
     forbidden=_LIBRARY_FOLDS,
     id="8.3",
     attr="attention_step",
-    answer="attention_step",
     points=2,
-    grade_id="check-attention-step",
 )
 
 

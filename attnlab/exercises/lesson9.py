@@ -432,7 +432,6 @@ vjp = Exercise(
     attr="vjp",
     answer="softmax_vjp",
     points=2,
-    grade_id="check-softmax-vjp",
 )
 
 
@@ -663,7 +662,6 @@ backward_step = Exercise(
     attr="backward_step",
     answer="attention_grads",
     points=3,
-    grade_id="check-attention-grads",
 )
 
 
@@ -750,5 +748,4 @@ reads = Exercise(
     attr="reads",
     answer="tokens_read",
     points=1,
-    grade_id="check-tokens-read",
 )
