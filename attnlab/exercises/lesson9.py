@@ -584,13 +584,7 @@ def _judge_backward(got, case, messages) -> None:
         )
     arrays = []
     for name, value, expected in zip(names, got, case.expected, strict=True):
-        try:
-            array = np.asarray(value, dtype=float)
-        except (TypeError, ValueError):
-            raise Wrong(
-                f"{what}: {name} should be an array of shape {expected.shape}; "
-                f"got {one_line(value)}."
-            ) from None
+        array = as_numbers(value, f"{what}: {name}", expected.shape, kind="an array")
         if array.shape != expected.shape:
             hint = (
                 " (did you use W G instead of Wᵀ G?)"
