@@ -129,5 +129,5 @@ def test_the_map_refuses_a_second_exercise_under_a_taken_id_or_grade_cell():
 
 
 def test_an_exercise_in_the_map_declares_its_whole_place():
-    with pytest.raises(TypeError, match="needs attr, answer, points and grade_id"):
+    with pytest.raises(TypeError, match="needs attr and points"):
         Exercise("Half placed", print, hints=[], id="1.9", attr="half")

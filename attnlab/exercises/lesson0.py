@@ -104,7 +104,6 @@ largest_score = Exercise(
     ],
     id="0.1",
     attr="largest_score",
-    answer="largest_score",
     points=1,
     grade_id="check-lesson0-largest-score",
 )

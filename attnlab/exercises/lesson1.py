@@ -158,7 +158,6 @@ dot = Exercise(
     ],
     id="1.1",
     attr="dot",
-    answer="dot",
     points=1,
     grade_id="check-lesson1-dot",
 )
@@ -255,7 +254,6 @@ score_matrix = Exercise(
     ],
     id="1.2",
     attr="score_matrix",
-    answer="score_matrix",
     points=2,
     grade_id="check-lesson1-score-matrix",
 )
@@ -335,7 +333,6 @@ score_shape = Exercise(
     ],
     id="1.3",
     attr="score_shape",
-    answer="score_shape",
     points=1,
     grade_id="check-lesson1-score-shape",
 )
@@ -399,7 +396,6 @@ orthogonal_query = Exercise(
     ],
     id="1.4",
     attr="orthogonal_query",
-    answer="orthogonal_query",
     points=1,
     grade_id="check-lesson1-orthogonal-query",
 )

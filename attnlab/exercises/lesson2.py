@@ -198,9 +198,7 @@ dot_product_variance = Exercise(
     ],
     id="2.1",
     attr="dot_product_variance",
-    answer="dot_product_variance",
     points=1,
-    grade_id="check-dot-product-variance",
 )
 
 
@@ -283,9 +281,7 @@ unit_variance_scale = Exercise(
     ],
     id="2.2",
     attr="unit_variance_scale",
-    answer="unit_variance_scale",
     points=1,
-    grade_id="check-unit-variance-scale",
 )
 
 
@@ -426,7 +422,5 @@ collapsed_rows = Exercise(
     ],
     id="2.3",
     attr="collapsed_rows",
-    answer="collapsed_rows",
     points=1,
-    grade_id="check-collapsed-rows",
 )

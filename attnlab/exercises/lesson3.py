@@ -439,9 +439,7 @@ softmax_row = Exercise(
     forbidden=FORBIDDEN,
     id="3.1",
     attr="softmax_row",
-    answer="softmax_row",
     points=1,
-    grade_id="check-softmax-row",
 )
 
 
@@ -489,9 +487,7 @@ stable_softmax = Exercise(
     forbidden=FORBIDDEN,
     id="3.2",
     attr="stable_softmax",
-    answer="stable_softmax",
     points=2,
-    grade_id="check-stable-softmax",
 )
 
 

@@ -261,9 +261,7 @@ row_entropy = Exercise(
     ),
     id="4.1",
     attr="row_entropy",
-    answer="row_entropy",
     points=2,
-    grade_id="check-row-entropy",
 )
 
 
@@ -553,9 +551,7 @@ name_the_patterns = QUESTIONS.exercise(
     ],
     id="4.2",
     attr="name_the_patterns",
-    answer="name_the_patterns",
     points=1,
-    grade_id="check-name-the-patterns",
 )
 
 
@@ -839,7 +835,5 @@ hub_key = Exercise(
     forbidden=("attnlab.patterns.column_mass", "attnlab.patterns.strongest_links", "patterns"),
     id="4.3",
     attr="hub_key",
-    answer="hub_key",
     points=1,
-    grade_id="check-hub-key",
 )

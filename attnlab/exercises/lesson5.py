@@ -433,9 +433,7 @@ mix_one = Exercise(
     forbidden=("attnlab.mixing",),
     id="5.1",
     attr="mix_one",
-    answer="mix_one",
     points=1,
-    grade_id="check-mix-one",
 )
 
 
@@ -696,9 +694,7 @@ attention_output = Exercise(
     forbidden=("attnlab.mixing",),
     id="5.2",
     attr="attention_output",
-    answer="attention_output",
     points=1,
-    grade_id="check-attention-output",
 )
 
 
@@ -944,7 +940,5 @@ output_box = Exercise(
     forbidden=("attnlab.mixing",),
     id="5.3",
     attr="output_box",
-    answer="output_box",
     points=1,
-    grade_id="check-output-box",
 )

@@ -268,9 +268,7 @@ attention_shapes = Exercise(
     ],
     id="6.1",
     attr="attention_shapes",
-    answer="attention_shapes",
     points=1,
-    grade_id="check-attention-shapes",
 )
 
 
@@ -403,7 +401,6 @@ causal_mask_from_scratch = Exercise(
     attr="causal_mask_from_scratch",
     answer="causal",
     points=1,
-    grade_id="check-causal",
 )
 
 
@@ -661,7 +658,5 @@ masked_softmax = Exercise(
     forbidden=SOFTMAX_LIBRARY,
     id="6.3",
     attr="masked_softmax",
-    answer="masked_softmax",
     points=2,
-    grade_id="check-masked-softmax",
 )

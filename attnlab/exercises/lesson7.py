@@ -471,18 +471,14 @@ quiz_a = QUESTIONS_A.exercise(
     _QUIZ_HINTS,
     id="7.1",
     attr="quiz_a",
-    answer="quiz_a",
     points=11,
-    grade_id="check-quiz-a",
 )
 quiz_b = QUESTIONS_B.exercise(
     "Exercise 7.2 (quiz B: heatmaps, values, shapes and masks)",
     _QUIZ_HINTS,
     id="7.2",
     attr="quiz_b",
-    answer="quiz_b",
     points=12,
-    grade_id="check-quiz-b",
 )
 
 
@@ -635,7 +631,6 @@ scale_bug = Exercise(
     attr="scale_bug",
     answer="multi_head_attention",
     points=2,
-    grade_id="check-multi-head-attention",
 )
 
 
@@ -808,7 +803,6 @@ mask_bug = Exercise(
     attr="mask_bug",
     answer="causal_attention",
     points=2,
-    grade_id="check-causal-attention",
 )
 
 
@@ -948,7 +942,6 @@ shift_bug = Exercise(
     attr="shift_bug",
     answer="stable_attention",
     points=2,
-    grade_id="check-stable-attention",
 )
 
 
@@ -1082,5 +1075,4 @@ expose_bug = Exercise(
     attr="expose_bug",
     answer="exposing_input",
     points=2,
-    grade_id="check-exposing-input",
 )

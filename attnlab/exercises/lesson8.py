@@ -82,7 +82,7 @@ from attnlab.exercises.kit.calling import call_watching
 from attnlab.exercises.kit.cases import Cases
 from attnlab.exercises.kit.display import one_line, short, warned
 from attnlab.exercises.kit.exercise import Exercise
-from attnlab.exercises.kit.judging import quietly
+from attnlab.exercises.kit.judging import as_numbers, quietly
 from attnlab.exercises.kit.outcomes import Wrong
 from attnlab.exercises.kit.precision import judging_tolerance
 from attnlab.online import fold_block, online_softmax_update
@@ -226,7 +226,6 @@ scores_memory = Exercise(
     attr="scores_memory",
     answer="scores_bytes",
     points=1,
-    grade_id="check-scores-bytes",
 )
 
 
@@ -240,13 +239,7 @@ def _as_results(got, names, shapes, what) -> list[np.ndarray]:
         )
     results = []
     for name, value, shape in zip(names, got, shapes, strict=True):
-        try:
-            array = np.asarray(value, dtype=float)
-        except (TypeError, ValueError):
-            raise Wrong(
-                f"{what.rstrip(':')}: {name} should be an array of numbers of shape {shape}; got "
-                f"{one_line(value)}."
-            ) from None
+        array = as_numbers(value, f"{what.rstrip(':')}: {name}", shape)
         if array.shape != shape:
             keep = (
                 " (did you keep the reduced axis, keepdims=True?)"
@@ -660,9 +653,7 @@ online_update = Exercise(
     forbidden=_LIBRARY_FOLDS,
     id="8.2",
     attr="online_update",
-    answer="online_update",
     points=2,
-    grade_id="check-online-update",
 )
 
 
@@ -848,9 +839,7 @@ attention_step = Exercise(
     forbidden=_LIBRARY_FOLDS,
     id="8.3",
     attr="attention_step",
-    answer="attention_step",
     points=2,
-    grade_id="check-attention-step",
 )
 
 

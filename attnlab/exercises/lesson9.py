@@ -432,7 +432,6 @@ vjp = Exercise(
     attr="vjp",
     answer="softmax_vjp",
     points=2,
-    grade_id="check-softmax-vjp",
 )
 
 
@@ -585,13 +584,7 @@ def _judge_backward(got, case, messages) -> None:
         )
     arrays = []
     for name, value, expected in zip(names, got, case.expected, strict=True):
-        try:
-            array = np.asarray(value, dtype=float)
-        except (TypeError, ValueError):
-            raise Wrong(
-                f"{what}: {name} should be an array of shape {expected.shape}; "
-                f"got {one_line(value)}."
-            ) from None
+        array = as_numbers(value, f"{what}: {name}", expected.shape, kind="an array")
         if array.shape != expected.shape:
             hint = (
                 " (did you use W G instead of Wᵀ G?)"
@@ -663,7 +656,6 @@ backward_step = Exercise(
     attr="backward_step",
     answer="attention_grads",
     points=3,
-    grade_id="check-attention-grads",
 )
 
 
@@ -750,5 +742,4 @@ reads = Exercise(
     attr="reads",
     answer="tokens_read",
     points=1,
-    grade_id="check-tokens-read",
 )

@@ -75,6 +75,13 @@ SCORE_RANGE = (-5.0, 5.0)
 #: One colour per value (A, B, C), on the plane and on the weight bars.
 COLOURS = (PALETTE["blue"], PALETTE["green"], PALETTE["vermillion"])
 OUTPUT_COLOUR = "black"
+#: The output's marker, a ring, on the plane and (smaller) in its legend.
+OUTPUT_RING = {
+    "linestyle": "none",
+    "marker": "o",
+    "markerfacecolor": "white",
+    "markeredgecolor": OUTPUT_COLOUR,
+}
 SHOWN = 5e-4  # a weight below this prints as 0.000
 _LOW, _HIGH = EXAMPLE.values.min(axis=0) - 0.5, EXAMPLE.values.max(axis=0) + 0.5  # (2,) each
 _SIDE = float(np.max(_HIGH - _LOW))  # a square window around the values, room for the labels
@@ -275,26 +282,15 @@ class MixtureExplorer(Explorer):
         for step in steps:
             plane_ax.add_patch(step)
         (output,) = plane_ax.plot(
-            [0.0],
-            [0.0],
-            linestyle="none",
-            marker="o",
-            markersize=9,
-            markerfacecolor="white",
-            markeredgecolor=OUTPUT_COLOUR,
-            markeredgewidth=2.2,
-            zorder=5,
+            [0.0], [0.0], **OUTPUT_RING, markersize=9, markeredgewidth=2.2, zorder=5
         )
         plane_ax.legend(
             handles=[
                 Line2D(
                     [],
                     [],
-                    linestyle="none",
-                    marker="o",
+                    **OUTPUT_RING,
                     markersize=7,
-                    markerfacecolor="white",
-                    markeredgecolor=OUTPUT_COLOUR,
                     markeredgewidth=1.8,
                     label=r"output $\Sigma_j\, w_j v_j$",
                 ),

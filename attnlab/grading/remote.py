@@ -73,24 +73,11 @@ def _copy_back(original, changed) -> None:
         original.update(changed)
 
 
-#: Environment variables the grading kernel keeps (numerics and locale); everything else,
-#: the course's paths to its sources and answer keys included, stays out of its reach.
-KEPT_VARIABLES = (
-    "PATH",
-    "LANG",
-    "LC_ALL",
-    "LC_CTYPE",
-    "TZ",
-    "PYTHONPATH",
-    "VIRTUAL_ENV",
-    "SYSTEMROOT",
-    "TMPDIR",
-    "OMP_NUM_THREADS",
-    "OPENBLAS_NUM_THREADS",
-    "OPENBLAS_CORETYPE",
-    "OPENBLAS_L2_SIZE",
-    "MKL_NUM_THREADS",
-)
+#: Environment variables the grading kernel keeps: the sandbox's (numerics and locale), and,
+#: for a kernel run without the sandbox, the temporary folder and Windows' system root (the
+#: sandbox has its own ``/tmp``); everything else, the course's paths to its sources and answer
+#: keys included, stays out of its reach.
+KEPT_VARIABLES = (*sandbox.KEPT_VARIABLES, "SYSTEMROOT", "TMPDIR")
 
 
 def kernel_environment(home: Path) -> dict[str, str]:

@@ -73,15 +73,17 @@ class Exercise:
     id : str, optional
         Where the exercise sits in the course, ``"<lesson>.<n>"`` (``"3.3"``): given, the
         exercise adds itself to :data:`~attnlab.exercises.kit.exercise_map.EXERCISES`, and
-        ``attr``, ``answer``, ``points`` and ``grade_id`` must be given too.
+        ``attr`` and ``points`` must be given too.
     attr : str, optional
         Its name in its lesson's module: the grade cell calls ``lesson<N>.<attr>.check``.
     answer : str, optional
-        The function the grade cell passes to the check (defined by the answer cell).
+        The function the grade cell passes to the check (defined by the answer cell);
+        ``attr`` when not given.
     points : int, optional
         What the grade cell is worth (its nbgrader ``points``).
     grade_id : str, optional
-        The grade cell's nbgrader ``grade_id``.
+        The grade cell's nbgrader ``grade_id``; when not given, ``"check-"`` and ``answer``
+        with dashes for underscores (``"check-softmax-row"`` for ``softmax_row``).
 
     Examples
     --------
@@ -118,11 +120,11 @@ class Exercise:
         self.declared_forbidden = tuple(forbidden)
         self._derived: tuple | None = None
         self._hints_shown = 0
-        self.id, self.attr, self.answer = id, attr, answer
-        self.points, self.grade_id = points, grade_id
+        self.id, self.attr, self.answer = id, attr, answer or attr
+        self.points, self.grade_id = points, grade_id or _grade_id(self.answer)
         if id is not None:
-            if None in (attr, answer, points, grade_id):
-                raise TypeError(f"exercise {id} needs attr, answer, points and grade_id as well")
+            if None in (attr, points):
+                raise TypeError(f"exercise {id} needs attr and points as well")
             EXERCISES.add(self)
 
     @property
@@ -304,6 +306,12 @@ class Exercise:
             "(Shift+Enter). Keep that cell: grading reads your answer from it.\n\n"
             f"```python\n{body}\n```"
         )
+
+
+def _grade_id(answer: str | None) -> str | None:
+    """The grade cell's usual ``grade_id``: ``"check-attention-output"`` for
+    ``attention_output`` (None without an answer)."""
+    return None if answer is None else "check-" + answer.replace("_", "-")
 
 
 #: The first "not yet right" says where the hints are: the help panel under the check.

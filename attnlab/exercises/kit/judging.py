@@ -44,20 +44,22 @@ def as_number(value) -> float | None:
         return None
 
 
-def as_numbers(got, what: str, shape) -> np.ndarray:
-    """``got`` as a float array, or :class:`Wrong` saying it should be numbers of ``shape``.
+def as_numbers(got, what: str, shape, kind: str = "an array of numbers") -> np.ndarray:
+    """``got`` as a float array, or :class:`Wrong` saying it should be ``kind`` of ``shape``.
 
     Examples
     --------
     >>> as_numbers([1, 2], "out", (2,))
     array([1., 2.])
+    >>> as_numbers("a", "dq", (2,), kind="an array")
+    Traceback (most recent call last):
+    ...
+    attnlab.exercises.kit.outcomes.Wrong: dq should be an array of shape (2,); got 'a'.
     """
     try:
         return np.asarray(got, dtype=float)
     except (TypeError, ValueError):
-        raise Wrong(
-            f"{what} should be an array of numbers of shape {shape}; got {one_line(got)}."
-        ) from None
+        raise Wrong(f"{what} should be {kind} of shape {shape}; got {one_line(got)}.") from None
 
 
 def same_values(got, wrong, rtol: float = 1e-6, atol: float = 1e-9) -> bool:
