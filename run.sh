@@ -219,6 +219,12 @@ case "${1:-}" in
         # compiled the package again and pytest rewrote every test module's asserts again
         # (collecting the fast tests: 16.6 s of CPU without caches, 10.3 s with them).
         unset PYTHONDONTWRITEBYTECODE
+        # One BLAS thread per process: a test run keeps both cores busy with processes of its
+        # own (two xdist workers, two lanes, the kernels they start), and OpenBLAS's threads
+        # spin while they wait for a core. Under that load lesson 8 ran in 44 s with OpenBLAS's
+        # threads and 22 s without (7 s on an idle machine either way); its n = 4096 cell
+        # 28 s and 4.6 s. Learners' kernels keep OpenBLAS's default.
+        export OPENBLAS_NUM_THREADS=1
         run_tests "$all" "$@"
         ;;
     bench)

@@ -42,6 +42,21 @@ def get(url: str) -> tuple[int, str]:
         return response.status, response.read().decode("utf-8", errors="replace")
 
 
+def get_while_running(server: subprocess.Popen, log: Path, url: str) -> tuple[int, str]:
+    """:func:`get`, asked again while the connection is refused and the server still runs (a
+    fresh-clone CI once had it refused right after the URL was printed, on a loaded machine);
+    a server that exited fails with the end of its log."""
+    for _ in range(30):
+        try:
+            return get(url)
+        except urllib.error.URLError as exc:
+            if not isinstance(exc.reason, ConnectionRefusedError):
+                raise
+            assert server.poll() is None, f"the server exited:\n{log.read_text()[-3000:]}"
+            time.sleep(1)
+    raise AssertionError(f"connection refused for 30 s:\n{log.read_text()[-3000:]}")
+
+
 def wait_for_printed_url(server: subprocess.Popen, log: Path) -> str:
     """The first URL with a token the server prints (as a learner would copy it)."""
     for _ in range(240):
@@ -274,7 +289,7 @@ def test_run_sh_lab_serves_notebook_7_and_formula_fonts(tmp_path):
         url = wait_for_printed_url(server, log)
         token = urllib.parse.parse_qs(urllib.parse.urlsplit(url).query)["token"][0]
         base = f"http://127.0.0.1:{port}"
-        status, page = get(f"{base}/tree?token={token}")
+        status, page = get_while_running(server, log, f"{base}/tree?token={token}")
         assert status == 200 and "Jupyter Notebook" in page, page[:500]
         pages = [
             f"{base}/lab/tree/{FORMULA_LESSON}?token={token}",

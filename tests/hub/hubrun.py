@@ -106,6 +106,8 @@ c.Spawner.default_url = "/lab"
 # The course's server settings (kernel websockets without Nagle's delay), which a regular
 # pip install puts into the environment's etc/jupyter; the editable install here does not.
 c.Spawner.environment = {{"JUPYTER_CONFIG_PATH": {jupyter_config!r}}}
+# The test run's BLAS threads (run.sh: one per process, the machine's cores are all in use).
+c.Spawner.env_keep.append("OPENBLAS_NUM_THREADS")
 """
 
 # The test's service (its token drives the REST APIs), added where the chart adds hub.services.
