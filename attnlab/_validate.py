@@ -148,14 +148,7 @@ def normalize_axis(axis, shape: tuple, name: str, *, nonempty: bool = True) -> i
     ...
     ValueError: axis 2 is out of range for x with shape (2, 3) (2 dimensions)
     """
-    if isinstance(axis, bool | np.bool_):
-        raise ValueError(f"axis must be an int, got {axis!r}")
-    try:
-        ax = operator.index(axis)
-    except TypeError:
-        raise ValueError(
-            f"axis must be a single int, got {axis!r} (type {type(axis).__name__})"
-        ) from None
+    ax = _whole(axis, "axis must be a single int")
     ndim = len(shape)
     if not -ndim <= ax < ndim:
         raise ValueError(
@@ -194,6 +187,18 @@ def positive_finite(value, name: str) -> float:
     return value
 
 
+def _whole(value, rule: str) -> int:
+    """``value`` as a Python int (a Python or numpy integer, not a bool or a float), or a
+    ValueError that starts with ``rule`` ("n_q must be a positive int") and names the value
+    and its type."""
+    if isinstance(value, bool | np.bool_):
+        raise ValueError(f"{rule}, got {value!r}")
+    try:
+        return operator.index(value)
+    except TypeError:
+        raise ValueError(f"{rule}, got {value!r} (type {type(value).__name__})") from None
+
+
 def positive_int(value, name: str) -> int:
     """Check that ``value`` is an integer >= 1 (Python or numpy int, not bool or float).
 
@@ -204,14 +209,7 @@ def positive_int(value, name: str) -> int:
     ...
     ValueError: n_q must be a positive int, got 2.0 (type float)
     """
-    if isinstance(value, bool | np.bool_):
-        raise ValueError(f"{name} must be a positive int, got {value!r}")
-    try:
-        n = operator.index(value)
-    except TypeError:
-        raise ValueError(
-            f"{name} must be a positive int, got {value!r} (type {type(value).__name__})"
-        ) from None
+    n = _whole(value, f"{name} must be a positive int")
     if n < 1:
         raise ValueError(f"{name} must be a positive int (>= 1), got {n}")
     return n
