@@ -164,7 +164,8 @@ class Attack:
     hole : str
         Why the attack currently succeeds (empty when grading already stops it).
     sometimes : bool
-        The hole wins on some of the inputs drawn at grading time only (a non-strict xfail).
+        The hole wins only sometimes (a non-strict xfail): on some of the inputs drawn at
+        grading time, or only when its call ends inside its time limit on a busy machine.
     alone : bool
         Grade it in a submission of its own (it changes more than its own exercise).
     """
@@ -176,7 +177,7 @@ class Attack:
     targets: tuple = ()
     blank: tuple = ()
     hole: str = ""
-    sometimes: bool = False  #: the hole wins on some of the inputs drawn at grading time only
+    sometimes: bool = False  #: the hole wins on some inputs, or on a quiet enough machine only
     alone: bool = False
     group: str = field(default="", compare=False)
     extra: tuple = ()  #: (grade_id, code) of more answer cells the attack writes
@@ -735,6 +736,10 @@ def softmax_vjp(w, g):
         hole="the softmax Jacobian is symmetric, so one complex-step derivative of the forward "
         "softmax along g is J g = Jᵀ g: one forward pass, exact to rounding, so neither cost "
         "nor accuracy tells it from the formula",
+        # It won 30 of 30 salted checks on a quiet machine; in a fresh-clone CI (load about
+        # 10 on two cores) its complex pass over 200,000 weights was once stopped at the time
+        # limit and it scored 0, so the hole cannot be a strict xfail.
+        sometimes=True,
     ),
     # (the bug hunts 7.3-7.5 are graded on mending the given code: the library's whole
     # attention handed back earns nothing, see the attacks at the end of this table)
