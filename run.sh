@@ -136,29 +136,31 @@ nbval_source() {
     stage "nbval: source, solved" env ATTNLAB_REQUIRE_CORRECT=1 \
         pytest -p no:cacheprovider --nbval-lax source/
 }
-# Grading, its limits, the exchange and any other slow test outside the servers' lane, in one
-# pytest run on three workers (pytest-xdist): most of it waits on kernels, sandboxes and time
-# limits (324 s of CPU in 1332 s of wall when it ran on one), so submissions are graded side by
-# side by file: each test file stays in one worker (--dist loadfile), so a module's graded
-# class, course or lessons are graded once. (--dist loadgroup with xdist_group marks did not
-# group here, pytest 9.2 and xdist 3.8.0: every worker graded every lesson.)
+# Grading, its limits, the exchange, the JupyterHub class, the Binder install and any other
+# slow test outside the browser suite, in one pytest run on three workers (pytest-xdist): most
+# of it waits on kernels, sandboxes, servers and time limits. Each test file stays in one
+# worker (--dist loadfile), so a module's graded class, course or hub is set up once, and the
+# longest files go first (tests/conftest.py's LONGEST_FIRST; --no-loadscope-reorder, since
+# xdist would order the files by their number of tests): graded use and the attack suite
+# (about 1100 s each in CI) start at once on two workers, the rest fills the third. (The hub
+# class and the Binder install ran after the browser suite in its lane, 308 + 125 s when the
+# other lane had finished. --dist loadgroup with xdist_group marks did not group here, pytest
+# 9.2 and xdist 3.8.0: every worker graded every lesson.)
 grading_tests() {
-    stage "slow: grading, limits, exchange, rest" pytest -n 3 --dist loadfile \
-        -m "slow or browser" "${DURATIONS[@]}" \
-        --ignore tests/hub --ignore tests/browser --ignore tests/test_binder.py
+    stage "slow: grading, hub, Binder, exchange, rest" pytest -n 3 --dist loadfile \
+        --no-loadscope-reorder -m "slow or browser" "${DURATIONS[@]}" --ignore tests/browser
 }
-binder_test() { stage "slow: Binder from nothing" pytest -m slow "${DURATIONS[@]}" tests/test_binder.py; }
-hub_tests() { stage "slow: JupyterHub class" pytest -m slow "${DURATIONS[@]}" tests/hub; }
 browser_tests() {  # $1: a shard, k/n (whole lessons each; tests/browser/conftest.py), or ""
     stage "browser (Chromium)${1:+ $1}" env ATTNLAB_BROWSER=1 ATTNLAB_BROWSER_SHARD="$1" \
         pytest -m browser "${DURATIONS[@]}" tests/browser
 }
-# What waits most (servers, browsers, pip) runs in a background lane beside what computes.
-# Two lanes, not three, and one browser process: the machine's two cores are the limit. With
-# the browser suite in two shards in two more lanes (ATTNLAB_BROWSER_SHARD), each shard took as
-# long as the whole suite (1169 and 1175 s, against 1132 s), its CPU went from 373 to 620 s,
-# and the fast tests took 1558 s (418 s beside one browser lane).
-servers_and_browsers() { browser_tests ""; hub_tests; binder_test; }
+# The browser suite (waits most: a server, Chromium, lesson after lesson) runs in a background
+# lane beside what computes. Two lanes, not three, and one browser process: the machine's two
+# cores are the limit. With the browser suite in two shards in two more lanes
+# (ATTNLAB_BROWSER_SHARD), each shard took as long as the whole suite (1169 and 1175 s,
+# against 1132 s), its CPU went from 373 to 620 s, and the fast tests took 1558 s (418 s
+# beside one browser lane).
+browser_lane() { browser_tests ""; }
 computing_lane() {
     fast_tests "$@"; nbval_learner; nbval_source; grading_tests
 }
@@ -168,7 +170,7 @@ run_tests() {  # $1: 1 for every test, 0 for the fast loop; the rest go to pytes
     DURATIONS=(--durations=40 --durations-min=1)
     stage "lint (ruff)" bash -c 'ruff check . && ruff format --check .'
     if [[ "$all" == 1 ]]; then
-        lane servers servers_and_browsers
+        lane browsers browser_lane
         lane main computing_lane "$@"
     else
         fast_tests "$@"

@@ -13,3 +13,23 @@ def learner_mode(monkeypatch):
     """
     monkeypatch.delenv("ATTNLAB_REQUIRE_CORRECT", raising=False)
     monkeypatch.delenv("NBGRADER_EXECUTION", raising=False)
+
+
+#: The slow test files that take longest, longest first (seconds in a fresh-clone CI, beside
+#: the browser suite): graded use (1099) and the attack suite (about 1100), the class with a
+#: hanging, forking and flooding student (290), the JupyterHub class (308 for the hub tests)
+#: and the exchange (220). ``./run.sh test --all`` runs them on three xdist workers, a file
+#: per worker, in collection order (``--no-loadscope-reorder``): the longest start first.
+LONGEST_FIRST = (
+    "tests/test_graded_use.py",
+    "tests/test_grading_attacks.py",
+    "tests/test_grading_limits.py",
+    "tests/hub/test_class_on_hub.py",
+    "tests/test_exchange_flow.py",
+)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Collect :data:`LONGEST_FIRST`'s files first, in that order; the rest keep theirs."""
+    rank = {path: n for n, path in enumerate(LONGEST_FIRST)}
+    items.sort(key=lambda item: rank.get(item.nodeid.split("::")[0], len(rank)))

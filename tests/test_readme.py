@@ -66,7 +66,7 @@ def test_every_stage_the_lanes_run_is_defined_in_run_sh():
     text = (ROOT / "run.sh").read_text(encoding="utf-8")
     defined = set(re.findall(r"^(\w+)\(\) \{", text, flags=re.MULTILINE))
     called = set()
-    for lane in ("servers_and_browsers", "computing_lane"):
+    for lane in ("browser_lane", "computing_lane"):
         body = re.search(rf"^{lane}\(\) \{{(.*?)\}}\s*$", text, flags=re.MULTILINE | re.DOTALL)
         assert body, f"run.sh defines no {lane}"
         for command in re.split(r"[;\n]", body.group(1)):
