@@ -9,6 +9,7 @@ the same objects.
 
 from __future__ import annotations
 
+import functools
 import importlib
 import sys
 import types
@@ -125,10 +126,7 @@ def _users(graph, public) -> dict:
     return users
 
 
-#: The last call graph :func:`_call_graph` built, with the functions it was built for.
-_GRAPH: list = [(), None]
-
-
+@functools.lru_cache(maxsize=1)
 def _call_graph(functions: tuple) -> tuple[dict, dict, dict]:
     """(callees, public, users) of the course ``functions``: which course functions each
     names, whether each is public (:func:`is_public`), and :func:`_users`.
@@ -137,12 +135,10 @@ def _call_graph(functions: tuple) -> tuple[dict, dict, dict]:
     asks, 0.05 to 0.2 s each time); a module whose functions were rebound gives another tuple
     and a new graph.
     """
-    if _GRAPH[0] != functions:
-        known = set(functions)
-        graph = {f: [g for g in _callees(f) if g in known] for f in functions}
-        public = {f: is_public(f) for f in functions}
-        _GRAPH[:] = [functions, (graph, public, _users(graph, public))]
-    return _GRAPH[1]
+    known = set(functions)
+    graph = {f: [g for g in _callees(f) if g in known] for f in functions}
+    public = {f: is_public(f) for f in functions}
+    return graph, public, _users(graph, public)
 
 
 def reaching_codes(codes) -> dict:
@@ -161,21 +157,14 @@ def reaching_codes(codes) -> dict:
 
     functions = tuple(_course_functions())
     exported = tuple(getattr(attnlab, name) for name in attnlab.__all__)
-    key = (frozenset(codes), functions, exported)
-    if key not in _REACHED:
-        if len(_REACHED) > 256:
-            _REACHED.clear()
-        _REACHED[key] = _reaching(codes, functions, set(exported))
-    return dict(_REACHED[key])
+    return dict(_reaching(frozenset(codes), functions, exported))
 
 
-#: :func:`reaching_codes`' answers, by the codes asked for and the course functions it read.
-_REACHED: dict = {}
-
-
-def _reaching(codes, functions, exported) -> dict:
+@functools.lru_cache(maxsize=256)
+def _reaching(codes: frozenset, functions: tuple, exported: tuple) -> dict:
     """:func:`reaching_codes` worked out for the course ``functions`` and ``attnlab``'s
-    ``exported`` functions."""
+    ``exported`` functions (kept by those three: the callers get a copy)."""
+    exported = set(exported)
     graph, public, users = _call_graph(functions)
     targets = {f for f in functions if f.__code__ in codes}
     todo = list(targets)
