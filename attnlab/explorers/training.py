@@ -176,10 +176,8 @@ def training_state(step: int, d_k: int, exponent: float) -> TrainingState:
     ----------
     step : int
         One of the run's snapshot steps, 0, 10, …, :data:`attnlab.training.STEPS`.
-    d_k : int
-        One of :data:`D_K_VALUES`.
-    exponent : float
-        0.5 (divide by √d_k) or 0.0 (no scaling).
+    d_k, exponent
+        As in :func:`training_run`.
 
     Returns
     -------
