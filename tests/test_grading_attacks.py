@@ -163,9 +163,6 @@ class Attack:
         Solution cells left as the stub in this submission (must earn 0 too).
     hole : str
         Why the attack currently succeeds (empty when grading already stops it).
-    sometimes : bool
-        The hole wins only sometimes (a non-strict xfail): on some of the inputs drawn at
-        grading time, or only when its call ends inside its time limit on a busy machine.
     alone : bool
         Grade it in a submission of its own (it changes more than its own exercise).
     """
@@ -177,7 +174,6 @@ class Attack:
     targets: tuple = ()
     blank: tuple = ()
     hole: str = ""
-    sometimes: bool = False  #: the hole wins on some inputs, or on a quiet enough machine only
     alone: bool = False
     group: str = field(default="", compare=False)
     extra: tuple = ()  #: (grade_id, code) of more answer cells the attack writes
@@ -714,33 +710,6 @@ def attention_grads(q, k, v, g):
     return tuple(grads)
 """,
         # stopped by the cost of a backward pass: 98,304 entries of q, k, v on the long case
-    ),
-    Attack(
-        "9.1-one-complex-step-along-g",
-        "09-watch-a-head-learn",
-        "softmax-vjp",
-        """
-import numpy as np
-
-
-def softmax_vjp(w, g):
-    w = np.asarray(w, dtype=float)
-    g = np.asarray(g, dtype=float)
-    with np.errstate(divide="ignore"):
-        s = np.log(w).astype(complex)
-    h = 1e-30
-    x = s + 1j * h * g
-    e = np.exp(x - x.real.max(axis=-1, keepdims=True))
-    return (e / e.sum(axis=-1, keepdims=True)).imag / h
-""",
-        hole="the softmax Jacobian is symmetric, so one complex-step derivative of the forward "
-        "softmax along g is J g = Jᵀ g: one forward pass, exact to rounding, so neither cost "
-        "nor accuracy tells it from the formula",
-        # It won 30 of 30 salted checks on a quiet machine; in a fresh-clone CI (load about
-        # 10 on two cores) it scored 0 once, where the one judgement that depends on the
-        # machine is the time limit on its complex pass over 200,000 weights (the feedback was
-        # not kept), so the hole cannot be a strict xfail.
-        sometimes=True,
     ),
     # (the bug hunts 7.3-7.5 are graded on mending the given code: the library's whole
     # attention handed back earns nothing, see the attacks at the end of this table)
@@ -1403,8 +1372,7 @@ def graded(course):
 
 
 def _param(attack: Attack):
-    strict = not attack.sometimes  # a hole that wins only sometimes cannot be a strict xfail
-    marks = [pytest.mark.xfail(strict=strict, reason=f"hole: {attack.hole}")] if attack.hole else []
+    marks = [pytest.mark.xfail(strict=True, reason=f"hole: {attack.hole}")] if attack.hole else []
     return pytest.param(attack, id=f"{attack.lesson[:2]}-{attack.name}", marks=marks)
 
 
@@ -1476,6 +1444,29 @@ RIGHT_WORK = [
             + w.replace('"A2": 1 / np.sqrt(4)', '"A2": fractions.Fraction(1, 2)').replace(
                 "return answers", "return collections.OrderedDict(answers)"
             )
+        ),
+    ),
+    RightWork(
+        # Jᵀ g as J g, the derivative of softmax along g, in one complex step: right because
+        # the softmax Jacobian is symmetric, one forward pass, and the lesson says it counts
+        # (it was a hole of the attack table until the lesson said so, 2026-12-06).
+        "one-complex-step-along-g",
+        "09-watch-a-head-learn",
+        "softmax-vjp",
+        lambda w: (
+            "import numpy as np\n"
+            "\n"
+            "\n"
+            "def softmax_vjp(w, g):\n"
+            '    """dL/ds from the softmax weights w and g = dL/dw, both (..., n)."""\n'
+            "    w = np.asarray(w, dtype=float)\n"
+            "    g = np.asarray(g, dtype=float)\n"
+            '    with np.errstate(divide="ignore"):\n'
+            "        s = np.log(w).astype(complex)\n"
+            "    h = 1e-30\n"
+            "    x = s + 1j * h * g\n"
+            "    e = np.exp(x - x.real.max(axis=-1, keepdims=True))\n"
+            "    return (e / e.sum(axis=-1, keepdims=True)).imag / h\n"
         ),
     ),
     RightWork(

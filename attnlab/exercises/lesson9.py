@@ -18,10 +18,13 @@
 forward pass, so each call is held to :func:`time_limit`: :data:`FORWARD_PASSES` times the
 course's own forward pass on the same inputs, timed just before (never less than
 :data:`FLOOR_SECONDS`, never more than grading's per-call limit). Differencing a forward pass
-(central or one-sided finite differences, complex-step differences, exact as they are) costs
-one or two forward passes per input, :data:`LONG_ROW` of them for the long row and 3 n d for
-the long attention, thousands of times the limit; it is stopped there, in the learner's check
-as in grading, whatever its accuracy. The Jacobian of the long row (or a vectorised difference,
+input by input (central or one-sided finite differences, complex-step differences, exact as
+they are) costs one or two forward passes per input, :data:`LONG_ROW` of them for the long row
+and 3 n d for the long attention, thousands of times the limit; it is stopped there, in the
+learner's check as in grading, whatever its accuracy. One derivative of the forward softmax
+*along* ``g`` (a single complex step) is accepted in 9.1, and the lesson says so: the softmax
+Jacobian is symmetric, so that derivative, ``J g``, is the VJP ``Jᵀ g``, in one forward pass
+and exact to rounding; 9.2's Jacobians are not symmetric. The Jacobian of the long row (or a vectorised difference,
 one perturbed copy of the row per score) would take ``LONG_ROW ** 2`` numbers: numpy's
 ``MemoryError`` is named as such.
 
