@@ -24,9 +24,9 @@ and 3 n d for the long attention, thousands of times the limit; it is stopped th
 learner's check as in grading, whatever its accuracy. One derivative of the forward softmax
 *along* ``g`` (a single complex step) is accepted in 9.1, and the lesson says so: the softmax
 Jacobian is symmetric, so that derivative, ``J g``, is the VJP ``Jᵀ g``, in one forward pass
-and exact to rounding; 9.2's Jacobians are not symmetric. The Jacobian of the long row (or a vectorised difference,
-one perturbed copy of the row per score) would take ``LONG_ROW ** 2`` numbers: numpy's
-``MemoryError`` is named as such.
+and exact to rounding; 9.2's Jacobians are not symmetric. The Jacobian of the long row (or a
+vectorised difference, one perturbed copy of the row per score) would take ``LONG_ROW ** 2``
+numbers: numpy's ``MemoryError`` is named as such.
 
 Known mistakes are named from what the answer returns (or how long it takes, or how much
 memory it asks for): differences instead of a backward pass, an n × n Jacobian on the long
