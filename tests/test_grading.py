@@ -461,3 +461,21 @@ def test_an_unsandboxed_execute_kernel_is_not_told_where_the_keys_are(monkeypatc
     ]
     nb, _ = LimitedExecute(timeout=60).preprocess(nb, {})
     assert nb.cells[0].outputs[0]["text"].strip() == "['ATTNLAB_PROBE_KEPT']", nb.cells[0].outputs
+
+
+def test_only_a_lesson_whose_check_measures_memory_traces_its_answer_cells():
+    """Grading counts what answer cells allocate and keep (``tracemalloc`` in the grading
+    kernel, from the first answer cell on) only where a check measures memory: the tracing
+    slows every later cell many times over. Lesson 9 was traced because its checks time their
+    calls, and was graded in 30 s instead of 3.4 s (quiet machine), its timed calls running
+    traced against an untraced forward pass."""
+    from attnlab.grading.grade import counts_held_memory
+
+    traced = {
+        path.parent.name
+        for path in sorted(source_folder().glob("*/*.ipynb"))
+        if counts_held_memory(json.loads(path.read_text(encoding="utf-8")))
+    }
+    assert traced == {"08-cost-of-attention"}
+    measuring = [key for key, e in EXERCISES.items() if getattr(e.checker, "measures_memory", 0)]
+    assert measuring == ["8.4"], measuring

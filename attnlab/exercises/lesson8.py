@@ -1452,6 +1452,7 @@ tiled_loop = Exercise(
         inputs=lambda c: (c.q, c.k, c.v, c.block, c.causal),
         what=_loop_what,
         call=_peak_of,
+        measures_memory=True,
     ),  # the judge also gets the bytes each call allocated
     hints=[
         "Two loops: the outer one over query blocks, the inner one over key blocks. Each "

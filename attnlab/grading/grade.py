@@ -90,6 +90,19 @@ def _forbidden_of(source_nb) -> dict[str, tuple]:
     return {exercise.answer: exercise.forbidden for exercise in _checked_exercises(source_nb)}
 
 
+def counts_held_memory(source_nb) -> bool:
+    """Whether a check of this notebook measures memory (8.4), so that what every answer cell
+    allocates and keeps is counted from the first answer cell on (``tracemalloc`` in the
+    grading kernel). Only then: the tracing makes every later cell, the lesson's and the
+    student's, many times slower (lesson 9, traced because its checks time their calls:
+    graded in 30 s instead of 3.4 s, and its timed calls ran traced against an untraced
+    forward pass)."""
+    return any(
+        getattr(exercise.checker, "measures_memory", False)
+        for exercise in _checked_exercises(source_nb)
+    )
+
+
 def answer_cells(source_nb, student_nb) -> dict[str, tuple[str, list[str]]]:
     """grade_id -> (the student's code, why it cannot be graded) for every solution cell.
 
@@ -205,11 +218,7 @@ def grade_notebook(source_nb, student_nb, cwd, config=None) -> list[Result]:
     forbidden = {name for names in _forbidden_of(source_nb).values() for name in names}
     bare = {name for name in forbidden if "." not in name}  # the notebook's own functions
     salt = int.from_bytes(os.urandom(8), "little")  # this grading's cases, unknown before
-    # a lesson whose checks measure memory (8.4): every answer cell's lasting allocations count
-    counted = any(
-        getattr(exercise.checker, "call", None) is not None
-        for exercise in _checked_exercises(source_nb)
-    )
+    counted = counts_held_memory(source_nb)
     with CleanKernel(cwd, **({} if config is None else {"config": config})) as kernel:
         arm(kernel, forbidden)  # the report key and the forbidden functions, before any answer
         for cell in source_nb["cells"]:  # in notebook order, each check where its cell stands

@@ -51,6 +51,11 @@ class Cases:
     with_answer : bool, optional
         Pass the answer itself to the judge as its first argument, ``judge(answer, got, case,
         messages)``, for a diagnosis that tries the answer on other inputs.
+    measures_memory : bool, optional
+        The check judges the memory each call allocates (its ``call`` reports it). Grading
+        then also counts what the answer cells allocate and keep, from the first answer cell
+        on (:func:`attnlab.grading.worker.student_code_begins`); that tracing slows every
+        later cell of the notebook many times over, so only such a check sets it.
 
     Examples
     --------
@@ -74,6 +79,7 @@ class Cases:
     what: object = None
     call: object = None
     with_answer: bool = False
+    measures_memory: bool = False
 
     def __call__(self, answer) -> None:
         call_answer = self.call or call_watching
