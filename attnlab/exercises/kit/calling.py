@@ -4,6 +4,7 @@ watched for forbidden calls and numpy warnings, its failures turned into feedbac
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import copy
 import threading
 import time
@@ -19,6 +20,24 @@ from attnlab.exercises.kit.outcomes import Forbidden, NotAttempted, Wrong
 #: Longest one call of a learner's function may take (seconds), in the learner's check and in
 #: grading (:data:`attnlab.grading.remote.CALL_TIMEOUT` is this number).
 CALL_LIMIT = 20.0
+
+
+#: How long the call being made may run (seconds); see :func:`stop_now`.
+_STOP: contextvars.ContextVar[float] = contextvars.ContextVar("stop", default=CALL_LIMIT)
+
+
+def stop_now() -> float:
+    """How long the call being made may run (seconds): :data:`CALL_LIMIT`, or the shorter
+    limit its check set (``limit`` of :func:`call_watching`). A function timed where it runs
+    (``timed_elsewhere``: grading's :class:`~attnlab.grading.remote.RemoteFunction`) stops
+    the call there after this long, as the learner's check stops it here.
+
+    Examples
+    --------
+    >>> stop_now()
+    20.0
+    """
+    return _STOP.get()
 
 
 def is_stub(answer) -> bool:
@@ -101,6 +120,7 @@ def _call(function, args, kwargs, limit):
     before = copy.deepcopy((args, kwargs))
     began = time.monotonic()
     timed_here = not getattr(function, "timed_elsewhere", False)
+    stopping = _STOP.set(stop)
     try:
         with (
             _stopped_after(stop) if timed_here else contextlib.nullcontext(),
@@ -135,6 +155,8 @@ def _call(function, args, kwargs, limit):
         raise Wrong(
             finished(f"Calling your function with ({shown}) raised {type(exc).__name__}{said}")
         ) from exc
+    finally:
+        _STOP.reset(stopping)
     took = time.monotonic() - began
     if limit is not None and took > limit:
         raise _over(limit, shown)
