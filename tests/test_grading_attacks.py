@@ -1376,12 +1376,18 @@ def _param(attack: Attack):
     return pytest.param(attack, id=f"{attack.lesson[:2]}-{attack.name}", marks=marks)
 
 
+#: The table CI prints at the end of the run (tests/conftest.py's ``table_line``).
+SCORES = "attacks and right work: score given by the grading pipeline, fair score"
+
+
 @pytest.mark.parametrize("attack", [_param(a) for a in ATTACKS])
-def test_an_attack_earns_nothing_for_the_exercises_it_touches(attack, graded):
+def test_an_attack_earns_nothing_for_the_exercises_it_touches(attack, graded, table_line):
     scores = graded(SUBMISSION_OF[attack.name])
     for cell in [*_targets(attack), *attack.blank]:
         points, max_points, feedback = scores[cell]
-        print(f"\n{attack.name} / {cell}: given {points} of {max_points}, fair 0")
+        line = f"{attack.lesson[:2]} {attack.name} / {cell}: given {points:g} of {max_points:g}, fair 0"
+        table_line(SCORES, line)
+        print(f"\n{line}")
         assert max_points > 0
         assert points == 0, f"{attack.name}: {cell} earned {points} of {max_points}: {feedback}"
 
@@ -1541,7 +1547,7 @@ def _right_notebook(source_nb, variants) -> dict:
 
 
 @pytest.mark.parametrize("lesson", sorted({v.lesson for v in RIGHT_WORK}))
-def test_right_work_in_any_reasonable_form_earns_full_points(lesson, course):
+def test_right_work_in_any_reasonable_form_earns_full_points(lesson, course, table_line):
     variants = [v for v in RIGHT_WORK if v.lesson == lesson]
     for variant in variants:
         code = variant.change(_worked(lesson, variant.cell))
@@ -1550,9 +1556,12 @@ def test_right_work_in_any_reasonable_form_earns_full_points(lesson, course):
         scores = _grade(course, lesson, _right_notebook(_source(course, lesson), variants))
     for variant in variants:
         points, max_points, feedback = scores[variant.cell]
-        print(
-            f"\n{variant.name} / {variant.cell}: given {points} of {max_points}, fair {max_points}"
+        line = (
+            f"{lesson[:2]} right work: {variant.name} / {variant.cell}: given {points:g} of "
+            f"{max_points:g}, fair {max_points:g}"
         )
+        table_line(SCORES, line)
+        print(f"\n{line}")
         assert points == max_points, f"{variant.name}: {feedback}"
 
 

@@ -295,8 +295,14 @@ def _cell(graded, student: str) -> dict:
     return next(c for c in nb["cells"] if c.get("id") == "cheat")
 
 
-def test_every_student_is_graded_with_a_fair_score(graded):
+def test_every_student_is_graded_with_a_fair_score(graded, table_line):
     """Attackers earn what their answers earn, and no attack stops the class."""
+    title = (
+        f"a class of {len(graded['kinds'])} graded in one nbgrader autograde: "
+        f"{graded['seconds']:.1f} s, grading process peak {graded['peak']} MB"
+    )
+    for line in _table(graded["kinds"], graded["scores"]).strip().splitlines():
+        table_line(title, line)
     unfair = {
         student: (graded["scores"].get(student), fair)
         for student, (_, fair) in graded["kinds"].items()
