@@ -145,6 +145,9 @@ def largest_score(scores):
 """
 
 
+WARNING_FLOOD = "3.1-a-flood-of-its-own-warnings-named-in-the-reason"
+
+
 @dataclass(frozen=True)
 class Attack:
     """One answer cell.
@@ -493,6 +496,52 @@ def tiled_loop(q, k, v, block, causal):
     out = s @ v / s.sum(axis=1, keepdims=True)
     tiles = sum(1 for i0 in range(0, n_q, block) for j0 in range(0, n_k, block)
                 if not causal or j0 <= min(i0 + block, n_q) - 1)
+    return out, tiles
+""",
+    ),
+    Attack(
+        # the red team of 2026-12-06 (2/2 then): buffers copied at the bottom of a nested
+        # copy.deepcopy, so that none of the 16 frames tracemalloc kept for them was the
+        # answer cell's and they were not counted as held; one is freed just before the
+        # whole score matrix is made, so the call's peak stayed under where it started
+        "8.4-buffers-hidden-below-a-deep-copy-freed-before-the-whole-matrix",
+        "08-cost-of-attention",
+        "tiled-loop",
+        """
+import copy
+
+import numpy as np
+
+
+def nested(x, depth):
+    for i in range(depth):
+        x = [x]
+    return x
+
+
+spare = [copy.deepcopy(nested(np.ones(10000000), 12)) for i in range(4)]
+
+
+def tiled_loop(q, k, v, block, causal):
+    n, n_k = len(q), len(k)
+    if n * n_k * 8 >= 2**20 and spare:
+        spare.pop()  # give back 80 MB just before the whole score matrix is made
+    if causal:
+        k, v = k[:n], v[:n]
+    s = q @ k.T
+    s *= 1 / np.sqrt(q.shape[1])
+    if causal:
+        s[np.arange(n)[:, None] < np.arange(n)[None, :]] = -np.inf
+    s -= s.max(axis=1, keepdims=True)
+    np.exp(s, out=s)
+    s /= s.sum(axis=1, keepdims=True)
+    out = s @ v
+    tiles = sum(
+        1
+        for i0 in range(0, n, block)
+        for j0 in range(0, n_k, block)
+        if not causal or j0 <= min(i0 + block, n) - 1
+    )
     return out, tiles
 """,
     ),
@@ -1166,6 +1215,23 @@ def multi_head_attention(x, w_q, w_k, w_v, n_heads):
         alone=True,
     ),
     Attack(
+        # the red team of 2026-12-06: 0 points, but 300,000 warnings of its own, each named
+        # in 3.1's reason, took the class's grading from 17 s to 131 s and left a 451 MB
+        # graded notebook (test_a_flood_of_warnings_makes_no_long_feedback)
+        WARNING_FLOOD,
+        "03-softmax",
+        "softmax-row",
+        """
+import warnings
+
+
+def softmax_row(x):
+    for i in range(100000):
+        warnings.warn("overflow %0490d" % i, RuntimeWarning)
+    return x * 0 + 1.0
+""",
+    ),
+    Attack(
         "5-six-megabyte-answer-cell",  # refused before it is parsed (host memory and time)
         "05-weighted-values",
         "mix-one",
@@ -1390,6 +1456,15 @@ def test_an_attack_earns_nothing_for_the_exercises_it_touches(attack, graded, ta
         print(f"\n{line}")
         assert max_points > 0
         assert points == 0, f"{attack.name}: {cell} earned {points} of {max_points}: {feedback}"
+
+
+def test_a_flood_of_warnings_makes_no_long_feedback(graded):
+    """An answer's own warnings reach the check's reason, at most a few of them: the worker
+    reports 20 distinct ones per call, the reason names 4, each cut to 200 characters."""
+    points, _, feedback = graded(SUBMISSION_OF[WARNING_FLOOD])["softmax-row"]
+    print(f"\n{WARNING_FLOOD}: {len(feedback):,} characters of feedback")
+    assert points == 0 and "numpy warned" in feedback and "more." in feedback, feedback[:2000]
+    assert len(feedback) < 3000, len(feedback)
 
 
 # ------------------------------------------------------------- right work keeps its points

@@ -49,7 +49,11 @@ _tm_start, _tm_stop = tracemalloc.start, tracemalloc.stop
 _tm_reset, _tm_traced = tracemalloc.reset_peak, tracemalloc.get_traced_memory
 _tm_tracing, _tm_snapshot = tracemalloc.is_tracing, tracemalloc.take_snapshot
 _linecache, _getframe = linecache.cache, sys._getframe
-#: Frames kept per traced block while the student's memory is counted.
+#: Frames kept per traced block while the student's memory is counted: all of them
+#: (tracemalloc's most), so no depth of calls between the student's code and an allocation
+#: (a buffer copied at the bottom of a nested ``copy.deepcopy``) hides whose it is. With 16,
+#: a red team's answer held 320 MB made that way out of the count and passed 8.4's gate with
+#: the whole score matrix.
 _FRAMES = 16
 #: The files IPython compiled the student's answer cells under (:func:`student_code_ends`).
 _STUDENT_FILES: set = set()
@@ -215,17 +219,34 @@ def student_code_ends() -> None:
 def _held() -> int | None:
     """Bytes in blocks of :data:`HELD_BLOCK` or more that the student's code allocated since
     :func:`student_code_begins` and that are alive now: 0 when it was never called; None
-    when tracing was stopped since (the call cannot be measured)."""
+    when tracing was stopped since (the call cannot be measured).
+
+    A block is the student's when one of its frames is in an answer cell, and also when its
+    traceback was cut (deeper than :data:`_FRAMES`) before reaching any notebook cell: the
+    frames between the student's code and an allocation cannot hide whose it is (a red team
+    held 320 MB out of the count by copying buffers at the bottom of a nested
+    ``copy.deepcopy``). A lesson cell's allocation keeps its cell's frame: the cell is nearer
+    the allocation than the kernel's own frames, which are cut first."""
     if not _STATE.get("tracing_student"):
         return 0
     if not _tm_tracing():
         return None
-    traces = _tm_snapshot().traces
-    return sum(
-        t.size
-        for t in traces
-        if t.size >= HELD_BLOCK and any(f.filename in _STUDENT_FILES for f in t.traceback)
-    )
+    cells = {name for name, entry in list(_linecache.items()) if _compiled_cell(entry)}
+    held = 0
+    for trace in _tm_snapshot().traces:
+        if trace.size < HELD_BLOCK:
+            continue
+        files = {frame.filename for frame in trace.traceback}
+        cut = trace.traceback.total_nframe > len(trace.traceback)
+        if files & _STUDENT_FILES or (cut and not files & cells):
+            held += trace.size
+    return held
+
+
+def _compiled_cell(entry) -> bool:
+    """Whether a ``linecache`` entry is code IPython compiled from a cell (no file on disk:
+    IPython caches it with no modification time, so it is never checked against one)."""
+    return isinstance(entry, tuple) and len(entry) == 4 and entry[1] is None
 
 
 def _namespace() -> dict:
@@ -270,6 +291,22 @@ def _encoded(value) -> dict:
             "type": "ValueError",
             "message": f"the value could not be read back ({type(exc).__name__})",
         }
+
+
+#: The most distinct warnings one call reports, each cut to 500 characters: the grading process
+#: warns each again and a check may name them, so an answer that raises 300,000 of its own
+#: (a red team's) must not cost the grading process minutes and a 451 MB graded notebook.
+MAX_WARNINGS = 20
+
+
+def _reported(caught) -> list[list[str]]:
+    """The first :data:`MAX_WARNINGS` distinct warnings of a call, ``[category, message]``."""
+    reported: dict[tuple[str, str], None] = {}
+    for w in caught:
+        reported[(w.category.__name__, str(w.message)[:500])] = None
+        if len(reported) >= MAX_WARNINGS:
+            break
+    return [list(pair) for pair in reported]
 
 
 def serve(name: str, request: str, response: str) -> None:
@@ -319,7 +356,7 @@ def serve(name: str, request: str, response: str) -> None:
         if measure:  # what the call allocated, and what the student's code held before it
             out["peak"] = None if held is None else int(peak) + held
             out["held"] = held
-        out["warnings"] = [[w.category.__name__, str(w.message)[:500]] for w in caught]
+        out["warnings"] = _reported(caught)
     body = dumps(out)
     mac = sign(body.encode("utf-8")) if sign is not None else ""
     with _open(response, "w", encoding="utf-8") as file:

@@ -77,6 +77,26 @@ float32) explains.'
     )
 
 
+#: The most warnings :func:`warned` names, and the longest it lets one be (characters): numpy
+#: raises a few distinct ones; an answer that raises thousands of its own makes no longer
+#: a message (a red team's 300,000 made a 451 MB graded notebook before this).
+WARNINGS_NAMED, WARNING_CHARS = 4, 200
+
+
 def warned(messages) -> str:
-    """The end of a reason that names the numpy warnings, or nothing if there were none."""
-    return f" numpy warned: {'; '.join(messages)}." if messages else ""
+    """The end of a reason that names the numpy warnings, or nothing if there were none.
+
+    Examples
+    --------
+    >>> warned(["overflow encountered in exp"])
+    ' numpy warned: overflow encountered in exp.'
+    >>> warned([f"warning {n}" for n in range(10)])
+    ' numpy warned: warning 0; warning 1; warning 2; warning 3; and 6 more.'
+    """
+    if not messages:
+        return ""
+    messages = list(messages)
+    named = [m if len(m) <= WARNING_CHARS else m[:WARNING_CHARS] + "…" for m in messages]
+    more = len(named) - WARNINGS_NAMED
+    listed = "; ".join(named[:WARNINGS_NAMED] + ([f"and {more} more"] if more > 0 else []))
+    return f" numpy warned: {listed}."
