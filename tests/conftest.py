@@ -15,10 +15,10 @@ def learner_mode(monkeypatch):
     monkeypatch.delenv("NBGRADER_EXECUTION", raising=False)
 
 
-#: The slow test files that take longest, longest first (seconds in a fresh-clone CI, beside
-#: the browser suite): graded use (1099) and the attack suite (about 1100), the class with a
-#: hanging, forking and flooding student (290), the JupyterHub class (308 for the hub tests)
-#: and the exchange (220). ``./run.sh test --all`` runs them on three xdist workers, a file
+#: The slow test files that take longest, longest first (seconds in a fresh-clone CI of
+#: 2026-12-06, beside the browser suite): graded use (687 for its fixture) and the attack
+#: suite (about 600), the class with a hanging, forking and flooding student (237), the
+#: JupyterHub class (227 for the hub tests) and the exchange (120). ``./run.sh test --all`` runs them on three xdist workers, a file
 #: per worker, in collection order (``--no-loadscope-reorder``): the longest start first.
 LONGEST_FIRST = (
     "tests/test_graded_use.py",
