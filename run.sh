@@ -141,8 +141,8 @@ nbval_source() {
 # of it waits on kernels, sandboxes, servers and time limits. Each test file stays in one
 # worker (--dist loadfile), so a module's graded class, course or hub is set up once, and the
 # longest files go first (tests/conftest.py's LONGEST_FIRST; --no-loadscope-reorder, since
-# xdist would order the files by their number of tests): graded use and the attack suite
-# (about 700 and 600 s in CI) start at once on two workers, the rest fills the third. (The hub
+# xdist would order the files by their number of tests): graded use (about 700 s in CI) and
+# the attack suite start at once on two workers, the rest fills the third. (The hub
 # class and the Binder install ran after the browser suite in its lane, 308 + 125 s when the
 # other lane had finished. --dist loadgroup with xdist_group marks did not group here, pytest
 # 9.2 and xdist 3.8.0: every worker graded every lesson.)

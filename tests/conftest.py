@@ -16,10 +16,11 @@ def learner_mode(monkeypatch):
 
 
 #: The slow test files that take longest, longest first (seconds in a fresh-clone CI of
-#: 2026-12-06, beside the browser suite): graded use (687 for its fixture) and the attack
-#: suite (about 600), the class with a hanging, forking and flooding student (237), the
-#: JupyterHub class (227 for the hub tests) and the exchange (120). ``./run.sh test --all`` runs them on three xdist workers, a file
-#: per worker, in collection order (``--no-loadscope-reorder``): the longest start first.
+#: 2026-12-06, beside the browser suite): graded use (687 for its fixture), the attack suite
+#: (about 40 submissions, lesson 8's 16-33 s each), the class with a hanging, forking and
+#: flooding student (237), the JupyterHub class (227) and the exchange (120).
+#: ``./run.sh test --all`` runs them on three xdist workers, a file per worker, in collection
+#: order (``--no-loadscope-reorder``): the longest start first.
 LONGEST_FIRST = (
     "tests/test_graded_use.py",
     "tests/test_grading_attacks.py",
