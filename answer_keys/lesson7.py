@@ -247,7 +247,6 @@ def key_b(scope) -> dict:
     causal = scope["causal"]
     fill16 = scope["fill16"]
     filter_options = scope["filter_options"]
-    inside = scope["inside"]
     link = scope["link"]
     mean = scope["mean"]
     n_mask = scope["n_mask"]
@@ -256,6 +255,9 @@ def key_b(scope) -> dict:
     raw_h = scope["raw_h"]
     two_d = scope["two_d"]
     w2 = scope["w2"]
+    # which points the output can land on: worked out here, not in the package, where a
+    # student could read it off the quiz (the second red team of 2026-12-06 did)
+    inside = {key: bool(np.all(barycentric(p, two_d.values) >= 0)) for key, p in points.items()}
     filters = {
         "x": "you mixed the tokens x themselves; the output mixes their values v = x W_V, "
         "and W_V has dropped the coordinate the tokens differ in.",

@@ -146,6 +146,8 @@ def largest_score(scores):
 
 
 WARNING_FLOOD = "3.1-a-flood-of-its-own-warnings-named-in-the-reason"
+LONG_ANSWER_QUOTED = "4.2-a-4-mb-answer-quoted-in-the-reason"
+LONG_KEY_QUOTED = "7.1-a-3-mb-key-quoted-in-the-reason"
 
 
 @dataclass(frozen=True)
@@ -542,6 +544,47 @@ def tiled_loop(q, k, v, block, causal):
         for j0 in range(0, n_k, block)
         if not causal or j0 <= min(i0 + block, n) - 1
     )
+    return out, tiles
+""",
+    ),
+    Attack(
+        # the second red team of 2026-12-06 (2/2 then): the buffer made at the bottom of a
+        # chain of the lesson's own best_time, so its traceback named lesson cells only
+        "8.4-buffer-made-through-a-chain-of-the-lessons-best-time",
+        "08-cost-of-attention",
+        "tiled-loop",
+        """
+import math
+import functools
+
+# A 32 MB scratch buffer, allocated at the bottom of a chain of the lesson's own best_time
+# (cell 11) calls: the allocation's traceback shows only lesson-cell frames.
+scratch = []
+chain = functools.partial(best_time, scratch.extend, map(np.zeros, [2048 * 2048]), repeat=1)
+for depth in range(20):
+    chain = functools.partial(best_time, chain, repeat=1)
+chain()
+
+
+def tiled_loop(q, k, v, block, causal):
+    n_q, d_k = q.shape
+    if causal:
+        k, v = k[:n_q], v[:n_q]
+    n_k = k.shape[0]
+    s = scratch[0][: n_q * n_k].reshape(n_q, n_k)  # the WHOLE score matrix, in the hidden buffer
+    np.matmul(q, k.T, out=s)
+    s *= 1.0 / math.sqrt(d_k)
+    if causal:
+        for i in range(n_q):
+            s[i, i + 1 :] = -np.inf
+    s -= s.max(axis=1, keepdims=True)
+    np.exp(s, out=s)
+    out = (s @ v) / s.sum(axis=1)[:, None]
+    tiles = 0
+    for i0 in range(0, n_q, block):
+        for j0 in range(0, n_k if not causal else n_q, block):
+            if not causal or j0 <= min(i0 + block, n_q) - 1:
+                tiles += 1
     return out, tiles
 """,
     ),
@@ -1232,6 +1275,28 @@ def softmax_row(x):
 """,
     ),
     Attack(
+        # the second red team of 2026-12-06: 0 points, but the answer's 4 MB string was quoted
+        # twice in 4.2's reason (a 60 MB one: a 360 MB graded notebook, the grader at 2.9 GB)
+        LONG_ANSWER_QUOTED,
+        "04-reading-heatmaps",
+        "name-the-patterns",
+        """
+def name_the_patterns():
+    big = "x" * 4000000
+    return {"A": big, "B": "hub", "C": "diagonal", "D": "uniform"}
+""",
+    ),
+    Attack(
+        # the same team: a stray 3 MB key, named in full in 7.1's reason (a 9.1 MB notebook)
+        LONG_KEY_QUOTED,
+        "07-test-your-understanding",
+        "quiz-a",
+        """
+def quiz_a():
+    return {"A1": 35, "Z" * 3000000: 1}
+""",
+    ),
+    Attack(
         "5-six-megabyte-answer-cell",  # refused before it is parsed (host memory and time)
         "05-weighted-values",
         "mix-one",
@@ -1465,6 +1530,19 @@ def test_a_flood_of_warnings_makes_no_long_feedback(graded):
     print(f"\n{WARNING_FLOOD}: {len(feedback):,} characters of feedback")
     assert points == 0 and "numpy warned" in feedback and "more." in feedback, feedback[:2000]
     assert len(feedback) < 3000, len(feedback)
+
+
+@pytest.mark.parametrize(
+    ("name", "cell"), [(LONG_ANSWER_QUOTED, "name-the-patterns"), (LONG_KEY_QUOTED, "quiz-a")]
+)
+def test_an_answer_quoted_in_its_reason_makes_no_long_feedback(graded, name, cell):
+    """A reason that quotes the answer is cut at MAX_MESSAGE characters, saying so."""
+    from attnlab.exercises.kit.feedback import MAX_MESSAGE
+
+    points, _, feedback = graded(SUBMISSION_OF[name])[cell]
+    print(f"\n{name}: {len(feedback):,} characters of feedback")
+    assert points == 0 and "more characters left out" in feedback, feedback[-300:]
+    assert len(feedback) < MAX_MESSAGE + 500, len(feedback)
 
 
 # ------------------------------------------------------------- right work keeps its points

@@ -423,3 +423,19 @@ def test_the_markdown_names_the_lesson_links_it_and_lists_the_options():
 def test_a_quiz_needs_questions_with_distinct_keys(questions, named):
     with pytest.raises(ValueError, match=rf"questions of quiz T .* got the keys \{named}"):
         Questions("T", questions, {}, key_file="toyquiz")
+
+
+@pytest.mark.parametrize("kind", ["ChainMap", "UserDict"])
+def test_a_mapping_that_is_not_a_dict_is_refused_before_grading_too(keyed, kind):
+    """Grading reads a dict only (its subclasses too: OrderedDict, defaultdict), so the
+    learner's check refuses a ChainMap or a UserDict of right answers with the same reason,
+    before submission (the second red team of 2026-12-06: 6 of 6 in the learner's check, 0
+    in grading)."""
+    import collections
+
+    from attnlab.exercises.kit.outcomes import Wrong
+
+    wrapped = getattr(collections, kind)(RIGHT)
+    with pytest.raises(Wrong, match="Make it a plain dict"):
+        keyed.check(wrapped)
+    assert keyed.check(collections.OrderedDict(RIGHT)) is None

@@ -77,7 +77,6 @@ from attnlab.exercises.kit.judging import quietly
 from attnlab.exercises.kit.outcomes import Wrong
 from attnlab.exercises.kit.precision import compare, tolerance
 from attnlab.exercises.quiz import Question, Questions
-from attnlab.mixing import barycentric
 from attnlab.patterns import column_mass, pattern_example
 
 __all__ = [
@@ -283,7 +282,6 @@ def _questions_b() -> tuple[list[Question], dict]:
         "c": np.array([-1.5, 0.0]),
         "d": np.array([1.5, 1.5]),
     }
-    inside = {key: bool(np.all(barycentric(p, two_d.values) >= 0)) for key, p in points.items()}
     x_two = np.array([[1.0, 0.0], [1.0, 2.0]])  # (2, 2) two tokens, differing in coordinate 2
     w_k2 = np.array([[0.0, 0.0], [0.0, 1.0]])  # (2, 2) keys see only coordinate 2
     w_v2 = np.array([[1.0, 0.0], [0.0, 0.0]])  # (2, 2) values drop coordinate 2

@@ -378,10 +378,15 @@ def _as_answers(answer, questions: Questions) -> Mapping:
                 "`raise NotImplementedError()` line, run the cell, then run "
                 "this check again."
             ) from None
-    if not isinstance(answer, Mapping):
+    if not isinstance(answer, dict):  # an OrderedDict or a defaultdict is one; a ChainMap is not
         first = questions.questions[0].key
+        also = (
+            " Make it a plain dict (`dict(...)` of yours): grading reads only a dict."
+            if isinstance(answer, Mapping)
+            else ""
+        )
         raise Wrong(
             f"Your answers should be a dict from question to answer, like "
-            f"{{'{first}': 'b', ...}}; got {one_line(answer)}."
+            f"{{'{first}': 'b', ...}}; got {one_line(answer)}.{also}"
         )
     return answer

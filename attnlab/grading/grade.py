@@ -233,11 +233,9 @@ def grade_notebook(source_nb, student_nb, cwd, config=None) -> list[Result]:
             elif meta.get("solution"):
                 student_code, reasons = answers[meta["grade_id"]]
                 if not reasons:
-                    if counted:  # what this cell allocates and keeps counts against memory
+                    if counted:  # from here, what is allocated and kept counts against memory
                         kernel.run("__attnlab_worker__.student_code_begins()", remember=True)
                     status, error = kernel.run(student_code, remember=True)
-                    if counted:
-                        kernel.run("__attnlab_worker__.student_code_ends()", remember=True)
                     if error.startswith("TimeoutError"):
                         reasons = ["it was still running after the time limit, so it was stopped"]
                 if reasons:

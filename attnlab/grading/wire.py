@@ -42,8 +42,14 @@ _dict_items, _tuple, _list = dict.items, tuple, list
 
 #: numpy dtype kinds that may travel: bool, ints, floats, complex, fixed strings.
 _KINDS = "biufcU"
-#: The most data one value may hold (bytes); a larger one is refused.
-LIMIT = 64 * 2**20
+#: The most data one value may hold (bytes: an array's own, a string's characters, and
+#: :data:`ITEM` for every value in it); a larger one is refused. The course's largest values
+#: (8.4's arguments and output, 9.1's long row) are a few MB; a red team's answer returning a
+#: 60 MB string took the grading process to 2.9 GB before strings and items were counted.
+LIMIT = 16 * 2**20
+#: What each value in a returned value counts towards :data:`LIMIT` (bytes), so ten million
+#: ``None`` in a list are as large as ten million floats.
+ITEM = 8
 
 
 class Opaque:
@@ -60,6 +66,9 @@ class Opaque:
 
 
 def _enc(value, budget: list[int]):
+    budget[0] -= ITEM + (_str.__len__(value) if _isinstance(value, str) else 0)
+    if budget[0] < 0:
+        raise ValueError("the value is too large to check")
     if _isinstance(value, (_ndarray, _generic)):
         array = _asarray(value)  # a plain ndarray, whatever subclass came back
         if array.dtype.kind in _KINDS:

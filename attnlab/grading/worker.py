@@ -31,7 +31,6 @@ from __future__ import annotations
 import hashlib
 import importlib
 import inspect
-import linecache
 import pickle
 import sys
 import tracemalloc
@@ -48,15 +47,9 @@ _setprofile, _getprofile = sys.setprofile, sys.getprofile
 _tm_start, _tm_stop = tracemalloc.start, tracemalloc.stop
 _tm_reset, _tm_traced = tracemalloc.reset_peak, tracemalloc.get_traced_memory
 _tm_tracing, _tm_snapshot = tracemalloc.is_tracing, tracemalloc.take_snapshot
-_linecache, _getframe = linecache.cache, sys._getframe
-#: Frames kept per traced block while the student's memory is counted: all of them
-#: (tracemalloc's most), so no depth of calls between the student's code and an allocation
-#: (a buffer copied at the bottom of a nested ``copy.deepcopy``) hides whose it is. With 16,
-#: a red team's answer held 320 MB made that way out of the count and passed 8.4's gate with
-#: the whole score matrix.
-_FRAMES = 16
-#: The files IPython compiled the student's answer cells under (:func:`student_code_ends`).
-_STUDENT_FILES: set = set()
+#: Frames kept per traced block: one, the least tracemalloc keeps; what is counted does not
+#: depend on who allocated a block (:func:`_held`), and each frame kept costs time.
+_FRAMES = 1
 _pickle_load, _open = pickle.load, open
 _sha256 = hashlib.sha256
 _catch, _simplefilter = warnings.catch_warnings, warnings.simplefilter
@@ -198,55 +191,31 @@ HELD_BLOCK = 64 * 1024
 
 
 def student_code_begins() -> None:
-    """Called by the grading process right before an answer cell runs, in a lesson where a
-    check measures memory: from here to the end of grading, what the student's code allocates
-    and still holds is counted (:func:`_held`). Tracing keeps enough frames to see the
-    student's code below a library's Python function (``np.full`` calls ``np.empty``)."""
+    """Called by the grading process right before the first answer cell runs, in a lesson
+    where a check measures memory: from here to the end of grading, every block allocated
+    and still alive is traced, whoever allocated it (:func:`_held`)."""
     if not _tm_tracing():
         _tm_start(_FRAMES)
     _STATE["tracing_student"] = True
-    _STATE["files_before"] = set(_linecache)
-
-
-def student_code_ends() -> None:
-    """Called right after that answer cell: the files IPython compiled it under (one per
-    cell, listed in ``linecache``) are the student's from now on."""
-    mine = _getframe(1).f_code.co_filename  # the grading process's own call cell
-    new = set(_linecache) - _STATE.pop("files_before", set()) - {mine}
-    _STUDENT_FILES.update(new)
 
 
 def _held() -> int | None:
-    """Bytes in blocks of :data:`HELD_BLOCK` or more that the student's code allocated since
-    :func:`student_code_begins` and that are alive now: 0 when it was never called; None
-    when tracing was stopped since (the call cannot be measured).
+    """Bytes in blocks of :data:`HELD_BLOCK` or more allocated since
+    :func:`student_code_begins` and alive now, whoever allocated them: 0 when it was never
+    called; None when tracing was stopped since (the call cannot be measured).
 
-    A block is the student's when one of its frames is in an answer cell, and also when its
-    traceback was cut (deeper than :data:`_FRAMES`) before reaching any notebook cell: the
-    frames between the student's code and an allocation cannot hide whose it is (a red team
-    held 320 MB out of the count by copying buffers at the bottom of a nested
-    ``copy.deepcopy``). A lesson cell's allocation keeps its cell's frame: the cell is nearer
-    the allocation than the kernel's own frames, which are cut first."""
+    Nothing is asked of a block's traceback. Asking whether it named an answer cell let red
+    teams hold buffers out of the count: made at the bottom of a nested ``copy.deepcopy``
+    (the cell's frame cut from the 16 kept), or through a chain of a lesson cell's own
+    function (only lesson frames kept), then used for the whole score matrix. The lesson's
+    own cells keep no such block: in an honest grading of lesson 8 there is none when 8.4's
+    first call starts (and ``tests/test_grading_attacks.py`` grades the worked solutions of
+    every lesson next to each attack: full points)."""
     if not _STATE.get("tracing_student"):
         return 0
     if not _tm_tracing():
         return None
-    cells = {name for name, entry in list(_linecache.items()) if _compiled_cell(entry)}
-    held = 0
-    for trace in _tm_snapshot().traces:
-        if trace.size < HELD_BLOCK:
-            continue
-        files = {frame.filename for frame in trace.traceback}
-        cut = trace.traceback.total_nframe > len(trace.traceback)
-        if files & _STUDENT_FILES or (cut and not files & cells):
-            held += trace.size
-    return held
-
-
-def _compiled_cell(entry) -> bool:
-    """Whether a ``linecache`` entry is code IPython compiled from a cell (no file on disk:
-    IPython caches it with no modification time, so it is never checked against one)."""
-    return isinstance(entry, tuple) and len(entry) == 4 and entry[1] is None
+    return sum(t.size for t in _tm_snapshot().traces if t.size >= HELD_BLOCK)
 
 
 def _namespace() -> dict:

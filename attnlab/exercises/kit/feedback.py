@@ -19,14 +19,29 @@ _STYLE = {
 }
 
 
+#: The longest a check's message may be (characters); the rest is left out, saying so. The
+#: course's longest is under 8,000; an answer's own text quoted in a reason (a 60 MB string
+#: in a quiz answer, a red team's) made a 360 MB graded notebook before this.
+MAX_MESSAGE = 20_000
+
+
 @dataclass(frozen=True)
 class Feedback:
-    """What a check found. Truthy only when the answer is correct."""
+    """What a check found. Truthy only when the answer is correct.
+
+    A message longer than :data:`MAX_MESSAGE` characters is cut there, saying how much was
+    left out."""
 
     exercise: str
     outcome: Outcome
     message: str
     score: float = 0.0  #: share of the points earned: 1 when correct, partial for a quiz
+
+    def __post_init__(self) -> None:
+        if len(self.message) > MAX_MESSAGE:
+            left = len(self.message) - MAX_MESSAGE
+            cut = f"{self.message[:MAX_MESSAGE]}… ({left:,} more characters left out)"
+            object.__setattr__(self, "message", cut)
 
     def __bool__(self) -> bool:
         return self.outcome in (Outcome.CORRECT, Outcome.RECORDED)
