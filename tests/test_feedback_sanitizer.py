@@ -265,3 +265,21 @@ def test_the_courses_own_feedback_style_cannot_fetch_either():
         '<div style="color:#135e1e;background:url(https://t.example/x)">', look=True
     )
     assert "t.example" not in cleaned and "color" in cleaned
+
+
+def test_deeply_nested_tags_are_shown_as_text_not_parsed():
+    """Cleaning time grows with the square of nested tags: a red team's added Markdown cell of
+    20,000 nested ``<div>`` took a class's grading from 4.8 to 51 s. Past MAX_TAGS a fragment
+    is shown escaped, which takes no parsing (and runs no script)."""
+    import time
+
+    from attnlab.grading.execute import MAX_TAGS, clean_html, clean_markdown
+
+    nested = "<div>" * 20_000 + "<script>alert(1)</script>"
+    started = time.perf_counter()
+    for clean in (clean_html, clean_markdown):
+        shown = clean(nested)
+        assert shown.startswith("<pre>&lt;div&gt;") and "<script" not in shown
+    assert time.perf_counter() - started < 5  # quadratic cleaning took minutes here
+    assert not clean_html("<b>x</b>" * (MAX_TAGS // 2)).startswith("<pre>")  # cleaned
+    assert clean_html("<b>x</b>" * (MAX_TAGS // 2 + 1)).startswith("<pre>")  # shown as text

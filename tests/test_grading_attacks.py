@@ -1297,6 +1297,17 @@ def quiz_a():
 """,
     ),
     Attack(
+        # the third red team of 2026-12-06: float() of 10**4000 overflowed in the check, the
+        # grading of the whole notebook stopped (its right 1.3 lost too, nbgrader exited 1)
+        "1.1-an-integer-too-large-for-a-float",
+        "01-dot-product-scores",
+        "lesson1-dot",
+        """
+def dot(q, k):
+    return 10 ** 4000
+""",
+    ),
+    Attack(
         "5-six-megabyte-answer-cell",  # refused before it is parsed (host memory and time)
         "05-weighted-values",
         "mix-one",

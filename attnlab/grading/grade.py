@@ -181,7 +181,19 @@ def _graded(kernel, meta, refused_names, salt, source_nb, student_nb) -> Result 
         feedback = _refused(exercise.title, refused_names[exercise.answer])
     else:
         with grading_seed(salt):
-            feedback = exercise.grade(RemoteFunction(kernel, exercise.answer))
+            try:
+                feedback = exercise.grade(RemoteFunction(kernel, exercise.answer))
+            except (ArithmeticError, RecursionError, MemoryError) as exc:
+                # a value the check could not take in (10**4000 where a number is asked
+                # for: float() overflows), not a grading failure: this exercise earns
+                # nothing, the others keep theirs (a red team's crashed the whole notebook)
+                feedback = Feedback(
+                    exercise.title,
+                    Outcome.WRONG,
+                    f"The check could not read your answer: {type(exc).__name__} "
+                    f"({str(exc)[:200]}). Return a value of the kind the exercise asks for.",
+                    0.0,
+                )
     if feedback.outcome is not Outcome.CORRECT:  # an answer left outside its cell?
         feedback = _with_layout_note(feedback, source_nb, student_nb, exercise.answer)
     score = 1.0 if feedback.outcome is Outcome.CORRECT else feedback.score
