@@ -22,6 +22,7 @@ import os
 import re
 import shutil
 import subprocess
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -110,6 +111,15 @@ ATTACKS = {
         "        try:\n            print(open(path, errors='replace').read()[:5000])\n"
         "        except OSError:\n            pass\n",
     ),
+    "hooks": (
+        "registers IPython hooks that slow every later cell",
+        "import ast, time\nip = get_ipython()\ndef slow(*args):\n    print('hook-fired')\n"
+        "    time.sleep(1.5)\nip.events.register('pre_run_cell', slow)\n"
+        "ip.events.register('post_run_cell', slow)\n"
+        "class Slow(ast.NodeTransformer):\n    def visit_Module(self, node):\n"
+        "        print('ast-hook-fired')\n        time.sleep(1)\n        return node\n"
+        "ip.ast_transformers.append(Slow())\nprint('hooks set')\n",
+    ),
     "script": (
         "shows HTML and JavaScript that would run in the browser",
         "from IPython.display import HTML, Javascript, SVG, display\n"
@@ -132,12 +142,15 @@ REPO_COPY = (
     / f"attnlab-limits-repo-{os.getpid()}"
 )
 KEY_MARK = "repo-copy-key-8c21"
+#: A stray copy of the keys beside it that no variable names (an old clone, a backup).
+STRAY_COPY = REPO_COPY.parent / f"attnlab-limits-stray-{os.getpid()}"
 #: The key hunter's added cell: the keys through the variables' paths and the copy's own path.
 KEY_HUNT = (
     "import os\nprint('key hunt ran')\n"
     "for path in [os.environ.get('ATTNLAB_ANSWER_KEYS', 'unset') + '/lesson7.py',\n"
     "             os.environ.get('ATTNLAB_SOURCE', 'unset') + '/../answer_keys/lesson7.py',\n"
-    "             '{copy}/answer_keys/lesson7.py', '{copy}/.git/HEAD']:\n"
+    "             '{copy}/answer_keys/lesson7.py', '{copy}/.git/HEAD',\n"
+    "             '{stray}/answer_keys/lesson7.py']:\n"
     "    try:\n        print(path, open(path).read())\n"
     "    except OSError as error:\n        print(path, 'refused:', type(error).__name__)\n"
 )
@@ -251,7 +264,8 @@ def graded(tmp_path_factory):
         kinds[student] = (what, total)
     gc.write_submission(course, "added-sleeps", LESSON, _with_sleeps(solved))
     kinds["added-sleeps"] = (f"adds {SLEEPS} cells that sleep {SLEEP} s each", total)
-    hunt = gc._after_imports(release_nb, KEY_HUNT.replace("{copy}", str(REPO_COPY)))
+    hunt_cell = KEY_HUNT.replace("{copy}", str(REPO_COPY)).replace("{stray}", str(STRAY_COPY))
+    hunt = gc._after_imports(release_nb, hunt_cell)
     gc.write_submission(course, "key-hunt", LESSON, hunt)
     kinds["key-hunt"] = ("reads the keys of the repository copy the grader names", 0.0)
     for number in range(CLASS_SIZE - len(kinds)):
@@ -260,10 +274,12 @@ def graded(tmp_path_factory):
         gc.write_submission(course, student, LESSON, release_nb if blank else solved)
         kinds[student] = ("honest, blank" if blank else "honest, solved", 0.0 if blank else total)
     _make_repo_copy(REPO_COPY)
+    _make_repo_copy(STRAY_COPY)
     try:
         log, seconds, peak = _autograde(course, exchange)
     finally:
         shutil.rmtree(REPO_COPY, ignore_errors=True)
+        shutil.rmtree(STRAY_COPY, ignore_errors=True)
     (course / "autograde.log").write_text(log.stdout + log.stderr, encoding="utf-8")
     scores = gc.scores(course, LESSON)
     print(_table(kinds, scores))
@@ -376,6 +392,19 @@ def test_nothing_of_anyone_else_reaches_the_student(graded):
     assert "JUPYTERHUB" not in text and "ATTNLAB_EXCHANGE" not in text
 
 
+def test_hooks_a_student_registers_do_not_outlive_their_cell(graded):
+    """IPython events and an AST transformer registered in an added cell, each sleeping, are
+    put back once the cell has run: no later cell runs them (their cost would otherwise fall
+    on the lesson's cells, outside the student's budget)."""
+    nb = gc.read(_autograded(graded, "hooks"))
+    cells = [c for c in nb["cells"] if c["cell_type"] == "code"]
+    assert "hooks set" in json.dumps(_cell(graded, "hooks")["outputs"]), "the attack did not run"
+    after = cells[[c.get("id") for c in cells].index("cheat") + 1 :]
+    assert after and all(c.get("execution_count") for c in after if c["source"])
+    fired = [c["source"][:40] for c in after if "hook-fired" in json.dumps(c["outputs"])]
+    assert not fired, fired
+
+
 def test_cells_a_student_added_share_one_small_budget(graded):
     """Added cells that each sleep under the cell limit stop costing time once the student's
     budget is used up: the rest are not run and say so, and the lesson's own cells after them
@@ -396,12 +425,13 @@ def test_cells_a_student_added_share_one_small_budget(graded):
 
 def test_the_keys_of_a_repository_copy_the_grader_names_are_hidden(graded):
     """The grading process's ``ATTNLAB_ANSWER_KEYS`` and ``ATTNLAB_SOURCE`` name a clone outside
-    the course folder: the Execute kernel sees neither variable nor anything of the clone, and
-    nothing of the key reaches the notebook or the feedback page."""
+    the course folder, and a stray clone lies beside it that nothing names: the Execute kernel
+    sees neither variable nor anything of either clone, and nothing of the key reaches the
+    notebook or the feedback page."""
     path = _autograded(graded, "key-hunt")
     text = _outputs_text(path)
     assert "key hunt ran" in text, "the attack did not run"
-    assert text.count("refused:") == 4, text[:3000]
+    assert text.count("refused:") == 5, text[:3000]
     assert "unset/lesson7.py" in text  # neither variable reached the kernel
     assert KEY_MARK not in text and KEY_MARK not in _feedback(graded, "key-hunt")
 
@@ -462,6 +492,49 @@ def test_a_checkout_is_hidden_whole_but_its_package_and_venv(tmp_path, monkeypat
     monkeypatch.setattr(sandbox, "_runtime_dirs", lambda: [checkout / "tests", checkout])
     cmd = sandbox.bwrap_command(tmp_path / "scratch", [])
     pairs = {(cmd[i], cmd[i + 1]) for i in range(len(cmd) - 1)}
-    assert ("--tmpfs", str(checkout)) in pairs
     bound = {cmd[i + 1] for i in range(len(cmd) - 1) if cmd[i] == "--ro-bind"}
-    assert bound == {"/", str(checkout / "attnlab"), str(checkout / ".venv")}
+    assert ("--ro-bind", str(checkout)) not in pairs and ("--ro-bind", "/") not in pairs
+    runtime = {b for b in bound if sandbox._within(Path(b), checkout)}
+    assert runtime == {str(checkout / "attnlab"), str(checkout / ".venv")}
+    assert "/" not in bound and str(checkout) not in bound
+
+
+_HOST_HUNT = """
+import os, sys
+print('top', ' '.join(sorted(os.listdir('/'))))
+print('users', len(open('/etc/passwd').read().splitlines()))
+for path in sys.argv[1:]:
+    try:
+        print(path, 'READ', open(path).read())
+    except OSError as error:
+        print(path, 'refused', type(error).__name__)
+"""
+
+
+def test_the_sandbox_shows_only_an_allow_list_of_the_host(tmp_path):
+    """A stray copy of the keys and another course's graded work, in host folders nothing names
+    (``/var/tmp``, ``/srv``, ``/opt`` …), are not there for a grading kernel: its root holds
+    only the system's folders, a few files of ``/etc``, the runtime and its scratch folder, and
+    ``/etc/passwd`` names only the grading user."""
+    import sys
+
+    stray = next(Path(d) for d in ("/var/tmp", "/dev/shm") if Path(d).is_dir())
+    stray = Path(tempfile.mkdtemp(prefix="attnlab-stray-", dir=stray))
+    try:
+        (stray / "answer_keys").mkdir()
+        (stray / "answer_keys" / "lesson7.py").write_text("KEY = 'stray-key-5d0e'\n")
+        (tmp_path / "home").mkdir()
+        command = sandbox.bwrap_command(tmp_path, [])
+        paths = [str(stray / "answer_keys" / "lesson7.py"), "/etc/shadow", "/etc/hostname"]
+        hunt = sandbox.limited([sys.executable, "-c", _HOST_HUNT, *paths], sandbox.Limits())
+        result = subprocess.run([*command, *hunt], capture_output=True, text=True, timeout=120)
+    finally:
+        shutil.rmtree(stray, ignore_errors=True)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "READ" not in result.stdout and "stray-key" not in result.stdout, result.stdout
+    top = set(result.stdout.split("top ", 1)[1].split("\n", 1)[0].split())
+    runtime = {Path(p).parts[1] for p in sandbox._runtime_binds(sandbox._package_dir(), [])}
+    allowed = {Path(f).name for f in sandbox.SYSTEM_FOLDERS} | {"dev", "proc", "etc", "tmp"}
+    assert top <= allowed | runtime | {tmp_path.parts[1]}, top
+    assert not top & {"srv", "var", "opt", "mnt", "home", "media", "boot"} - runtime, top
+    assert "users 1\n" in result.stdout

@@ -15,7 +15,13 @@ student's feedback). :class:`LimitedExecute`, used in its place by the course's
   (answer cells, cells they added, lesson cells they changed: :func:`student_cells`)
   ``student_cells_timeout`` seconds together: past it, the rest of that code is not run (each
   such cell says why) while the lesson's own cells go on, so a student who adds cells that
-  sleep costs the class that budget, not ``notebook_timeout``;
+  sleep costs the class that budget, not ``notebook_timeout``; after each such cell the
+  kernel's hooks are put back as they were before the first (:data:`HOOKS_SNAPSHOT`,
+  :data:`HOOKS_RESTORE`), so a cell that registers an IPython event, an AST transformer or a
+  trace function to slow the lesson's cells does not carry its cost past its own budget (a
+  determined student can still slow the lesson's cells by other means, a busy thread say;
+  those are bounded by ``notebook_timeout``, and cost only that student's feedback: the
+  grade is decided in a fresh kernel);
 * caps what a cell and the notebook may print **as it arrives** (nbgrader's ``LimitOutput``
   runs only after the whole notebook ran, and by then the grading process holds it all), and
   the size of any one message the kernel sends (``max_message``, a ZeroMQ socket option);
@@ -29,6 +35,7 @@ before nbgrader saves the notebook (after the course's own feedback has been wri
 
 from __future__ import annotations
 
+import asyncio
 import html as _html
 import json
 import re
@@ -545,6 +552,45 @@ def source_notebook(parent, config, resources) -> dict | None:
         return None
 
 
+#: Run silently before the first cell the student wrote: remembers the kernel's hooks.
+HOOKS_SNAPSHOT = """
+def _attnlab_hooks():
+    import sys, threading
+    ip = get_ipython()
+    kept = dict(
+        events=ip.events,
+        callbacks={k: list(v) for k, v in ip.events.callbacks.items()},
+        ast=list(ip.ast_transformers),
+        post=list(ip.input_transformers_post),
+        cleanup=list(ip.input_transformer_manager.cleanup_transforms),
+        line=list(ip.input_transformer_manager.line_transforms),
+        interval=sys.getswitchinterval(),
+    )
+    settrace, setprofile, setinterval = sys.settrace, sys.setprofile, sys.setswitchinterval
+    thread_trace, thread_profile = threading.settrace, threading.setprofile
+
+    def restore():
+        ip.events = kept["events"]
+        ip.events.callbacks = {k: list(v) for k, v in kept["callbacks"].items()}
+        ip.ast_transformers[:] = kept["ast"]
+        ip.input_transformers_post[:] = kept["post"]
+        ip.input_transformer_manager.cleanup_transforms[:] = kept["cleanup"]
+        ip.input_transformer_manager.line_transforms[:] = kept["line"]
+        settrace(None), setprofile(None), thread_trace(None), thread_profile(None)
+        setinterval(kept["interval"])
+
+    sys._attnlab_restore_hooks = restore
+_attnlab_hooks()
+del _attnlab_hooks
+"""
+
+#: Run silently after each cell the student wrote: puts the hooks back (see HOOKS_SNAPSHOT).
+HOOKS_RESTORE = "import sys as _s; _s._attnlab_restore_hooks(); del _s"
+
+#: Seconds the kernel has to put its hooks back; past them it counts as stopped.
+HOOKS_TIMEOUT = 10
+
+
 class LimitedExecute(Execute):
     """nbgrader's ``Execute`` with a sandboxed kernel, limits that hold and clean outputs.
 
@@ -588,6 +634,7 @@ class LimitedExecute(Execute):
             self.log.info("No source notebook found: only answer cells count as student code")
         self._student = {id(nb.cells[i]) for i in student_cells(nb, source_nb)}
         self._student_left = float(self.student_cells_timeout)
+        self._hooks_kept = False
         self._used = 0
         self._cell_used: dict[int, tuple[int, int]] = {}  # id(cell) -> (bytes, outputs)
         self._truncated: set[int] = set()
@@ -617,6 +664,8 @@ class LimitedExecute(Execute):
         if student and self._student_left < 1:
             cell.outputs = [_note(self._student_note())]
             return cell
+        if student and not self._hooks_kept:
+            self._hooks_kept = await self._silently(HOOKS_SNAPSHOT)
         started, given = time.monotonic(), self._get_timeout(cell)
         cut = student and given < (self.timeout or float("inf"))  # the budget, not the cell limit
         try:
@@ -639,10 +688,39 @@ class LimitedExecute(Execute):
             )
             return cell
         finally:
+            if student and self._hooks_kept and self._stopped is None:
+                await self._silently(HOOKS_RESTORE)
             if student:
                 self._student_left -= time.monotonic() - started
 
     execute_cell = run_sync(async_execute_cell)
+
+    async def _silently(self, code: str) -> bool:
+        """Run ``code`` in the kernel, silently (no output, no history, no IPython events);
+        whether it ran. A kernel that does not answer within :data:`HOOKS_TIMEOUT` seconds is
+        stopped (the student's code made it so), and one that reports an error is logged."""
+        if self.kc is None or self._stopped is not None:
+            return False
+        msg_id = self.kc.execute(code, silent=True, store_history=False, allow_stdin=False)
+        try:
+            reply = await asyncio.wait_for(self._reply(msg_id), HOOKS_TIMEOUT)
+        except asyncio.TimeoutError:
+            await self._stop(
+                f"the kernel did not answer the grader within {HOOKS_TIMEOUT} s after a cell "
+                "the student wrote"
+            )
+            return False
+        ok = reply.get("content", {}).get("status") == "ok"
+        if not ok:
+            self.log.warning("The kernel's hooks could not be kept or put back: %s", reply)
+        return ok
+
+    async def _reply(self, msg_id: str) -> dict:
+        """The shell channel's reply to ``msg_id`` (replies to anything else are dropped)."""
+        while True:
+            msg = await ensure_async(self.kc.shell_channel.get_msg(timeout=None))
+            if msg["parent_header"].get("msg_id") == msg_id:
+                return msg
 
     def _student_note(self, stopped: float | None = None) -> str:
         """Why a cell of the student's was stopped after ``stopped`` seconds, or not run."""

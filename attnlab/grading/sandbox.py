@@ -6,11 +6,14 @@ inside its own kernel. So the kernel that grades is started inside `bubblewrap
 <https://github.com/containers/bubblewrap>`_ (``bwrap``, Debian's package ``bubblewrap``),
 where that code can do nothing that matters:
 
-* the whole file system is **read-only**; only the grading scratch folder is writable (the
-  kernel's home, the request and response files, the kernel's sockets);
-* the **course folder is hidden** (an empty tmpfs over it), and so are the user's home, ``/tmp``
-  and the ``source/`` and ``answer_keys/`` folders beside the installed package; the Python
-  runtime and the ``attnlab`` package are mounted back read-only;
+* it sees an **allow-list of the host's files**, read-only (:data:`SYSTEM_FOLDERS`, a few
+  files of ``/etc`` (:data:`ETC_KEPT`), the Python runtime and the ``attnlab`` package): no
+  ``/srv``, ``/var``, ``/opt``, ``/mnt``, no other course and no stray copy of the keys, wherever
+  they lie; only the grading scratch folder is writable (the kernel's home, the request and
+  response files, the kernel's sockets), and ``/etc/passwd`` names only the grading user;
+* the **course folder is hidden** (an empty tmpfs over it, should a runtime folder hold it),
+  and so are the user's home, ``/tmp`` and the ``source/`` and ``answer_keys/`` folders beside
+  the installed package;
 * the kernel has **no network** (it talks to the grader over Unix sockets in the scratch
   folder) and its own **process namespace** (it cannot see or signal the grader, nor reach
   the course through ``/proc/<pid>/cwd``); it dies with the grader;
@@ -261,6 +264,26 @@ def _within(path: Path, folder: Path) -> bool:
     return path == folder or folder in path.parents
 
 
+#: The host's top-level folders a grading kernel sees, read-only: the system's programs and
+#: libraries (on a merged-``/usr`` system ``/bin``, ``/lib`` … are links into ``/usr``, and
+#: stay links). Nothing else of the host is there but :data:`ETC_KEPT` and the runtime.
+SYSTEM_FOLDERS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+
+#: What of ``/etc`` a grading kernel sees: the dynamic linker's cache and configuration, the
+#: alternatives (Debian's BLAS), the time zone and the font configuration. ``passwd`` and
+#: ``group`` are made for it, naming only the grading user (a hub's lists every student).
+ETC_KEPT = (
+    "ld.so.cache",
+    "ld.so.conf",
+    "ld.so.conf.d",
+    "alternatives",
+    "localtime",
+    "timezone",
+    "fonts",
+    "nsswitch.conf",
+)
+
+
 def bwrap_command(
     scratch: Path,
     hidden: list[Path],
@@ -269,16 +292,22 @@ def bwrap_command(
 ) -> list[str]:
     """The ``bwrap`` arguments that put a command in the grading sandbox.
 
+    The sandbox's root is empty; the host comes in by an allow-list, read-only:
+    :data:`SYSTEM_FOLDERS`, :data:`ETC_KEPT`, the Python runtime (:func:`_runtime_binds`) and
+    the ``attnlab`` package. Writes ``scratch/etc/passwd`` and ``group`` (the grading user
+    only).
+
     Parameters
     ----------
     scratch : Path
         The only host-backed writable folder (bound at the same path inside); its ``home``
         and ``/tmp`` are size-capped tmpfs.
     hidden : list of Path
-        Folders to cover with an empty tmpfs (the course folder, the user's home …). Runtime
-        folders inside them are mounted back read-only, except ones that lie inside the course
-        itself or hold secrets (a repository's root is never mounted back whole: only its
-        ``attnlab`` package is).
+        Folders never shown (the course folder, the user's home …). A runtime folder inside
+        one is mounted, unless it holds secrets or lies inside the course checkout (a
+        repository's root is never mounted whole: only its ``attnlab`` package and virtual
+        environment are); one that holds a hidden folder is not mounted; a hidden folder
+        inside a system folder is covered by an empty tmpfs.
     env : dict, optional
         The command's whole environment (default :func:`sandbox_environment` of
         ``scratch/home``); nothing else of the caller's passes.
@@ -292,35 +321,64 @@ def bwrap_command(
 
     Examples
     --------
-    >>> cmd = bwrap_command(Path("/tmp/g"), [Path("/home/teacher")])
-    >>> cmd[:4], "--unshare-all" in cmd, "--clearenv" in cmd, cmd[-1]
-    (['bwrap', '--ro-bind', '/', '/'], True, True, '--')
+    >>> import tempfile
+    >>> cmd = bwrap_command(Path(tempfile.mkdtemp()), [Path("/home/teacher")])
+    >>> cmd[:3], ("/", "/") in zip(cmd, cmd[1:]), "--clearenv" in cmd, cmd[-1]
+    (['bwrap', '--ro-bind', '/usr'], False, True, '--')
     """
     package = _package_dir()
     limits = limits or Limits.from_environment()
     env = sandbox_environment(scratch / "home") if env is None else env
     hidden = [Path(h).resolve() for h in hidden] + [Path("/tmp")]
-    cmd = ["bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
-    cmd += ["--unshare-all", "--die-with-parent", "--new-session"]
-    if os.geteuid() == 0:  # root in its namespace could unmount the tmpfs that hide the course
-        cmd += ["--cap-drop", "ALL"]
     checkout = package.parent if is_checkout(package.parent) else None
     if checkout is not None and checkout != Path("/"):
         hidden.append(checkout)  # its .git, tests, tools …: only the package comes back
+    cmd = ["bwrap", *_system_binds(scratch)]
+    system = [Path(f) for f in SYSTEM_FOLDERS if Path(f).is_dir() and not Path(f).is_symlink()]
     for folder in hidden:
-        if folder.is_dir():
-            cmd += _tmpfs(folder, limits if folder == Path("/tmp") else None)
+        if folder.is_dir() and any(_within(folder, s) for s in system):
+            cmd += ["--tmpfs", str(folder)]
+    runtime = _runtime_binds(package, hidden, checkout)
+    for folder in runtime:
+        if not any(_within(folder, s) for s in system):
+            cmd += ["--ro-bind", str(folder), str(folder)]
     for sibling in SECRET_SIBLINGS:
         if checkout is None and (package.parent / sibling).is_dir():
             cmd += ["--tmpfs", str(package.parent / sibling)]
-    for folder in _remounted(package, hidden, checkout):
-        cmd += ["--ro-bind", str(folder), str(folder)]
+    cmd += ["--dev", "/dev", "--proc", "/proc", *_tmpfs(Path("/tmp"), limits)]
+    cmd += ["--unshare-all", "--die-with-parent", "--new-session"]
+    if os.geteuid() == 0:  # root in its namespace could unmount the tmpfs that hide the course
+        cmd += ["--cap-drop", "ALL"]
     cmd += ["--bind", str(scratch), str(scratch)]
     cmd += [*_tmpfs(scratch / "home", limits), "--chdir", str(scratch / "home")]
     cmd += ["--clearenv"]
     for name, value in env.items():
         cmd += ["--setenv", name, value]
     return [*cmd, "--"]
+
+
+def _system_binds(scratch: Path) -> list[str]:
+    """:data:`SYSTEM_FOLDERS` (links kept as links), :data:`ETC_KEPT` and a ``passwd`` and
+    ``group`` naming only the grading user (written under ``scratch/etc``)."""
+    cmd: list[str] = []
+    for name in SYSTEM_FOLDERS:
+        folder = Path(name)
+        if folder.is_symlink():
+            cmd += ["--symlink", os.readlink(folder), name]
+        elif folder.is_dir():
+            cmd += ["--ro-bind", name, name]
+    for name in ETC_KEPT:
+        if (Path("/etc") / name).exists():
+            cmd += ["--ro-bind", f"/etc/{name}", f"/etc/{name}"]
+    etc = scratch / "etc"
+    etc.mkdir(parents=True, exist_ok=True)
+    uid, gid = os.getuid(), os.getgid()
+    home = scratch / "home"
+    (etc / "passwd").write_text(f"grader:x:{uid}:{gid}:grader:{home}:/bin/sh\n")
+    (etc / "group").write_text(f"grader:x:{gid}:\n")
+    for name in ("passwd", "group"):
+        cmd += ["--ro-bind", str(etc / name), f"/etc/{name}"]
+    return cmd
 
 
 def _tmpfs(folder: Path, limits: Limits | None) -> list[str]:
@@ -354,25 +412,28 @@ def _venv_in(checkout: Path) -> Path | None:
     return prefix
 
 
-def _remounted(package: Path, hidden: list[Path], checkout: Path | None = None) -> list[Path]:
-    """Runtime folders under ``hidden`` to mount back read-only, outermost first; inside a
-    source ``checkout`` only the package and the virtual environment the grader runs from."""
-    remount = []
+def _runtime_binds(package: Path, hidden: list[Path], checkout: Path | None = None) -> list[Path]:
+    """The runtime folders to mount read-only, outermost first: the folders Python starts and
+    imports from (:func:`_runtime_dirs`) and the package; inside a source ``checkout`` only
+    the package and the virtual environment the grader runs from. Never ``/``, nor a folder
+    that holds a hidden one (a repository's root, the course, ``/tmp``), nor one inside a
+    hidden folder that holds :data:`SECRET_SIBLINGS`."""
+    found = []
     venv = _venv_in(checkout) if checkout is not None else None
     if venv is not None:
-        remount.append(venv)
+        found.append(venv)
     for folder in _runtime_dirs():
-        if not any(_within(folder, h) for h in hidden):
-            continue  # still visible, read-only
+        if folder == Path("/") or any(_within(h, folder) for h in hidden):
+            continue
         if checkout is not None and _within(folder, checkout):
             continue  # only the package and the venv (above, below) come back
-        holds_secrets = any((folder / s).is_dir() for s in SECRET_SIBLINGS)
-        if holds_secrets or any(_within(h, folder) for h in hidden):
-            continue  # a repository root, the course or /tmp itself: never whole
-        remount.append(folder)
-    if any(_within(package, h) for h in hidden):
-        remount.append(package)
-    return sorted(set(remount), key=lambda p: len(p.parts))
+        inside = any(_within(folder, h) for h in hidden)
+        if inside and any((folder / s).is_dir() for s in SECRET_SIBLINGS):
+            continue
+        found.append(folder)
+    found.append(package)
+    found = sorted(set(found), key=lambda p: len(p.parts))
+    return [f for i, f in enumerate(found) if not any(_within(f, g) for g in found[:i])]
 
 
 @functools.cache
