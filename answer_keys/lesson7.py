@@ -21,28 +21,28 @@ from attnlab.patterns import column_mass
 def key_a(scope) -> dict:
     """The key to part A, question by question; ``scope`` holds the values the
     questions were built from (:attr:`attnlab.exercises.quiz.Questions.scope`)."""
-    count = scope["count"]
     d = scope["d"]
     d_k = scope["d_k"]
     d_model = scope["d_model"]
     d_power = scope["d_power"]
     d_var = scope["d_var"]
     far = scope["far"]
-    g_scores = scope["g_scores"]
-    hot = scope["hot"]
     jac = scope["jac"]
     jac_plain = scope["jac_plain"]
     k = scope["k"]
     limits = scope["limits"]
     n_equal = scope["n_equal"]
     naive_log = scope["naive_log"]
-    p = scope["p"]
     plain = scope["plain"]
     power = scope["power"]
     q = scope["q"]
-    raw = scope["raw"]
     tokens_k = scope["tokens_k"]
     tokens_q = scope["tokens_q"]
+    count = tokens_q * tokens_k  # one score per (query, key) pair
+    raw = float(q @ k)
+    g_scores = scope["geometry"] @ np.array([1.0, 0.0])  # (4,) against q = [1, 0]
+    p = attnlab.softmax(SCORE_ROW)  # (4,)
+    hot = attnlab.softmax(SCORE_ROW, temperature=5.0)  # (4,)
     lowest = int(np.argmin(g_scores))
     divisor = d_power**power
     sum_limit = limits[np.float32] - math.log(n_equal)  # n · exp(s) passes the largest float32
@@ -244,17 +244,17 @@ def key_b(scope) -> dict:
     questions were built from (:attr:`attnlab.exercises.quiz.Questions.scope`)."""
     busiest = scope["busiest"]
     cat = scope["cat"]
-    causal = scope["causal"]
     fill16 = scope["fill16"]
     filter_options = scope["filter_options"]
     link = scope["link"]
     mean = scope["mean"]
     n_mask = scope["n_mask"]
-    out = scope["out"]
     points = scope["points"]
-    raw_h = scope["raw_h"]
     two_d = scope["two_d"]
     w2 = scope["w2"]
+    causal = int(attnlab.causal_mask(n_mask).sum())
+    raw_h = float(attnlab.entropy(attnlab.softmax(SCORE_ROW)))  # nats
+    out = attnlab.softmax(two_d.keys @ two_d.query) @ two_d.values  # (2,)
     # which points the output can land on: worked out here, not in the package, where a
     # student could read it off the quiz (the second red team of 2026-12-06 did)
     inside = {key: bool(np.all(barycentric(p, two_d.values) >= 0)) for key, p in points.items()}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import pytest
@@ -758,3 +759,48 @@ def test_a_bug_hunt_does_not_take_the_librarys_attention_for_a_fix(exercise, ans
     feedback = exercise.check(answer)
     assert feedback.outcome is Outcome.WRONG, feedback
     assert "asks you not to use" in feedback.message, feedback
+
+
+# ---------------------------------------------------------------- the quiz's scope in the package
+def _numbers(value, depth=0):
+    """Every number inside ``value``: scalars, arrays, dicts, sequences and the fields of the
+    small records the examples are (a few levels deep)."""
+    if depth > 4 or isinstance(value, (str, bytes, type)) or callable(value):
+        return
+    if isinstance(value, (bool, np.bool_)):
+        return
+    if isinstance(value, (int, float, np.number)):
+        yield float(value)
+    elif isinstance(value, np.ndarray):
+        if value.dtype.kind in "fiu":
+            yield from value.astype(float).ravel()[:10_000]
+    elif isinstance(value, dict):
+        for item in list(value.keys()) + list(value.values()):
+            yield from _numbers(item, depth + 1)
+    elif isinstance(value, (list, tuple, set)):
+        for item in value:
+            yield from _numbers(item, depth + 1)
+    elif hasattr(value, "__dict__"):
+        yield from _numbers(vars(value), depth + 1)
+
+
+@pytest.mark.parametrize("quiz", [L.QUESTIONS_A, L.QUESTIONS_B], ids=["7.1", "7.2"])
+def test_the_shipped_scope_holds_no_answer_the_question_does_not_show(quiz):
+    """What a student can read off the installed quiz (``Questions.scope``, the values the
+    questions were built from) holds no number equal to a numeric answer, unless the quiz shows
+    that number itself (A4 asks the variance of q·k for d_k = 64; its answer is 64):
+    the answers are worked out in the key file, outside the package (a red team read A1's,
+    A8's, B2's, B6's and B11's answers off the scope)."""
+    key = quiz.key()
+    assert key is not None, "the key file is needed to run this test"
+    leaks, text = [], "\n".join(q.prompt for q in quiz.questions)
+    for question in quiz.questions:
+        answer = key[question.key].answer
+        if question.options or not isinstance(answer, (int, float)) or math.isinf(answer):
+            continue
+        near = max(question.tolerance, 1e-9 * max(1.0, abs(answer)))
+        found = [x for x in _numbers(quiz.scope) if abs(x - answer) <= near]
+        shown = any(re.search(rf"(?<![\d.]){re.escape(f'{x:g}')}(?![\d])", text) for x in found)
+        if found and not shown:
+            leaks.append((question.key, answer, found[:3]))
+    assert not leaks, leaks

@@ -115,22 +115,17 @@ def listing(function) -> Text:
 # ---------------------------------------------------------------- part A: lessons 1-3
 def _questions_a() -> tuple[list[Question], dict]:
     tokens_q, tokens_k, d_model, d_k = 5, 7, 16, 4
-    count = int((np.zeros((tokens_q, d_k)) @ np.zeros((tokens_k, d_k)).T).size)  # n_q · n_k
     dog = dog_bites_man()
     qi, kj = dog.tokens.index("bites"), dog.tokens.index("dog")
     q, k = dog.q[qi], dog.k[kj]  # (d_k,) each
     d = q.size
-    raw = float(q @ k)
     geometry = np.array([[0.0, 5.0], [-0.5, 0.1], [0.2, -0.1], [-2.0, 3.0]])  # (4, 2) keys
-    g_scores = geometry @ np.array([1.0, 0.0])  # (4,) against q = [1, 0]
     d_var = 64
     d_power, power = 256, 0.25  # dividing by d_k^(1/4) instead of d_k^(1/2)
     collapsed = attnlab.softmax(COLLAPSE_ROW * 100)  # (3,)
     jac = attnlab.softmax_jacobian(collapsed)  # (3, 3)
     jac_plain = attnlab.softmax_jacobian(attnlab.softmax(COLLAPSE_ROW))  # (3, 3)
     plain = SCORE_ROW / SCORE_ROW.sum()  # (4,) what dividing by the sum gives
-    p = attnlab.softmax(SCORE_ROW)  # (4,)
-    hot = attnlab.softmax(SCORE_ROW, temperature=5.0)
     limits = {t: math.log(float(np.finfo(t).max)) for t in (np.float16, np.float32, np.float64)}
     n_equal = 1000  # a row of equal scores whose naive softmax is asked about in float32
     far = np.array([0.0, -800.0])
@@ -256,6 +251,8 @@ def _questions_a() -> tuple[list[Question], dict]:
             tolerance=0.01,
         ),
     ]
+    # what the questions show, and nothing an answer is read off: the answers are worked out
+    # in the key file (answer_keys/lesson7.py), outside the installed package
     return qs, {name: value for name, value in locals().items() if name != "qs"}
 
 
@@ -265,8 +262,6 @@ def _questions_b() -> tuple[list[Question], dict]:
     q, k, v = cat.x @ cat.w_q, cat.x @ cat.w_k, cat.x @ cat.w_v  # (4, 8) each
     _, cat_w = attnlab.scaled_dot_product_attention(q, k, v)  # (4, 4)
     busiest = float(column_mass(cat_w).max())
-    p = attnlab.softmax(SCORE_ROW)  # (4,)
-    raw_h = float(attnlab.entropy(p))  # nats
     link = pattern_example("link")
     shown = "\n".join(
         f"    {t:>7} {short(row.round(2))}"
@@ -274,7 +269,6 @@ def _questions_b() -> tuple[list[Question], dict]:
     )
     two_d = query_and_keys_2d()
     w2 = attnlab.softmax(two_d.keys @ two_d.query)  # (3,)
-    out = w2 @ two_d.values  # (2,)
     mean = two_d.values.mean(axis=0)  # (2,)
     points = {
         "a": np.array([2.0, 2.0]),
@@ -291,7 +285,6 @@ def _questions_b() -> tuple[list[Question], dict]:
     mixes = {"x": w_two @ x_two, "k": w_two @ k_two, "w": w_two, "v": w_two @ v_two}
     filter_options = dict(zip("abcd", ("x", "k", "w", "v"), strict=True))
     n_mask = 6
-    causal = int(attnlab.causal_mask(n_mask).sum())
     with np.errstate(over="ignore"):
         fill16 = np.float16(-1e9)
     shapes = np.zeros((2, 8, 10, 8)) @ np.zeros((2, 8, 10, 8)).swapaxes(-1, -2)
@@ -443,6 +436,8 @@ def _questions_b() -> tuple[list[Question], dict]:
             ),
         ),
     ]
+    # what the questions show, and nothing an answer is read off: the answers are worked out
+    # in the key file (answer_keys/lesson7.py), outside the installed package
     return qs, {name: value for name, value in locals().items() if name != "qs"}
 
 
