@@ -114,11 +114,14 @@ ATTACKS = {
     "hooks": (
         "registers IPython hooks that slow every later cell",
         "import ast, time\nip = get_ipython()\ndef slow(*args):\n    print('hook-fired')\n"
-        "    time.sleep(1.5)\nip.events.register('pre_run_cell', slow)\n"
+        "    time.sleep(0.5)\nip.events.register('pre_run_cell', slow)\n"
         "ip.events.register('post_run_cell', slow)\n"
         "class Slow(ast.NodeTransformer):\n    def visit_Module(self, node):\n"
         "        print('ast-hook-fired')\n        time.sleep(1)\n        return node\n"
-        "ip.ast_transformers.append(Slow())\nprint('hooks set')\n",
+        "ip.ast_transformers.append(Slow())\nimport builtins, gc\n_print = builtins.print\n"
+        "def slow_print(*args, **kw):\n    _print('hook-fired')\n    time.sleep(0.2)\n"
+        "    _print(*args, **kw)\nbuiltins.print = slow_print\n"
+        "gc.callbacks.append(lambda phase, info: _print('hook-fired'))\nprint('hooks set')\n",
     ),
     "script": (
         "shows HTML and JavaScript that would run in the browser",
@@ -393,14 +396,15 @@ def test_nothing_of_anyone_else_reaches_the_student(graded):
 
 
 def test_hooks_a_student_registers_do_not_outlive_their_cell(graded):
-    """IPython events and an AST transformer registered in an added cell, each sleeping, are
-    put back once the cell has run: no later cell runs them (their cost would otherwise fall
+    """IPython events, an AST transformer, a wrapped ``print`` and a garbage-collector callback
+    registered in an added cell, each sleeping or printing, are put back once the cell has run: no later cell runs them (their cost would otherwise fall
     on the lesson's cells, outside the student's budget)."""
     nb = gc.read(_autograded(graded, "hooks"))
     cells = [c for c in nb["cells"] if c["cell_type"] == "code"]
     assert "hooks set" in json.dumps(_cell(graded, "hooks")["outputs"]), "the attack did not run"
     after = cells[[c.get("id") for c in cells].index("cheat") + 1 :]
-    assert after and all(c.get("execution_count") for c in after if c["source"])
+    lesson = [c for c in after if c["source"] and not gc._meta(c).get("solution")]
+    assert lesson and all(c.get("execution_count") for c in lesson)
     fired = [c["source"][:40] for c in after if "hook-fired" in json.dumps(c["outputs"])]
     assert not fired, fired
 

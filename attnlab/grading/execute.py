@@ -17,8 +17,9 @@ student's feedback). :class:`LimitedExecute`, used in its place by the course's
   such cell says why) while the lesson's own cells go on, so a student who adds cells that
   sleep costs the class that budget, not ``notebook_timeout``; after each such cell the
   kernel's hooks are put back as they were before the first (:data:`HOOKS_SNAPSHOT`,
-  :data:`HOOKS_RESTORE`), so a cell that registers an IPython event, an AST transformer or a
-  trace function to slow the lesson's cells does not carry its cost past its own budget (a
+  :data:`HOOKS_RESTORE`), so a cell that registers an IPython event, an AST transformer, a
+  trace function or a garbage-collector callback, or wraps a builtin, to slow the lesson's
+  cells does not carry its cost past its own budget (a
   determined student can still slow the lesson's cells by other means, a busy thread say;
   those are bounded by ``notebook_timeout``, and cost only that student's feedback: the
   grade is decided in a fresh kernel);
@@ -555,7 +556,7 @@ def source_notebook(parent, config, resources) -> dict | None:
 #: Run silently before the first cell the student wrote: remembers the kernel's hooks.
 HOOKS_SNAPSHOT = """
 def _attnlab_hooks():
-    import sys, threading
+    import builtins, gc, sys, threading
     ip = get_ipython()
     kept = dict(
         events=ip.events,
@@ -565,6 +566,8 @@ def _attnlab_hooks():
         cleanup=list(ip.input_transformer_manager.cleanup_transforms),
         line=list(ip.input_transformer_manager.line_transforms),
         interval=sys.getswitchinterval(),
+        gc=list(gc.callbacks),
+        builtins=dict(vars(builtins)),
     )
     settrace, setprofile, setinterval = sys.settrace, sys.setprofile, sys.setswitchinterval
     thread_trace, thread_profile = threading.settrace, threading.setprofile
@@ -578,6 +581,10 @@ def _attnlab_hooks():
         ip.input_transformer_manager.line_transforms[:] = kept["line"]
         settrace(None), setprofile(None), thread_trace(None), thread_profile(None)
         setinterval(kept["interval"])
+        gc.callbacks[:] = kept["gc"]
+        for name, value in kept["builtins"].items():
+            if vars(builtins).get(name) is not value:
+                setattr(builtins, name, value)
 
     sys._attnlab_restore_hooks = restore
 _attnlab_hooks()
