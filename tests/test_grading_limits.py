@@ -397,8 +397,9 @@ def test_nothing_of_anyone_else_reaches_the_student(graded):
 
 def test_hooks_a_student_registers_do_not_outlive_their_cell(graded):
     """IPython events, an AST transformer, a wrapped ``print`` and a garbage-collector callback
-    registered in an added cell, each sleeping or printing, are put back once the cell has run: no later cell runs them (their cost would otherwise fall
-    on the lesson's cells, outside the student's budget)."""
+    registered in an added cell, each sleeping or printing, are put back once the cell has
+    run: no later cell runs them (their cost would otherwise fall on the lesson's cells,
+    outside the student's budget)."""
     nb = gc.read(_autograded(graded, "hooks"))
     cells = [c for c in nb["cells"] if c["cell_type"] == "code"]
     assert "hooks set" in json.dumps(_cell(graded, "hooks")["outputs"]), "the attack did not run"
