@@ -271,8 +271,9 @@ def test_the_clean_kernel_cannot_read_the_repository_copy_the_grader_names(
 ):
     """``ATTNLAB_ANSWER_KEYS`` and ``ATTNLAB_SOURCE`` name a clone outside the course: code run
     straight in the clean kernel (as a way past the lint would run) sees neither variable nor
-    the clone's keys, sources or git history. Not named, the same clone is readable (so the
-    probe can see what it looks for, and the hiding is the variables' doing)."""
+    the clone's keys, sources or git history. Not named, the same clone (a stray copy in
+    ``/var/tmp``) is not there either: the kernel sees an allow-list of the host (it was
+    readable until 2026-12-06, when a red team read a stray copy's key this way)."""
     if not sandbox.use(None):
         pytest.skip(f"no sandbox here: {sandbox.unavailable()}")
     copy = _repository_copy("clone-key-61f0")
@@ -287,10 +288,7 @@ def test_the_clean_kernel_cannot_read_the_repository_copy_the_grader_names(
             status, error = k.run(_KEY_HUNT.format(keys=str(copy / "answer_keys")))
     finally:
         shutil.rmtree(copy, ignore_errors=True)
-    if named:
-        assert status == "ok", error
-    else:
-        assert "clone-key-61f0" in error, error
+    assert status == "ok", error
 
 
 def test_a_grading_kernel_leaves_no_scratch_folder_behind():

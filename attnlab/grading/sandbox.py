@@ -334,6 +334,9 @@ def bwrap_command(
     if checkout is not None and checkout != Path("/"):
         hidden.append(checkout)  # its .git, tests, tools …: only the package comes back
     cmd = ["bwrap", *_system_binds(scratch)]
+    # /tmp and what hides folders come before the runtime, which may lie inside them (a
+    # checkout's venv in /tmp), so that the runtime is mounted over them, not hidden by them
+    cmd += ["--dev", "/dev", "--proc", "/proc", *_tmpfs(Path("/tmp"), limits)]
     system = [Path(f) for f in SYSTEM_FOLDERS if Path(f).is_dir() and not Path(f).is_symlink()]
     for folder in hidden:
         if folder.is_dir() and any(_within(folder, s) for s in system):
@@ -345,7 +348,6 @@ def bwrap_command(
     for sibling in SECRET_SIBLINGS:
         if checkout is None and (package.parent / sibling).is_dir():
             cmd += ["--tmpfs", str(package.parent / sibling)]
-    cmd += ["--dev", "/dev", "--proc", "/proc", *_tmpfs(Path("/tmp"), limits)]
     cmd += ["--unshare-all", "--die-with-parent", "--new-session"]
     if os.geteuid() == 0:  # root in its namespace could unmount the tmpfs that hide the course
         cmd += ["--cap-drop", "ALL"]
