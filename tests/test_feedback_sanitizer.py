@@ -225,6 +225,35 @@ def test_a_student_cannot_show_the_courses_correct_box(where):
     assert "attnlab-feedback attnlab-correct" in course and "background:" in course
 
 
+def test_a_quoted_answer_stays_quoted_in_the_courses_feedback():
+    """A red team's quiz answer: ``\\class`` (so the MathJax cleaning runs) and the course's
+    green box with a link, which the check quotes, escaped, in its reason. The cleaning of the
+    grade cell's feedback must not decode the quote back into markup: it once did, and the
+    formgrader showed a student-made "correct" box and an outside link inside the course's
+    own feedback."""
+    import html
+
+    from attnlab.exercises.kit.feedback import Feedback
+    from attnlab.exercises.kit.outcomes import Outcome
+    from attnlab.grading.execute import SanitizeOutputs
+
+    answer = (
+        r"\class x"
+        + _forged_box().replace("Well done.", "12 of 12 right.")
+        + '<a href="https://evil.example/reset">Grader notice</a>'
+    )
+    wrong = Feedback("Exercise 7.2 (quiz B)", Outcome.WRONG, f"B1: you said {answer!r}.")
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [_grade_cell([_display({"text/html": wrong._repr_html_(), "text/plain": "x"})])]
+    SanitizeOutputs().preprocess(nb, {})
+    course = nb.cells[0].outputs[0]["data"]["text/html"]
+    assert "evil.example" in course and "12 of 12 right" in course  # still quoted, as text
+    assert '<a href="https://evil' not in course and "<a " not in course
+    assert course.count("attnlab-correct") == 0 or html.escape("attnlab-correct") in course
+    assert len(re.findall(r"<div\b", course)) == 1, course  # the course's own box alone
+    assert not re.search(r"\\class\b", html.unescape(html.unescape(course)))
+
+
 #: Markup that makes the reader's browser fetch a URL as the feedback page opens (a tracker).
 TRACKERS = {
     "tex-style-markdown": r"T1 $\style{background:url(https://t.example/1)}{x}$",

@@ -242,21 +242,40 @@ def _render_markdown(text: str) -> str:
 _TEX_HREF = re.compile(r"\\href\s*\{([^{}]*)\}")
 #: MathJax commands that put CSS, classes or ids on the page (``\\style{background:url(…)}``
 #: makes the reader's browser fetch a URL; ``\\class{attnlab-feedback}`` dresses text as the
-#: course's feedback) or load code (``\\require``); dropped, their arguments stay as text.
+#: course's feedback) or load code (``\\require``): made inert (:func:`_clean_tex`).
 _TEX_PAGE_COMMANDS = re.compile(r"\\(style|class|cssId|require)(?![A-Za-z])")
+
+
+#: A backslash as HTML can write it: itself, or a character reference (decimal, hex, named; the
+#: ``;`` optional, as browsers read numeric ones), escaped again any number of times.
+_BACKSLASH = re.compile(r"\\|&(?:amp;)*(?:#0*92;?|#[xX]0*5[cC];?|bsol;)")
+
+#: What stands for a backslash in text that tried to reach the page through MathJax.
+NO_BACKSLASH = "\u2216"  # ∖ (set minus): looks like one, starts no command
 
 
 def _clean_tex(text: str) -> str:
     """MathJax's ``\\href{target}`` with a target that is not a safe link points to ``#``;
-    ``\\style``, ``\\class``, ``\\cssId`` and ``\\require`` are dropped (read also through
-    HTML entities, which the browser decodes before MathJax reads the page)."""
+    where ``\\style``, ``\\class``, ``\\cssId`` or ``\\require`` appears (read also through
+    HTML entities, which the browser decodes before MathJax reads the page), every backslash
+    of the text, however it is written, becomes :data:`NO_BACKSLASH`, and nothing else changes.
+
+    The text is never decoded to be cleaned: decoding the whole of it turned a check's escaped
+    quote of a student's answer (``\\class`` and a ``<div class="attnlab-feedback">``) back
+    into live HTML, dressed as the course's feedback (a red team's, 2026-12-06).
+
+    Examples
+    --------
+    >>> _clean_tex(r"$\\class{x}{y}$ &lt;b&gt;")
+    '$∖class{x}{y}$ &lt;b&gt;'
+    >>> _clean_tex(r"$\\frac{1}{2}$")
+    '$\\\\frac{1}{2}$'
+    """
     if _TEX_PAGE_COMMANDS.search(_html.unescape(_html.unescape(text))):
-        text = _TEX_PAGE_COMMANDS.sub(_tex_page_command, _html.unescape(_html.unescape(text)))
+        text = _BACKSLASH.sub(NO_BACKSLASH, text)
+        if _TEX_PAGE_COMMANDS.search(_html.unescape(_html.unescape(text))):  # pragma: no cover
+            return _html.escape(_html.unescape(text)).replace("\\", NO_BACKSLASH)
     return _TEX_HREF.sub(lambda m: m.group(0) if url_is_safe(m.group(1)) else "\\href{#}", text)
-
-
-def _tex_page_command(match) -> str:
-    return "\\text"  # \style{css}{x} -> \text{css}{x}: the arguments shown, nothing applied
 
 
 #: The most tags (``<``) one fragment of HTML or Markdown may hold and still be cleaned; one with
