@@ -51,6 +51,17 @@ load_key("lesson7")
 # the submission for the student's own outputs, then GradeOutsideKernel re-grades every grade
 # cell in a fresh kernel holding only the student's answer cells, before the grades are saved;
 # SanitizeOutputs cleans the notebook once more (no script reaches the formgrader or feedback).
+# A submission's cell metadata in nbgrader's own version before nbgrader checks it: a version
+# error there stops the whole autograde run, not the one notebook (a student's
+# "schema_version": 4 left every student after them ungraded).
+c.Autograde.sanitize_preprocessors = [
+    "nbgrader.preprocessors.ClearOutput",
+    "nbgrader.preprocessors.DeduplicateIds",
+    "nbgrader.preprocessors.OverwriteKernelspec",
+    "attnlab.grading.nbgrader_plugin.NormalizeCellMetadata",
+    "nbgrader.preprocessors.OverwriteCells",
+    "nbgrader.preprocessors.CheckCellMetadata",
+]
 c.Autograde.autograde_preprocessors = [
     "attnlab.grading.execute.LimitedExecute",
     "nbgrader.preprocessors.IgnorePattern",

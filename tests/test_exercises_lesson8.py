@@ -12,6 +12,7 @@ from answer_tables import Answers, accept_reject, judged
 from source_answers import worked_answer
 
 import attnlab
+from attnlab.exercises import Outcome
 from attnlab.exercises import lesson8 as L
 from attnlab.online import online_softmax_update
 
@@ -905,7 +906,54 @@ def test_memory_is_what_the_answer_allocates_not_the_check():
     args = (case.q, case.k, case.v, case.block, case.causal)
     _, _, nothing = L._peak_of(lambda *a: 0, *args)
     _, _, one_mb = L._peak_of(lambda *a: np.ones(2**17).sum(), *args)
-    assert nothing < 10_000 and 2**20 <= one_mb < 2**20 + 10_000
+    assert nothing.total < 10_000 and 2**20 <= one_mb.total < 2**20 + 10_000
+
+
+_TRY_IT = (
+    "def tiled_loop(q, k, v, block, causal):\n    return loop(q, k, v, block, causal)\n\n"
+    "rng = np.random.default_rng(0)\nq_try, k_try, v_try = rng.standard_normal((3, 512, 32))\n"
+    "out_try, n_tiles = tiled_loop(q_try, k_try, v_try, 64, False)\n"
+)
+
+
+def _try_it_namespace() -> dict:
+    """The names a lesson-8 notebook holds after an answer cell with a try-it (:data:`_TRY_IT`)
+    ran: the lesson's own q, k, v (512 KB each, made by lesson cells) and the try's arrays."""
+    rng = np.random.default_rng(0)
+    q_try, k_try, v_try = rng.standard_normal((3, 512, 32))  # views of one (3, 512, 32) array
+    big = rng.standard_normal((3, 2048, 32))
+    return {
+        "q": big[0], "k": big[1], "v": big[2], "rng": rng, "n_tiles": 64,
+        "q_try": q_try, "k_try": k_try, "v_try": v_try, "out_try": np.zeros((512, 32)),
+    }  # fmt: skip
+
+
+def test_what_answer_cells_keep_is_held_as_grading_counts_it():
+    """A try-it left at the bottom of 8.4's answer cell (a red team's right work that lost 8.4's
+    two points in grading while the learner's check said correct): its arrays are counted
+    once each (q_try, k_try, v_try are views of one array) and named; the lesson's own q, k, v
+    and cells that define no answer are not."""
+    namespace = _try_it_namespace()
+    lesson_cell = "q, k, v = big_example()"
+    use = L.held_by_answer_cells(namespace, [lesson_cell, _TRY_IT])
+    assert use.held == 3 * 512 * 32 * 8 + 512 * 32 * 8
+    assert use.holders == ("k_try", "out_try", "q_try", "v_try")  # the views' owner once
+    assert L.held_by_answer_cells(namespace, [lesson_cell]).held == 0
+
+
+def test_the_check_says_what_the_notebook_holds_and_how_to_free_it(monkeypatch):
+    """The learner's check counts what the answer cells keep, as grading does, and says so:
+    the right loop fails 8.4 with the names to delete, and passes once they are gone."""
+    namespace = _try_it_namespace()
+    real = L.held_by_answer_cells
+    monkeypatch.setattr(L, "held_by_answer_cells", lambda: real(namespace, [_TRY_IT]))
+    feedback = judged(L.tiled_loop, loop_in())
+    assert feedback.outcome is Outcome.WRONG, feedback.message
+    message = feedback.message
+    assert "your notebook held" in message and "k_try" in message and "del" in message
+    for name in ("q_try", "k_try", "v_try", "out_try"):
+        namespace.pop(name)
+    assert judged(L.tiled_loop, loop_in()).outcome is Outcome.CORRECT
 
 
 def test_a_right_loop_that_also_builds_a_big_array_is_rejected():

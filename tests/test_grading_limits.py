@@ -189,6 +189,17 @@ def _make_repo_copy(folder: Path) -> None:
     (folder / ".git" / "HEAD").write_text(f"ref: refs/heads/main {KEY_MARK}\n")
 
 
+def _with_schema_versions(nb: dict, versions: tuple[int, int] = (4, 2)) -> dict:
+    """``nb`` with its answer cell's nbgrader metadata at schema ``versions[0]`` and its grade
+    cell's at ``versions[1]`` (nbgrader 0.9 reads 3; a version error in ``CheckCellMetadata``
+    stopped the whole autograde run, leaving every student after this one ungraded)."""
+    nb = json.loads(json.dumps(nb))
+    answer = next(c for c in nb["cells"] if gc._meta(c).get("solution"))
+    grade = next(c for c in nb["cells"] if gc._meta(c).get("grade"))
+    gc._meta(answer)["schema_version"], gc._meta(grade)["schema_version"] = versions
+    return nb
+
+
 def _with_sleeps(nb: dict) -> dict:
     """``nb`` with :data:`SLEEPS` added cells, each sleeping :data:`SLEEP` s, after its imports."""
     for number in reversed(range(SLEEPS)):
@@ -265,6 +276,8 @@ def graded(tmp_path_factory):
             nb = _with_markdown(nb, SCRIPT_MARKDOWN)
         gc.write_submission(course, student, LESSON, nb)
         kinds[student] = (what, total)
+    gc.write_submission(course, "aaa-schema", LESSON, _with_schema_versions(solved))
+    kinds["aaa-schema"] = ("first in line; its cells claim nbgrader schemas 4 and 2", total)
     gc.write_submission(course, "added-sleeps", LESSON, _with_sleeps(solved))
     kinds["added-sleeps"] = (f"adds {SLEEPS} cells that sleep {SLEEP} s each", total)
     hunt_cell = KEY_HUNT.replace("{copy}", str(REPO_COPY)).replace("{stray}", str(STRAY_COPY))

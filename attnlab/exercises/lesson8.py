@@ -1191,11 +1191,119 @@ def _loop_mistakes(case) -> list[tuple[np.ndarray, str]]:
     return mistakes
 
 
+#: Arrays at least this large that the notebook's answer cells keep count towards 8.4's memory,
+#: as grading counts every block this large the student's code holds
+#: (:data:`attnlab.grading.worker.HELD_BLOCK`).
+HELD_ARRAY = 64 * 1024
+
+
+@dataclass(frozen=True)
+class MemoryUse:
+    """What one call of an answer cost in memory: what it ``allocated`` at its peak, and what
+    the notebook ``held`` when it began (arrays the answer cells keep, named ``holders`` where
+    known)."""
+
+    allocated: int
+    held: int = 0
+    holders: tuple = ()
+
+    @property
+    def total(self) -> int:
+        return self.allocated + self.held
+
+
+def _arrays_in(value, depth: int = 0) -> list[np.ndarray]:
+    """The arrays ``value`` is or holds (in lists, tuples, sets and dict values, two deep)."""
+    if isinstance(value, np.ndarray):
+        return [value]
+    if depth >= 2 or not isinstance(value, list | tuple | set | frozenset | dict):
+        return []
+    items = value.values() if isinstance(value, dict) else value
+    return [a for item in list(items)[:10_000] for a in _arrays_in(item, depth + 1)]
+
+
+def _top_level_names(code: str) -> set[str]:
+    """Names ``code`` binds at its top level (functions and classes it defines, what it
+    assigns; not what is bound inside a function, class or lambda)."""
+    import ast
+
+    from IPython.core.inputtransformer2 import TransformerManager
+
+    try:
+        tree = ast.parse(TransformerManager().transform_cell(code))
+    except (SyntaxError, ValueError):
+        return set()
+    found: set[str] = set()
+    stack = list(tree.body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            found.add(node.name)  # the name is bound here; what is inside is not
+            continue
+        if isinstance(node, ast.Lambda):
+            continue
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            found.add(node.id)
+        stack.extend(ast.iter_child_nodes(node))
+    return found
+
+
+def held_by_answer_cells(namespace=None, cells=None) -> MemoryUse:
+    """The arrays of :data:`HELD_ARRAY` bytes or more that the notebook's lesson-8 answer cells
+    keep under their top-level names (a try-it's inputs and output, say), as grading counts
+    them towards 8.4's memory: grading runs the answer cells and counts every such block the
+    student's code holds when a measured call begins.
+
+    ``namespace`` and ``cells`` (the code of the cells run) default to the running IPython's
+    (``user_ns`` and its input history); outside IPython nothing is held. A cell is an answer
+    cell when it defines one of lesson 8's answer functions.
+
+    Examples
+    --------
+    >>> cells = ["def tiled_loop(q, k, v, block, causal): pass", "q_try = x"]
+    >>> cells = [cells[0] + chr(10) + cells[1]]  # one answer cell: the function and a try
+    >>> use = held_by_answer_cells({"q_try": np.zeros((512, 32)), "x": 1}, cells)
+    >>> use.held, use.holders
+    (131072, ('q_try',))
+    """
+    if namespace is None or cells is None:
+        from IPython import get_ipython
+
+        shell = get_ipython()
+        if shell is None:
+            return MemoryUse(0)
+        namespace, cells = shell.user_ns, shell.user_ns.get("_ih", [])
+    from attnlab.exercises import EXERCISES
+
+    answers = {e.answer for key, e in EXERCISES.items() if key.startswith("8.")}
+    names: set[str] = set()
+    for code in cells:
+        if isinstance(code, str) and any(f"def {a}" in code for a in answers):
+            bound = _top_level_names(code)
+            if bound & answers:
+                names |= bound - answers
+    seen, held, holders = set(), 0, []
+    for name in sorted(names):
+        for array in _arrays_in(namespace.get(name)):
+            owner = array
+            while isinstance(owner.base, np.ndarray):
+                owner = owner.base
+            if owner.nbytes < HELD_ARRAY:
+                continue
+            holders.append(name)
+            if id(owner) not in seen:
+                seen.add(id(owner))
+                held += owner.nbytes
+    return MemoryUse(0, held, tuple(dict.fromkeys(holders)))
+
+
 def _peak_of(answer, *args):
-    """Call ``answer`` (as :func:`call_watching` does) and measure the bytes it allocated.
+    """Call ``answer`` (as :func:`call_watching` does) and measure its memory: a
+    :class:`MemoryUse`, with what the notebook held (:func:`held_by_answer_cells`).
 
     An answer that runs elsewhere (the grader's :class:`~attnlab.grading.remote.RemoteFunction`)
-    is measured where it runs and reports ``last_peak``.
+    is measured where it runs and reports ``last_peak`` (held memory included) and
+    ``last_held``.
     """
     if hasattr(answer, "last_peak") and hasattr(answer, "measure"):
         answer.measure = True
@@ -1205,7 +1313,8 @@ def _peak_of(answer, *args):
             answer.measure = False
         if answer.last_peak is None:
             raise Wrong("The memory your function used could not be measured.")
-        return got, messages, answer.last_peak
+        held = getattr(answer, "last_held", None) or 0
+        return got, messages, MemoryUse(answer.last_peak - held, held)
     call_watching(lambda *_: 0, *args)  # the first call imports what the checking needs
     peaks = []
 
@@ -1224,7 +1333,8 @@ def _peak_of(answer, *args):
         tracemalloc.start()
     try:
         got, messages = call_watching(measured, *args)
-        return got, messages, peaks[-1]
+        held = held_by_answer_cells()
+        return got, messages, MemoryUse(peaks[-1], held.held, held.holders)
     finally:
         if not tracing:
             tracemalloc.stop()
@@ -1301,23 +1411,42 @@ def _measured(case) -> bool:
     return len(case.q) * len(case.k) * 8 >= 2**20
 
 
-def _check_memory(case, output, peak, what) -> None:
-    """:class:`Wrong` when the call allocated more than :func:`memory_budget` allows."""
+def _check_memory(case, output, use: MemoryUse, what) -> None:
+    """:class:`Wrong` when the call allocated, with what the notebook held, more than
+    :func:`memory_budget` allows."""
     if not _measured(case):
         return
     budget = memory_budget(case, output)
+    peak = use.total
     if peak <= budget:
         return
     n_q, n_k, b = len(case.q), len(case.k), case.block
     tile = min(b, n_q) * min(b, n_k) * 8
-    said = (
-        f"{what}: the output is right, but your function allocated {peak:,} bytes at its "
-        f"peak. A tiled loop needs a few ({min(b, n_q)}, {min(b, n_k)}) tiles of scores "
-        f"({tile:,} bytes each in "
-        f"float64), the output and a copy of q: {budget:,} bytes at most here (what your "
-        "code keeps from before the call counts too: an array made when a cell ran, a "
-        "default argument, a cache)."
+    room = (
+        f"A tiled loop needs a few ({min(b, n_q)}, {min(b, n_k)}) tiles of scores "
+        f"({tile:,} bytes each in float64), the output and a copy of q: {budget:,} bytes at "
+        "most here"
     )
+    if use.held:
+        holders = f" ({', '.join(use.holders)})" if use.holders else ""
+        kept = (
+            f"{what}: the output is right, but your function allocated {use.allocated:,} "
+            f"bytes at its peak, and your notebook held {use.held:,} bytes more in arrays "
+            f"your answer cells keep{holders}: {peak:,} in all. {room}, and memory your code "
+            "holds when the call begins counts too. Delete a try-it's arrays at the end of its "
+            "cell (del and their names), or try on smaller ones (under "
+            f"{HELD_ARRAY // 1024} KB each)."
+        )
+        if use.allocated <= budget:
+            raise Wrong(kept)
+    said = (
+        f"{what}: the output is right, but your function allocated {use.allocated:,} bytes at "
+        f"its peak. {room} (what your code keeps from before the call counts too: an array "
+        "made when a cell ran, a default argument, a cache)."
+    )
+    if use.held:
+        said = kept
+    peak = use.allocated  # what the loop's shape explains
     d_k, d_v = case.k.shape[1], case.v.shape[1]
     if case.causal and n_q == n_k:
         built = n_q * n_k  # the whole sequence's mask, in booleans
@@ -1372,9 +1501,9 @@ def _loop_what(case) -> str:
     return f"tiled_loop(q, k, v, block={case.block}, causal={case.causal}) for {case.description}"
 
 
-def _judge_loop(got, case, messages, peak) -> None:
-    """Judge ``(output, tiles)`` for one of :func:`loop_cases`, and the ``peak`` bytes the call
-    allocated."""
+def _judge_loop(got, case, messages, use: MemoryUse) -> None:
+    """Judge ``(output, tiles)`` for one of :func:`loop_cases`, and the memory ``use`` of the
+    call."""
     n, d_v = len(case.q), case.v.shape[1]
     what = _loop_what(case)
     out, tiles = _as_loop_result(got, what, (n, d_v))
@@ -1411,7 +1540,7 @@ def _judge_loop(got, case, messages, peak) -> None:
             f"{what}: the output is right, but numpy warned: "
             f"{'; '.join(messages)}. Your function must not warn."
         )
-    _check_memory(case, got[0], peak, what)
+    _check_memory(case, got[0], use, what)
     if isinstance(tiles, bool | np.bool_) or not isinstance(tiles, numbers.Integral):
         raise Wrong(
             f"{what}: the output is right; tiles should be the whole number of "

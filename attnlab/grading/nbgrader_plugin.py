@@ -10,6 +10,9 @@ the feedback) and before nbgrader reads the grades. For every grade cell it writ
 * otherwise an error whose message is the check's reason, so the cell earns 0.
 
 Grade cells the student deleted are put back first (the source notebook is the authority).
+
+:class:`NormalizeCellMetadata` runs before nbgrader's own checks of a submission's cell
+metadata, whose version errors stop the whole ``nbgrader autograde`` run, not one notebook.
 """
 
 from __future__ import annotations
@@ -25,6 +28,41 @@ from traitlets import Unicode
 
 from attnlab.exercises.kit.outcomes import Outcome
 from attnlab.grading.grade import Result, grade_notebook
+
+
+class NormalizeCellMetadata(NbGraderPreprocessor):
+    """Every cell's nbgrader metadata in the version this nbgrader reads, before nbgrader checks
+    it (the first of ``Autograde.sanitize_preprocessors`` in the course's config).
+
+    A submission is the student's file: its cells' ``schema_version`` is whatever they wrote,
+    and nbgrader's ``OverwriteCells`` restores a grade cell's source, points and checksum but
+    not that. ``CheckCellMetadata`` then raises ``SchemaTooNewError`` (or ``...TooOld``),
+    which ``nbgrader autograde`` treats as fatal for the *whole run*: a red team's
+    ``"schema_version": 4`` in one answer cell left every student after it ungraded. Here the
+    version is set to nbgrader's own, and metadata that is not a mapping is dropped (the cell
+    is then an ordinary one); anything else wrong in it still fails that notebook alone.
+
+    Examples
+    --------
+    >>> from nbgrader.nbgraderformat import SCHEMA_VERSION
+    >>> nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("x = 1")])
+    >>> nb.cells[0].metadata["nbgrader"] = {"schema_version": 99, "solution": True}
+    >>> nb, _ = NormalizeCellMetadata().preprocess(nb, {})
+    >>> nb.cells[0].metadata["nbgrader"]["schema_version"] == SCHEMA_VERSION
+    True
+    """
+
+    def preprocess_cell(self, cell, resources, index):
+        from nbgrader.nbgraderformat import SCHEMA_VERSION
+
+        meta = cell.metadata.get("nbgrader")
+        if meta is None:
+            return cell, resources
+        if not isinstance(meta, dict):
+            del cell.metadata["nbgrader"]
+        elif meta.get("schema_version") != SCHEMA_VERSION:
+            meta["schema_version"] = SCHEMA_VERSION
+        return cell, resources
 
 
 def _display(result: Result) -> dict:

@@ -392,8 +392,11 @@ class RemoteFunction:
 
     #: Set to True to have the kernel count the bytes each call allocates (``last_peak``).
     measure = False
-    #: The bytes the last call allocated, when :attr:`measure` was on; else None.
+    #: The bytes the last call allocated, when :attr:`measure` was on, with what the student's
+    #: code held when it began (:attr:`last_held`); else None.
     last_peak: int | None = None
+    #: Of :attr:`last_peak`, the bytes the student's code held when the call began.
+    last_held: int | None = None
     #: Its calls are stopped where they run: after the check's limit (:func:`stop_now`), never
     #: later than the kernel's ``call_timeout``.
     timed_elsewhere = True
@@ -411,7 +414,7 @@ class RemoteFunction:
         report = self.kernel.call(
             self.__name__, args, kwargs, forbidden, self.measure, timeout=stop_now()
         )
-        self.last_peak = report.get("peak")
+        self.last_peak, self.last_held = report.get("peak"), report.get("held")
         if report["status"] == "missing":
             raise NameError(f"name {self.__name__!r} is not defined (its cell did not run)")
         for category, message in report.get("warnings", []):
