@@ -123,6 +123,12 @@ ATTACKS = {
         "    _print(*args, **kw)\nbuiltins.print = slow_print\n"
         "gc.callbacks.append(lambda phase, info: _print('hook-fired'))\nprint('hooks set')\n",
     ),
+    "busy-thread": (
+        "leaves a thread that, once its cell ended, holds the interpreter in C loops",
+        "import threading, time\ndef hog():\n    time.sleep(2)\n    while True:\n"
+        "        sum(range(10**8))\n"
+        "threading.Thread(target=hog, daemon=True).start()\nprint('thread started')\n",
+    ),
     "script": (
         "shows HTML and JavaScript that would run in the browser",
         "from IPython.display import HTML, Javascript, SVG, display\n"
@@ -421,6 +427,20 @@ def test_hooks_a_student_registers_do_not_outlive_their_cell(graded):
     assert lesson and all(c.get("execution_count") for c in lesson)
     fired = [c["source"][:40] for c in after if "hook-fired" in json.dumps(c["outputs"])]
     assert not fired, fired
+
+
+def test_a_thread_left_running_makes_the_cells_after_it_the_students_cost(graded):
+    """A thread left running in C loops takes the interpreter from every later cell, which
+    putting hooks back cannot stop: the grader sees the kernel's extra thread from outside
+    (``/proc``), and from then on every cell's time counts against the student's budget,
+    so the rest of that notebook stops costing the class time. No honest student is taken
+    for one."""
+    said = json.dumps(_cell(graded, "busy-thread")["outputs"])
+    assert "thread started" in said, "the attack did not run"
+    assert "1 more thread(s) or process(es) running" in said, said
+    for student in graded["kinds"]:
+        if student.startswith("honest"):
+            assert "running after it ended" not in _outputs_text(_autograded(graded, student))
 
 
 def test_cells_a_student_added_share_one_small_budget(graded):

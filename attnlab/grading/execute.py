@@ -19,10 +19,12 @@ student's feedback). :class:`LimitedExecute`, used in its place by the course's
   kernel's hooks are put back as they were before the first (:data:`HOOKS_SNAPSHOT`,
   :data:`HOOKS_RESTORE`), so a cell that registers an IPython event, an AST transformer, a
   trace function or a garbage-collector callback, or wraps a builtin, to slow the lesson's
-  cells does not carry its cost past its own budget (a
-  determined student can still slow the lesson's cells by other means, a busy thread say;
-  those are bounded by ``notebook_timeout``, and cost only that student's feedback: the
-  grade is decided in a fresh kernel);
+  cells does not carry its cost past its own budget; and a student's cell that leaves
+  threads or processes running (seen from outside, in the host's ``/proc``) makes every
+  later cell count against the student's budget too (a busy thread takes the interpreter
+  from every cell after it). What is left, slowing the lesson's cells by other means, is
+  bounded by ``notebook_timeout`` and costs only that student's feedback: the grade is
+  decided in a fresh kernel;
 * caps what a cell and the notebook may print **as it arrives** (nbgrader's ``LimitOutput``
   runs only after the whole notebook ran, and by then the grading process holds it all), and
   the size of any one message the kernel sends (``max_message``, a ZeroMQ socket option);
@@ -661,6 +663,9 @@ class LimitedExecute(Execute):
         self._student = {id(nb.cells[i]) for i in student_cells(nb, source_nb)}
         self._student_left = float(self.student_cells_timeout)
         self._hooks_kept = False
+        #: Why the cells after a student's cell count against the student's budget too: that
+        #: cell left threads or processes running (None while none did).
+        self._left_running: str | None = None
         self._used = 0
         self._cell_used: dict[int, tuple[int, int]] = {}  # id(cell) -> (bytes, outputs)
         self._truncated: set[int] = set()
@@ -674,7 +679,7 @@ class LimitedExecute(Execute):
     def _get_timeout(self, cell):
         timeout = super()._get_timeout(cell)
         left = max(1, int(self._deadline - time.monotonic()))
-        if id(cell) in self._student:
+        if self._charged(cell):
             left = min(left, max(1, int(self._student_left)))
         return left if timeout is None else min(timeout, left)
 
@@ -686,14 +691,15 @@ class LimitedExecute(Execute):
         if self._stopped is not None:
             cell.outputs = [_note(f"not run by the grader: {self._stopped}")]
             return cell
-        student = id(cell) in self._student
-        if student and self._student_left < 1:
+        student, charged = id(cell) in self._student, self._charged(cell)
+        if charged and self._student_left < 1:
             cell.outputs = [_note(self._student_note())]
             return cell
         if student and not self._hooks_kept:
             self._hooks_kept = await self._silently(HOOKS_SNAPSHOT)
+        threads = self._running_threads() if student else None
         started, given = time.monotonic(), self._get_timeout(cell)
-        cut = student and given < (self.timeout or float("inf"))  # the budget, not the cell limit
+        cut = charged and given < (self.timeout or float("inf"))  # the budget, not the cell limit
         try:
             cell = await super().async_execute_cell(
                 cell, cell_index, execution_count=execution_count, store_history=store_history
@@ -716,10 +722,51 @@ class LimitedExecute(Execute):
         finally:
             if student and self._hooks_kept and self._stopped is None:
                 await self._silently(HOOKS_RESTORE)
-            if student:
+            if student and self._stopped is None:
+                await self._note_left_running(cell, threads)
+            if charged:
                 self._student_left -= time.monotonic() - started
 
     execute_cell = run_sync(async_execute_cell)
+
+    def _charged(self, cell) -> bool:
+        """Whether ``cell``'s time counts against the student's budget: a cell the student
+        wrote, or any cell after one that left threads or processes running."""
+        return id(cell) in self._student or self._left_running is not None
+
+    def _running_threads(self) -> int | None:
+        counting = getattr(self.km, "running_threads", None)
+        return counting() if callable(counting) else None
+
+    async def _note_left_running(self, cell, before: int | None, grace: float = 1.0) -> None:
+        """After a student's ``cell``: when the kernel and its processes run more threads than
+        before it (``before``) and still do ``grace`` seconds later, the cell left them
+        running (a busy thread that holds the interpreter slows every cell after it; the
+        hooks put back cannot stop it), and every later cell's time counts against the
+        student's budget; the cell says so. The count is the host's (``/proc``), which no
+        code in the kernel can change."""
+        if before is None or self._left_running is not None:
+            return
+        deadline = time.monotonic() + grace
+        while True:
+            now = self._running_threads()
+            if now is None or now <= before:
+                return
+            if time.monotonic() >= deadline:
+                break
+            await asyncio.sleep(0.1)
+        self._left_running = (
+            f"this cell left {now - before} more thread(s) or process(es) running after it "
+            "ended, so every cell after it counts against the time your code gets"
+        )
+        self.log.info("The student's code left threads running: %s", self._left_running)
+        cell.outputs.append(
+            _note(
+                f"the grader: {self._left_running} ({self.student_cells_timeout} s for all "
+                "the code you wrote). Your grade does not depend on it: grading runs your "
+                "answer cells again in a fresh kernel"
+            )
+        )
 
     async def _silently(self, code: str) -> bool:
         """Run ``code`` in the kernel, silently (no output, no history, no IPython events);
@@ -751,11 +798,12 @@ class LimitedExecute(Execute):
     def _student_note(self, stopped: float | None = None) -> str:
         """Why a cell of the student's was stopped after ``stopped`` seconds, or not run."""
         what = "not run during grading" if stopped is None else f"stopped after {stopped:g} s"
+        running = f" ({self._left_running})" if self._left_running else ""
         return (
             f"{what}: the code you wrote (your answer cells and the cells you added or changed) "
             f"{'had used' if stopped is None else 'used'} up the {self.student_cells_timeout} s "
-            "the grader gives it in all. Your grade does not depend on it: grading runs your "
-            "answer cells again in a fresh kernel"
+            f"the grader gives it in all{running}. Your grade does not depend on it: grading "
+            "runs your answer cells again in a fresh kernel"
         )
 
     def _why(self, error, cell) -> str:

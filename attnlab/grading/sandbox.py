@@ -540,6 +540,42 @@ def process_cap(name: str, processes: int, log=None) -> Path | None:
     return folder
 
 
+def threads_in_tree(root: int) -> int | None:
+    """Threads of process ``root`` and of every process below it (read from ``/proc``, as the
+    host sees them: nothing inside a sandbox can change that count), or None when ``root``
+    is gone or ``/proc`` cannot be read.
+
+    Examples
+    --------
+    >>> import os
+    >>> threads_in_tree(os.getpid()) >= 1
+    True
+    """
+    parents: dict[int, int] = {}
+    threads: dict[int, int] = {}
+    try:
+        entries = [e.name for e in os.scandir("/proc") if e.name.isdigit()]
+    except OSError:
+        return None
+    for name in entries:
+        fields = _read(Path("/proc") / name / "stat").rsplit(")", 1)
+        if len(fields) != 2 or len(fields[1].split()) < 18:
+            continue  # gone meanwhile
+        rest = fields[1].split()  # from the state on: state, ppid, … num_threads is the 18th
+        parents[int(name)], threads[int(name)] = int(rest[1]), int(rest[17])
+    if root not in threads:
+        return None
+    children: dict[int, list[int]] = {}
+    for pid, parent in parents.items():
+        children.setdefault(parent, []).append(pid)
+    total, stack = 0, [root]
+    while stack:
+        pid = stack.pop()
+        total += threads.get(pid, 0)
+        stack.extend(children.get(pid, ()))
+    return total
+
+
 def _read(path: Path) -> str:
     try:
         return path.read_text()
@@ -622,6 +658,12 @@ class _Sandboxed:
         kwargs.setdefault("ip", str(self.scratch / "kernel"))
         kwargs.setdefault("connection_file", str(self.scratch / "kernel.json"))
         super().__init__(**kwargs)
+
+    def running_threads(self) -> int | None:
+        """Threads of the kernel and every process it started, or None when unknown
+        (:func:`threads_in_tree`)."""
+        process = getattr(getattr(self, "provisioner", None), "process", None)
+        return None if process is None else threads_in_tree(process.pid)
 
     @property
     def sandboxed(self) -> bool:
