@@ -357,3 +357,32 @@ def test_validate_gets_the_plain_sentences_autograding_does_not(monkeypatch):
     monkeypatch.setenv("NBGRADER_EXECUTION", "autograde")
     monkeypatch.delenv("NBGRADER_VALIDATING")
     assert cells._under_grading()
+
+
+def test_the_check_refuses_a_lesson_constant_as_grading_does(monkeypatch):
+    """Lesson 2's setup cell imports ``N_KEYS`` (an int) from ``attnlab.explorers.scaling``,
+    which answers may not import: grading refuses the name, and the learner's check must too
+    (a red team's right ``unit_variance_scale(d_k, n_keys=N_KEYS)`` was "correct" in the
+    notebook and scored 0)."""
+    import IPython
+
+    from attnlab.exercises import lesson2
+    from attnlab.exercises.kit.answer_lint import answer_cell_problems
+
+    setup = "from attnlab.explorers.scaling import D_K_VALUES, N_KEYS\n"
+    answer = (
+        "import math\n\ndef unit_variance_scale(d_k, n_keys=N_KEYS):\n"
+        "    return 1 / math.sqrt(d_k)\n"
+    )
+    filename = "<ipython-input-7-0123456789ab>"
+    linecache.cache[filename] = (len(answer), None, answer.splitlines(True), filename)
+    namespace = {"_ih": ["", setup, answer], "N_KEYS": 2048, "D_K_VALUES": (1, 2)}
+    exec(compile(answer, filename, "exec"), namespace)  # noqa: S102 - the learner's cell
+    shell = type("Shell", (), {"user_ns": namespace})()
+    monkeypatch.setattr(IPython, "get_ipython", lambda: shell)
+    function = namespace["unit_variance_scale"]
+    reasons = answer_cell_problems(function)
+    assert any("N_KEYS" in reason for reason in reasons), reasons
+    feedback = lesson2.unit_variance_scale.check(function)
+    assert feedback.outcome is not Outcome.CORRECT and "N_KEYS" in feedback.message
+    linecache.cache.pop(filename, None)

@@ -427,15 +427,25 @@ def problems(source: str, forbidden=(), refused=()) -> list[str]:
 
 def notebook_refused(namespace: dict) -> set[str]:
     """The names in a learner's notebook that an answer may not use, as grading sees them:
-    modules (and what was imported from them) that an answer could not import itself.
+    modules (and what was imported from them) that an answer could not import itself, and
+    every name a cell the notebook ran imported from such a module, whatever its value
+    (grading refuses the names the lesson's cells import: :func:`imported_names`). Without
+    the second, a lesson's constant such as lesson 2's ``N_KEYS`` (an ``int`` from
+    ``attnlab.explorers.scaling``) passed the learner's check and scored 0 in grading.
 
     >>> import json
     >>> sorted(notebook_refused({"np": __import__("numpy"), "json": json, "f": len}))
     ['json']
+    >>> sorted(notebook_refused({"_ih": ["", "from attnlab.explorers.scaling import N_KEYS"],
+    ...                          "N_KEYS": 2048}))
+    ['N_KEYS']
     """
     import types
 
     names = set()
+    for code in namespace.get("_ih", None) or ():  # IPython's history of the cells run
+        if isinstance(code, str):
+            names |= imported_names(code)
     for name, value in list(namespace.items()):
         if name.startswith("_"):
             continue
