@@ -312,3 +312,23 @@ def test_deeply_nested_tags_are_shown_as_text_not_parsed():
     assert time.perf_counter() - started < 5  # quadratic cleaning took minutes here
     assert not clean_html("<b>x</b>" * (MAX_TAGS // 2)).startswith("<pre>")  # cleaned
     assert clean_html("<b>x</b>" * (MAX_TAGS // 2 + 1)).startswith("<pre>")  # shown as text
+
+
+def test_too_long_cells_are_replaced_by_a_note_before_cleaning():
+    """A student's cell longer than MAX_CELL_TEXT, and every cell once the notebook's text
+    passes MAX_NOTEBOOK_TEXT, show a note instead; the lesson's cells and the graded ones keep
+    their source (cleaning and rendering cost time in proportion to the text)."""
+    from attnlab.grading import execute
+
+    lesson = nbformat.v4.new_markdown_cell("## Softmax\n\nThe weights add up to 1.")
+    big = nbformat.v4.new_markdown_cell("**_" * 10**6)
+    answer = nbformat.v4.new_code_cell("x = 1  # " + "y" * (execute.MAX_CELL_TEXT + 10))
+    answer.metadata["nbgrader"] = {"solution": True, "grade": False, "grade_id": "a"}
+    many = [nbformat.v4.new_raw_cell("z" * 60_000) for _ in range(10)]
+    nb = nbformat.v4.new_notebook(cells=[lesson, big, answer, *many])
+    sanitize_notebook(nb)
+    assert nb.cells[0].source == lesson.source
+    assert "not shown by the grader" in nb.cells[1].source and len(nb.cells[1].source) < 200
+    assert nb.cells[2].source.startswith("x = 1")  # graded: nbgrader's to check
+    kept = [c for c in nb.cells[3:] if "not shown" not in c.source]
+    assert len(kept) == execute.MAX_NOTEBOOK_TEXT // 60_000

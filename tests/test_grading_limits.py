@@ -97,7 +97,7 @@ ATTACKS = {
         "        for _ in range(8):\n            f.write(chunk)\n",
     ),
     "output-flood": (
-        "prints 1 GB and a million warnings",
+        "prints 1 GB and a million warnings; adds 3 MB of Markdown",
         "import warnings\nfor i in range(10**6):\n    print('x' * 1000)\n"
         "    warnings.warn(f'flood {i}')\n",
     ),
@@ -142,6 +142,10 @@ ATTACKS = {
 #: Markdown a student adds next to the script attack.
 SCRIPT_MARKDOWN = 'Look: <script>attackJs(6)</script><img src=x onerror="attackJs(7)">'
 PLANTED = (TOKEN, VICTIM_MARK, SECRET, EXCHANGE_MARK, FEEDBACK_MARK)
+#: A Markdown cell the flooder adds too: 3 MB that the sanitizer and nbconvert would clean and
+#: render at about 20 µs a character (a red team's; 75 s of the class's autograde, as long
+#: again for its feedback page).
+BIG_MARKDOWN = "**_" * 10**6
 
 #: An instructor's clone of the repository outside the course folder, which the grading
 #: process's ``ATTNLAB_ANSWER_KEYS`` and ``ATTNLAB_SOURCE`` name (as the red team found it):
@@ -280,6 +284,8 @@ def graded(tmp_path_factory):
         nb = gc._after_imports(solved, cell)
         if student == "script":
             nb = _with_markdown(nb, SCRIPT_MARKDOWN)
+        if student == "output-flood":
+            nb = _with_markdown(nb, BIG_MARKDOWN)
         gc.write_submission(course, student, LESSON, nb)
         kinds[student] = (what, total)
     gc.write_submission(course, "aaa-schema", LESSON, _with_schema_versions(solved))
@@ -389,6 +395,12 @@ def test_disk_is_refused_at_the_disk_cap(graded):
     assert text.count("refused:") == 2, text[:2000]
     scratch = json.dumps(_cell(graded, "disk-scratch")["outputs"])
     assert "wrote more than 16 MiB to disk" in scratch, scratch[:2000]
+
+
+def test_a_huge_markdown_cell_is_not_cleaned_or_shown(graded):
+    nb = gc.read(_autograded(graded, "output-flood"))
+    said = next(c for c in nb["cells"] if c.get("id") == "said")
+    assert "not shown by the grader" in gc._code(said) and len(gc._code(said)) < 1000
 
 
 def test_output_is_capped_as_it_arrives(graded):

@@ -408,8 +408,43 @@ def clean_metadata(metadata, data) -> dict:
     return kept
 
 
+#: The longest cell a graded notebook shows (characters of source), and the most text its
+#: cells without nbgrader metadata may hold together; a cell past either shows a note
+#: instead. The lessons' longest cell holds about 6,000 characters, and all the Markdown of
+#: a lesson under 27,000. Cleaning and rendering cost time in proportion to the text: a red
+#: team's added Markdown cell of 3 MB took a submission's autograde from 8.6 to 75 s, and
+#: its feedback page as long again, in the one process that grades the class.
+MAX_CELL_TEXT = 64 * 1024
+MAX_NOTEBOOK_TEXT = 512 * 1024
+
+
+def cap_cell_text(nb) -> None:
+    """Put a note in place of the source of each cell longer than :data:`MAX_CELL_TEXT`, and of
+    each cell that would take the text shown past :data:`MAX_NOTEBOOK_TEXT` (cells nbgrader
+    grades or locks keep theirs: nbgrader checks and restores them)."""
+    total = 0
+    for cell in nb.cells:
+        meta = cell.get("metadata", {}).get("nbgrader") or {}
+        if isinstance(meta, dict) and any(meta.get(k) for k in ("grade", "solution", "locked")):
+            continue
+        size = len(_joined(cell.get("source", "")))
+        if size <= MAX_CELL_TEXT and total + size <= MAX_NOTEBOOK_TEXT:
+            total += size  # what is shown
+        else:
+            why = (
+                f"a cell of {size:,} characters, longer than the {MAX_CELL_TEXT:,} it shows"
+                if size > MAX_CELL_TEXT
+                else f"the notebook's cells hold more than the {MAX_NOTEBOOK_TEXT:,} "
+                "characters it shows"
+            )
+            note = f"[not shown by the grader: {why}]"
+            cell.source = f"# {note}" if cell.cell_type == "code" else f"*{note}*"
+            cell.pop("attachments", None)
+
+
 def sanitize_notebook(nb, course_feedback: bool = False) -> None:
-    """Sanitize every output, every Markdown and raw cell and the widget state, in place.
+    """Sanitize every output, every Markdown and raw cell and the widget state, in place
+    (too long a cell is replaced first: :func:`cap_cell_text`).
 
     ``course_feedback``: the grade cells' outputs are the course's own feedback, written by
     :class:`~attnlab.grading.nbgrader_plugin.GradeOutsideKernel` (and only after grading
@@ -417,6 +452,7 @@ def sanitize_notebook(nb, course_feedback: bool = False) -> None:
     their classes and styles; everything else loses them.
     """
     nb.metadata.pop("widgets", None)
+    cap_cell_text(nb)
     for cell in nb.cells:
         grading = cell.get("metadata", {}).get("nbgrader", {})
         look = course_feedback and bool(grading.get("grade")) and not grading.get("solution")
