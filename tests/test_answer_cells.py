@@ -386,3 +386,66 @@ def test_the_check_refuses_a_lesson_constant_as_grading_does(monkeypatch):
     feedback = lesson2.unit_variance_scale.check(function)
     assert feedback.outcome is not Outcome.CORRECT and "N_KEYS" in feedback.message
     linecache.cache.pop(filename, None)
+
+
+def _shell_that_ran(monkeypatch, cells: list[str], namespace: dict):
+    """A stand-in for the learner's IPython that ran ``cells`` (as typed) into ``namespace``."""
+    import IPython
+
+    history = type("History", (), {"input_hist_raw": ["", *cells]})()
+    shell = type("Shell", (), {"user_ns": namespace, "history_manager": history})()
+    monkeypatch.setattr(IPython, "get_ipython", lambda: shell)
+
+
+@pytest.mark.parametrize(
+    "cell, compiled, exercise, reason",
+    [
+        (  # %%time compiles the cell as "<timed exec>": a right answer, refused in grading
+            "%%time\ndef largest_score(scores):\n    return max(scores)\n",
+            ("def largest_score(scores):\n    return max(scores)\n", "<timed exec>"),
+            "lesson0.largest_score",
+            "%%time",
+        ),
+        (  # an lru_cache wrapper has no code of its own; the cell also draws with plt
+            "import functools\nimport numpy as np\n\n@functools.lru_cache\ndef causal(n):\n"
+            "    return np.tril(np.ones((n, n), dtype=bool))\n\nplt.imshow(causal(4))\n",
+            (
+                "import functools\nimport numpy as np\n\n@functools.lru_cache\ndef causal(n):\n"
+                "    return np.tril(np.ones((n, n), dtype=bool))\n",
+                "<string>",
+            ),
+            "lesson6.causal_mask_from_scratch",
+            "plt",
+        ),
+    ],
+    ids=["time-magic", "lru-cache-and-plt"],
+)
+def test_the_check_lints_the_answer_cell_as_typed_when_the_function_has_no_cell(
+    monkeypatch, cell, compiled, exercise, reason
+):
+    """The sixth red team's right answers that the learner's check called correct and grading
+    refused: the check finds the cell that binds the answer's name in the history as typed,
+    and refuses what grading refuses."""
+    import importlib
+
+    import matplotlib.pyplot as plt
+
+    namespace = {"plt": plt}
+    exec(compile(compiled[0], compiled[1], "exec"), namespace)  # noqa: S102 - the cell's code
+    _shell_that_ran(monkeypatch, ["from attnlab.exercises import lesson0", cell], namespace)
+    module, attr = exercise.split(".")
+    check = getattr(importlib.import_module(f"attnlab.exercises.{module}"), attr)
+    function = namespace[check.answer]
+    feedback = check.check(function)
+    assert feedback.outcome is Outcome.WRONG, feedback.message
+    assert reason in feedback.message and "would not be run for grading" in feedback.message
+
+
+def test_an_answer_from_a_module_file_is_not_taken_for_a_cell(monkeypatch):
+    """A function the learner imported from a file of their own keeps being checked as it is
+    (grading has no such file to lint; the check says nothing it cannot know)."""
+    from attnlab.exercises import lesson0
+    from attnlab.exercises.kit.answer_lint import answer_cell_problems
+
+    _shell_that_ran(monkeypatch, ["largest_score = max  # import os"], {})
+    assert answer_cell_problems(lesson0.largest_score.check, (), "largest_score") == []

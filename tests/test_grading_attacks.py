@@ -1669,6 +1669,20 @@ RIGHT_WORK = [
         ),
     ),
     RightWork(
+        # the sixth red team's (0 of 2 each, the learner's check saying correct): an unused
+        # import whose library keeps large blocks (scipy.stats: 2.3 MB, counted as held), and
+        # a try with the lesson's own peak_bytes, which stopped grading's memory tracing
+        "unused-scipy-import-and-a-peak-bytes-try",
+        "08-cost-of-attention",
+        "tiled-loop",
+        lambda w: (
+            "from scipy import stats\n"
+            + w
+            + "\n\nprint(peak_bytes(tiled_loop, *np.random.default_rng(0)"
+            ".standard_normal((3, 512, 16)), 64, False))\n"
+        ),
+    ),
+    RightWork(
         "namedtuple-replace",
         "08-cost-of-attention",
         "attention-step",
@@ -1702,11 +1716,16 @@ def _worked(lesson: str, cell: str) -> str:
 
 
 def _right_notebook(source_nb, variants) -> dict:
+    """The worked answers with every variant's change made, in turn where several change one
+    cell (each keeps what the others changed)."""
     student_nb = _student_notebook(source_nb, [])
     for cell in student_nb["cells"]:
+        changed = None
         for variant in variants:
             if _meta(cell).get("grade_id") == variant.cell and _meta(cell).get("solution"):
-                cell["source"] = variant.change(_worked(variant.lesson, variant.cell))
+                changed = variant.change(changed or _worked(variant.lesson, variant.cell))
+        if changed is not None:
+            cell["source"] = changed
     return student_nb
 
 

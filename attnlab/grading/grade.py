@@ -19,7 +19,13 @@ from attnlab.exercises.kit.feedback import Feedback
 from attnlab.exercises.kit.grading_mode import grading_seed
 from attnlab.exercises.kit.outcomes import Outcome
 from attnlab.exercises.solutions import defined_names
-from attnlab.grading.lint import MAX_CELL, imported_names, problems, too_long
+from attnlab.grading.lint import (
+    MAX_CELL,
+    imported_modules,
+    imported_names,
+    problems,
+    too_long,
+)
 from attnlab.grading.remote import CleanKernel, RemoteFunction, arm, remember
 
 #: The most code (characters) all of a notebook's answer cells may hold together.
@@ -233,6 +239,11 @@ def grade_notebook(source_nb, student_nb, cwd, config=None) -> list[Result]:
     counted = counts_held_memory(source_nb)
     with CleanKernel(cwd, **({} if config is None else {"config": config})) as kernel:
         arm(kernel, forbidden)  # the report key and the forbidden functions, before any answer
+        if counted:  # what importing allocates is the library's, not the answer's
+            modules = sorted(
+                set().union(*[imported_modules(c) for c, why in answers.values() if not why])
+            )
+            kernel.run(f"__attnlab_worker__.preimport({modules!r})", remember=True)
         for cell in source_nb["cells"]:  # in notebook order, each check where its cell stands
             meta = _nbgrader(cell)
             if cell["cell_type"] != "code":

@@ -462,6 +462,27 @@ def notebook_refused(namespace: dict) -> set[str]:
     return names
 
 
+def imported_modules(source: str) -> set[str]:
+    """The modules an answer could import itself that ``source`` imports, and for ``from m
+    import a`` the name ``m.a`` too (it may be a submodule).
+
+    >>> sorted(imported_modules("import numpy as np\\nfrom scipy import stats\\nimport os"))
+    ['numpy', 'scipy', 'scipy.stats']
+    """
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return set()
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            found.add(node.module)
+            found.update(f"{node.module}.{a.name}" for a in node.names if a.name != "*")
+    return {m for m in found if _module_ok(m)}
+
+
 def imported_names(source: str) -> set[str]:
     """The names a cell binds by importing a module an answer could not import itself.
 

@@ -190,6 +190,21 @@ def remember(names) -> None:
 HELD_BLOCK = 64 * 1024
 
 
+def preimport(modules) -> None:
+    """Import ``modules`` (dotted names; one that is not a module, or fails, is passed over).
+
+    Called by the grading process, before :func:`student_code_begins`, with the allowed
+    modules the answer cells import: what an import allocates and keeps (``scipy.stats``:
+    about 2.3 MB of blocks of 64 KB or more) is the library's, not the answer's, and would
+    otherwise count towards 8.4's memory as held (a red team's right 8.4 with an unused
+    ``from scipy import stats`` scored 0 while the learner's check said correct)."""
+    for module in modules:
+        try:
+            importlib.import_module(str(module))
+        except Exception:  # noqa: BLE001, S112 - not a module (a name from one), or failing
+            continue
+
+
 def student_code_begins() -> None:
     """Called by the grading process right before the first answer cell runs, in a lesson
     where a check measures memory: from here to the end of grading, every block allocated

@@ -169,7 +169,7 @@ class Exercise:
             Under grading (:func:`must_pass`), when the answer is not correct.
         """
         stale = stale_message(answer)
-        refused = answer_cell_problems(answer, self.forbidden)
+        refused = answer_cell_problems(answer, self.forbidden, self.answer)
         if stale is not None:
             feedback = Feedback(self.title, Outcome.NOT_RUN, stale)
         elif refused:
