@@ -939,6 +939,9 @@ def test_what_answer_cells_keep_is_held_as_grading_counts_it():
     assert use.held == 3 * 512 * 32 * 8 + 512 * 32 * 8
     assert use.holders == ("k_try", "out_try", "q_try", "v_try")  # the views' owner once
     assert L.held_by_answer_cells(namespace, [lesson_cell]).held == 0
+    namespace["cache"] = list(range(20_000))  # a list's own block: 20,000 pointers
+    use = L.held_by_answer_cells(namespace, [_TRY_IT + "cache = list(range(20_000))\n"])
+    assert "cache" in use.holders and use.held > 3 * 512 * 32 * 8 + 512 * 32 * 8 + 8 * 20_000
 
 
 def test_the_check_says_what_the_notebook_holds_and_how_to_free_it(monkeypatch):

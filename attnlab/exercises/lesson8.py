@@ -1250,8 +1250,9 @@ def _top_level_names(code: str) -> set[str]:
 
 def held_by_answer_cells(namespace=None, cells=None) -> MemoryUse:
     """The arrays of :data:`HELD_ARRAY` bytes or more that the notebook's lesson-8 answer cells
-    keep under their top-level names (a try-it's inputs and output, say), as grading counts
-    them towards 8.4's memory: grading runs the answer cells and counts every such block the
+    keep under their top-level names (a try-it's inputs and output, say), and lists, dicts,
+    sets, strings and bytes whose own block is that large, as grading counts them towards
+    8.4's memory: grading runs the answer cells and counts every such block the
     student's code holds when a measured call begins.
 
     ``namespace`` and ``cells`` (the code of the cells run) default to the running IPython's
@@ -1284,7 +1285,14 @@ def held_by_answer_cells(namespace=None, cells=None) -> MemoryUse:
                 names |= bound - answers
     seen, held, holders = set(), 0, []
     for name in sorted(names):
-        for array in _arrays_in(namespace.get(name)):
+        value = namespace.get(name)
+        if isinstance(value, list | dict | set | bytes | bytearray | str) and id(value) not in seen:
+            size = sys.getsizeof(value)  # its own block: a list's pointers, a dict's table
+            if size >= HELD_ARRAY:
+                seen.add(id(value))
+                held += size
+                holders.append(name)
+        for array in _arrays_in(value):
             owner = array
             while isinstance(owner.base, np.ndarray):
                 owner = owner.base
