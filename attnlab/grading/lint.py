@@ -462,6 +462,23 @@ def notebook_refused(namespace: dict) -> set[str]:
     return names
 
 
+def _imports(source: str) -> list[tuple[str, str, str]]:
+    """``(module, name, bound)`` for every name ``source`` imports: ``import a.b as c`` gives
+    ``("a.b", "", "c")``, ``from a import b`` gives ``("a", "b", "b")``; relative imports are
+    left out, and a cell that does not parse imports nothing."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return []
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found += [(a.name, "", a.asname or a.name.partition(".")[0]) for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            found += [(node.module, a.name, a.asname or a.name) for a in node.names]
+    return found
+
+
 def imported_modules(source: str) -> set[str]:
     """The modules an answer could import itself that ``source`` imports, and for ``from m
     import a`` the name ``m.a`` too (it may be a submodule).
@@ -469,17 +486,8 @@ def imported_modules(source: str) -> set[str]:
     >>> sorted(imported_modules("import numpy as np\\nfrom scipy import stats\\nimport os"))
     ['numpy', 'scipy', 'scipy.stats']
     """
-    try:
-        tree = ast.parse(source)
-    except SyntaxError:
-        return set()
-    found = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            found.update(a.name for a in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            found.add(node.module)
-            found.update(f"{node.module}.{a.name}" for a in node.names if a.name != "*")
+    found = {module for module, _, _ in _imports(source)}
+    found |= {f"{module}.{name}" for module, name, _ in _imports(source) if name not in ("", "*")}
     return {m for m in found if _module_ok(m)}
 
 
@@ -490,16 +498,4 @@ def imported_names(source: str) -> set[str]:
     ...                       "from IPython.display import display"))
     ['display', 'plt']
     """
-    try:
-        tree = ast.parse(source)
-    except SyntaxError:
-        return set()
-    names = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            names.update(
-                (a.asname or a.name.partition(".")[0]) for a in node.names if not _module_ok(a.name)
-            )
-        elif isinstance(node, ast.ImportFrom) and not _module_ok(node.module or ""):
-            names.update((a.asname or a.name) for a in node.names)
-    return names
+    return {bound for module, _, bound in _imports(source) if not _module_ok(module)}
