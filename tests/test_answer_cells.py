@@ -449,3 +449,69 @@ def test_an_answer_from_a_module_file_is_not_taken_for_a_cell(monkeypatch):
 
     _shell_that_ran(monkeypatch, ["largest_score = max  # import os"], {})
     assert answer_cell_problems(lesson0.largest_score.check, (), "largest_score") == []
+
+
+# ----------------------------------------------------------------- what the answer uses
+def _ran(monkeypatch, cells: list[str]) -> dict:
+    """Run ``cells`` as a learner's kernel would (each compiled as a cell file, kept in the
+    history as typed) and return the namespace."""
+    namespace: dict = {}
+    for number, cell in enumerate(cells, start=1):
+        filename = f"<ipython-input-{number}-{number:012x}>"
+        linecache.cache[filename] = (len(cell), None, cell.splitlines(True), filename)
+        exec(compile(cell, filename, "exec"), namespace)  # noqa: S102 - the learner's cell
+    _shell_that_ran(monkeypatch, cells, namespace)
+    return namespace
+
+
+LESSON1_SETUP = next(  # the lesson's first code cell, as the release has it
+    "".join(c["source"])
+    for c in json.loads((ROOT / "notebooks" / "01-dot-product-scores.ipynb").read_text())["cells"]
+    if c["cell_type"] == "code"
+)
+DOT = (
+    "import numpy as np\n\ndef dot(q, k):\n"
+    "    return float(np.sum(np.asarray(q) * np.asarray(k)))\n"
+)
+SCORE_MATRIX = (
+    "import numpy as np\n\ndef score_matrix(Q, K):\n"
+    "    return np.array([[dot(q, k) for k in K] for q in Q])\n"
+)
+
+
+@pytest.mark.parametrize(
+    "cells, said",
+    [
+        (  # the seventh red team's: a helper in a scratch cell the answer cell calls
+            [LESSON1_SETUP, "def helper(q, k):\n    return sum(a * b for a, b in zip(q, k))\n",
+             DOT, "import numpy as np\n\ndef score_matrix(Q, K):\n"
+             "    return np.array([[helper(q, k) for k in K] for q in Q])\n"],
+            "`helper` is defined in a cell that grading does not run",
+        ),
+        (  # and: an earlier answer, whose cell grading refuses (a magic), called by a later one
+            [LESSON1_SETUP, DOT + "%timeit dot([1.0], [2.0])\n", SCORE_MATRIX],
+            "`dot` comes from an answer cell that grading refuses",
+        ),
+    ],
+    ids=["scratch-helper", "refused-earlier-answer"],
+)  # fmt: skip
+def test_the_check_says_what_grading_will_not_have(monkeypatch, cells, said):
+    from attnlab.exercises import lesson1
+
+    namespace = _ran(monkeypatch, [c.replace("%timeit", "# %timeit") for c in cells])
+    _shell_that_ran(monkeypatch, cells, namespace)  # the history holds the cells as typed
+    feedback = lesson1.score_matrix.check(namespace["score_matrix"])
+    assert feedback.outcome is Outcome.NOT_GRADED, feedback.message
+    assert said in feedback.message and "Your function itself passes the check." in feedback.message
+
+
+@pytest.mark.parametrize(
+    "setup", [LESSON1_SETUP, "# my notes\n" + LESSON1_SETUP], ids=["as", "edited"]
+)
+def test_an_answer_using_the_lesson_and_other_answers_is_just_checked(monkeypatch, setup):
+    """Names the lesson's own cells bind are there in grading, even when the learner edited
+    the cell that binds them (grading runs the lesson's cells from the source)."""
+    from attnlab.exercises import lesson1
+
+    namespace = _ran(monkeypatch, [setup, DOT, SCORE_MATRIX])
+    assert lesson1.score_matrix.check(namespace["score_matrix"]).outcome is Outcome.CORRECT

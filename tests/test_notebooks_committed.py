@@ -46,6 +46,14 @@ def test_learner_notebook_is_up_to_date(source):
     )
 
 
+def test_the_lesson_names_the_learners_check_reads_are_up_to_date():
+    """attnlab/exercises/lesson_names.json: the names each lesson's own cells bind."""
+    path = ROOT / "attnlab" / "exercises" / "lesson_names.json"
+    assert path.read_text(encoding="utf-8") == build_notebooks.lesson_names_text(), (
+        "attnlab/exercises/lesson_names.json is out of date: run ./run.sh build"
+    )
+
+
 @pytest.mark.parametrize("path", LEARNER, ids=_id)
 def test_learner_notebooks_hold_no_solutions(path):
     text = path.read_text(encoding="utf-8")

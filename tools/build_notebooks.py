@@ -10,11 +10,16 @@ Usage::
 
     python tools/build_notebooks.py          # write notebooks/
     python tools/build_notebooks.py --check  # exit 1 if notebooks/ is out of date
+
+It also writes ``attnlab/exercises/lesson_names.json``: the names each lesson's own code cells
+bind, which grading's kernel has whatever the learner did to those cells
+(:mod:`attnlab.exercises.unseen_names`).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 
@@ -49,6 +54,24 @@ def learner_version(source: Path) -> str:
     return nbformat.writes(notebook) + "\n"
 
 
+def lesson_names_text() -> str:
+    """``attnlab/exercises/lesson_names.json`` as it should be: lesson number -> the sorted
+    names bound by its code cells that are neither answer nor grade cells."""
+    sys.path.insert(0, str(ROOT))
+    from attnlab.exercises.unseen_names import top_level_names
+
+    table = {}
+    for source in source_notebooks():
+        notebook = nbformat.read(source, as_version=4)
+        names: set[str] = set()
+        for cell in notebook.cells:
+            meta = cell.metadata.get("nbgrader", {})
+            if cell.cell_type == "code" and not (meta.get("solution") or meta.get("grade")):
+                names |= top_level_names(cell.source)
+        table[str(int(source.stem[:2]))] = sorted(names)
+    return json.dumps(table, indent=1) + "\n"
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="only report stale notebooks")
@@ -62,6 +85,12 @@ def main(argv=None) -> int:
         stale.append(target.relative_to(ROOT))
         if not args.check:
             target.write_text(text, encoding="utf-8")
+    cells_file = ROOT / "attnlab" / "exercises" / "lesson_names.json"
+    text = lesson_names_text()
+    if not cells_file.exists() or cells_file.read_text(encoding="utf-8") != text:
+        stale.append(cells_file.relative_to(ROOT))
+        if not args.check:
+            cells_file.write_text(text, encoding="utf-8")
     expected = {f"{source.stem}.ipynb" for source in source_notebooks()}
     orphans = sorted(p.name for p in LEARNER.glob("*.ipynb") if p.name not in expected)
     if args.check:

@@ -85,6 +85,7 @@ from attnlab.exercises.kit.exercise import Exercise
 from attnlab.exercises.kit.judging import as_numbers, quietly
 from attnlab.exercises.kit.outcomes import Wrong
 from attnlab.exercises.kit.precision import judging_tolerance
+from attnlab.exercises.unseen_names import top_level_names
 from attnlab.online import fold_block, online_softmax_update
 
 __all__ = [
@@ -1222,32 +1223,6 @@ def _arrays_in(value, depth: int = 0) -> list[np.ndarray]:
     return [a for item in list(items)[:10_000] for a in _arrays_in(item, depth + 1)]
 
 
-def _top_level_names(code: str) -> set[str]:
-    """Names ``code`` binds at its top level (functions and classes it defines, what it
-    assigns; not what is bound inside a function, class or lambda)."""
-    import ast
-
-    from IPython.core.inputtransformer2 import TransformerManager
-
-    try:
-        tree = ast.parse(TransformerManager().transform_cell(code))
-    except (SyntaxError, ValueError):
-        return set()
-    found: set[str] = set()
-    stack = list(tree.body)
-    while stack:
-        node = stack.pop()
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            found.add(node.name)  # the name is bound here; what is inside is not
-            continue
-        if isinstance(node, ast.Lambda):
-            continue
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
-            found.add(node.id)
-        stack.extend(ast.iter_child_nodes(node))
-    return found
-
-
 def held_by_answer_cells(namespace=None, cells=None) -> MemoryUse:
     """The arrays of :data:`HELD_ARRAY` bytes or more that the notebook's lesson-8 answer cells
     keep under their top-level names (a try-it's inputs and output, say), and lists, dicts,
@@ -1280,7 +1255,7 @@ def held_by_answer_cells(namespace=None, cells=None) -> MemoryUse:
     names: set[str] = set()
     for code in cells:
         if isinstance(code, str) and any(f"def {a}" in code for a in answers):
-            bound = _top_level_names(code)
+            bound = top_level_names(code)
             if bound & answers:
                 names |= bound - answers
     seen, held, holders = set(), 0, []

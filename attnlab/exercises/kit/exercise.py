@@ -49,6 +49,7 @@ from attnlab.exercises.kit.outcomes import (
     Wrong,
 )
 from attnlab.exercises.kit.passing_helpers import helpers_that_pass
+from attnlab.exercises.unseen_names import unseen_reviewed
 from attnlab.progress import record
 
 
@@ -184,6 +185,8 @@ class Exercise:
                 ) from None
         if stale is None:  # is the answer where grading looks? (the notebook file says)
             feedback = reviewed(self, answer, feedback)
+        if stale is None and not refused:  # will grading have what the answer uses?
+            feedback = unseen_reviewed(self, answer, feedback)
         record(self.name, feedback.outcome.value)  # the learner's own "done so far" (lesson 0)
         if must_pass() and not feedback:
             raise AssertionError(str(feedback))
