@@ -116,10 +116,12 @@ def move_first_explorer(page: lab.LessonPage) -> str:
     raise AssertionError("the first explorer's figure did not change with its first slider")
 
 
-def screenshot_figure(page: lab.LessonPage, path: Path) -> None:
-    """The first explorer's figure with whatever lies over it."""
+def screenshot_figure(page: lab.LessonPage, path: Path, timeout: float = 90_000) -> None:
+    """The first explorer's figure with whatever lies over it (waiting up to ``timeout`` ms for
+    it: a fresh-clone CI once took more than Playwright's 30 s to show lesson 9's reopened
+    figure frame, its banners already up)."""
     figure = page.explorer(0).locator(".attnlab-figure-frame").first
-    figure.scroll_into_view_if_needed()
+    figure.scroll_into_view_if_needed(timeout=timeout)
     page.page.wait_for_timeout(300)
     figure.screenshot(path=str(path))
 
@@ -185,9 +187,9 @@ def test_restart_shows_banner_and_reopened_lesson_shows_pictures(
     try:
         reopened.open()
         shown = wait_for_banners(reopened, count)
-        screenshot_figure(reopened, artifacts_dir / f"{stem}--reopened.png")
         assert reopened.widget_render_errors() == []
         assert len(shown) == count and all(shown), f"banners after reopening: {shown}"
+        screenshot_figure(reopened, artifacts_dir / f"{stem}--reopened.png")
         painted = reopened.page.evaluate(PAINTED_JS)
         assert painted and all(painted), f"figures painted after reopening: {painted}"
         for _ in range(BANNER_S * 4):
