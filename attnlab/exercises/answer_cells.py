@@ -44,6 +44,7 @@ from attnlab.exercises.kit.exercise_map import EXERCISES
 from attnlab.exercises.kit.feedback import Feedback
 from attnlab.exercises.kit.grading_mode import must_pass
 from attnlab.exercises.kit.outcomes import Outcome
+from attnlab.exercises.unseen_names import running_shell
 
 #: How wide the lines of an error are (``nbgrader validate`` cuts lines longer than 87).
 WIDTH = 76
@@ -275,12 +276,8 @@ def _untagged(function: str, heading: str, tagged: bool) -> tuple[str, str]:
 
 
 # -------------------------------------------------------------------- finding the notebook
-def _shell():
-    if "IPython" not in sys.modules:
-        return None
-    from IPython import get_ipython
-
-    return get_ipython()
+def _shell():  # a seam the tests replace
+    return running_shell()
 
 
 def validating() -> bool:

@@ -85,7 +85,7 @@ from attnlab.exercises.kit.exercise import Exercise
 from attnlab.exercises.kit.judging import as_numbers, quietly
 from attnlab.exercises.kit.outcomes import Wrong
 from attnlab.exercises.kit.precision import judging_tolerance
-from attnlab.exercises.unseen_names import top_level_names
+from attnlab.exercises.unseen_names import cells_run, running_shell, top_level_names
 from attnlab.online import fold_block, online_softmax_update
 
 __all__ = [
@@ -1243,12 +1243,10 @@ def held_by_answer_cells(namespace=None, cells=None) -> MemoryUse:
     (131072, ('q_try',))
     """
     if namespace is None or cells is None:
-        from IPython import get_ipython
-
-        shell = get_ipython()
+        shell = running_shell()
         if shell is None:
             return MemoryUse(0)
-        namespace, cells = shell.user_ns, shell.user_ns.get("_ih", [])
+        namespace, cells = shell.user_ns, cells_run(shell)
     from attnlab.exercises import EXERCISES
 
     answers = {e.answer for key, e in EXERCISES.items() if key.startswith("8.")}

@@ -24,6 +24,7 @@ from __future__ import annotations
 import functools
 import json
 import re
+import sys
 import types
 from pathlib import Path
 
@@ -82,18 +83,33 @@ def lesson_names() -> dict[int, frozenset[str]]:
     return {int(lesson): frozenset(names) for lesson, names in data.items()}
 
 
-def _binding(name: str) -> re.Pattern:
+def running_shell():
+    """The IPython shell this code runs in, or None (IPython not loaded, or no shell)."""
+    if "IPython" not in sys.modules:
+        return None
+    from IPython import get_ipython
+
+    return get_ipython()
+
+
+def cells_run(shell) -> list:
+    """The cells ``shell`` has run, as typed (its raw input history; else ``_ih``)."""
+    history = getattr(getattr(shell, "history_manager", None), "input_hist_raw", None)
+    return list(history) if history else list(shell.user_ns.get("_ih", []))
+
+
+def _binding(name: str, imports: bool) -> re.Pattern:
     n = re.escape(name)
+    imported = rf"|^(?:from\s+\S+\s+)?import\s.*\b{n}\b" if imports else ""
     return re.compile(
-        rf"^(?:(?:async\s+)?def|class)\s+{n}\b|^{n}\s*(?::[^=\n]*)?=(?!=)"
-        rf"|^(?:from\s+\S+\s+)?import\s.*\b{n}\b",
-        re.M,
+        rf"^(?:(?:async\s+)?def|class)\s+{n}\b|^{n}\s*(?::[^=\n]*)?=(?!=){imported}", re.M
     )
 
 
-def binding_cells(cells, name: str) -> list[str]:
-    """The ``cells`` (as typed) that bind ``name`` at the start of a line, in order."""
-    pattern = _binding(name)
+def binding_cells(cells, name: str, imports: bool = True) -> list[str]:
+    """The ``cells`` (as typed) that bind ``name`` at the start of a line (``def``, ``class``,
+    ``name =``, and with ``imports`` an import), in order."""
+    pattern = _binding(name, imports)
     return [c for c in cells if isinstance(c, str) and pattern.search(c)]
 
 
@@ -122,16 +138,10 @@ def unseen_names(answer, lesson: int, answers, shell=None) -> list[str]:
     >>> unseen_names(shell.user_ns["largest_score"], 0, {"largest_score"}, shell)[0][:40]
     '`biggest` is defined in a cell that grad'
     """
-    if shell is None:
-        try:
-            from IPython import get_ipython
-        except ImportError:
-            return []
-        shell = get_ipython()
+    shell = running_shell() if shell is None else shell
     if shell is None or not isinstance(getattr(answer, "__code__", None), types.CodeType):
         return []
-    history = getattr(getattr(shell, "history_manager", None), "input_hist_raw", None)
-    cells = list(history) if history else list(shell.user_ns.get("_ih", []))
+    cells = cells_run(shell)
     own = lesson_names().get(lesson)
     if not cells or own is None:
         return []

@@ -15,20 +15,21 @@ def answer_cell_problems(answer, forbidden=(), name: str | None = None) -> list[
     The cell is the one ``answer``'s code was compiled from; when that is no cell (a cell run
     under ``%%time`` compiles as ``<timed exec>``; an ``lru_cache`` wrapper, a ``partial`` or
     ``max`` has no code of its own), it is the last cell run that binds ``name`` at its
-    start of line (:func:`_cell_binding`), as it was typed: grading lints the answer cell as
-    typed, magics included.
+    start of line (:func:`~attnlab.exercises.unseen_names.binding_cells`), as it was typed:
+    grading lints the answer cell as typed, magics included.
     """
     import linecache
 
+    from attnlab.exercises.unseen_names import binding_cells, cells_run, running_shell
     from attnlab.grading.lint import notebook_refused, problems
 
-    shell = _shell()
+    shell = running_shell()
     code = getattr(answer, "__code__", None)
     filename = getattr(code, "co_filename", None)
     if isinstance(filename, str) and CELL_FILE.search(filename):
         source = "".join(linecache.getlines(filename))
     elif shell is not None and name and not _from_a_file(filename):
-        source = _cell_binding(shell, name)
+        source = (binding_cells(cells_run(shell), name, imports=False) or [""])[-1]
     else:
         return []
     if not source:
@@ -37,32 +38,12 @@ def answer_cell_problems(answer, forbidden=(), name: str | None = None) -> list[
     return problems(source, forbidden=forbidden, refused=notebook_refused(namespace))
 
 
-def _shell():
-    try:
-        from IPython import get_ipython
-    except ImportError:
-        return None
-    return get_ipython()
-
-
 def _from_a_file(filename) -> bool:
     """Whether code compiled from ``filename`` came from a file (a module the learner wrote or
     imported), not from a cell or an ``exec``: such an answer is not a cell's to lint."""
     import os
 
     return isinstance(filename, str) and not filename.startswith("<") and os.path.isfile(filename)
-
-
-def _cell_binding(shell, name: str) -> str:
-    """The last cell run, as typed, in which a line starts by binding ``name`` (``def name``,
-    ``name =``, ``class name``), or ``""``."""
-    history = getattr(getattr(shell, "history_manager", None), "input_hist_raw", None)
-    cells = history if history else shell.user_ns.get("_ih", [])
-    binds = re.compile(
-        rf"^(?:async\s+def|def|class)\s+{re.escape(name)}\b|^{re.escape(name)}\s*(?::[^=\n]*)?=(?!=)",
-        re.M,
-    )
-    return next((c for c in reversed(list(cells)) if isinstance(c, str) and binds.search(c)), "")
 
 
 def refused_message(reasons) -> str:
