@@ -13,7 +13,9 @@ Usage::
 
 It also writes ``attnlab/exercises/lesson_names.json``: the names each lesson's own code cells
 bind, which grading's kernel has whatever the learner did to those cells
-(:mod:`attnlab.exercises.unseen_names`).
+(:mod:`attnlab.exercises.unseen_names`), and ``attnlab/exercises/stubs.json``: every exercise's
+answer cell as the learner notebook ships it, which "Get the stub back" gives whatever the
+learner has saved since (:func:`attnlab.exercises.solutions.original_stub`).
 """
 
 from __future__ import annotations
@@ -72,6 +74,20 @@ def lesson_names_text() -> str:
     return json.dumps(table, indent=1) + "\n"
 
 
+def stubs_text() -> str:
+    """``attnlab/exercises/stubs.json`` as it should be: exercise name -> its answer cell as the
+    learner version of its lesson (:func:`learner_version`) gives it."""
+    sys.path.insert(0, str(ROOT))
+    from attnlab.exercises.solutions import answer_cells
+
+    table = {}
+    for source in source_notebooks():
+        cells = json.loads(learner_version(source))["cells"]
+        for name, code in answer_cells(cells, int(source.stem[:2])).items():
+            table[name] = code.strip("\n")
+    return json.dumps(table, indent=1) + "\n"
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="only report stale notebooks")
@@ -85,12 +101,13 @@ def main(argv=None) -> int:
         stale.append(target.relative_to(ROOT))
         if not args.check:
             target.write_text(text, encoding="utf-8")
-    cells_file = ROOT / "attnlab" / "exercises" / "lesson_names.json"
-    text = lesson_names_text()
-    if not cells_file.exists() or cells_file.read_text(encoding="utf-8") != text:
-        stale.append(cells_file.relative_to(ROOT))
-        if not args.check:
-            cells_file.write_text(text, encoding="utf-8")
+    for name, write in (("lesson_names.json", lesson_names_text), ("stubs.json", stubs_text)):
+        data_file = ROOT / "attnlab" / "exercises" / name
+        text = write()
+        if not data_file.exists() or data_file.read_text(encoding="utf-8") != text:
+            stale.append(data_file.relative_to(ROOT))
+            if not args.check:
+                data_file.write_text(text, encoding="utf-8")
     expected = {f"{source.stem}.ipynb" for source in source_notebooks()}
     orphans = sorted(p.name for p in LEARNER.glob("*.ipynb") if p.name not in expected)
     if args.check:

@@ -110,8 +110,15 @@ def answer_cells_in(path: Path) -> dict[str, str]:
     (``NN-name.ipynb``: lesson ``NN``'s exercises)."""
     if not path.name[:2].isdigit():
         return {}
+    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    return answer_cells(cells, int(path.name[:2]))
+
+
+def answer_cells(cells: list, lesson: int) -> dict[str, str]:
+    """Exercise name -> the code of its answer cell among a notebook's ``cells`` (nbformat
+    cell dicts) of lesson number ``lesson``."""
     defining = {}
-    for cell in json.loads(path.read_text(encoding="utf-8"))["cells"]:
+    for cell in cells:
         if cell["cell_type"] == "code" and cell.get("metadata", {}).get("nbgrader", {}).get(
             "solution"
         ):
@@ -120,28 +127,42 @@ def answer_cells_in(path: Path) -> dict[str, str]:
                 defining[name] = code
     return {
         exercise.name: defining[exercise.answer]
-        for exercise in EXERCISES.of_lesson(int(path.name[:2]))
+        for exercise in EXERCISES.of_lesson(lesson)
         if exercise.answer in defining
     }
 
 
-def learner_folder() -> Path | None:
-    """The repository's ``notebooks/`` folder (the learner notebooks), or None."""
-    folder = Path(__file__).resolve().parents[2] / "notebooks"
-    return folder if folder.is_dir() else None
+#: The answer cells as the lessons ship them (exercise name -> stub), beside this module:
+#: written from ``source/`` by ``tools/build_notebooks.py`` with nbgrader's own ClearSolutions,
+#: the same text the learner notebooks in ``notebooks/`` start with, and kept up to date by a
+#: test. It is package data, so a graded installation has it too.
+STUBS_FILE = Path(__file__).with_name("stubs.json")
+
+
+@functools.lru_cache(maxsize=1)
+def shipped_stubs() -> dict[str, str]:
+    """Exercise name -> its answer cell as the lesson shipped it (:data:`STUBS_FILE`); empty
+    if the file is missing or unreadable."""
+    try:
+        table = json.loads(STUBS_FILE.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return {k: v for k, v in table.items() if isinstance(v, str)} if isinstance(table, dict) else {}
 
 
 def original_stub(exercise: str | None) -> str | None:
-    """The answer cell of ``exercise`` (``"lesson1.dot"``) as the learner notebook gives it:
-    from ``notebooks/``, else made from the source notebook; None if neither is here."""
+    """The answer cell of ``exercise`` (``"lesson1.dot"``) as the lesson shipped it, whatever the
+    learner has since typed and saved in their notebook: from the package's :data:`STUBS_FILE`,
+    else made from the source notebook the way nbgrader makes it; None if neither is here.
+
+    The learner's own ``notebooks/`` are never read: they hold the learner's answers.
+    """
     if exercise is None:
         return None
+    if (stub := shipped_stubs().get(exercise)) is not None:
+        return stub
     lesson = exercise.partition(".")[0].removeprefix("lesson")
     pattern = f"{int(lesson):02d}-*.ipynb" if lesson.isdigit() else "*.ipynb"
-    if (folder := learner_folder()) is not None:
-        for path in sorted(folder.glob(pattern)):
-            if (code := answer_cells_in(path).get(exercise)) is not None:
-                return code.strip("\n")
     if (folder := source_folder()) is not None:
         for path in sorted(folder.glob(f"*/{pattern}")):
             if (code := answer_cells_in(path).get(exercise)) is not None:

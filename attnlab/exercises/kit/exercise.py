@@ -292,8 +292,8 @@ class Exercise:
     def stub(self) -> Text:
         """The answer cell as the lesson first gave it, to paste back over an answer.
 
-        Read from the learner notebook in ``notebooks/`` (or made from the lesson's source the way
-        nbgrader makes it); a graded installation without either says whom to ask.
+        The stub the lesson shipped (:func:`attnlab.exercises.solutions.original_stub`), never
+        the learner's saved notebook; an installation without it says whom to ask.
         """
         from attnlab.exercises.solutions import original_stub
 
