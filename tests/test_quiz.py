@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from attnlab.exercises import Outcome
+from attnlab.exercises import Outcome, lesson7
 from attnlab.exercises.kit.outcomes import Wrong
 from attnlab.exercises.quiz import Key, Question, Questions
 
@@ -439,3 +439,44 @@ def test_a_mapping_that_is_not_a_dict_is_refused_before_grading_too(keyed, kind)
     with pytest.raises(Wrong, match="Make it a plain dict"):
         keyed.check(wrapped)
     assert keyed.check(collections.OrderedDict(RIGHT)) is None
+
+
+def _quizzes() -> list[Questions]:
+    """Every quiz the course declares (a :class:`Questions` at the top of a lesson module)."""
+    import importlib
+
+    from attnlab.exercises import EXERCISES
+
+    found = {}
+    for exercise in EXERCISES.values():
+        module = importlib.import_module(f"attnlab.exercises.{exercise.name.partition('.')[0]}")
+        for value in vars(module).values():
+            if isinstance(value, Questions):
+                found[id(value)] = value
+    return list(found.values())
+
+
+def test_every_quiz_stub_comment_names_the_kind_of_answer_its_question_wants():
+    """The answer cells as shipped (stubs.json, the learner notebooks' text) mark each question
+    ``# a letter`` or ``# a number``; that must be what its :class:`Question` judges (issue 41:
+    quiz A marked A1 and A5 "a letter", and both want numbers)."""
+    import re
+
+    from attnlab.exercises.solutions import shipped_stubs
+
+    line = re.compile(r'^\s*"(?P<key>[^"]+)": \.\.\.,\s*# (?P<kind>a letter|a number)\s*$', re.M)
+    said = {}
+    for stub in shipped_stubs().values():
+        for match in line.finditer(stub):
+            said[match["key"]] = match["kind"]
+    compared = 0
+    for quiz in _quizzes():
+        for question in quiz.questions:
+            if question.key in said:
+                wanted = "a letter" if question.options else "a number"
+                assert said[question.key] == wanted, (
+                    f"quiz {quiz.part}'s stub marks {question.key} {said[question.key]!r}; "
+                    f"it wants {wanted}"
+                )
+                compared += 1
+    assert compared >= len(lesson7.QUESTIONS_A.questions) + len(lesson7.QUESTIONS_B.questions)
