@@ -335,9 +335,28 @@ def problems(source: str, forbidden=(), refused=()) -> list[str]:
             modules.update((a.asname or a.name).partition(".")[0] for a in node.names)
 
     parents = {}
+    aliases = {}  # a name the cell imports -> the module it stands for (``sp`` -> scipy.special)
     for node in ast.walk(tree):
         for child in ast.iter_child_nodes(node):
             parents[child] = node
+        if isinstance(node, ast.Import):
+            aliases.update(
+                {a.asname: a.name for a in node.names if a.asname}
+                | {a.name.partition(".")[0]: a.name.partition(".")[0] for a in node.names}
+            )
+
+    def used(node) -> str:
+        """The dotted name an attribute read stands for, as the learner wrote it but with the
+        cell's import aliases undone (``sp.softmax`` -> ``scipy.special.softmax``): the name the
+        refusal shows, whichever forbidden name shares its last part. Any other expression
+        (``f(x).softmax``) shows the forbidden name itself."""
+        parts = [node.attr]
+        while isinstance(node.value, ast.Attribute):
+            node = node.value
+            parts.append(node.attr)
+        if not isinstance(node.value, ast.Name):
+            return banned[parts[0]]
+        return ".".join([aliases.get(node.value.id, node.value.id), *reversed(parts)])
 
     def refuse(node, shown, reason):
         found.append((node.lineno, f"line {node.lineno}: `{shown}` — {reason}"))
@@ -360,7 +379,9 @@ def problems(source: str, forbidden=(), refused=()) -> list[str]:
             for alias in node.names:
                 if alias.name in banned:
                     refuse(
-                        node, alias.name, f"this exercise asks you not to use {banned[alias.name]}"
+                        node,
+                        alias.name,
+                        f"this exercise asks you not to use {module}.{alias.name}",
                     )
                 elif alias.name.startswith("_") or alias.name == "*":
                     refuse(node, alias.name, "private names cannot be imported in an answer")
@@ -401,7 +422,7 @@ def problems(source: str, forbidden=(), refused=()) -> list[str]:
             ):
                 refuse(node, f"{ast.unparse(node)} = ...", _REBIND)
             elif node.attr in banned:
-                refuse(node, node.attr, f"this exercise asks you not to use {banned[node.attr]}")
+                refuse(node, node.attr, f"this exercise asks you not to use {used(node)}")
             elif (
                 node.attr.startswith("_") and node.attr not in NAMEDTUPLE_API
             ) or node.attr in REFUSED_ATTRIBUTES:

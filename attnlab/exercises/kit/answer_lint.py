@@ -51,7 +51,7 @@ def refused_message(reasons) -> str:
     return (
         "Your answer cell would not be run for grading, because "
         + "; ".join(reasons)
-        + ". Graded answers may use numpy, math and the course's own functions, and nothing "
-        "that reaches into the notebook, the interpreter or the disk. Change the cell, run "
-        "it, then run this check again."
+        + ". Graded answers may use numpy, math and the course's own functions, except those "
+        "this exercise asks you to write yourself, and nothing that reaches into the notebook, "
+        "the interpreter or the disk. Change the cell, run it, then run this check again."
     )
