@@ -46,11 +46,25 @@ B a static figure's second copy and 84,752 B an explorer frame's second copy):
 
 Both are undone on load by the same ``get`` wrapper, so JupyterLab gets the notebook as it
 sent it, and a lesson reopened and saved again without changes keeps its bytes.
+
+A lesson opened and only read is not modified (issue 41). JupyterLab writes the kernel's
+``language_info`` into the notebook once the kernel has started, and any change to the
+metadata marks the document modified: every lesson showed as modified as soon as its kernel
+was idle, and closing one the learner had only read asked "Save your work?". JupyterLab
+writes nothing when the value is already there (``setMetadata`` compares first), so the same
+``get`` wrapper gives a notebook whose ``language_info`` is the shipped ``{"name": "python"}``
+(a lesson, or a copy of one) the ``language_info`` the course's kernel reports
+(:func:`kernel_language_info`: ipykernel's own, for the server's Python, which is the
+kernel's in ``./run.sh lab`` and the hub images); the pre-save hook keeps only its ``name``
+again. A kernel on another Python reports another version, and JupyterLab then marks the
+lesson modified as before. Running a cell changes the notebook (outputs, execution counts,
+widget state) and marks it modified, as it should.
 """
 
 from __future__ import annotations
 
 import contextvars
+import copy
 import functools
 import hashlib
 import inspect
@@ -66,6 +80,8 @@ __all__ = [
     "compact_pictures",
     "expand_assets",
     "expand_pictures",
+    "fill_language_info",
+    "kernel_language_info",
     "tidy_lesson_metadata",
     "pre_save_hook",
     "expand_on_load",
@@ -400,6 +416,39 @@ def pre_save_hook(model: dict, path: str, **kwargs) -> None:
 _EXPANDING = contextvars.ContextVar("attnlab_expanding", default=True)
 
 
+@functools.cache
+def kernel_language_info() -> dict | None:
+    """The ``language_info`` the course's Python kernel reports (ipykernel's, for this Python),
+    or None without ipykernel. A copy is what callers put in a notebook."""
+    try:
+        from ipykernel.ipkernel import IPythonKernel
+    except ImportError:  # pragma: no cover - ipykernel comes with JupyterLab
+        return None
+    return json.loads(json.dumps(IPythonKernel.language_info))
+
+
+def fill_language_info(notebook: dict) -> dict:
+    """Give ``notebook`` the kernel's ``language_info`` if it has the shipped ``{"name":
+    "python"}`` (in place; also returned). See the module docstring.
+
+    Examples
+    --------
+    >>> nb = {"metadata": {"language_info": {"name": "python"}}}
+    >>> fill_language_info(nb)["metadata"]["language_info"] == kernel_language_info()
+    True
+    >>> own = {"metadata": {"language_info": {"name": "R"}}}
+    >>> fill_language_info(own)["metadata"]["language_info"]
+    {'name': 'R'}
+    """
+    metadata = notebook.get("metadata")
+    if not isinstance(metadata, dict) or metadata.get("language_info") != {"name": "python"}:
+        return notebook
+    info = kernel_language_info()
+    if info is not None:
+        metadata["language_info"] = copy.deepcopy(info)
+    return notebook
+
+
 def _expand_model(model):
     if (
         _EXPANDING.get()
@@ -409,6 +458,7 @@ def _expand_model(model):
     ):
         expand_assets(model["content"])
         expand_pictures(model["content"])
+        fill_language_info(model["content"])
     return model
 
 

@@ -124,8 +124,10 @@ def _save_and_load(tmp_path, name: str, content: dict) -> tuple[bytes, dict]:
 
 
 def _lesson_content() -> dict:
-    """Lesson 0 as the contents API gives it (multi-line sources joined)."""
-    return FileContentsManager(root_dir=str(ROOT / "notebooks")).get(LESSON)["content"]
+    """Lesson 0 as the course's contents API gives it (multi-line sources joined, the kernel's
+    language_info filled in) and JupyterLab sends it back."""
+    content = FileContentsManager(root_dir=str(ROOT / "notebooks")).get(LESSON)["content"]
+    return save_hook.fill_language_info(content)
 
 
 def test_the_assets_are_what_the_course_widgets_send():
@@ -398,3 +400,24 @@ def test_a_canvas_in_no_output_with_a_picture_keeps_its_picture(tmp_path):
     saved, loaded = _save_and_load(tmp_path, LESSON, content)
     assert saved.count(pngs["kept"].encode()) == 1 and b"attnlab-frame:" not in saved
     assert loaded == content
+
+
+def test_a_lesson_loads_with_the_kernels_language_info_and_saves_as_shipped(tmp_path):
+    """Issue 41: JupyterLab marks a notebook modified when the kernel's ``language_info``
+    differs from the notebook's; loaded through the course's server a lesson already has it,
+    and saved back it is the shipped file again. Another language's notebook is left alone."""
+    from ipykernel.ipkernel import IPythonKernel
+
+    shutil.copy(ROOT / "notebooks" / LESSON, tmp_path / LESSON)
+    shipped = (tmp_path / LESSON).read_bytes()
+    manager = _manager(tmp_path, True)
+    save_hook.expand_on_load(manager)
+    content = manager.get(LESSON, content=True)["content"]
+    assert content["metadata"]["language_info"] == IPythonKernel.language_info
+    manager.save({"type": "notebook", "format": "json", "content": content}, LESSON)
+    assert (tmp_path / LESSON).read_bytes() == shipped
+
+    other = json.loads(shipped)
+    other["metadata"]["language_info"] = {"name": "R"}
+    (tmp_path / "mine.ipynb").write_text(json.dumps(other))
+    assert manager.get("mine.ipynb")["content"]["metadata"]["language_info"] == {"name": "R"}
