@@ -1,9 +1,13 @@
 """What a learner has done so far: the latest outcome of every exercise they checked.
 
 Each check run in a learner's kernel (:meth:`attnlab.exercises.kit.exercise.Exercise.check`)
-records the exercise's latest outcome in one small JSON file per learner,
-``~/.attnlab/progress.json``
-(``ATTNLAB_PROGRESS`` names another file). Nothing leaves the computer and nothing is graded:
+records the exercise's latest outcome in one small JSON file per copy of the course
+(:func:`progress_file`): the folder the lesson notebooks are in (a clone's ``notebooks/``; for
+lessons fetched from nbgrader, one folder per lesson, the folder holding those), keyed by its
+absolute path under ``~/.attnlab/``. Two learners who share a computer account but each work in
+their own copy of the course keep their own records, and no file is written among the course's
+files (an assignment folder is handed in whole). ``ATTNLAB_PROGRESS`` names one file to use
+instead. Nothing leaves the computer and nothing is graded:
 it is the learner's own record, read by lesson 0's course map (:func:`attnlab.course.course_map`,
 the *done* column) and by :func:`progress`, which lists every exercise of every lesson.
 
@@ -15,8 +19,10 @@ ignored: the course works without it.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import re
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,10 +31,51 @@ from pathlib import Path
 DONE = ("correct", "recorded")
 
 
-def progress_file() -> Path:
-    """``$ATTNLAB_PROGRESS``, or ``~/.attnlab/progress.json``."""
+def _started_in() -> Path | None:
+    try:
+        return Path.cwd()
+    except OSError:  # the folder was removed under the process
+        return None
+
+
+#: The folder this process started in, as attnlab was first imported: a Jupyter kernel starts
+#: in its notebook's folder, and a later ``os.chdir`` in a cell does not move the record.
+STARTED_IN = _started_in()
+
+#: A lesson's own folder, as ``nbgrader fetch_assignment`` makes it (``03-softmax``).
+LESSON_FOLDER = re.compile(r"\d\d-[\w-]+")
+
+
+def course_folder(folder: Path | str | None = None) -> Path | None:
+    """The copy of the course ``folder`` (default: :data:`STARTED_IN`) belongs to: the folder
+    itself, or its parent when it is one lesson's folder (``03-softmax/03-softmax.ipynb``, as
+    nbgrader fetches each lesson), so every lesson of one copy shares one record.
+
+    >>> course_folder("/home/ada/course/notebooks").as_posix()
+    '/home/ada/course/notebooks'
+    """
+    folder = STARTED_IN if folder is None else Path(folder)
+    if folder is None:
+        return None
+    folder = folder.absolute()
+    if LESSON_FOLDER.fullmatch(folder.name) and (folder / f"{folder.name}.ipynb").is_file():
+        return folder.parent
+    return folder
+
+
+def progress_file(folder: Path | str | None = None) -> Path:
+    """``$ATTNLAB_PROGRESS``, or this copy of the course's own record:
+    ``~/.attnlab/progress-<key>.json``, the key made from :func:`course_folder`'s absolute path.
+
+    ``folder`` is where the notebooks are (default: where this process started).
+    """
     named = os.environ.get("ATTNLAB_PROGRESS")
-    return Path(named) if named else Path.home() / ".attnlab" / "progress.json"
+    if named:
+        return Path(named)
+    course = course_folder(folder)
+    where = str(course) if course is not None else ""
+    key = hashlib.sha256(where.encode("utf-8", "surrogateescape")).hexdigest()[:16]
+    return Path.home() / ".attnlab" / f"progress-{key}.json"
 
 
 def recorded() -> dict[str, str]:
@@ -40,6 +87,14 @@ def recorded() -> dict[str, str]:
     if not isinstance(data, dict):
         return {}
     return {k: v for k, v in data.get("exercises", {}).items() if isinstance(v, str)}
+
+
+def _contents(exercises: dict) -> dict:
+    """The record as written: the outcomes, and which copy of the course they are of (for a
+    person reading ``~/.attnlab/``; the file's name is what finds it)."""
+    if os.environ.get("ATTNLAB_PROGRESS"):
+        return {"exercises": exercises}
+    return {"course": str(course_folder()), "exercises": exercises}
 
 
 def _in_learner_kernel() -> bool:
@@ -78,7 +133,7 @@ def record(exercise: str | None, outcome: str, *, force: bool = False) -> bool:
         with tempfile.NamedTemporaryFile(
             "w", dir=path.parent, prefix=".progress-", delete=False, encoding="utf-8"
         ) as out:
-            json.dump({"exercises": exercises}, out, indent=1, sort_keys=True)
+            json.dump(_contents(exercises), out, indent=1, sort_keys=True)
         os.replace(out.name, path)  # whole file or nothing: two kernels may write at once
     except OSError:
         return False
@@ -94,7 +149,7 @@ def forget(exercise: str | None = None) -> None:
     path = progress_file()
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps({"exercises": exercises}, indent=1), encoding="utf-8")
+        path.write_text(json.dumps(_contents(exercises), indent=1), encoding="utf-8")
     except OSError:
         pass
 

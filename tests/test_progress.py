@@ -1,8 +1,9 @@
 """A learner's "done so far" and "start again", as a learner gets them in a kernel.
 
 * Passing an exercise's check marks it done in lesson 0's course map and in
-  ``attnlab.progress.progress()``, in a later kernel too (one file per learner, under ``HOME``);
-  a failed check after it marks it not done again; grading and plain Python record nothing.
+  ``attnlab.progress.progress()``, in a later kernel too (one file per copy of the course, under
+  ``HOME``); a failed check after it marks it not done again; grading and plain Python record
+  nothing. Two copies of the course on one account keep separate records.
 * ``exercise.stub()`` (and the help panel's "Get the stub back") gives the answer cell exactly as
   the learner notebook has it, and pasting it back and running it gives "not attempted yet".
 """
@@ -50,7 +51,7 @@ def test_a_passed_exercise_shows_as_done_in_the_course_map(home):
         stub = answer_cells_in(NOTEBOOKS / "00-start-here.ipynb")["lesson0.largest_score"]
         assert learner.run(stub)[0] == "ok"
         assert "not attempted yet" in learner.run(CHECK)[1]
-        assert not (home / ".attnlab" / "progress.json").exists()  # a first stub: no file
+        assert not list(home.glob(".attnlab/progress*.json"))  # a first stub: no file
         assert learner.run(WRONG)[0] == "ok"
         assert "not yet right" in learner.run(CHECK)[1]
         assert lesson_0_row(learner.run("course_map()")[1]).endswith("0 of 1 done")
@@ -72,8 +73,48 @@ def test_a_passed_exercise_shows_as_done_in_the_course_map(home):
         assert lesson_0_row(later.run("course_map()")[1]).endswith("0 of 1 done")
     finally:
         later.close()
-    saved = json.loads((home / ".attnlab" / "progress.json").read_text())
-    assert saved == {"exercises": {"lesson0.largest_score": "not yet right"}}
+    (path,) = home.glob(".attnlab/progress-*.json")
+    saved = json.loads(path.read_text())
+    assert saved == {"course": str(home), "exercises": {"lesson0.largest_score": "not yet right"}}
+
+
+def test_two_copies_of_the_course_keep_separate_progress(home):
+    """Two learners on one computer account, each with a clone of the course (issue 41: the
+    course map showed another learner's 30 exercises as done). Each kernel starts in its copy's
+    notebooks folder, as Jupyter starts a notebook's kernel; nbgrader's layout, one folder per
+    lesson, is one copy too."""
+    copies = {}
+    for who in ("ada", "bob"):
+        folder = home / who / "attention-course" / "notebooks"
+        folder.mkdir(parents=True)
+        copies[who] = folder
+    fetched = home / "fetched"
+    for lesson in ("00-start-here", "01-dot-product-scores"):
+        (fetched / lesson).mkdir(parents=True)
+        (fetched / lesson / f"{lesson}.ipynb").write_text("{}")
+
+    def in_copy(folder, *cells):
+        learner = Kernel(home)  # the same HOME: one account
+        try:
+            assert learner.run(f"import os\nos.chdir({str(folder)!r})")[0] == "ok"
+            assert learner.run(IMPORTS)[0] == "ok"
+            shown = [learner.run(cell)[1] for cell in cells]
+            return lesson_0_row(learner.run("course_map()")[1]), shown
+        finally:
+            learner.close()
+
+    row, _ = in_copy(copies["ada"], RIGHT, CHECK)
+    assert row.endswith("✓ 1 of 1 done")
+    row, _ = in_copy(copies["bob"])
+    assert row.endswith("0 of 1 done") and "✓" not in row
+    row, _ = in_copy(copies["ada"])
+    assert row.endswith("✓ 1 of 1 done")  # ada's copy kept hers
+    row, _ = in_copy(fetched / "01-dot-product-scores", RIGHT, CHECK)
+    row, _ = in_copy(fetched / "00-start-here")  # another lesson folder of the same copy
+    assert row.endswith("✓ 1 of 1 done")
+    assert len(list(home.glob(".attnlab/progress-*.json"))) == 2
+    # nothing written among the course's files
+    assert {p.parent for p in home.rglob("*progress*.json")} == {home / ".attnlab"}
 
 
 def test_nothing_is_recorded_under_nbgrader(home):
