@@ -32,6 +32,10 @@ ENDS_A_SENTENCE = re.compile(r"[.!?…][)\]'\"”’»`]*\Z")
 #: lesson test modules are imported (tests/test_exercises_contract.py checks the counts).
 COUNTS: dict[str, dict[str, int]] = {}
 
+#: Every table :func:`accept_reject` was given, as the lesson test modules are imported
+#: (tests/test_exercises_contract.py judges them again on the cases drawn at grading time).
+TABLES: list = []
+
 
 @dataclass(frozen=True)
 class Answers:
@@ -131,6 +135,7 @@ def accept_reject(*tables: Answers):
 
     A test's id is ``"<exercise title>: <answer name>"``.
     """
+    TABLES.extend(tables)
     for table in tables:
         counts = COUNTS.setdefault(table.exercise.title, {"right": 0, "wrong": 0})
         counts["right"] += len(table.named_right())

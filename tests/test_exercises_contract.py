@@ -523,3 +523,169 @@ def test_an_answer_that_hands_the_task_to_scipy_is_refused(key, code):
     feedback = exercise.check(_defined(exercise, code))
     assert feedback.outcome is Outcome.WRONG, feedback.message
     assert key[1].rpartition(".")[2] in feedback.message, feedback.message
+
+
+# ----------------------------------------------------------- cases drawn at grading time
+#
+# Every check whose answer takes inputs draws more cases when it is graded
+# (``Cases(fresh=...)``, seeded with the grading salt), so a table of the shipped cases'
+# outputs earns nothing (issue 39). The learner's check draws them from a fixed seed.
+
+#: The exercises whose answer is a fixed fact, not a function of inputs: nothing to draw.
+FIXED_FACTS = {
+    "4.2": "a quiz: the pattern of each of four fixed heatmaps",
+    "7.1": "a quiz: letters and numbers read off the lesson's examples",
+    "7.2": "a quiz: letters and numbers read off the lesson's examples",
+}
+
+#: Grading salts the fresh cases are drawn with in these tests (any number would do).
+SALTS = (1, 2024)
+
+
+def _cases_of(exercise):
+    from attnlab.exercises.kit.cases import Cases
+
+    return exercise.checker if isinstance(exercise.checker, Cases) else None
+
+
+def _drawn(exercise, salt=None) -> list:
+    from attnlab.exercises.kit.grading_mode import grading_seed
+
+    with grading_seed(salt):
+        return _cases_of(exercise).drawn()
+
+
+def _same(a, b) -> bool:
+    """Two drawn case lists are the same (arrays compared by value)."""
+    return _key(a) == _key(b)
+
+
+def _key(value):
+    """A hashable stand-in for ``value`` (arrays by shape and values, containers by their
+    items), for comparing cases and for a table keyed by a call's arguments."""
+    if isinstance(value, np.ndarray):
+        if value.dtype.kind in "fiub":
+            return ("array", value.shape, np.asarray(value, dtype=float).tobytes())
+        return ("array", value.shape, repr(value.tolist()))
+    if isinstance(value, (list, tuple)):
+        return (type(value).__name__, tuple(_key(v) for v in value))
+    if isinstance(value, dict):
+        return ("dict", tuple((k, _key(v)) for k, v in value.items()))
+    if hasattr(value, "__dataclass_fields__"):
+        return (
+            type(value).__name__,
+            tuple(_key(getattr(value, f)) for f in value.__dataclass_fields__),
+        )
+    return repr(value)
+
+
+@by_title
+def test_graded_cases_are_drawn_at_grading_time(exercise):
+    """An exercise with inputs adds cases drawn from the grading salt: each grading draws
+    others, a learner's check always the same; a fixed fact is listed in FIXED_FACTS."""
+    if exercise.id in FIXED_FACTS:
+        assert _cases_of(exercise) is None or _cases_of(exercise).fresh is None
+        return
+    cases = _cases_of(exercise)
+    assert cases is not None and cases.fresh is not None, "declare Cases(fresh=...)"
+    learner = _drawn(exercise)
+    assert _same(learner, _drawn(exercise)), "the learner's check must draw the same cases"
+    first, second = (_drawn(exercise, salt) for salt in SALTS)
+    assert not _same(first, learner) and not _same(first, second)
+    fixed = list(cases.cases())  # the shipped ones are still tried first, for feedback
+    assert len(first) > len(fixed)
+
+
+def _table_answer(exercise, worked):
+    """A lookup table of the worked answer's outputs on the learner's check's cases, as a
+    student who read the installed package could write one; any other input gets 0."""
+    table = {}
+
+    def spy(*args, **kwargs):
+        result = worked(*copy.deepcopy(args), **copy.deepcopy(kwargs))
+        table[_key((args, kwargs))] = copy.deepcopy(result)
+        return result
+
+    exercise.check(spy)
+
+    def looked_up(*args, **kwargs):
+        return copy.deepcopy(table.get(_key((args, kwargs)), 0.0))
+
+    return looked_up
+
+
+@by_title
+def test_a_table_of_the_learners_cases_earns_nothing_in_grading(exercise):
+    """The lookup-table attack, on every exercise: a table of the cases the learner's check
+    tries passes that check (where a table can at all), but never grading."""
+    from attnlab.exercises.kit.grading_mode import grading_seed
+
+    if exercise.id in FIXED_FACTS:
+        return
+    table = _table_answer(exercise, worked_answer(exercise))
+    for salt in SALTS:
+        with grading_seed(salt):
+            feedback = exercise.grade(table)
+        assert feedback.outcome is not Outcome.CORRECT, (salt, feedback.message)
+
+
+def _fresh_only(exercise):
+    """The exercise checked on its drawn cases only (not the shipped ones)."""
+    import dataclasses
+
+    only = copy.copy(exercise)
+    only.checker = dataclasses.replace(_cases_of(exercise), cases=lambda: [])
+    return only
+
+
+def _tables():
+    for path in sorted(Path(__file__).parent.glob("test_exercises_lesson*.py")):
+        importlib.import_module(path.stem)
+    return answer_tables.TABLES
+
+
+def _graded_answers(kind: str):
+    return [
+        pytest.param(table, name, id=f"{table.exercise.title}: {name}")
+        for table in _tables()
+        if _cases_of(table.exercise) is not None and table.exercise.id not in FIXED_FACTS
+        for name, _ in (table.named_right() if kind == "right" else table.wrong.items())
+    ]
+
+
+@pytest.mark.parametrize(("table", "name"), _graded_answers("right"))
+def test_right_answers_pass_the_cases_drawn_at_grading_time(table, name):
+    from attnlab.exercises.kit.grading_mode import grading_seed
+
+    answer = dict(table.named_right())[name]
+    for salt in SALTS:
+        with grading_seed(salt):
+            feedback = answer_tables.judged(_fresh_only(table.exercise), answer)
+        assert feedback.outcome is Outcome.CORRECT, (salt, feedback.message)
+
+
+@pytest.mark.parametrize(("table", "name"), _graded_answers("wrong"))
+def test_known_mistakes_fail_the_cases_drawn_at_grading_time(table, name):
+    """Each known mistake is caught on the drawn cases alone, with its own reason."""
+    from attnlab.exercises.kit.grading_mode import grading_seed
+
+    answer, reason = table.wrong[name]
+    for salt in SALTS:
+        with grading_seed(salt):
+            feedback = answer_tables.judged(_fresh_only(table.exercise), answer)
+        assert feedback.outcome is not Outcome.CORRECT, (salt, feedback.message)
+
+
+@pytest.mark.parametrize(("exercise", "formulation"), CASES)
+def test_every_formulation_passes_the_cases_drawn_at_grading_time(exercise, formulation):
+    from attnlab.exercises.kit.grading_mode import grading_seed
+
+    if exercise.id in FIXED_FACTS or (exercise.title, formulation) in NOT_APPLICABLE:
+        return
+    if (exercise.title, formulation) in KNOWN_FAILURES:
+        pytest.xfail(KNOWN_FAILURES[exercise.title, formulation])
+    answer = formulated(formulation, worked_answer(exercise), exercise)
+    for salt in SALTS:
+        with grading_seed(salt):
+            feedback = exercise.grade(answer)
+        assert feedback.outcome is Outcome.CORRECT, (salt, feedback.message)

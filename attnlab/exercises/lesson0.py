@@ -30,6 +30,18 @@ def largest_score_cases() -> list:
     return [SCORE_ROW, -np.abs(SCORE_ROW) - 0.5, SCORE_ROW[2:3], [0.5, -1.0, 3.0, 2.0]]
 
 
+def largest_score_fresh(rng) -> list:
+    """Rows drawn anew for every grading (``Cases(fresh=...)``): a row of 3 to 8 scores whose
+    largest is neither first nor last, an all-negative row, a single score, and a plain
+    Python list."""
+    n = int(rng.integers(3, 9))
+    row = np.round(rng.normal(0.0, 3.0, size=n), 2)  # (n,)
+    row[rng.integers(1, n - 1)] = row.max() + 1.25  # the largest is neither first nor last
+    negative = -np.round(rng.uniform(0.5, 9.0, size=int(rng.integers(2, 7))), 2)
+    listed = np.round(rng.normal(0.0, 3.0, size=int(rng.integers(2, 7))), 2).tolist()
+    return [row, negative, np.round(rng.normal(0.0, 3.0, size=1), 2), listed]
+
+
 def _judge_largest_score(got, row, messages) -> None:
     """``got`` must be the largest score of ``row``; a wrong number is diagnosed."""
     what = f"largest_score({short(row)})"
@@ -94,6 +106,7 @@ largest_score = Exercise(
         _judge_largest_score,
         inputs=lambda row: (row,),
         failed=_largest_score_failed,
+        fresh=largest_score_fresh,
     ),
     hints=[
         "Python has a built-in function that returns the largest item of a list "

@@ -84,6 +84,19 @@ def dot_cases() -> list[tuple[np.ndarray, np.ndarray]]:
     ]
 
 
+def dot_fresh(rng) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Pairs drawn anew for every grading (``Cases(fresh=...)``): d between 2 and 9, entries
+    with one decimal; the first pair's score is negative, the second's positive."""
+    pairs = []
+    for sign in (-1.0, 1.0):
+        d = int(rng.integers(2, 10))
+        q, k = np.round(rng.normal(0.0, 2.0, size=(2, d)), 1)  # (d,) each
+        if np.sign(q @ k) != sign:
+            k = -k
+        pairs.append((q, k + (k == 0) * 0.5))  # no zero entry
+    return pairs
+
+
 def _judge_dot(got, case, messages) -> None:
     """``got`` must be the raw score ``q · k`` of the pair ``case``; known mistakes are named."""
     q, k = case
@@ -146,7 +159,7 @@ def _diagnose_dot(got, q, k, expected, what) -> None:
 
 dot = Exercise(
     "Exercise 1.1 (one dot product)",
-    Cases(dot_cases, _judge_dot, inputs=tuple),  # a case is the call's (q, k)
+    Cases(dot_cases, _judge_dot, inputs=tuple, fresh=dot_fresh),  # a case is the call's (q, k)
     hints=[
         "A dot product pairs up the entries: q[0] with k[0], q[1] with k[1], and so on. "
         "Multiply each pair, then add all the products into one number.",
@@ -169,6 +182,17 @@ def score_matrix_cases() -> list[tuple[np.ndarray, np.ndarray]]:
     q, k = _example_qk()
     dog = dog_bites_man()
     return [(q[:2], k), (dog.q, dog.k)]  # (2, 8) with (4, 8); (3, 4) with (3, 4)
+
+
+def score_matrix_fresh(rng) -> list[tuple[np.ndarray, np.ndarray]]:
+    """(Q, K) drawn anew for every grading (``Cases(fresh=...)``): n_q, n_k and d_k all
+    different (2 to 7), then a square pair; entries with one decimal."""
+    n_q, n_k, d_k = (int(n) for n in rng.choice(np.arange(2, 8), size=3, replace=False))
+    n = int(rng.integers(2, 6))
+    return [
+        (np.round(rng.normal(size=(n_q, d_k)), 1), np.round(rng.normal(size=(n_k, d_k)), 1)),
+        (np.round(rng.normal(size=(n, n)), 1), np.round(rng.normal(size=(n, n)), 1)),
+    ]
 
 
 def _score_matrix_what(q, k) -> str:
@@ -242,7 +266,13 @@ def _diagnose_score_matrix(got, q, k, expected, what) -> None:
 
 score_matrix = Exercise(
     "Exercise 1.2 (the score matrix)",
-    Cases(score_matrix_cases, _judge_score_matrix, inputs=tuple, failed=_score_matrix_failed),
+    Cases(
+        score_matrix_cases,
+        _judge_score_matrix,
+        inputs=tuple,
+        failed=_score_matrix_failed,
+        fresh=score_matrix_fresh,
+    ),
     hints=[
         "Entry (i, j) must be the dot product of row i of Q with row j of K. In a matrix "
         "product A @ B, entry (i, j) is row i of A times column j of B.",
@@ -263,6 +293,13 @@ score_matrix = Exercise(
 def shape_cases() -> list[tuple[int, int, int]]:
     """The (n_q, n_k, d_k) the checker tries: no two sizes alike at first, then n_q = n_k."""
     return [(2, 5, 8), (7, 3, 64), (4, 4, 16)]
+
+
+def shape_fresh(rng) -> list[tuple[int, int, int]]:
+    """Sizes drawn anew for every grading (``Cases(fresh=...)``): three different sizes up to
+    99, then n_q = n_k."""
+    n_q, n_k, d_k = (int(n) for n in rng.choice(np.arange(2, 100), size=3, replace=False))
+    return [(n_q, n_k, d_k), (n_k, n_k, d_k)]
 
 
 def expected_score_shape(n_q, n_k, d_k) -> tuple[int, int]:
@@ -323,7 +360,7 @@ def _judge_score_shape(got, case, messages) -> None:
 
 score_shape = Exercise(
     "Exercise 1.3 (the shape of the scores)",
-    Cases(shape_cases, _judge_score_shape, inputs=tuple),
+    Cases(shape_cases, _judge_score_shape, inputs=tuple, fresh=shape_fresh),
     hints=[
         "There is one score for every (query, key) pair. How many rows, how many columns?",
         "Write the matrix product's shapes: (n_q, d_k) @ (d_k, n_k). The inner size is "
@@ -352,6 +389,13 @@ def _cosine_tolerance(got) -> float:
 def orthogonal_cases() -> list[np.ndarray]:
     """The keys the checker tries: the 2-D example's keys A, B, C and one more."""
     return [*query_and_keys_2d().keys, np.array([3.0, 1.0])]
+
+
+def orthogonal_fresh(rng) -> list[np.ndarray]:
+    """Keys drawn anew for every grading (``Cases(fresh=...)``): two 2-D keys with one
+    decimal, neither zero nor on an axis."""
+    keys = np.round(rng.uniform(0.5, 4.0, size=(2, 2)), 1) * rng.choice([-1.0, 1.0], (2, 2))
+    return list(keys)
 
 
 def _judge_orthogonal_query(got, k, messages) -> None:
@@ -385,7 +429,7 @@ def _judge_orthogonal_query(got, k, messages) -> None:
 
 orthogonal_query = Exercise(
     "Exercise 1.4 (a query that ignores a key)",
-    Cases(orthogonal_cases, _judge_orthogonal_query, inputs=lambda k: (k,)),
+    Cases(orthogonal_cases, _judge_orthogonal_query, inputs=lambda k: (k,), fresh=orthogonal_fresh),
     hints=[
         "A score is 0 exactly when q and k are at right angles (cos 90° = 0). Use the "
         "explorer: turn q until the bar of the key you chose is at zero.",

@@ -99,6 +99,17 @@ def variance_cases() -> list[tuple[np.ndarray, np.ndarray]]:
     return [*cases, (2.0 * q, k)]  # last: Var(q_i) = 4, so Var(q · k) is about 4 d_k
 
 
+def variance_fresh(rng) -> list[tuple[np.ndarray, np.ndarray]]:
+    """(q, k) drawn anew for every grading (``Cases(fresh=...)``): 200 to 500 pairs of
+    unit-variance vectors at a d_k between 2 and 64, then q × 3 at another d_k."""
+    cases = []
+    for spread in (1.0, 3.0):
+        n, d_k = int(rng.integers(200, 501)), int(rng.integers(2, 65))
+        q, k = rng.standard_normal((2, n, d_k))  # (n, d_k) each
+        cases.append((spread * q, k))
+    return cases
+
+
 def _variance_mistakes(q, k) -> list[tuple[float | np.ndarray, str]]:
     """(what a known mistake returns, what to say about it) for one case."""
     dots = paired_dot_products(q, k)  # (n,)
@@ -187,7 +198,7 @@ def _judge_variance(result, case, messages) -> None:
 
 dot_product_variance = Exercise(
     "Exercise 2.1 (measure Var(q · k))",
-    Cases(variance_cases, _judge_variance, inputs=tuple),  # a case is the call's (q, k)
+    Cases(variance_cases, _judge_variance, inputs=tuple, fresh=variance_fresh),  # (q, k)
     hints=[
         "Row i of `q` goes with row i of `k`. First make one dot product per row — n numbers "
         "in all — then take the variance of those n numbers.",
@@ -217,6 +228,13 @@ def attnlab_default_scale(d_k: int) -> float:
 
 
 SCALE_CASES = (64, 2, 512, 3, 1)  # 64 first: every wrong power of d_k differs there
+
+
+def scale_fresh(rng) -> list[int]:
+    """d_k drawn anew for every grading (``Cases(fresh=...)``): one from 5 to 99, one from 100
+    to 4096 (never a d_k where two powers of it agree)."""
+    return [int(rng.integers(5, 100)), int(rng.integers(100, 4097))]
+
 
 _SCALE_MISTAKES = (
     (
@@ -271,7 +289,7 @@ def _judge_scale(result, d_k, messages) -> None:
 
 unit_variance_scale = Exercise(
     "Exercise 2.2 (the factor that gives unit variance)",
-    Cases(lambda: SCALE_CASES, _judge_scale, inputs=lambda d_k: (d_k,)),
+    Cases(lambda: SCALE_CASES, _judge_scale, inputs=lambda d_k: (d_k,), fresh=scale_fresh),
     hints=[
         "Multiplying a random number by c multiplies its variance by c². "
         "Var(q·k) = d_k, so Var(c · q·k) = c² · d_k.",
@@ -303,6 +321,20 @@ def collapse_cases() -> list[tuple[np.ndarray, float]]:
     rng = np.random.default_rng(7)
     spread = rng.normal(size=(12, 6)) * np.array([0.5, 1, 2, 4, 8, 16] * 2)[:, None]  # (12, 6)
     return [(np.array(rows), 0.99), (spread, 0.9), (spread - 3.0, 0.5)]
+
+
+def collapse_fresh(rng) -> list[tuple[np.ndarray, float]]:
+    """(scores, threshold) drawn anew for every grading (``Cases(fresh=...)``): 4 to 10 rows
+    of 3 to 8 scores on scales from 0.5 to 16, negative as well, with a threshold between
+    two rows' largest weights (so some rows collapse and some do not)."""
+    n_rows, n_k = int(rng.integers(4, 11)), int(rng.integers(3, 9))
+    scales = rng.choice([0.5, 1.0, 2.0, 4.0, 8.0, 16.0], size=(n_rows, 1))
+    scores = np.round(rng.normal(size=(n_rows, n_k)) * scales, 2) - 1.5  # (n_rows, n_k)
+    largest = np.sort(attnlab.softmax(scores, axis=-1).max(axis=-1))  # (n_rows,)
+    gaps = np.flatnonzero(np.diff(largest) > 1e-3)
+    i = int(rng.choice(gaps)) if gaps.size else 0
+    threshold = round(float(largest[i] + largest[i + 1]) / 2, 6)
+    return [(scores, threshold)]
 
 
 def _indices(value, what: str) -> list[int]:
@@ -411,7 +443,13 @@ def _judge_collapsed_rows(answer, result, case, messages) -> None:
 
 collapsed_rows = Exercise(
     "Exercise 2.3 (which rows collapse?)",
-    Cases(collapse_cases, _judge_collapsed_rows, inputs=tuple, with_answer=True),
+    Cases(
+        collapse_cases,
+        _judge_collapsed_rows,
+        inputs=tuple,
+        with_answer=True,
+        fresh=collapse_fresh,
+    ),
     hints=[
         "A row has collapsed when softmax gives almost all of its weight to one key — so look "
         "at the largest *softmax weight* of each row, not at the scores.",

@@ -404,6 +404,17 @@ def row_cases() -> list[tuple[str, np.ndarray]]:
     return cases
 
 
+def row_fresh(rng) -> list[tuple[str, np.ndarray]]:
+    """Rows drawn anew for every grading (``Cases(fresh=...)``): 2 to 8 scores between -5
+    and 5, an all-negative row and a single score."""
+    n = int(rng.integers(2, 9))
+    return [
+        (f"a row of {n} scores", np.round(rng.uniform(-5.0, 5.0, size=n), 2)),
+        ("a row of all-negative scores", -np.round(rng.uniform(0.5, 6.0, size=n + 1), 2)),
+        ("a row with a single score", np.round(rng.uniform(-5.0, 5.0, size=1), 2)),
+    ]
+
+
 def _cat_qk():
     ex = cat_sat_down()
     return ex.x @ ex.w_q, ex.x @ ex.w_k  # (4, d_k) each
@@ -428,7 +439,7 @@ FORBIDDEN = (*SOFTMAX_LIBRARY, "softmax_steps")
 
 softmax_row = Exercise(
     "Exercise 3.1 (softmax of one row)",
-    Cases(row_cases, _judge_softmax_row, failed=_broadcast_failed),
+    Cases(row_cases, _judge_softmax_row, failed=_broadcast_failed, fresh=row_fresh),
     hints=[
         "Two steps: make every score positive with the exponential, then divide by the total "
         "so the weights add up to 1.",
@@ -459,6 +470,21 @@ def matrix_cases() -> list[tuple[str, np.ndarray]]:
     ]
 
 
+def matrix_fresh(rng) -> list[tuple[str, np.ndarray]]:
+    """Matrices drawn anew for every grading (``Cases(fresh=...)``): 2 to 5 rows of 2 to 6
+    scores, the same × 1000 (the formula without the max shift overflows), and rows whose
+    levels lie 800 or more apart (one maximum for the whole matrix underflows a row)."""
+    n, m = int(rng.integers(2, 6)), int(rng.integers(2, 7))
+    x = np.round(rng.normal(0.0, 2.0, size=(n, m)), 2)  # (n, m)
+    signs = rng.permutation(np.resize([1.0, -1.0], n))[:, None]  # (n, 1) both signs
+    levels = signs * rng.uniform(400.0, 900.0, size=(n, 1))  # two rows 800 or more apart
+    return [
+        (f"a {n}×{m} score matrix", x),
+        (f"that {n}×{m} matrix × 1000", 1000 * x),
+        ("rows hundreds apart", np.round(x + levels, 2)),
+    ]
+
+
 def _judge_stable_softmax(got, case, messages) -> None:
     """``got`` must be the row-wise softmax of the matrix of ``case``; known mistakes are
     named."""
@@ -475,7 +501,7 @@ def _judge_stable_softmax(got, case, messages) -> None:
 
 stable_softmax = Exercise(
     "Exercise 3.2 (stable softmax of a score matrix)",
-    Cases(matrix_cases, _judge_stable_softmax, failed=_broadcast_failed),
+    Cases(matrix_cases, _judge_stable_softmax, failed=_broadcast_failed, fresh=matrix_fresh),
     hints=[
         "Softmax does not change if you subtract the same number from every score in a row. "
         "Pick the number that makes the largest exponent exactly 0.",
@@ -504,6 +530,23 @@ def temperature_cases() -> list[tuple[np.ndarray, float]]:
         # Matrices, one row per query: every max and sum must run along each row.
         (np.stack([SCORE_ROW, SCORE_ROW - 3.0, 2.0 * SCORE_ROW]), 0.5),
         (np.array([[50.0, 49.0, 48.0], [0.0, -1.0, -2.0]]), 0.05),  # x / T: 1000 apart
+    ]
+
+
+def temperature_fresh(rng) -> list[tuple[np.ndarray, float]]:
+    """(scores, T) drawn anew for every grading (``Cases(fresh=...)``): a row at a T between
+    0.3 and 4, a row at a T below 0.1 that takes x / T near 1000 (the naive formula
+    overflows), and a matrix of 2 to 4 rows at such a T."""
+    n, rows = int(rng.integers(2, 8)), int(rng.integers(2, 5))
+    row = np.round(rng.uniform(-3.0, 3.0, size=n), 2)  # (n,)
+    t = round(float(rng.uniform(0.02, 0.08)), 3)
+    far = np.round(row / np.abs(row).max() * t * rng.uniform(800.0, 1200.0), 2)
+    matrix = np.round(rng.uniform(-3.0, 3.0, size=(rows, n)), 2)  # (rows, n)
+    matrix[0] *= 1200.0 * t / np.abs(matrix[0]).max()  # row 0 reaches x / T ≈ 1200
+    return [
+        (row, round(float(rng.uniform(0.3, 4.0)), 2)),
+        (far, t),
+        (np.round(matrix, 2), t),
     ]
 
 
@@ -544,7 +587,13 @@ def _judge_temperature(got, case, messages) -> None:
 
 temperature = Exercise(
     "Exercise 3.3 (softmax with temperature)",
-    Cases(temperature_cases, _judge_temperature, inputs=tuple, failed=_broadcast_failed),
+    Cases(
+        temperature_cases,
+        _judge_temperature,
+        inputs=tuple,
+        failed=_broadcast_failed,
+        fresh=temperature_fresh,
+    ),
     hints=[
         "Temperature rescales the scores before softmax: divide them by T. Small T makes the "
         "gaps between scores bigger, so the weights get sharper.",

@@ -101,6 +101,26 @@ def entropy_cases() -> list[tuple[str, np.ndarray]]:
     return cases
 
 
+def entropy_fresh(rng) -> list[tuple[str, np.ndarray]]:
+    """Weights drawn anew for every grading (``Cases(fresh=...)``): the softmax of 2 to 5
+    rows of random scores (no zero weight), a one-hot row with a uniform one, and rows with
+    exact zeros (masked keys) where queries and keys differ in number."""
+    n_q, n_k = int(rng.integers(2, 6)), int(rng.integers(3, 8))
+    w = attnlab.softmax(rng.normal(0.0, 1.5, size=(n_q, n_k)))  # (n_q, n_k)
+    one_hot_and_uniform = np.stack([np.eye(n_k)[rng.integers(n_k)], np.full(n_k, 1 / n_k)])
+    scores = rng.normal(0.0, 1.5, size=(n_q, n_k + 1))  # (n_q, n_k + 1): more keys than rows
+    kept = rng.integers(n_k + 1, size=n_q)  # (n_q,) a key left in every row
+    scores[rng.random(scores.shape) < 0.3] = -np.inf
+    scores[np.arange(n_q), (kept + 1 + rng.integers(n_k, size=n_q)) % (n_k + 1)] = -np.inf
+    scores[np.arange(n_q), kept] = 0.0
+    masked = attnlab.softmax(scores)
+    return [
+        (f"{n_q} queries over {n_k} keys, {short(w.round(4))}", w),
+        (f"a one-hot row and a uniform row, {short(one_hot_and_uniform)}", one_hot_and_uniform),
+        (f"{n_q} queries over {n_k + 1} keys, some masked, {short(masked.round(4))}", masked),
+    ]
+
+
 def _terms(w):
     """-p log p entry by entry, with 0 · log 0 = 0."""
     return -w * np.log(np.where(w > 0, w, 1.0))
@@ -239,7 +259,7 @@ def _entropy_failed(exc, case) -> str:
 
 row_entropy = Exercise(
     "Exercise 4.1 (the entropy of every row)",
-    Cases(entropy_cases, _judge_row_entropy, failed=_entropy_failed),
+    Cases(entropy_cases, _judge_row_entropy, failed=_entropy_failed, fresh=entropy_fresh),
     hints=[
         "The entropy of one row adds up -p·log p over its keys: 0 when all the weight sits on "
         "one key, log n when it is spread evenly over n keys. A weight of exactly 0 is the "
@@ -607,6 +627,39 @@ def hub_cases() -> list[tuple[str, np.ndarray, tuple[str, ...]]]:
     ]
 
 
+#: Words the tokens of the cases drawn at grading time come from.
+_WORDS = (
+    "a", "bird", "sings", "at", "dawn", "every", "day", "the", "river", "runs", "fast", "and",
+    "cold", "we", "read", "old", "maps", "by", "lamp", "light", ".",
+)  # fmt: skip
+
+
+def hub_fresh(rng) -> list[tuple[str, np.ndarray, tuple[str, ...]]]:
+    """Cases drawn anew for every grading (``Cases(fresh=...)``): self-attention over 3 to 6
+    tokens and cross-attention with more keys than queries, the weights the softmax of random
+    small scores; drawn again until the hub leads by a clear margin and every known mistake
+    picks another token on at least one of them."""
+    for _ in range(500):
+        cases = []
+        for n_q, n_k in ((n := int(rng.integers(3, 7)), n), (n - 1, n + 2)):
+            tokens = tuple(str(t) for t in rng.choice(_WORDS, size=n_k, replace=False))
+            w = attnlab.softmax(rng.integers(0, 5, size=(n_q, n_k)).astype(float))
+            kind = "self-attention" if n_q == n_k else f"cross-attention: {n_q} queries"
+            cases.append((f'"{_spelled(tokens)}" ({kind}, drawn at random)', w, tokens))
+        if all(_clear_hub(w) for _, w, _ in cases) and all(
+            any(int(np.argmax(column_mass(w))) not in _picks(rank(w), extreme) for _, w, _ in cases)
+            for rank, extreme, _ in _hub_mistakes()
+        ):
+            return cases
+    raise RuntimeError("no hub cases told every known mistake apart")  # pragma: no cover
+
+
+def _clear_hub(w) -> bool:
+    """The largest column sum leads the next by more than 0.01."""
+    totals = np.sort(column_mass(w))
+    return bool(totals[-1] - totals[-2] > 0.01)
+
+
 _FOCUSED_ROW = (
     "That is the query whose row is most focused (the largest single weight, or the lowest "
     "entropy). A row says what one query reads; the hub is the key that receives the most, "
@@ -822,7 +875,7 @@ def _judge_hub_key(answer, got, case, messages) -> None:
 
 hub_key = Exercise(
     "Exercise 4.3 (the hub key)",
-    Cases(hub_cases, _judge_hub_key, failed=_hub_failed, with_answer=True),
+    Cases(hub_cases, _judge_hub_key, failed=_hub_failed, with_answer=True, fresh=hub_fresh),
     hints=[
         "A row is what one query reads; a column is what one key receives. To find the key "
         "that everybody reads, which do you add up — rows or columns?",

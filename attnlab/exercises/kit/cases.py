@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import zlib
 from dataclasses import dataclass
 
 import numpy as np
@@ -12,6 +13,13 @@ from attnlab.exercises.kit.outcomes import Wrong
 
 
 # ------------------------------------------------------------------ the case loop, written once
+def fresh_seed(fresh) -> int:
+    """The seed of ``fresh``'s generator in a learner's check: its qualified name's CRC-32
+    (under grading, :func:`salted_seeds` mixes the salt in), so no two exercises draw alike."""
+    name = f"{getattr(fresh, '__module__', '')}.{getattr(fresh, '__qualname__', repr(fresh))}"
+    return zlib.crc32(name.encode())
+
+
 def _after_description(case) -> tuple:
     """The call's arguments of a ``(description, *arguments)`` case."""
     return tuple(case[1:])
@@ -56,6 +64,14 @@ class Cases:
         then also counts what the answer cells allocate and keep, from the first answer cell
         on (:func:`attnlab.grading.worker.student_code_begins`); that tracing slows every
         later cell of the notebook many times over, so only such a check sets it.
+    fresh : callable, optional
+        ``fresh(rng)`` returns more cases in the same form as ``cases()``, drawn from the
+        numpy generator ``rng`` within the task's contract (random shapes and values, and the
+        edge cases the exercise is about). They are tried after ``cases()``. In a learner's
+        check ``rng`` has a fixed seed, so the check is the same every time; under grading
+        the seed is mixed with the grading salt (:func:`~attnlab.exercises.kit.grading_mode.
+        grading_seed`), so the graded inputs are drawn when the notebook is graded and no
+        table of the shipped cases' outputs can pass.
 
     Examples
     --------
@@ -80,12 +96,19 @@ class Cases:
     call: object = None
     with_answer: bool = False
     measures_memory: bool = False
+    fresh: object = None
+
+    def drawn(self) -> list:
+        """The cases a check tries, in order: ``cases()``, then ``fresh(rng)`` (see above)."""
+        with salted_seeds():
+            cases = list(self.cases())
+            if self.fresh is not None:
+                cases += list(self.fresh(np.random.default_rng(fresh_seed(self.fresh))))
+        return cases
 
     def __call__(self, answer) -> None:
         call_answer = self.call or call_watching
-        with salted_seeds():
-            cases = list(self.cases())
-        for case in cases:
+        for case in self.drawn():
             arguments = [a.copy() if isinstance(a, np.ndarray) else a for a in self.inputs(case)]
             try:
                 got, messages, *extra = call_answer(answer, *arguments)
