@@ -959,6 +959,23 @@ def test_the_check_says_what_the_notebook_holds_and_how_to_free_it(monkeypatch):
     assert judged(L.tiled_loop, loop_in()).outcome is Outcome.CORRECT
 
 
+def test_small_arrays_the_answer_cells_keep_are_held_too(monkeypatch):
+    """Held memory counts whatever the size of each array (issue 39): a red team kept 48
+    buffers of 64,000 bytes, each just under the 64 KiB that alone counted then, and took a
+    whole-row softmax per query in them; the learner's check said correct and grading 2/2."""
+    buffers = "BUFS = [np.empty(8_000) for _ in range(48)]\n"
+    namespace = {"BUFS": [np.empty(8_000) for _ in range(48)]}  # 64,000 bytes each
+    use = L.held_by_answer_cells(namespace, [_TRY_IT.split("rng =")[0] + buffers])
+    assert use.held >= 48 * 64_000 and use.holders == ("BUFS",)
+    real = L.held_by_answer_cells
+    monkeypatch.setattr(L, "held_by_answer_cells", lambda: real(namespace, [_TRY_IT + buffers]))
+    feedback = judged(L.tiled_loop, loop_in())
+    assert feedback.outcome is Outcome.WRONG, feedback.message
+    assert "your notebook held" in feedback.message and "BUFS" in feedback.message
+    namespace["BUFS"] = [np.empty(8) for _ in range(48)]  # a few small constants fit
+    assert judged(L.tiled_loop, loop_in()).outcome is Outcome.CORRECT
+
+
 def test_a_right_loop_that_also_builds_a_big_array_is_rejected():
     def loop_and_a_mask(q, k, v, block, causal):
         wasted = np.ones((len(q), len(k)), dtype=bool)  # (n_q, n_k), never used

@@ -739,6 +739,46 @@ def tiled_loop(q, k, v, block, causal):
 """,
     ),
     Attack(
+        # issue 39 (2/2 then): only blocks of 64 KiB or more counted as held, so 48 buffers
+        # of 64,000 bytes held a whole row of scores, softmaxed per query (no tiles, no
+        # running max); held memory now counts whatever the block size
+        "8.4-whole-row-per-query-in-48-buffers-just-under-64-kib",
+        "08-cost-of-attention",
+        "tiled-loop",
+        """
+import numpy as np
+
+CHUNK = 8_000  # float64: 64,000 bytes, just under 64 KiB
+BUFS = [np.empty(CHUNK) for _ in range(48)]  # a row of 384,000 scores, held in 48 blocks
+
+
+def tiled_loop(q, k, v, block, causal):
+    n_q, n_k = len(q), len(k)
+    out = np.empty((n_q, v.shape[1]))
+    scale = 1.0 / np.sqrt(q.shape[1])
+    for i in range(n_q):
+        last = i + 1 if causal else n_k
+        parts = []
+        for c, j0 in enumerate(range(0, last, CHUNK)):
+            j1 = min(j0 + CHUNK, last)
+            row = BUFS[c][: j1 - j0]
+            np.dot(k[j0:j1], q[i], out=row)
+            row *= scale
+            parts.append((row, j0, j1))
+        top = max(row.max() for row, _, _ in parts)  # the whole row's max: no running max
+        total, acc = 0.0, np.zeros(v.shape[1])
+        for row, j0, j1 in parts:
+            row -= top
+            np.exp(row, out=row)
+            total += row.sum()
+            acc += row @ v[j0:j1]
+        out[i] = acc / total
+    tiles = sum(1 for i0 in range(0, n_q, block) for j0 in range(0, n_k, block)
+                if not causal or j0 <= min(i0 + block, n_q) - 1)
+    return out, tiles
+""",
+    ),
+    Attack(
         "9.1-finite-differences-not-a-derivation",
         "09-watch-a-head-learn",
         "softmax-vjp",

@@ -1192,12 +1192,6 @@ def _loop_mistakes(case) -> list[tuple[np.ndarray, str]]:
     return mistakes
 
 
-#: Arrays at least this large that the notebook's answer cells keep count towards 8.4's memory,
-#: as grading counts every block this large the student's code holds
-#: (:data:`attnlab.grading.worker.HELD_BLOCK`).
-HELD_ARRAY = 64 * 1024
-
-
 @dataclass(frozen=True)
 class MemoryUse:
     """What one call of an answer cost in memory: what it ``allocated`` at its peak, and what
@@ -1224,11 +1218,13 @@ def _arrays_in(value, depth: int = 0) -> list[np.ndarray]:
 
 
 def held_by_answer_cells(namespace=None, cells=None) -> MemoryUse:
-    """The arrays of :data:`HELD_ARRAY` bytes or more that the notebook's lesson-8 answer cells
-    keep under their top-level names (a try-it's inputs and output, say), and lists, dicts,
-    sets, strings and bytes whose own block is that large, as grading counts them towards
-    8.4's memory: grading runs the answer cells and counts every such block the
-    student's code holds when a measured call begins.
+    """The arrays, whatever their size, that the notebook's lesson-8 answer cells keep under
+    their top-level names (a try-it's inputs and output, say), and the lists, dicts, sets,
+    strings and bytes they keep (each one's own block), as grading counts them towards 8.4's
+    memory: grading runs the answer cells and counts every block the student's code holds
+    when a measured call begins, whatever its size (:func:`attnlab.grading.worker._held`;
+    when only blocks of 64 KB or more counted, 48 buffers of 64,000 bytes held a whole row
+    of scores).
 
     ``namespace`` and ``cells`` (the code of the cells run) default to the running IPython's
     (``user_ns`` and its input history); outside IPython nothing is held. A cell is an answer
@@ -1241,6 +1237,9 @@ def held_by_answer_cells(namespace=None, cells=None) -> MemoryUse:
     >>> use = held_by_answer_cells({"q_try": np.zeros((512, 32)), "x": 1}, cells)
     >>> use.held, use.holders
     (131072, ('q_try',))
+    >>> small = [np.zeros(8000) for _ in range(48)]  # 64,000 bytes each
+    >>> held_by_answer_cells({"q_try": small}, cells).held >= 48 * 64_000
+    True
     """
     if namespace is None or cells is None:
         shell = running_shell()
@@ -1258,24 +1257,27 @@ def held_by_answer_cells(namespace=None, cells=None) -> MemoryUse:
                 names |= bound - answers
     seen, held, holders = set(), 0, []
     for name in sorted(names):
-        value = namespace.get(name)
+        value, mine = namespace.get(name), 0  # bytes of this name's, counted once
         if isinstance(value, list | dict | set | bytes | bytearray | str) and id(value) not in seen:
-            size = sys.getsizeof(value)  # its own block: a list's pointers, a dict's table
-            if size >= HELD_ARRAY:
-                seen.add(id(value))
-                held += size
-                holders.append(name)
+            seen.add(id(value))
+            mine += sys.getsizeof(value)  # its own block: a list's pointers, a dict's table
         for array in _arrays_in(value):
             owner = array
             while isinstance(owner.base, np.ndarray):
                 owner = owner.base
-            if owner.nbytes < HELD_ARRAY:
-                continue
-            holders.append(name)
+            if owner.nbytes >= _NAMED:
+                holders.append(name)  # a view of an array counted under another name
             if id(owner) not in seen:
                 seen.add(id(owner))
-                held += owner.nbytes
+                mine += owner.nbytes
+        held += mine
+        if mine >= _NAMED:
+            holders.append(name)
     return MemoryUse(0, held, tuple(dict.fromkeys(holders)))
+
+
+#: What a name of an answer cell's must hold to be named in 8.4's reason (all of it counts).
+_NAMED = 1024
 
 
 def _peak_of(answer, *args):
@@ -1414,9 +1416,9 @@ def _check_memory(case, output, use: MemoryUse, what) -> None:
             f"{what}: the output is right, but your function allocated {use.allocated:,} "
             f"bytes at its peak, and your notebook held {use.held:,} bytes more in arrays "
             f"your answer cells keep{holders}: {peak:,} in all. {room}, and memory your code "
-            "holds when the call begins counts too. Delete a try-it's arrays at the end of its "
-            "cell (del and their names), or try on smaller ones (under "
-            f"{HELD_ARRAY // 1024} KB each)."
+            "holds when the call begins counts too, whatever the size of each array. Delete a "
+            "try-it's arrays at the end of its cell (del and their names), or try your loop in "
+            "a scratch cell of its own."
         )
         if use.allocated <= budget:
             raise Wrong(kept)

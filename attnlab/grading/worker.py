@@ -184,10 +184,41 @@ def remember(names) -> None:
             _record(name, namespace[name])
 
 
-#: Blocks at least this large that the student's code allocated and still holds when a measured
-#: call starts (a buffer made when the answer cell ran, a default argument, a cache filled by an
-#: earlier call) count towards that call's memory; smaller ones are the code's own bookkeeping.
-HELD_BLOCK = 64 * 1024
+#: The kernel's own machinery: what it allocates and keeps while cells run (each cell's code
+#: and its source for tracebacks, the messages, the traits) is not the student's, and no answer
+#: cell can import these (``attnlab.grading.lint``). Every other block allocated since
+#: :func:`student_code_begins` and alive when a measured call starts counts towards that call's
+#: memory as held, whatever its size (a buffer made when the answer cell ran, a default
+#: argument, a cache filled by an earlier call).
+MACHINERY_PACKAGES = (
+    "IPython",
+    "ipykernel",
+    "jupyter_client",
+    "jupyter_core",
+    "zmq",
+    "traitlets",
+    "tornado",
+    "comm",
+    "debugpy",
+    "asyncio",
+    "json",
+)
+MACHINERY_MODULES = ("tokenize", "codeop", "linecache", "tracemalloc", "selectors")
+
+
+def _machinery() -> tuple[str, ...]:
+    """The folders and files of :data:`MACHINERY_PACKAGES` and :data:`MACHINERY_MODULES` that
+    this kernel has loaded (path prefixes)."""
+    prefixes = []
+    for name in MACHINERY_PACKAGES + MACHINERY_MODULES:
+        module = sys.modules.get(name)
+        path = _getattr(module, "__file__", None) if module is not None else None
+        if not path:
+            continue
+        if name in MACHINERY_PACKAGES:
+            path = path.rsplit("/", 1)[0] + "/"
+        prefixes.append(path)
+    return tuple(prefixes)
 
 
 def preimport(modules) -> None:
@@ -211,13 +242,19 @@ def student_code_begins() -> None:
     and still alive is traced, whoever allocated it (:func:`_held`)."""
     if not _tm_tracing():
         _tm_start(_FRAMES)
+    _STATE.setdefault("machinery", _machinery())
     _STATE["tracing_student"] = True
 
 
 def _held() -> int | None:
-    """Bytes in blocks of :data:`HELD_BLOCK` or more allocated since
-    :func:`student_code_begins` and alive now, whoever allocated them: 0 when it was never
-    called; None when tracing was stopped since (the call cannot be measured).
+    """Bytes in blocks of any size allocated since :func:`student_code_begins` and alive now,
+    whoever allocated them, but the kernel's machinery (:data:`MACHINERY_PACKAGES`): 0 when it
+    was never called; None when tracing was stopped since (the call cannot be measured).
+
+    Every size counts: when only blocks of 64 KB or more counted, a red team held 48 buffers of
+    64,000 bytes and took a whole-row softmax per query in them (2/2). An honest lesson 8 holds
+    about 25 KB of the rest (its lesson cells' own objects, what the checks' calls leave) when
+    8.4's first call starts, against a budget of 400 KB or more on the measured cases.
 
     Nothing is asked of a block's traceback. Asking whether it named an answer cell let red
     teams hold buffers out of the count: made at the bottom of a nested ``copy.deepcopy``
@@ -230,7 +267,10 @@ def _held() -> int | None:
         return 0
     if not _tm_tracing():
         return None
-    return sum(t.size for t in _tm_snapshot().traces if t.size >= HELD_BLOCK)
+    machinery = _STATE.get("machinery") or ()
+    return sum(
+        t.size for t in _tm_snapshot().traces if not t.traceback[0].filename.startswith(machinery)
+    )
 
 
 def _namespace() -> dict:
