@@ -16,7 +16,11 @@ the cells run as typed:
   the lesson's answers is an answer cell, and it must pass grading's lint
   (:func:`attnlab.grading.lint.problems`); any other cell is one grading does not run.
 
-Outside IPython, or for a name the history does not bind, nothing is said.
+Outside IPython, or for a name the history does not bind, nothing is said. In graded use
+(:func:`~attnlab.exercises.kit.grading_mode.graded_use`: a lesson fetched with nbgrader, or
+grading itself) the check says the answer scores 0 as it stands; in self-study (a clone's
+notebooks, a plain IPython shell) it says the answer relies on a cell that is not part of the
+exercise, and what grading would do with it if it were handed in.
 """
 
 from __future__ import annotations
@@ -202,7 +206,7 @@ def unseen_reviewed(exercise, answer, feedback):
     from attnlab.exercises.kit.calling import is_stub
     from attnlab.exercises.kit.exercise_map import EXERCISES
     from attnlab.exercises.kit.feedback import Feedback
-    from attnlab.exercises.kit.grading_mode import must_pass
+    from attnlab.exercises.kit.grading_mode import graded_use, must_pass
     from attnlab.exercises.kit.outcomes import Outcome
 
     if exercise.id is None or is_stub(answer) or feedback.outcome is Outcome.NOT_GRADED:
@@ -219,7 +223,14 @@ def unseen_reviewed(exercise, answer, feedback):
         verdict = "Your function itself passes the check."
     else:
         verdict = f"The check also says: {feedback.outcome.value}. {feedback.message}"
-    said = f"This answer scores 0 as it stands: {'; '.join(reasons)}.\n{verdict}"
+    if graded_use():
+        said = f"This answer scores 0 as it stands: {'; '.join(reasons)}.\n{verdict}"
+    else:  # self-study: nothing is handed in, so say what the answer relies on
+        said = (
+            "Your answer relies on a cell that is not part of the exercise. It works here; "
+            "if you hand it in for grading, grading would not see that cell and the answer "
+            f"would score 0: {'; '.join(reasons)}.\n{verdict}"
+        )
     problem = Feedback(exercise.title, Outcome.NOT_GRADED, said.strip())
     if must_pass():
         raise AssertionError(str(problem))

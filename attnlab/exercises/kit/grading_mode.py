@@ -17,6 +17,30 @@ def must_pass() -> bool:
     )
 
 
+def graded_use(folder=None) -> bool:
+    """Whether this notebook is graded work rather than self-study: under grading
+    (:func:`must_pass`), or its kernel started in one lesson's folder as ``nbgrader
+    fetch_assignment`` lays it out (``03-softmax/03-softmax.ipynb``; ``folder`` stands for where
+    the kernel started, :data:`attnlab.progress.STARTED_IN`).
+
+    A clone of the course keeps its lessons side by side in ``notebooks/``, a plain IPython
+    shell has no notebook to hand in: both are self-study. (nbgrader's cell metadata cannot
+    tell: the clone's notebooks are made with nbgrader's own preprocessors and carry it too.)
+    """
+    if must_pass():
+        return True
+    from pathlib import Path
+
+    from attnlab.progress import LESSON_FOLDER, STARTED_IN
+
+    folder = STARTED_IN if folder is None else Path(folder)
+    return bool(
+        folder is not None
+        and LESSON_FOLDER.fullmatch(folder.name)
+        and (folder / f"{folder.name}.ipynb").is_file()
+    )
+
+
 def solutions_hidden() -> bool:
     """Instructors set ``ATTNLAB_HIDE_SOLUTIONS=1`` to switch :meth:`Exercise.solution` off."""
     return os.environ.get("ATTNLAB_HIDE_SOLUTIONS") == "1"
