@@ -344,6 +344,53 @@ const RENDERERS = {
   readout: renderReadout,
 };
 
+// ---- the kernel is gone (restarted, stopped, or a lesson reopened from its file): the control
+// can no longer change anything, so it is disabled, greyed as a disabled control is, and says
+// why in its tooltip, until its cell runs again (which makes a new control). Before, a slider
+// still moved after a restart while the figure and readout stayed as they were. The signals
+// are figure_canvas.js's: the class ipywidgets puts on a view whose model's comm is dead (a
+// restart, and from the start for a model restored from a saved notebook), and the kernel's
+// own status for a kernel shut down or dead.
+const DISCONNECTED = "jupyter-widgets-disconnected";
+const DEAD_STATUSES = new Set(["restarting", "autorestarting", "dead", "terminating"]);
+const NOT_LIVE = "attnlab-not-live";
+const NOT_LIVE_TEXT =
+  "Not live: the kernel restarted or stopped. Use Run \u25b8 Run All Cells to bring it back.";
+
+function watchKernel(model, el) {
+  let lost = false;
+  function showLost() {
+    if (lost) return;
+    lost = true;
+    for (const node of el.querySelectorAll(`[${CONTROL_ATTRIBUTE}]`)) {
+      if (node === document.activeElement) node.blur();
+      node.disabled = true;
+    }
+    const root = el.querySelector(".attnlab-control");
+    root?.classList.add("attnlab-disabled", NOT_LIVE);
+    root?.setAttribute("title", NOT_LIVE_TEXT);
+  }
+  function checkLive() {
+    if (el.classList.contains(DISCONNECTED)) showLost();
+  }
+  const classWatch = new MutationObserver(checkLive);
+  classWatch.observe(el, { attributes: true, attributeFilter: ["class"] });
+  model.on("comm_live_update", checkLive);
+  const kernel = model.widget_manager?.kernel;
+  function onStatus(_, status) {
+    if (DEAD_STATUSES.has(status)) showLost();
+  }
+  kernel?.statusChanged?.connect(onStatus);
+  kernel?.disposed?.connect(showLost);
+  checkLive();
+  return () => {
+    classWatch.disconnect();
+    model.off("comm_live_update", checkLive);
+    kernel?.statusChanged?.disconnect(onStatus);
+    kernel?.disposed?.disconnect(showLost);
+  };
+}
+
 function render({ model, el }) {
   const kind = model.get("kind");
   const renderer = RENDERERS[kind];
@@ -351,7 +398,13 @@ function render({ model, el }) {
     el.textContent = `attnlab: unknown control kind ${JSON.stringify(kind)}`;
     return undefined;
   }
-  return renderer(model, el);
+  const stop = renderer(model, el);
+  if (kind === "readout") return stop;
+  const stopWatching = watchKernel(model, el);
+  return () => {
+    stopWatching();
+    stop?.();
+  };
 }
 
 export default { render };

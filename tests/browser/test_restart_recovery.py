@@ -4,6 +4,8 @@ Run All, restart the kernel from the Kernel menu, then:
 
 * no broken-link icon (ipywidgets' ``::before`` on every disconnected widget) shows inside an
   explorer or a help panel, and each help panel says in words that the kernel restarted;
+* every explorer slider is disabled, greyed, and says in its tooltip that it is not live
+  (issue 41: it still moved, with the figure and readout stale);
 * in JupyterLab and Notebook 7, the explorer's banner is followed literally: "Run ▸ Run All
   Cells" is clicked from the Run menu, "run this cell again (Shift+Enter)" is Shift+Enter in
   the explorer's cell. After it, no cell stops with an error, the banner is gone and the
@@ -79,6 +81,17 @@ def test_after_a_restart_the_banners_advice_works_in_one_step(chromium, server, 
         assert not icons, f"broken-link icons beside the controls: {len(icons)}"
         panels = before_content(page, ".attnlab-help.jupyter-widgets-disconnected")
         assert panels and all("kernel restarted" in c for c in panels), panels
+        # Issue 41: the explorer's sliders are disabled and say why (they moved, with the
+        # figure and readout stale, before); the new explorer's slider moves again below.
+        sliders = page.page.locator(f"{lab.EXPLORER} {lab.SLIDER}")
+        states = sliders.evaluate_all(
+            """roots => roots.map(r => ({disabled: r.querySelector('input').disabled,
+                title: r.title, opacity: getComputedStyle(r).opacity}))"""
+        )
+        assert states, "no explorer slider after the restart"
+        stale = [s for s in states if not (s["disabled"] and "Not live" in s["title"])]
+        assert not stale, f"sliders still live after the restart: {stale}"
+        assert all(float(s["opacity"]) < 0.7 for s in states), f"not greyed: {states}"
 
         advice = page.page.locator(BANNER).first.text_content()
         errors_before = len(page.js("() => window.__attnlab.messages"))
