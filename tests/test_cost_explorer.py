@@ -12,6 +12,7 @@ from attnlab.explorers.cost import (
     BLOCKS,
     LENGTHS,
     MAX_GRID,
+    MIN_DRAWN,
     CostExplorer,
     D,
     cost_state,
@@ -117,7 +118,7 @@ def test_every_setting_draws_cleanly_and_in_place(explorer):
             expected = 0 if s.tiles_per_side > MAX_GRID else 2 * (s.tiles_per_side - 1)
             assert len(segments) == expected
             side = artists["tile"].get_width()
-            assert side == max(s.block / s.n, 0.012) and artists["tile"].get_height() == side
+            assert side == max(s.block / s.n, MIN_DRAWN) and artists["tile"].get_height() == side
     assert explorer.artists is artists
     assert [len(ax.get_children()) for ax in explorer.figure.axes] == children
     assert [(ax.get_xlim(), ax.get_ylim()) for ax in explorer.figure.axes] == limits
@@ -140,3 +141,33 @@ def test_readout_when_the_block_is_longer_than_the_sequence(explorer):
     assert "B = 1,024 is more than N, so one block of 16" in text
     assert "the only tile" in text and "tiling does not pay" in text
     assert explorer.artists["caption"].texts == ["N = 16: one tile of 16 × 16"]
+
+
+def _pixels(ax, x0, y0, x1, y1):
+    """The width and height in pixels of a box given in data coordinates."""
+    (a, b), (c, d) = ax.transData.transform([(x0, y0), (x1, y1)])
+    return abs(c - a), abs(d - b)
+
+
+@pytest.mark.parametrize(("n", "block_size"), [(16384, 64), (16384, 1), (1024, 64), (16, 1024)])
+def test_the_tile_can_be_seen_and_its_walk_along_the_stripe_is_drawn(explorer, n, block_size):
+    """Issue 41: the lesson says the tile slides along the stripe, the picture was static,
+    and at N = 16,384 the tile was a dot. The tile is at least 8 pixels a side at every
+    setting (the caption says when it is drawn larger), and an arrow runs from it along the
+    stripe to the last key block, the way the loop walks, whenever there is more than one."""
+    explorer.controls["n"].value = n
+    explorer.controls["block_size"].value = block_size
+    s, artists = explorer.state, explorer.artists
+    explorer.figure.canvas.draw()
+    tile = artists["tile"]
+    ax = tile.axes
+    width, height = _pixels(ax, 0, 0, tile.get_width(), tile.get_height())
+    assert min(width, height) >= 8, (width, height)
+    small = s.block / s.n < MIN_DRAWN
+    assert ("drawn larger" in artists["caption"].texts[0]) == small
+    walk = artists["walk"]
+    assert walk.get_visible() == (s.tiles_per_side > 1)
+    if s.tiles_per_side > 1:
+        (x0, x1), (y0, y1) = walk.get_data()  # start and end, data coordinates
+        assert x0 >= tile.get_width() and x1 >= 0.95  # from the tile to the stripe's far end
+        assert y0 == y1 and 0 < y0 < tile.get_height()  # along the stripe

@@ -3,8 +3,11 @@ r"""Lesson 8 explorer, the cost lab: the N × N score matrix against one tile of
 Two sliders, the sequence length ``N`` and the block size ``B`` (powers of two). Left,
 the score matrix of one head drawn as a square: the grid of ``B × B`` tiles that
 :func:`attnlab.tiling.tiled_attention` walks through (when there are few
-enough to draw), the query block it is working on (a light stripe) and the one tile in
-memory (dark; it slides along the stripe one key block at a time). Right, on log–log
+enough to draw), the query block it is working on (a light stripe), the one tile in
+memory (dark, at the stripe's first key block; never smaller than :data:`MIN_DRAWN` of the side,
+so it stays visible, and the caption says when it is drawn larger) and an arrow from it along
+the stripe: the loop slides the tile one key block at a time to the stripe's end, then starts the
+next stripe down. Right, on log–log
 axes, the bytes of the whole score matrix (``N² · 4`` in float32, slope 2: double N,
 four times the memory) and of the tiled working set (the Q, K and V tiles being read, one
 tile of scores and its exponentials, and the running ``m``, ``ℓ`` and ``acc``), which does
@@ -58,7 +61,7 @@ ITEMSIZE = np.dtype(np.float32).itemsize
 MAX_GRID = 64  # tile boundaries are drawn up to this many tiles per side
 MATRIX_COLOUR, TILE_COLOUR = PALETTE["vermillion"], PALETTE["blue"]
 LABEL_SIZE = 9.0  # points
-MIN_DRAWN = 0.012  # a tile or stripe thinner than this (about 3 pixels) is drawn this thick
+MIN_DRAWN = 0.035  # a tile or stripe thinner than this (about 10 pixels) is drawn this thick
 
 
 def working_set(block, d=D, itemsize=ITEMSIZE):
@@ -261,6 +264,16 @@ class CostExplorer(Explorer):
         tile = Rectangle((0, 0), 0, 0, facecolor=TILE_COLOUR, edgecolor=TILE_COLOUR, linewidth=1.5)
         matrix_ax.add_patch(stripe)
         matrix_ax.add_patch(tile)
+        # The tile's walk: from it along the stripe to the last key block (arrowhead at the end).
+        (walk,) = matrix_ax.plot(
+            [0, 1],
+            [0, 0],
+            color=TILE_COLOUR,
+            linewidth=1.2,
+            marker=">",
+            markevery=[1],
+            markersize=5,
+        )
         caption = OutlineLabels(matrix_ax, [(0.5, -0.06)], LABEL_SIZE)
         caption.set_clip_on(False)
 
@@ -302,6 +315,7 @@ class CostExplorer(Explorer):
             "grid": grid,
             "stripe": stripe,
             "tile": tile,
+            "walk": walk,
             "caption": caption,
             "working": working,
             "now": now,
@@ -316,6 +330,8 @@ class CostExplorer(Explorer):
         artists["stripe"].set_height(drawn)
         artists["tile"].set_width(drawn)
         artists["tile"].set_height(drawn)
+        artists["walk"].set_data([drawn + 0.02, 0.97], [drawn / 2, drawn / 2])
+        artists["walk"].set_visible(state.tiles_per_side > 1)
         per_side = state.tiles_per_side
         grid = f"{per_side:,} × {per_side:,} tiles" if state.tiles > 1 else "one tile"
         shown = " (drawn larger)" if size < MIN_DRAWN else ""
