@@ -186,6 +186,29 @@ def mix_cases() -> list[tuple[str, np.ndarray, np.ndarray]]:
     ]
 
 
+def _weights_row(rng, n_k: int) -> np.ndarray:
+    """A softmax row of ``n_k`` random scores, no two weights alike."""
+    return attnlab.softmax(rng.normal(0.0, 1.5, size=n_k))  # (n_k,)
+
+
+def _sizes(rng, count: int) -> list[int]:
+    """``count`` different sizes from 2 to 7."""
+    return [int(n) for n in rng.choice(np.arange(2, 8), size=count, replace=False)]
+
+
+def mix_fresh(rng) -> list[tuple[str, np.ndarray, np.ndarray]]:
+    """Cases drawn anew for every grading (``Cases(fresh=...)``): a softmax row over n_k
+    values of d_v coordinates (n_k ≠ d_v, 2 to 7), then a one-hot row over other values."""
+    n_k, d_v = _sizes(rng, 2)
+    w, values = _weights_row(rng, n_k), np.round(rng.normal(0.0, 2.0, size=(n_k, d_v)), 2)
+    one_hot = np.eye(d_v)[rng.integers(d_v)]  # (d_v,): d_v values of n_k coordinates now
+    others = np.round(rng.normal(0.0, 2.0, size=(d_v, n_k)), 2)
+    return [
+        (f"w = {short(w)} and values of shape {values.shape}, {short(values)}", w, values),
+        (f"the one-hot row w = {short(one_hot)} and values {short(others)}", one_hot, others),
+    ]
+
+
 def _mix_mistakes(w, values) -> list[tuple[np.ndarray, str]]:
     """(what a known mistake returns for ``w`` and ``values``, what to say about it)."""
     n_k, d_v = values.shape
@@ -417,7 +440,9 @@ def _judge_mix(answer, got, case, messages) -> None:
 
 mix_one = Exercise(
     "Exercise 5.1 (mix the values for one query)",
-    Cases(mix_cases, _judge_mix, failed=_mix_failed, with_answer=True),  # answer: _loop_bound
+    Cases(
+        mix_cases, _judge_mix, failed=_mix_failed, with_answer=True, fresh=mix_fresh
+    ),  # answer: _loop_bound
     hints=[
         "The output is a weighted average of the value vectors: each value vector (one row of "
         "values) is scaled by its own weight, and the scaled vectors are added up. The result "
@@ -438,6 +463,26 @@ mix_one = Exercise(
 
 
 # ---------------------------------------------------------------- 5.2 every output at once
+def output_fresh(rng) -> list[tuple[str, np.ndarray, np.ndarray]]:
+    """Cases drawn anew for every grading (``Cases(fresh=...)``): weights (softmax rows of
+    random scores) and values with n_q, n_k and d_v all different, then square weights, then
+    n_q = d_v (sizes 2 to 7)."""
+    n_q, n_k, d_v = _sizes(rng, 3)
+    cases = []
+    for rows, keys, width in ((n_q, n_k, d_v), (n_k, n_k, d_v), (d_v, n_k, d_v)):
+        weights = attnlab.softmax(rng.normal(0.0, 1.5, size=(rows, keys)))  # (rows, keys)
+        values = np.round(rng.normal(0.0, 2.0, size=(keys, width)), 2)  # (keys, width)
+        cases.append(
+            (
+                f"weights of shape {weights.shape} and values of shape {values.shape}, drawn "
+                "at random",
+                weights,
+                values,
+            )
+        )
+    return cases
+
+
 def output_cases() -> list[tuple[str, np.ndarray, np.ndarray]]:
     """(description, weights, values) triples the checker tries.
 
@@ -680,7 +725,7 @@ def _judge_output(got, case, messages) -> None:
 
 attention_output = Exercise(
     "Exercise 5.2 (every output at once)",
-    Cases(output_cases, _judge_output, failed=_output_failed),
+    Cases(output_cases, _judge_output, failed=_output_failed, fresh=output_fresh),
     hints=[
         "Row i of the output is what you computed in exercise 5.1 for query i: its row of "
         "weights mixing the value vectors. Doing every row at once is one matrix product — "
@@ -715,6 +760,19 @@ def box_cases() -> list[tuple[str, np.ndarray]]:
             f"the 2-D example's values moved by [3, 2], {short(ex.values + [3.0, 2.0])}",
             ex.values + [3.0, 2.0],
         ),
+    ]
+
+
+def box_fresh(rng) -> list[tuple[str, np.ndarray]]:
+    """Values drawn anew for every grading (``Cases(fresh=...)``): n_k ≠ d_v (2 to 7), then
+    values whose every coordinate is 2 or more away from 0, on either side."""
+    n_k, d_v = _sizes(rng, 2)
+    values = np.round(rng.normal(0.0, 2.0, size=(n_k, d_v)), 2)  # (n_k, d_v)
+    away = rng.uniform(0.0, 3.0, size=(d_v, n_k)) + 2.0  # (d_v, n_k) values of n_k coordinates
+    away = np.round(away * rng.choice([-1.0, 1.0], size=n_k), 2)  # each column on one side
+    return [
+        (f"values of shape {values.shape}, {short(values)}", values),
+        (f"values of shape {away.shape} away from 0, {short(away)}", away),
     ]
 
 
@@ -926,7 +984,7 @@ def _judge_box(got, case, messages) -> None:
 
 output_box = Exercise(
     "Exercise 5.3 (the box every output lies in)",
-    Cases(box_cases, _judge_box, what=lambda case: _box_what(case[0])),
+    Cases(box_cases, _judge_box, what=lambda case: _box_what(case[0]), fresh=box_fresh),
     hints=[
         "Every output is a weighted average of the value vectors, with weights that are "
         "never negative and add up to 1. Can an average be larger than the largest thing it "

@@ -43,6 +43,7 @@ import numpy as np
 import attnlab
 import attnlab.attention
 from attnlab.examples import cat_sat_down, dog_bites_man
+from attnlab.exercises.kit.calling import call_watching
 from attnlab.exercises.kit.cases import Cases
 from attnlab.exercises.kit.display import hidden_difference, one_line, short, warned
 from attnlab.exercises.kit.exercise import Exercise
@@ -90,6 +91,12 @@ def shape_cases() -> list[tuple[int, int, int, int, int]]:
     """(batch, n, d_model, d_k, d_v) the checker tries; the five sizes differ every time, so
     each axis of a shape can be named by its size."""
     return [(2, 3, 16, 8, 5), (4, 7, 12, 6, 9), (3, 5, 20, 4, 10)]
+
+
+def shape_fresh(rng) -> list[tuple[int, int, int, int, int]]:
+    """(batch, n, d_model, d_k, d_v) drawn anew for every grading (``Cases(fresh=...)``):
+    five different sizes from 2 to 40."""
+    return [tuple(int(size) for size in rng.choice(np.arange(2, 41), size=5, replace=False))]
 
 
 def _axes(shape, sizes: dict[int, str]) -> str:
@@ -254,7 +261,7 @@ def _judge_shapes(got, sizes, messages) -> None:
 attention_shapes = Exercise(
     "Exercise 6.1 (the shapes of batched attention)",
     # shape_cases is looked up at each check, so a test can try other sizes in its place.
-    Cases(lambda: shape_cases(), _judge_shapes, inputs=tuple, what=_shapes_what),
+    Cases(lambda: shape_cases(), _judge_shapes, inputs=tuple, what=_shapes_what, fresh=shape_fresh),
     hints=[
         "Follow the formula one product at a time, and write down each shape. In a matrix "
         "product the size the two factors share is added over and disappears; the batch axis "
@@ -277,6 +284,12 @@ def causal_cases() -> list[int]:
     """The sizes n the checker tries: the running example's 4 tokens first, then 1 (a
     single token sees itself) and 6."""
     return [len(cat_sat_down().tokens), 1, 6]
+
+
+def causal_fresh(rng) -> list[int]:
+    """Sizes n drawn anew for every grading (``Cases(fresh=...)``): one from 2 to 5, one from
+    7 to 12."""
+    return [int(rng.integers(2, 6)), int(rng.integers(7, 13))]
 
 
 def _causal_mistakes(n) -> list[tuple[np.ndarray, str]]:
@@ -384,7 +397,13 @@ def _judge_causal(got, n, messages) -> None:
 
 causal_mask_from_scratch = Exercise(
     "Exercise 6.2 (a causal mask from scratch)",
-    Cases(causal_cases, _judge_causal, inputs=lambda n: (n,), what=_causal_what),
+    Cases(
+        causal_cases,
+        _judge_causal,
+        inputs=lambda n: (n,),
+        what=_causal_what,
+        fresh=causal_fresh,
+    ),
     hints=[
         "Row i is query i and column j is key j. Which keys may a token look at when it "
         "cannot see the future? Draw the 4 × 4 grid for the running example and shade them "
@@ -456,6 +475,37 @@ def softmax_cases() -> list[tuple[str, np.ndarray, np.ndarray]]:
             dog_scores,
             holes,
         ),
+        (f"the large scores {short(large)} with the mask {short(large_mask)}", large, large_mask),
+        (f"the float32 scores {short(small)} with the mask {short(small_mask)}", small, small_mask),
+    ]
+
+
+def softmax_fresh(rng) -> list[tuple[str, np.ndarray, np.ndarray]]:
+    """(description, scores, mask) drawn anew for every grading (``Cases(fresh=...)``):
+    random scores with the causal mask; with a random mask holding a fully masked row;
+    scores near ±1000 with a masked score far above the allowed ones; float32 scores near
+    ±100 (exp overflows float32 there)."""
+    n = int(rng.integers(3, 7))
+    causal = attnlab.causal_mask(n)  # (n, n)
+    n_q, n_k = int(rng.integers(3, 6)), int(rng.integers(3, 7))
+    holes = rng.random((n_q, n_k)) < 0.6  # (n_q, n_k)
+    holes[np.arange(n_q), rng.integers(n_k, size=n_q)] = True  # a key allowed in every row
+    holes[rng.integers(n_q)] = False  # and one row fully masked
+    large = rng.integers(-5, 6, size=(n_q, n_k)).astype(float)  # exact in float32 as well
+    large += rng.choice([-1000.0, 1000.0], size=(n_q, 1))  # (n_q, n_k)
+    large_mask = rng.random((n_q, n_k)) < 0.7
+    large_mask[:, 0] = False  # a masked key in every row ...
+    large_mask[:, 1] = True
+    large[0, 0] = large[0].max() + 4000.0  # ... far above the allowed ones in row 0
+    small = np.round(rng.uniform(90.0, 100.0, size=(n_q, n_k)), 1)
+    small = (small * rng.choice([-1.0, 1.0], size=(n_q, 1))).astype(np.float32)
+    small_mask = rng.random((n_q, n_k)) < 0.7
+    small_mask[np.arange(n_q), rng.integers(n_k, size=n_q)] = True
+    scores = np.round(rng.normal(0.0, 2.0, size=(n, n)), 2)  # (n, n)
+    some = np.round(rng.normal(0.0, 2.0, size=(n_q, n_k)), 2)  # (n_q, n_k)
+    return [
+        (f"scores {short(scores)} with the causal mask", scores, causal),
+        (f"scores {short(some)} with the mask {short(holes)}, one row fully masked", some, holes),
         (f"the large scores {short(large)} with the mask {short(large_mask)}", large, large_mask),
         (f"the float32 scores {short(small)} with the mask {short(small_mask)}", small, small_mask),
     ]
@@ -556,8 +606,36 @@ def _softmax_what(description) -> str:
     return f"masked_softmax(scores, mask) for {description},"
 
 
-def _judge_softmax(got, case, messages) -> None:
-    """Judge the weights ``got`` for one of :func:`softmax_cases`."""
+def _quiet_without_masked_values(answer, scores, mask, expected, tol) -> bool:
+    """Whether ``answer``'s warnings came only from the values of masked-out scores: with each
+    of them set to 0, or to its row's smallest allowed score (0 in a row with none), it gives
+    the right weights without a warning. A masked-array softmax is right work (``np.ma.exp``
+    computes the exp of every entry, the masked ones' raw scores included, and warns of their
+    overflow), and so is one that takes the exp of every score before ``np.where`` keeps the
+    allowed ones; a 0/0 on a fully masked row warns with either, and is still refused."""
+    hidden = ~mask  # (n_q, n_k)
+    if not hidden.any():
+        return False
+    lowest = np.where(mask, scores, np.inf).min(axis=1, keepdims=True)  # (n_q, 1)
+    for calm in (0.0, np.where(np.isfinite(lowest), lowest, 0.0)):
+        quiet = np.where(hidden, calm, scores).astype(scores.dtype)  # (n_q, n_k)
+        try:
+            got, messages = call_watching(answer, quiet, mask.copy())
+            weights = np.asarray(got, dtype=float)
+        except (Wrong, TypeError, ValueError):
+            return False
+        if (
+            not messages
+            and weights.shape == expected.shape
+            and bool(np.allclose(weights, expected, **tol))
+        ):
+            return True
+    return False
+
+
+def _judge_softmax(answer, got, case, messages) -> None:
+    """Judge the weights ``got`` for one of :func:`softmax_cases` (``answer`` is tried again
+    when it warns, :func:`_quiet_without_masked_values`)."""
     description, scores, mask = case
     what = _softmax_what(description)
     expected = _masked_reference(scores, mask)  # (n_q, n_k) float64
@@ -588,13 +666,17 @@ def _judge_softmax(got, case, messages) -> None:
             cause = f"Row {i} contains nan or inf."
         raise Wrong(f"{said} {cause}{warned(messages)}")
     if np.allclose(weights, expected, **tol):
-        if messages:
+        if messages and not _quiet_without_masked_values(answer, scores, mask, expected, tol):
+            why = (
+                " np.where computes both branches, so 0/0 or -inf - (-inf) on a fully masked "
+                "row warns even if you replace it afterwards. Shift a fully masked row by 0 "
+                "and divide it by 1 instead."
+                if fully.any()
+                else ""
+            )
             raise Wrong(
                 f"{what} gives the right weights, but numpy warned: "
-                f"{'; '.join(messages)}. Your function must not warn: np.where "
-                "computes both branches, so 0/0 or -inf - (-inf) on a fully masked "
-                "row warns even if you replace it afterwards. Shift a fully masked row "
-                "by 0 and divide it by 1 instead."
+                f"{'; '.join(messages)}. Your function must not warn.{why}"
             )
         return
     cause = recognised(weights, _softmax_mistakes(scores, mask), **tol)
@@ -643,7 +725,13 @@ def _judge_softmax(got, case, messages) -> None:
 
 masked_softmax = Exercise(
     "Exercise 6.3 (softmax with a mask)",
-    Cases(softmax_cases, _judge_softmax, what=lambda case: _softmax_what(case[0])),
+    Cases(
+        softmax_cases,
+        _judge_softmax,
+        what=lambda case: _softmax_what(case[0]),
+        with_answer=True,
+        fresh=softmax_fresh,
+    ),
     hints=[
         "A masked key must end up with weight exactly 0, and the allowed keys of a row must "
         "still share all of the weight. Which score gives a weight of exactly 0 after exp? "

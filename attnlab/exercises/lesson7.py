@@ -529,6 +529,18 @@ def scale_cases() -> list[tuple[str, tuple]]:
     ]
 
 
+def scale_fresh(rng) -> list[tuple[str, tuple]]:
+    """Cases drawn anew for every grading (``Cases(fresh=...)``): 3 to 7 random tokens with
+    2, 3 or 4 heads of another width (2 to 5), so √d_model, √d_head, d_head and √n_heads all
+    differ."""
+    n_heads = int(rng.integers(2, 5))
+    d_head = int(rng.choice([d for d in range(2, 6) if d != n_heads]))
+    n, d_model = int(rng.integers(3, 8)), n_heads * d_head
+    x = rng.normal(size=(n, d_model))  # (n, d_model)
+    w = rng.normal(scale=d_model**-0.5, size=(3, d_model, d_model))  # three (d_model, d_model)
+    return [(f"{n} random tokens (x of shape {x.shape}) with {n_heads} heads", (x, *w, n_heads))]
+
+
 def _scale_mistakes(args) -> list[tuple[np.ndarray, str]]:
     x, w_q, w_k, w_v, h = args
     d_model = x.shape[1]
@@ -609,7 +621,13 @@ BUG_HUNT_FORBIDDEN = (
 
 scale_bug = Exercise(
     "Exercise 7.3 (bug hunt: scaling by √d_model)",
-    Cases(scale_cases, _judge_scale, inputs=_arguments, failed=_failed(_scale_what)),
+    Cases(
+        scale_cases,
+        _judge_scale,
+        inputs=_arguments,
+        failed=_failed(_scale_what),
+        fresh=scale_fresh,
+    ),
     hints=[
         "Run the buggy function with 1 head and with 8 heads and compare each with "
         "`attnlab.scaled_dot_product_attention` on one head's q, k and v. With one head they "
@@ -658,6 +676,35 @@ def mask_cases() -> list[tuple[str, tuple]]:
         (
             f"3 tokens whose scaled scores are {short(future)} (k = √3 · I, v of shape (3, 2))",
             (q, k, rng.normal(size=(3, 2))),
+        ),
+    ]
+
+
+def mask_fresh(rng) -> list[tuple[str, tuple]]:
+    """Cases drawn anew for every grading (``Cases(fresh=...)``): 3 to 6 random tokens, a
+    batch of 2 or 3 sequences, and scores (k = √d · I) whose future key lies 800 or more
+    above the allowed ones in row 0."""
+    n, d_k, d_v = int(rng.integers(3, 7)), int(rng.integers(2, 6)), int(rng.integers(2, 5))
+    b = int(rng.integers(2, 4))
+    single = tuple(rng.normal(size=(n, d)) for d in (d_k, d_k, d_v))
+    batch = tuple(rng.normal(size=(b, n, d)) for d in (d_k, d_k, d_v))
+    future = np.round(rng.uniform(-3.0, 3.0, size=(n, n)), 1)  # (n, n)
+    future[0, int(rng.integers(1, n))] = float(rng.integers(800, 1000))
+    q, k = _scores_as_queries(future, np.float64)  # (n, n) each: q kᵀ / √n is ``future``
+    return [
+        (
+            f"{n} random tokens (q, k of shape {single[0].shape}, v of shape {single[2].shape})",
+            single,
+        ),
+        (
+            f"a batch of {b} random sequences (q, k of shape {batch[0].shape}, v of shape "
+            f"{batch[2].shape})",
+            batch,
+        ),
+        (
+            f"{n} tokens whose scaled scores are {short(future)} (k = √{n} · I, v of shape "
+            f"({n}, {d_v}))",
+            (q, k, rng.normal(size=(n, d_v))),
         ),
     ]
 
@@ -780,7 +827,11 @@ def _judge_mask(got, case, messages) -> None:
 mask_bug = Exercise(
     "Exercise 7.4 (bug hunt: masking after the softmax)",
     Cases(
-        mask_cases, _judge_mask, inputs=_arguments, failed=_failed(_mask_what, advice=_batch_advice)
+        mask_cases,
+        _judge_mask,
+        inputs=_arguments,
+        failed=_failed(_mask_what, advice=_batch_advice),
+        fresh=mask_fresh,
     ),
     hints=[
         "Run the buggy function on the running example and add up each row of the weights it "
@@ -847,6 +898,38 @@ def shift_cases() -> list[tuple[str, tuple]]:
                 f"{dtype} inputs whose scaled scores are {short(np.array(scores))}",
                 (q, k, v.astype(dtype)),
             )
+        )
+    return cases
+
+
+def shift_fresh(rng) -> list[tuple[str, tuple]]:
+    """Cases drawn anew for every grading (``Cases(fresh=...)``), k = √d · I so the scores
+    are q itself, every score a whole number (exact in float16): float16 rows with one score
+    8 to 10 far above the rest (a shift by the min or the mean overflows), float16 scores
+    past 11.1, float32 scores past 88.7, and float64 rows near +1000 and -1000."""
+    n_k, d_v = int(rng.integers(3, 6)), int(rng.integers(2, 4))
+    v = rng.normal(size=(n_k, d_v))  # (n_k, d_v)
+
+    def whole(low, high, rows):
+        return rng.integers(low, high + 1, size=(rows, n_k)).astype(float)
+
+    far = whole(-20, -15, 2)
+    far[np.arange(2), rng.integers(n_k, size=2)] = rng.integers(8, 11, size=2)
+    half = whole(-3, 14, 3)
+    half[0, int(rng.integers(n_k))] = float(rng.integers(12, 15))  # exp(12) overflows float16
+    single = whole(-5, 120, 2)
+    single[0, int(rng.integers(n_k))] = float(rng.integers(100, 121))  # past float32's 88.7
+    double = np.concatenate([whole(990, 1000, 1), whole(-1005, -990, 1), whole(-3, 3, 1)])
+    cases = []
+    for dtype, scores in (
+        ("float16", far),
+        ("float16", half),
+        ("float32", single),
+        ("float64", double),
+    ):
+        q, k = _scores_as_queries(scores, dtype)
+        cases.append(
+            (f"{dtype} inputs whose scaled scores are {short(scores)}", (q, k, v.astype(dtype)))
         )
     return cases
 
@@ -920,7 +1003,13 @@ def _judge_shift(got, case, messages) -> None:
 
 shift_bug = Exercise(
     "Exercise 7.5 (bug hunt: softmax without the max shift)",
-    Cases(shift_cases, _judge_shift, inputs=_arguments, failed=_failed(_shift_what)),
+    Cases(
+        shift_cases,
+        _judge_shift,
+        inputs=_arguments,
+        failed=_failed(_shift_what),
+        fresh=shift_fresh,
+    ),
     hints=[
         "Run the buggy function on float16 inputs with a score of 12 and look at "
         "`np.exp(np.float16(12))`. Where does the nan come from?",
