@@ -227,7 +227,8 @@ def expand_assets(notebook: dict) -> dict:
 #: A static figure's HTML exactly as :func:`attnlab.plots.display.figure_html` writes it; the
 #: group is the PNG (base64) it carries.
 FIGURE_HTML = re.compile(
-    r'<div class="jp-RenderedImage"><img class="attnlab-static-figure" alt="[^"<>]*" '
+    r'<div class="jp-RenderedImage"><img class="attnlab-static-figure(?: attnlab-drawn-dark)?" '
+    r'alt="[^"<>]*" '
     r'src="data:image/png;base64,([A-Za-z0-9+/]+={0,2})" '
     r'style="max-width: 100%; height: auto"></div>'
 )

@@ -342,6 +342,23 @@ def test_the_figure_html_the_hook_knows_is_what_the_course_writes():
     assert output["data"]["image/png"].startswith("iVBORw0KGgo")
 
 
+def test_a_figure_drawn_for_a_dark_page_says_so_and_is_saved_once(monkeypatch):
+    """Issue 41: the course's CSS shows a static figure inverted on the theme it was not drawn
+    for; a figure drawn for a dark page carries the class it reads, and the hook still knows
+    the HTML (its PNG is saved once and put back on load)."""
+    from attnlab import figure_canvas
+
+    monkeypatch.setitem(figure_canvas.PAGE, "dark", True)
+    output = _static_figure_output()
+    assert 'class="attnlab-static-figure attnlab-drawn-dark"' in output["data"]["text/html"]
+    nb = {"cells": [{"outputs": [output]}]}
+    png = output["data"]["image/png"]
+    assert "image/png" not in save_hook.compact_pictures(nb)["cells"][0]["outputs"][0]["data"]
+    assert save_hook.expand_pictures(nb)["cells"][0]["outputs"][0]["data"]["image/png"] == png
+    monkeypatch.setitem(figure_canvas.PAGE, "dark", False)
+    assert "attnlab-drawn-dark" not in _static_figure_output()["data"]["text/html"]
+
+
 def test_a_static_figure_is_saved_once_and_loads_with_both(tmp_path):
     content, _ = _lesson_with_pictures()
     figure = next(c for c in content["cells"] if c.get("outputs"))["outputs"][0]

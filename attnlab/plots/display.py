@@ -20,7 +20,10 @@ The theme: once an explorer's canvas has reported that the page is dark
 (:func:`attnlab.figure_canvas.page_is_dark`), figures are drawn for a dark page, with the
 restyling explorers use (:class:`attnlab.live.FigureTheme`: dark face, light text and axes,
 data colours kept); before that, and on a light page, as matplotlib draws them (opaque white
-face, dark text), which reads on either theme.
+face, dark text). A figure drawn for a dark page has the class ``attnlab-drawn-dark`` on its
+``<img>``: when the page's theme is switched after a figure was drawn, the course's style
+sheet (``attnlab/lab_custom/custom.css``) shows it inverted for the theme it was not drawn
+for (issue 41: figures drawn before a switch to the dark theme stayed white blocks).
 """
 
 from __future__ import annotations
@@ -149,12 +152,15 @@ def figure_html(figure: Figure) -> str:
     >>> figure_html(figure)[:84]
     '<div class="jp-RenderedImage"><img class="attnlab-static-figure" alt="Figure: tiny."'
     """
+    from attnlab.figure_canvas import page_is_dark
+
+    dark = " attnlab-drawn-dark" if page_is_dark() else ""  # the course's CSS reads it
     png = _draw_png(figure)
     setattr(figure, _PNG, png)
     data = base64.b64encode(png).decode("ascii")
     alt = html.escape(alt_text(figure), quote=True)
     return (  # in JupyterLab's image box, so it is laid out (and found) as its images are
-        f'<div class="jp-RenderedImage"><img class="attnlab-static-figure" alt="{alt}" '
+        f'<div class="jp-RenderedImage"><img class="attnlab-static-figure{dark}" alt="{alt}" '
         f'src="data:image/png;base64,{data}" style="max-width: 100%; height: auto"></div>'
     )
 
