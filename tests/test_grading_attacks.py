@@ -1355,6 +1355,32 @@ def dot(q, k):
         + ",".join(["1"] * 3_000_000)
         + "]\n",
     ),
+    # ---- the eighth red team (issue 39): the forbidden softmax run in the children of the
+    # process pool scipy.optimize.brute(workers=2) forks, where the tripwire of the grading
+    # kernel sees nothing (lint-clean: the pool pickles a library callable by reference,
+    # functools.reduce(attnlab.online_softmax, [-1], x) = online_softmax(x, -1)).
+    # Given before the fix: 1 of 1 (3.2 and 3.3 done alike, 5 of 5 in all)
+    Attack(
+        "3.1-forbidden-softmax-in-a-forked-child",
+        "03-softmax",
+        "softmax-row",
+        """
+import functools
+
+import numpy as np
+import attnlab
+from scipy import optimize
+
+
+def softmax_row(x):
+    x = np.asarray(x, dtype=float)
+    each = functools.partial(functools.reduce, attnlab.online_softmax)
+    grid = optimize.brute(
+        each, (slice(-1, 1, 1),), args=(x,), full_output=True, finish=None, workers=2
+    )[3]
+    return np.asarray(grid, dtype=float).reshape(2, -1)[0].reshape(x.shape)
+""",
+    ),
 ]
 
 

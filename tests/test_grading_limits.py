@@ -52,6 +52,7 @@ LIMITS = {
     "ATTNLAB_GRADING_MEMORY": "1G",
     "ATTNLAB_GRADING_PROCESSES": "64",
     "ATTNLAB_GRADING_DISK": "16M",
+    "ATTNLAB_GRADING_FILES": "5000",
 }
 CELL_OUTPUT, NOTEBOOK_OUTPUT = 64 * 1024, 256 * 1024
 
@@ -95,6 +96,21 @@ ATTACKS = {
         "import os\nchunk = b'x' * 2**20\nfolder = os.path.dirname(os.getcwd())\n"
         "for i in range(400):\n    with open(os.path.join(folder, f'f{i}'), 'wb') as f:\n"
         "        for _ in range(8):\n            f.write(chunk)\n",
+    ),
+    # issue 39: /dev was an uncapped tmpfs (half the machine's memory; a red team held 3.42 GiB
+    # there, past the memory cap, until its notebook ended), and empty files take no bytes
+    "shm-filler": (
+        "writes 512 MB in 8 MB files to /dev/shm, and a file in /dev",
+        "chunk = b'x' * 2**20\nwritten = 0\ntry:\n    for i in range(64):\n"
+        "        with open(f'/dev/shm/f{i}', 'wb') as f:\n            for _ in range(8):\n"
+        "                f.write(chunk)\n                written += 1\n"
+        "except OSError as error:\n    print('shm refused:', error)\n"
+        "print('shm held', written, 'MiB')\ntry:\n    open('/dev/big', 'wb').close()\n"
+        "except OSError as error:\n    print('dev refused:', error)\n",
+    ),
+    "inode-filler": (
+        "makes 200,000 empty files in /tmp",
+        "for i in range(200_000):\n    open(f'/tmp/e{i}', 'w').close()\nprint('made them all')\n",
     ),
     "output-flood": (
         "prints 1 GB and a million warnings; adds 3 MB of Markdown",
@@ -397,6 +413,18 @@ def test_disk_is_refused_at_the_disk_cap(graded):
     assert "wrote more than 16 MiB to disk" in scratch, scratch[:2000]
 
 
+def test_dev_shm_is_capped_and_dev_read_only(graded):
+    text = json.dumps(_cell(graded, "shm-filler")["outputs"])
+    held = int(re.search(r"shm held (\d+) MiB", text).group(1))
+    assert held <= 16 and "dev refused:" in text, text[:2000]
+
+
+def test_files_are_capped_in_number(graded):
+    """Empty files take no bytes: the watchdog counts files too, in every writable place."""
+    text = json.dumps(_cell(graded, "inode-filler")["outputs"])
+    assert "made more than 5,000 files" in text and "made them all" not in text, text[:2000]
+
+
 def test_a_huge_markdown_cell_is_not_cleaned_or_shown(graded):
     nb = gc.read(_autograded(graded, "output-flood"))
     said = next(c for c in nb["cells"] if c.get("id") == "said")
@@ -588,3 +616,51 @@ def test_the_sandbox_shows_only_an_allow_list_of_the_host(tmp_path):
     assert top <= allowed | runtime | {tmp_path.parts[1]}, top
     assert not top & {"srv", "var", "opt", "mnt", "home", "media", "boot"} - runtime, top
     assert "users 1\n" in result.stdout
+
+
+#: Run in an armed grading kernel (issue 39): every way to start a process is refused, the
+#: system calls themselves too (ctypes, past any Python hook), while threads, numpy's BLAS and
+#: scipy's thread workers go on working.
+_NO_PROCESSES = """
+import ctypes, os, subprocess, threading
+import numpy as np
+from scipy import fft, optimize
+
+
+def refused(start):
+    try:
+        start()
+    except OSError as error:
+        return str(error)
+    raise AssertionError(f"{start} started a process")
+
+
+said = [refused(os.fork), refused(lambda: subprocess.run(["true"])),
+        refused(lambda: optimize.brute(abs, (slice(0, 2, 1),), finish=None, workers=2))]
+assert all("graded answers may not start processes" in s for s in said[:2]), said
+libc = ctypes.CDLL(None, use_errno=True)
+for number, args in ((56, (17, 0, 0, 0, 0)), (57, ())):  # clone(SIGCHLD), fork (x86_64)
+    pid = libc.syscall(number, *args)
+    if pid == 0:
+        os._exit(0)
+    assert pid == -1, (number, pid)
+box = []
+product = lambda: box.append(float((np.ones((300, 300)) @ np.ones(300)).sum()))
+worker = threading.Thread(target=product)
+worker.start()
+worker.join()
+assert box == [90000.0] and fft.fft(np.ones(64), workers=2)[0] == 64
+"""
+
+
+@pytest.mark.skipif(os.uname().machine != "x86_64", reason="the raw syscall numbers are x86_64's")
+def test_an_armed_grading_kernel_starts_no_process(tmp_path):
+    """The forbidden softmax, the course's backward pass or 8.4's whole score matrix computed in
+    a forked child were never seen by the tripwire or the memory tracer of the grading kernel
+    (a red team's 3.1 5/5, 9.2 3/3 and 8.4 2/2, fair 0): once armed, it starts no process."""
+    from attnlab.grading.remote import CleanKernel, arm
+
+    with CleanKernel(tmp_path, hidden=[]) as kernel:
+        arm(kernel)
+        status, error = kernel.run(_NO_PROCESSES)
+    assert status == "ok", error

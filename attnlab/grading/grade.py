@@ -27,6 +27,7 @@ from attnlab.grading.lint import (
     too_long,
 )
 from attnlab.grading.remote import CleanKernel, RemoteFunction, arm, remember
+from attnlab.grading.worker import NO_PROCESSES
 
 #: The most code (characters) all of a notebook's answer cells may hold together.
 MAX_ANSWERS = 4 * MAX_CELL
@@ -261,6 +262,8 @@ def grade_notebook(source_nb, student_nb, cwd, config=None) -> list[Result]:
                     status, error = kernel.run(student_code, remember=True)
                     if error.startswith("TimeoutError"):
                         reasons = ["it was still running after the time limit, so it was stopped"]
+                    elif "may not start processes" in error:  # the worker's audit hook said so
+                        reasons = [f"it tried to start a process ({error[:300]}): {NO_PROCESSES}"]
                 if reasons:
                     for name in defined_names(code):
                         refused_names[name] = reasons

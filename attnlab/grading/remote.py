@@ -328,12 +328,15 @@ class CleanKernel(LoggingConfigurable):
         try:
             report = _verified(response.read_text(encoding="utf-8"), self.report_key)
         except (OSError, ValueError) as problem:
+            request.unlink(missing_ok=True)
             return {
                 "status": "raised",
                 "type": "RuntimeError",
                 "message": f"the call could not be made ({error or problem or 'no report'})",
                 "not_implemented": False,
             }
+        for done in (request, response):  # each call's files go: they count towards the cap
+            done.unlink(missing_ok=True)  # of files the kernel's folders may hold
         if report.get("status") != "missing":
             report["mutated"] = report.get("args") != encode((list(args), kwargs))
         return report

@@ -20,12 +20,14 @@ where that code can do nothing that matters:
 * its **environment is an allow-list** (``--clearenv``, then :func:`sandbox_environment`):
   nothing of the grader's (tokens, course paths) reaches it; the nbgrader exchange, ``/home``,
   ``/root`` and the course's ``release/ submitted/ autograded/ feedback/ source/`` are hidden;
-* it has **caps** (:class:`Limits`, from ``ATTNLAB_GRADING_MEMORY``, ``_PROCESSES``, ``_DISK``):
-  address space, processes (``RLIMIT_NPROC`` inside its own user namespace; a ``pids`` cgroup
-  when the grader runs as root, which ``RLIMIT_NPROC`` does not bind), the size of any file,
-  size-capped tmpfs for its home and ``/tmp``, and a watchdog that kills it when its
-  host-backed scratch folder (its sockets) grows past the disk cap; as root it keeps no
-  capabilities (``--cap-drop ALL``), so it cannot unmount what hides the course.
+* it has **caps** (:class:`Limits`, from ``ATTNLAB_GRADING_MEMORY``, ``_PROCESSES``, ``_DISK``,
+  ``_FILES``): address space, processes (``RLIMIT_NPROC`` inside its own user namespace; a
+  ``pids`` cgroup when the grader runs as root, which ``RLIMIT_NPROC`` does not bind), the size
+  of any file, size-capped tmpfs for its home, ``/tmp`` and ``/dev/shm`` (the rest of ``/dev``
+  is read-only), and a watchdog that kills it when its host-backed scratch folder (its
+  sockets) and those tmpfs together hold more than the disk cap or more files than the files
+  cap; as root it keeps no capabilities (``--cap-drop ALL``), so it cannot unmount what hides
+  the course.
 
 Where ``bwrap`` is missing or cannot make namespaces (some containers forbid it), grading
 falls back to a plain kernel and logs why; ``ATTNLAB_REQUIRE_SANDBOX=1`` (or the nbgrader
@@ -98,13 +100,19 @@ class Limits:
     processes : int
         Processes and threads (``ATTNLAB_GRADING_PROCESSES``, default 256).
     disk : int
-        Bytes written: the largest file, each tmpfs (home, ``/tmp``) and the host-backed
-        scratch folder (``ATTNLAB_GRADING_DISK``, default ``256M``).
+        Bytes written: the largest file, each tmpfs (home, ``/tmp``, ``/dev/shm``), and all
+        of them with the host-backed scratch folder together (``ATTNLAB_GRADING_DISK``,
+        default ``256M``).
+    files : int
+        Files and folders made in all those places together (``ATTNLAB_GRADING_FILES``,
+        default 10,000): a tmpfs caps bytes, not inodes, and an empty file takes no byte (a red
+        team's 200,000 empty files passed the disk watchdog).
     """
 
     memory: int = 3 * 2**30
     processes: int = 256
     disk: int = 256 * 2**20
+    files: int = 10_000
 
     @classmethod
     def from_environment(cls) -> Limits:
@@ -115,7 +123,7 @@ class Limits:
                 _size(
                     os.environ.get(f"ATTNLAB_GRADING_{name.upper()}", str(getattr(default, name)))
                 )
-                for name in ("memory", "processes", "disk")
+                for name in ("memory", "processes", "disk", "files")
             )
         )
 
@@ -336,7 +344,10 @@ def bwrap_command(
     cmd = ["bwrap", *_system_binds(scratch)]
     # /tmp and what hides folders come before the runtime, which may lie inside them (a
     # checkout's venv in /tmp), so that the runtime is mounted over them, not hidden by them
-    cmd += ["--dev", "/dev", "--proc", "/proc", *_tmpfs(Path("/tmp"), limits)]
+    # /dev is read-only but its own size-capped /dev/shm: bwrap's /dev is an uncapped tmpfs
+    # (half the machine's memory; a red team held 3.42 GiB there, past the memory cap)
+    cmd += ["--dev", "/dev", *_tmpfs(Path("/dev/shm"), limits), "--remount-ro", "/dev"]
+    cmd += ["--proc", "/proc", *_tmpfs(Path("/tmp"), limits)]
     system = [Path(f) for f in SYSTEM_FOLDERS if Path(f).is_dir() and not Path(f).is_symlink()]
     for folder in hidden:
         if folder.is_dir() and any(_within(folder, s) for s in system):
@@ -384,9 +395,14 @@ def _system_binds(scratch: Path) -> list[str]:
 
 
 def _tmpfs(folder: Path, limits: Limits | None) -> list[str]:
+    perms = ["--perms", "1777"] if folder in (Path("/tmp"), Path("/dev/shm")) else []
     if limits is not None and limits.disk > 0:
-        return ["--size", str(limits.disk), "--tmpfs", str(folder)]
-    return ["--tmpfs", str(folder)]
+        return [*perms, "--size", str(limits.disk), "--tmpfs", str(folder)]
+    return [*perms, "--tmpfs", str(folder)]
+
+
+#: The sandbox's tmpfs (besides its home, ``scratch/home``) the disk watchdog counts.
+SANDBOX_TMPFS = ("/tmp", "/dev/shm")
 
 
 #: Files that make the package's parent folder a source checkout (with SECRET_SIBLINGS).
@@ -599,14 +615,16 @@ def _remove_cgroup(folder: Path | None) -> None:
             threading.Event().wait(0.1)
 
 
-def _disk_used(folder: Path) -> int:
-    """Bytes the files under ``folder`` take (symbolic links not followed)."""
-    total, stack = 0, [folder]
-    while stack:
+def _disk_used(folder: Path, most_files: int = -1) -> tuple[int, int]:
+    """Bytes the files under ``folder`` take (symbolic links not followed) and how many files
+    and folders there are; the count stops once past ``most_files`` (when not -1)."""
+    total, files, stack = 0, 0, [folder]
+    while stack and not 0 <= most_files < files:
         try:
             entries = list(os.scandir(stack.pop()))
         except OSError:
             continue
+        files += len(entries)
         for entry in entries:
             try:
                 if entry.is_dir(follow_symlinks=False):
@@ -615,7 +633,46 @@ def _disk_used(folder: Path) -> int:
                     total += entry.stat(follow_symlinks=False).st_blocks * 512
             except OSError:
                 continue
-    return total
+    return total, files
+
+
+def _in_sandbox(root: int) -> int | None:
+    """A process below ``root`` that lives in another mount namespace (the sandbox's), whose
+    ``/proc/<pid>/root`` is the sandbox's root as the host reaches it; None if none is."""
+    try:
+        own = os.readlink("/proc/self/ns/mnt")
+        entries = [int(e.name) for e in os.scandir("/proc") if e.name.isdigit()]
+    except OSError:
+        return None
+    parents = {}
+    for pid in entries:
+        fields = _read(Path(f"/proc/{pid}/stat")).rsplit(")", 1)
+        if len(fields) == 2 and len(fields[1].split()) > 1:
+            parents[pid] = int(fields[1].split()[1])
+    stack = [root]
+    while stack:
+        pid = stack.pop()
+        try:
+            if os.readlink(f"/proc/{pid}/ns/mnt") != own:
+                return pid
+        except OSError:
+            pass
+        stack += [child for child, parent in parents.items() if parent == pid]
+    return None
+
+
+def tmpfs_used(pid: int, places) -> tuple[int, int]:
+    """Bytes and files (inodes but each root's own) the tmpfs mounted at ``places`` hold in
+    the mount namespace of process ``pid`` (``statvfs`` through ``/proc/<pid>/root``)."""
+    total = files = 0
+    for place in places:
+        try:
+            stat = os.statvfs(f"/proc/{pid}/root{place}")
+        except OSError:
+            continue
+        total += (stat.f_blocks - stat.f_bfree) * stat.f_frsize
+        files += max(stat.f_files - stat.f_ffree - 1, 0)
+    return total, files
 
 
 def _matplotlib_cache() -> Path | None:
@@ -692,21 +749,33 @@ class _Sandboxed:
         return command
 
     def _watch(self) -> None:
-        """Kill the kernel once its host-backed scratch folder holds more than the disk cap
-        (the tmpfs are capped by their size; the folder with its sockets is not)."""
+        """Kill the kernel once what it wrote holds more than the disk cap, or more files than
+        the files cap: its host-backed scratch folder (its sockets; no tmpfs caps it) and the
+        sandbox's tmpfs (home, ``/tmp``, ``/dev/shm``: each capped in bytes by its size, but
+        not in files, nor all together), read from the host through ``/proc/<pid>/root``."""
         self._watching.set()
         stop = self._watching = threading.Event()
-        if self.limits.disk < 0:
+        if self.limits.disk < 0 and self.limits.files < 0:
             return
+        places = [str(self.scratch / "home"), *SANDBOX_TMPFS]
 
         def watch():
+            inside = None
             while not stop.wait(self.watch_interval):
-                used = _disk_used(self.scratch)
-                if used > self.limits.disk + 64 * 2**20:  # + the font list and sockets
-                    self.stopped_because = (
-                        f"it wrote more than {self.limits.disk // 2**20} MiB to disk"
-                    )
-                    process = getattr(getattr(self, "provisioner", None), "process", None)
+                used, files = _disk_used(self.scratch, self.limits.files)
+                process = getattr(getattr(self, "provisioner", None), "process", None)
+                if inside is None and process is not None and self.sandboxed:
+                    inside = _in_sandbox(process.pid)
+                if inside is not None:
+                    more_bytes, more_files = tmpfs_used(inside, places)
+                    used, files = used + more_bytes, files + more_files
+                why = None
+                if 0 <= self.limits.disk < used - 64 * 2**20:  # + the font list and sockets
+                    why = f"it wrote more than {self.limits.disk // 2**20} MiB to disk"
+                elif 0 <= self.limits.files < files:
+                    why = f"it made more than {self.limits.files:,} files"
+                if why is not None:
+                    self.stopped_because = why
                     if process is not None:
                         process.kill()
                     return

@@ -28,11 +28,16 @@ What a student's code could change is kept out of the way:
 
 from __future__ import annotations
 
+import ctypes
+import errno
 import hashlib
 import importlib
 import inspect
 import pickle
+import platform
+import struct
 import sys
+import threading
 import tracemalloc
 import types
 import warnings
@@ -44,6 +49,7 @@ from attnlab.grading.wire import dumps, encode
 
 # ----------------------------------------------------------- taken before any student code
 _setprofile, _getprofile = sys.setprofile, sys.getprofile
+_thread_setprofile = threading.setprofile
 _tm_start, _tm_stop = tracemalloc.start, tracemalloc.stop
 _tm_reset, _tm_traced = tracemalloc.reset_peak, tracemalloc.get_traced_memory
 _tm_tracing, _tm_snapshot = tracemalloc.is_tracing, tracemalloc.take_snapshot
@@ -145,10 +151,120 @@ def _library() -> None:
 _library()
 
 
+#: What the student is told when an answer (or its cell) tries to start a process.
+NO_PROCESSES = "graded answers may not start processes"
+
+#: Audit events (PEP 578) of the ways Python starts a process.
+PROCESS_EVENTS = frozenset(
+    {"os.fork", "os.forkpty", "os.posix_spawn", "os.spawn", "os.exec", "os.system",
+     "os.startfile", "subprocess.Popen", "pty.spawn"}
+)  # fmt: skip
+
+
+def _no_processes_hook(event: str, args) -> None:
+    """An audit hook: every way Python has to start a process raises, naming it, so the
+    student reads why (the seccomp filter of :func:`forbid_processes` is the wall)."""
+    if event in PROCESS_EVENTS:
+        raise PermissionError(f"{NO_PROCESSES}: {event}")
+
+
+#: Syscall numbers (x86_64, aarch64) and the audit architecture the filter lets through.
+_SYSCALLS = {
+    "x86_64": {
+        "arch": 0xC000003E, "seccomp": 317, "clone": 56, "clone3": 435,
+        "deny": (57, 58, 59, 322),  # fork, vfork, execve, execveat
+    },
+    "aarch64": {
+        "arch": 0xC00000B7, "seccomp": 277, "clone": 220, "clone3": 435,
+        "deny": (221, 281),  # execve, execveat (no fork or vfork syscalls)
+    },
+}  # fmt: skip
+_CLONE_THREAD = 0x00010000
+_RET_ALLOW, _RET_ERRNO = 0x7FFF0000, 0x00050000
+
+
+def _bpf(code: int, k: int, jt: int = 0, jf: int = 0) -> bytes:
+    return struct.pack("HBBI", code, jt, jf, k)
+
+
+def process_filter(machine: str | None = None) -> bytes:
+    """The seccomp-BPF program of :func:`forbid_processes` for ``machine`` (default this one):
+    ``clone`` without ``CLONE_THREAD``, ``fork``, ``vfork``, ``execve`` and ``execveat`` fail
+    with ``EPERM``; ``clone3`` (whose flags a filter cannot read) with ``ENOSYS``, so the C
+    library makes its threads with ``clone``; any other architecture's calls (``int 0x80``)
+    and x32's fail too. Everything else is allowed.
+
+    Examples
+    --------
+    >>> len(process_filter("x86_64")) % 8, len(process_filter("aarch64")) > 0
+    (0, True)
+    """
+    calls = _SYSCALLS[machine or platform.machine()]
+    ld, jeq, jge, jset, ret = 0x20, 0x15, 0x35, 0x45, 0x06
+    eperm, enosys = _RET_ERRNO | errno.EPERM, _RET_ERRNO | errno.ENOSYS
+    deny = calls["deny"]
+    n = len(deny)
+    prog = [
+        _bpf(ld, 4),  # seccomp_data.arch
+        _bpf(jeq, calls["arch"], 1, 0),
+        _bpf(ret, eperm),
+        _bpf(ld, 0),  # seccomp_data.nr
+        _bpf(jge, 0x40000000, 0, 1),  # x32's numbers
+        _bpf(ret, eperm),
+    ]
+    # from deny[i] (at 6 + i) to the EPERM below (at 6 + n + 5): n - i + 4 lines ahead
+    prog += [_bpf(jeq, number, n - i + 4, 0) for i, number in enumerate(deny)]
+    prog += [
+        _bpf(jeq, calls["clone3"], 0, 1),
+        _bpf(ret, enosys),
+        _bpf(jeq, calls["clone"], 0, 3),
+        _bpf(ld, 16),  # the low word of args[0]: clone's flags
+        _bpf(jset, _CLONE_THREAD, 1, 0),
+        _bpf(ret, eperm),
+        _bpf(ret, _RET_ALLOW),
+    ]
+    return b"".join(prog)
+
+
+def forbid_processes() -> str | None:
+    """From now on, no thread of this kernel can start a process or run another program.
+
+    Two layers: an audit hook (PEP 578; cannot be removed) makes each of Python's ways raise
+    ``PermissionError("graded answers may not start processes: os.fork")``; a seccomp filter
+    installed on every thread of the process (``SECCOMP_FILTER_FLAG_TSYNC``, inherited by
+    every thread made later) makes the kernel refuse the system calls themselves, however
+    they are reached (:func:`process_filter`). Threads are still made (numpy's BLAS, scipy's
+    ``workers``); a process pool is not (a red team ran the forbidden softmax, the course's
+    backward pass and 8.4's whole score matrix in ``scipy.optimize.brute``'s forked
+    children, where the tripwire and the memory tracer of this process see nothing).
+
+    Returns None when the filter is installed, else why not (the hook is there anyway).
+    """
+    sys.addaudithook(_no_processes_hook)
+    machine = platform.machine()
+    if machine not in _SYSCALLS or not sys.platform.startswith("linux"):
+        return f"no seccomp filter for {sys.platform} on {machine}"
+    libc = ctypes.CDLL(None, use_errno=True)
+    program = process_filter(machine)
+    buffer = ctypes.create_string_buffer(program, len(program))
+    # struct sock_fprog { unsigned short len; struct sock_filter *filter; }
+    fprog = struct.pack("HxxxxxxP", len(program) // 8, ctypes.addressof(buffer))
+    fprog_buffer = ctypes.create_string_buffer(fprog, len(fprog))
+    if libc.prctl(38, 1, 0, 0, 0) != 0:  # PR_SET_NO_NEW_PRIVS (bwrap has set it already)
+        return f"prctl(PR_SET_NO_NEW_PRIVS) failed: errno {ctypes.get_errno()}"
+    calls = _SYSCALLS[machine]
+    # seccomp(SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_TSYNC, &prog)
+    if libc.syscall(calls["seccomp"], 1, 1, fprog_buffer) != 0:
+        return f"seccomp(SECCOMP_SET_MODE_FILTER) failed: errno {ctypes.get_errno()}"
+    return None
+
+
 def start(key: str, names=()) -> None:
-    """Arm the worker (once, before any student code): the report key, the forbidden names."""
+    """Arm the worker (once, before any student code): the report key, the forbidden names;
+    from here on no process can be started in this kernel (:func:`forbid_processes`)."""
     if _STATE["sign"] is not None:
         raise RuntimeError("the grading worker is already armed")
+    _STATE["processes"] = forbid_processes()
     secret = bytes.fromhex(key)
     inner_pad = bytes(b ^ 0x36 for b in secret.ljust(64, b"\0"))
     outer_pad = bytes(b ^ 0x5C for b in secret.ljust(64, b"\0"))
@@ -333,6 +449,27 @@ def _reported(caught) -> list[list[str]]:
     return [list(pair) for pair in reported]
 
 
+#: Where the standard library starts processes: an ``EPERM`` raised under one of these, with
+#: no message of :func:`_no_processes_hook` (``_posixsubprocess``, which multiprocessing's
+#: resource tracker uses, has no audit event), is the seccomp filter refusing a process.
+_PROCESS_MODULES = ("/multiprocessing/", "/subprocess.py", "/concurrent/futures/process.py")
+
+
+def _process_refused(exc: BaseException) -> str | None:
+    """The message for a call that failed because it tried to start a process (saying so,
+    with what was refused), else None."""
+    if NO_PROCESSES in str(exc):
+        return str(exc)[:2000]
+    if not (_isinstance(exc, OSError) and exc.errno in (errno.EPERM, errno.ENOSYS)):
+        return None
+    tb = exc.__traceback__
+    while tb is not None:
+        if any(part in tb.tb_frame.f_code.co_filename for part in _PROCESS_MODULES):
+            return f"{NO_PROCESSES}: {type(exc).__name__}: {exc}"[:2000]
+        tb = tb.tb_next
+    return None
+
+
 def serve(name: str, request: str, response: str) -> None:
     """Call ``name(*args, **kwargs)`` with the arguments in ``request``; write ``response``."""
     sign = _STATE["sign"]
@@ -352,6 +489,8 @@ def serve(name: str, request: str, response: str) -> None:
             _simplefilter("always")
             previous = _getprofile()
             _setprofile(tripwire if (codes or builtins) else previous)
+            if codes or builtins:  # and in every thread the call starts
+                _thread_setprofile(tripwire)
             if measure:  # the bytes the call allocates, as tracemalloc counts them
                 if not _tm_tracing():
                     _tm_start()
@@ -363,11 +502,12 @@ def serve(name: str, request: str, response: str) -> None:
                 out = {
                     "status": "raised",
                     "type": type(exc).__name__,
-                    "message": str(exc)[:2000],
+                    "message": _process_refused(exc) or str(exc)[:2000],
                     "not_implemented": isinstance(exc, NotImplementedError),
                 }
             finally:
                 _setprofile(previous)
+                _thread_setprofile(None)
                 if measure:
                     peak = _tm_traced()[1] - begin
                     if not _STATE.get("tracing_student"):
