@@ -9,6 +9,8 @@
 #                        browser suite): what CI runs
 #   ./run.sh bench       print the explorer, latency, course-execution and numerics benchmarks
 #   ./run.sh build       regenerate notebooks/ from source/ (nbgrader's preprocessors)
+#   ./run.sh site        build the course as a static website in build/site/ (every lesson
+#                        executed now, without network; --no-solutions: an instructor's site)
 set -euo pipefail
 cd "$(dirname "$0")"
 VENV="${ATTNLAB_VENV:-.venv}"
@@ -154,6 +156,38 @@ browser_tests() {  # $1: a shard, k/n (whole lessons each; tests/browser/conftes
     stage "browser (Chromium)${1:+ $1}" env ATTNLAB_BROWSER=1 ATTNLAB_BROWSER_SHARD="$1" \
         pytest -m browser "${DURATIONS[@]}" tests/browser
 }
+# The course site (tools/build_site.py): MathJax 3 from npm into build/site-assets/ (setup, the
+# one step that may download), then every lesson executed and the pages written with no network
+# at all where this runs as root: a network namespace with only loopback (unshare --net).
+site_assets() {
+    if [[ -f build/site-assets/node_modules/mathjax/es5/tex-chtml.js ]]; then return; fi
+    if ! command -v npm >/dev/null; then
+        if [[ "$(id -u)" == 0 ]] && command -v apt-get >/dev/null; then
+            DEBIAN_FRONTEND=noninteractive apt-get update -qq
+            DEBIAN_FRONTEND=noninteractive apt-get install -y -qq npm >/dev/null
+        else
+            echo "npm is needed once, to fetch MathJax 3: install it (e.g. sudo apt-get install npm)" >&2
+            exit 1
+        fi
+    fi
+    mkdir -p build/site-assets
+    npm install --prefix build/site-assets --no-save --no-audit --no-fund --silent mathjax@3.2.2
+}
+site_build() {  # arguments go to tools/build_site.py
+    if [[ "$(id -u)" == 0 ]] && command -v ip >/dev/null && unshare --net true 2>/dev/null; then
+        echo "building the site with no network (a network namespace with only loopback)"
+        unshare --net bash -c 'ip link set lo up && exec "$@"' _ \
+            "$VENV/bin/python" tools/build_site.py "$@"
+    else
+        echo "building the site (not root: the network stays up; nothing in the build downloads)"
+        "$VENV/bin/python" tools/build_site.py "$@"
+    fi
+}
+site_tests() {  # the site built from this checkout without network, for the browser suite
+    site_assets
+    export ATTNLAB_SITE_DIR="$RUN_DIR/site"
+    stage "site: build without network" site_build --out "$ATTNLAB_SITE_DIR"
+}
 # The browser suite (waits most: a server, Chromium, lesson after lesson) runs in a background
 # lane beside what computes, and the notebooks under nbval after it: the grading stage is the
 # longer lane (in a fresh-clone CI the browser suite ended 225 s before it, and nbval's two
@@ -162,7 +196,7 @@ browser_tests() {  # $1: a shard, k/n (whole lessons each; tests/browser/conftes
 # (ATTNLAB_BROWSER_SHARD), each shard took as long as the whole suite (1169 and 1175 s,
 # against 1132 s), its CPU went from 373 to 620 s, and the fast tests took 1558 s (418 s
 # beside one browser lane).
-browser_lane() { browser_tests ""; nbval_learner; nbval_source; }
+browser_lane() { site_tests; browser_tests ""; nbval_learner; nbval_source; }
 computing_lane() {
     fast_tests "$@"; grading_tests
 }
@@ -213,7 +247,11 @@ case "${1:-}" in
         system_packages "$all"
         env_start=$(date +%s)
         children_cpu; env_cpu=$CPU
-        ensure_env requirements.txt requirements-dev.txt
+        if [[ "$all" == 1 ]]; then
+            ensure_env requirements.txt requirements-dev.txt requirements-site.txt
+        else
+            ensure_env requirements.txt requirements-dev.txt
+        fi
         children_cpu
         stage_line "environment (pip)" "$(( $(date +%s) - env_start ))" "$(( CPU - env_cpu ))" 0 \
             >> "$RUN_DIR/stages"
@@ -242,12 +280,19 @@ case "${1:-}" in
         "$VENV/bin/python" benchmarks/tiled_memory.py
         "$VENV/bin/python" benchmarks/numerics.py
         ;;
+    site)
+        ensure_env requirements.txt requirements-site.txt
+        site_assets
+        shift
+        export OPENBLAS_NUM_THREADS=1  # two lessons run at once, each in its own kernel
+        site_build "$@"
+        ;;
     build)
         ensure_env requirements.txt requirements-dev.txt
         "$VENV/bin/python" tools/build_notebooks.py
         ;;
     *)
-        sed -n '2,10p' "$0"
+        sed -n '2,12p' "$0"
         exit 2
         ;;
 esac

@@ -48,6 +48,19 @@ show Jupyter widgets, so the course's sliders and hint buttons will not work. To
 Everything else in the course (text, code, checks with their messages) still works
 without widgets; `exercise.hint()` and `exercise.solution()` replace the hint buttons."""
 
+#: What a page that shows outputs but runs no widgets shows (HTML ranks below the widget view,
+#: so JupyterLab and Notebook 7 show the live test): the course's static site, nbconvert's HTML,
+#: nbviewer. It is not a failure there: it says this page is static and how to run it live.
+STATIC_HTML = (
+    '<div class="attnlab-selftest-static" style="border: 2px solid #555; padding: 6px 12px; '
+    'max-width: 720px"><p><b>This is a static page</b>, so the widget self-test does not run '
+    "here: it shows a slider and a bar that the kernel redraws, and only a live notebook can do "
+    "that. To run it, open this lesson live: with the <b>Binder</b> or <b>JupyterHub</b> link "
+    "on this page, or on your own computer, in the attnlab folder: "
+    "<code>./run.sh lab</code>. There, this cell says whether widgets work and what to fix "
+    "if they do not.</p></div>"
+)
+
 LIVE_HEADLINE = (
     "<b>✓ Widgets are working</b> — this front end can show the course's sliders. "
     "Now drag the slider to test the round trip to the kernel: the line under it should "
@@ -135,6 +148,7 @@ class WidgetSelfTest:
         self.bar.prepare_display()
         bundle = self.widget._repr_mimebundle_(**kwargs)
         bundle["text/plain"] = NOT_LIVE_TEXT
+        bundle["text/html"] = STATIC_HTML
         return bundle
 
 

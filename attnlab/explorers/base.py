@@ -25,6 +25,7 @@ from __future__ import annotations
 import base64
 import html
 import io
+import re
 import traceback
 from contextlib import contextmanager
 
@@ -231,6 +232,53 @@ class Explorer:
             bundle["image/png"] = base64.b64encode(png).decode("ascii")
         bundle["text/plain"] = FALLBACK_TEXT.format(name=self.name)
         return bundle
+
+    def picture_alt(self) -> str:
+        """What the explorer's picture shows, in words: its alt text where it is a picture.
+
+        The explorer's name, the values its controls are at and the figure's own words
+        (:func:`attnlab.plots.display.alt_text`: titles, axis labels, legends).
+
+        Examples
+        --------
+        >>> from attnlab.explorers.temperature import TemperatureExplorer
+        >>> TemperatureExplorer().picture_alt()[:48]
+        'The temperature explorer at score of key 1 = 1.0'
+        """
+        from attnlab.plots.display import alt_text
+
+        settings = ", ".join(
+            f"{_plain_label(control.description)} = {_plain_label(_shown_value(control))}"
+            for control in self.controls.values()
+            if getattr(control, "description", "")
+        )
+        words = alt_text(self.figure).removeprefix("Figure: ").removeprefix("Figure.")
+        head = f"The {self.name.replace('_', ' ')} explorer" + (
+            f" at {settings}" if settings else ""
+        )
+        return f"{head}. Figure: {words}" if words else f"{head}."
+
+    def _ipython_display_(self) -> None:
+        """Show the bundle of :meth:`_repr_mimebundle_` with the picture's alt text as the
+        ``image/png`` metadata (``{"alt": ...}``), which static renderers of a saved or built
+        lesson (tools/build_site.py) use; JupyterLab shows the live widget."""
+        from IPython.display import display
+
+        bundle = self._repr_mimebundle_()
+        metadata = {"image/png": {"alt": self.picture_alt()}} if "image/png" in bundle else {}
+        display(bundle, raw=True, metadata=metadata)
+
+
+def _shown_value(control) -> str:
+    """A control's value as its slider shows it (a selection slider's label), else ``str``."""
+    label = getattr(control, "label", None)
+    return str(label) if isinstance(label, str) and label else str(control.value)
+
+
+def _plain_label(text: str) -> str:
+    """A control's label as plain words: HTML tags and entities out, spaces squeezed."""
+    text = html.unescape(re.sub(r"<[^>]+>", "", str(text)))
+    return " ".join(text.split())
 
 
 def one_of(value, options, name: str):

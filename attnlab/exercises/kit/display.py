@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 
@@ -100,3 +102,89 @@ def warned(messages) -> str:
     more = len(named) - WARNINGS_NAMED
     listed = "; ".join(named[:WARNINGS_NAMED] + ([f"and {more} more"] if more > 0 else []))
     return f" numpy warned: {listed}."
+
+
+def static_help(exercise) -> str:
+    """An exercise's hints (and, unless solutions are off, its worked solution) as Markdown, each
+    in a collapsed ``<details>`` block: what its help panel shows where widgets cannot run
+    (the course's static site, nbconvert, a file viewer).
+
+    Solutions are left out when ``ATTNLAB_HIDE_SOLUTIONS=1`` (an instructor's site, a graded
+    run) or when the installation has none.
+
+    Examples
+    --------
+    >>> from attnlab.exercises import lesson1
+    >>> text = static_help(lesson1.dot)
+    >>> text.count("<summary>Hint "), "</details>" in text
+    (3, True)
+    """
+    from attnlab.exercises.kit.grading_mode import solutions_hidden
+    from attnlab.exercises.solutions import worked_solution
+
+    count = len(exercise.hints)
+    blocks = [
+        f"**Stuck on {exercise.title}?** Open the hints one at a time "
+        "(in the live notebook, the Next hint button shows them)."
+        if count
+        else f"**{exercise.title}** has no hints."
+    ]
+    for number, hint in enumerate(exercise.hints, 1):
+        blocks.append(
+            f'<details class="attnlab-hint">\n<summary>Hint {number} of {count}</summary>\n\n'
+            f"{hint}\n\n</details>"
+        )
+    body = None if solutions_hidden() else worked_solution(exercise.name)
+    if body is not None:
+        blocks.append(
+            '<details class="attnlab-solution">\n<summary>A solution (after you have had a '
+            f"go)</summary>\n\n```python\n{body}\n```\n\n</details>"
+        )
+    return "\n\n".join(blocks)
+
+
+def static_help_text(exercise) -> str:
+    """The hints of :func:`static_help` as plain text (no solution): a help panel's
+    ``text/plain``, for front ends that show neither widgets nor Markdown.
+
+    Examples
+    --------
+    >>> from attnlab.exercises import lesson1
+    >>> static_help_text(lesson1.dot).splitlines()[0]
+    'Help for Exercise 1.1 (one dot product): hints, one per line; `.solution()` shows a solution.'
+    """
+    lines = [f"Help for {exercise.title}: hints, one per line; `.solution()` shows a solution."]
+    lines += [f"Hint {n} of {len(exercise.hints)}: {h}" for n, h in enumerate(exercise.hints, 1)]
+    return "\n".join(lines)
+
+
+def help_panel_box(children, exercise):
+    """The help panel's box: an ``ipywidgets.VBox`` whose display adds the static hints.
+
+    JupyterLab shows the live buttons (the widget view ranks first there); the bundle also
+    carries :func:`static_help` as ``text/markdown`` and :func:`static_help_text` as
+    ``text/plain``, in place of the box's ``VBox(children=...)`` repr.
+    """
+    return _help_panel_class()(children, exercise=exercise)
+
+
+@functools.cache
+def _help_panel_class():
+    import ipywidgets as widgets
+
+    class HelpPanel(widgets.VBox):
+        """A help panel: live buttons, and readable hints where widgets cannot run."""
+
+        def __init__(self, children, exercise):
+            super().__init__(children)
+            self._exercise = exercise
+
+        def _repr_mimebundle_(self, **kwargs):
+            bundle = super()._repr_mimebundle_(**kwargs)
+            if bundle is None:  # a closed panel: nothing to show
+                return bundle
+            bundle["text/markdown"] = static_help(self._exercise)
+            bundle["text/plain"] = static_help_text(self._exercise)
+            return bundle
+
+    return HelpPanel

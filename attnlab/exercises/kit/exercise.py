@@ -263,7 +263,9 @@ class Exercise:
         hint.on_click(next_hint)
         solution.on_click(show_solution)
         stub.on_click(show_stub)
-        panel = widgets.VBox([widgets.HBox([hint, solution, stub]), shown])
+        from attnlab.exercises.kit.display import help_panel_box  # static hints too
+
+        panel = help_panel_box([widgets.HBox([hint, solution, stub]), shown], self)
         from attnlab.widget_lifetime import adopt  # a new run of the cell closes this panel
 
         return adopt(panel.add_class("attnlab-help"))
