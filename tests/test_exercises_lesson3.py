@@ -398,3 +398,61 @@ def test_float16_thresholds_take_the_log_in_float64():
     works, breaks = _boundary(np.float16, 4096, lambda w: not w > 0.0)
     assert works <= zeros_from < breaks and f"{zeros_from:.2f}" == "2.77"
     assert nan_from == pytest.approx(math.log(65504), abs=1e-12)
+
+
+# --------------------------------------------- object arrays: the learner's check and grading
+_EXP = np.frompyfunc(math.exp, 1, 1)  # Python's exp on every entry: an array of objects
+
+
+def _object_row(x):
+    e = _EXP(np.asarray(x, dtype=float) - np.max(x))  # (n,) of Python floats
+    return e / e.sum()
+
+
+def _object_matrix(scores):
+    s = np.asarray(scores, dtype=float)
+    e = _EXP(s - s.max(axis=-1, keepdims=True))  # (n_q, n_k) of Python floats
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def _object_temperature(scores, temperature):
+    return _object_matrix(np.asarray(scores, dtype=float) / temperature)
+
+
+def _as_grading_gets_it(answer):
+    """``answer`` as grading calls it: its result crosses :mod:`attnlab.grading.wire`."""
+    from attnlab.grading.wire import decode, encode
+
+    return lambda *args: decode(encode(answer(*args)))
+
+
+@pytest.mark.parametrize(
+    ("exercise", "answer"),
+    [
+        (L.softmax_row, _object_row),
+        (L.stable_softmax, _object_matrix),
+        (L.temperature, _object_temperature),
+    ],
+)
+def test_object_arrays_of_numbers_are_right_in_the_check_and_in_grading(exercise, answer):
+    """Issue 39: right floats in a dtype=object array (np.frompyfunc) were correct in the
+    learner's check and in `nbgrader validate`, and 2 of 5 in grading (the wire sent them as
+    opaque values). Both now read them as float64."""
+    assert judged(exercise, answer).outcome is Outcome.CORRECT
+    feedback = judged(exercise, _as_grading_gets_it(answer))
+    assert feedback.outcome is Outcome.CORRECT, feedback.message
+
+
+def test_an_object_array_of_strings_is_refused_alike_before_submission():
+    """An object array that is not all numbers does not travel to grading (it arrives as an
+    opaque value): the learner's check refuses it too, with the same reason, instead of
+    reading the strings as numbers."""
+
+    def strings(x):
+        return np.array([str(w) for w in _object_row(x)], dtype=object)
+
+    here = judged(L.softmax_row, strings)
+    graded = judged(L.softmax_row, _as_grading_gets_it(strings))
+    assert here.outcome is graded.outcome is Outcome.WRONG
+    assert "array of objects that are not all real numbers" in here.message
+    assert here.message == graded.message

@@ -12,7 +12,9 @@ from answer_tables import Answers, accept_reject, assert_hints_climb, assert_rig
 import attnlab
 from attnlab import causal_mask
 from attnlab.examples import cat_sat_down
+from attnlab.exercises import Outcome
 from attnlab.exercises import lesson6 as L
+from attnlab.exercises.kit.calling import call_watching
 from attnlab.exercises.kit.display import short
 
 
@@ -571,3 +573,46 @@ def test_lesson_6_rejects_what_lesson_7_must_reject():
     dominated = np.array([[1.0, 2000.0], [0.5, 0.1]])
     assert np.all(renormalise(dominated, causal)[0] == 0)
     assert judged(L.masked_softmax, renormalise).outcome.name == "WRONG"
+
+
+def masked_array_softmax(scores, mask):
+    """The softmax over the allowed keys in a numpy masked array: np.ma.exp takes the exp of
+    the masked entries' raw scores too, and warns when one of them overflows."""
+    s = np.ma.masked_array(np.asarray(scores, dtype=float), mask=~np.asarray(mask, dtype=bool))
+    e = np.ma.exp(s - s.max(axis=-1, keepdims=True))  # (n_q, n_k)
+    return (e / e.sum(axis=-1, keepdims=True)).filled(0.0)
+
+
+def exp_of_every_score(scores, mask):
+    """np.where after the exp: the exp of a masked score far above the others overflows."""
+    s = np.asarray(scores, dtype=float)
+    top = np.where(mask, s, -np.inf).max(axis=-1, keepdims=True)  # (n_q, 1)
+    e = np.where(mask, np.exp(s - np.where(np.isfinite(top), top, 0.0)), 0.0)
+    total = e.sum(axis=-1, keepdims=True)
+    return e / np.where(total > 0, total, 1.0)
+
+
+@pytest.mark.parametrize("answer", [masked_array_softmax, exp_of_every_score])
+def test_a_warning_from_masked_out_scores_only_is_not_penalised(answer):
+    """Issue 39: a np.ma softmax lost 6.3's two points to an overflow warning raised on a
+    masked-out entry, with advice about np.where it does not use. Right weights whose warnings
+    go away when only the masked-out scores change are right."""
+    case = next(c for c in L.softmax_cases() if c[0].startswith("the large scores"))
+    assert call_watching(answer, case[1].copy(), case[2].copy())[1]  # it does warn there
+    feedback = judged(L.masked_softmax, answer)
+    assert feedback.outcome is Outcome.CORRECT, feedback.message
+
+
+def test_a_warning_on_a_fully_masked_row_is_still_refused():
+    """0/0 on a row with no allowed key warns whatever its masked scores are: still wrong,
+    with the advice about np.where that fits it."""
+
+    def unguarded(scores, mask):
+        s = np.where(mask, scores, -np.inf)
+        e = np.exp(s - s.max(axis=-1, keepdims=True))  # -inf - (-inf) on an empty row
+        total = e.sum(axis=-1, keepdims=True)
+        return np.where(total > 0, e / total, 0.0)
+
+    message = judged(L.masked_softmax, unguarded).message
+    assert "gives the right weights, but numpy warned" in message, message
+    assert "np.where computes both branches" in message

@@ -1652,6 +1652,43 @@ RIGHT_WORK = [
         ),
     ),
     RightWork(
+        # issue 39 (0 of 1 then, the learner's check and nbgrader validate saying correct):
+        # right floats in an array of objects, which the wire sent as an opaque value
+        "object-array-of-floats-from-frompyfunc",
+        "03-softmax",
+        "softmax-row",
+        lambda w: (
+            "import math\n"
+            "\n"
+            "import numpy as np\n"
+            "\n"
+            "exp = np.frompyfunc(math.exp, 1, 1)  # Python's exp on every entry: objects\n"
+            "\n"
+            "\n"
+            "def softmax_row(x):\n"
+            '    """Softmax of one row of scores x (n,), with Python\'s math.exp."""\n'
+            "    e = exp(np.asarray(x, dtype=float) - np.max(x))  # (n,) of Python floats\n"
+            "    return e / e.sum()\n"
+        ),
+    ),
+    RightWork(
+        # issue 39 (0 of 2 then): np.ma.exp takes the exp of the masked-out raw scores too and
+        # warned of their overflow, which cost the points, with advice about np.where
+        "masked-array-softmax",
+        "06-full-formula",
+        "masked-softmax",
+        lambda w: (
+            "import numpy as np\n"
+            "\n"
+            "\n"
+            "def masked_softmax(scores, mask):\n"
+            '    """Row-wise softmax over the allowed keys, in a masked array."""\n'
+            "    s = np.ma.masked_array(np.asarray(scores, dtype=float), mask=~np.asarray(mask))\n"
+            "    e = np.ma.exp(s - s.max(axis=-1, keepdims=True))  # (n_q, n_k)\n"
+            "    return (e / e.sum(axis=-1, keepdims=True)).filled(0.0)  # masked: 0\n"
+        ),
+    ),
+    RightWork(
         "typing-tuple-and-a-namedtuple-result",
         "08-cost-of-attention",
         "tiled-loop",
