@@ -167,7 +167,13 @@ def tljh(tmp_path_factory):
 class Hub:
     """The users of one course and the commands they run, each as themselves."""
 
-    def __init__(self, base: Path, users: Users, python: tuple[Path, dict[str, str]]):
+    def __init__(
+        self,
+        base: Path,
+        users: Users,
+        python: tuple[Path, dict[str, str]],
+        roles: tuple[str, ...] = ("inst", "a", "b"),
+    ):
         self.python, self.python_env = python
         self.exchange = base / "srv" / "nbgrader" / "exchange"
         self.exchange.parent.mkdir(parents=True)
@@ -179,7 +185,7 @@ class Hub:
             line.replace("/srv/nbgrader/exchange", str(self.exchange)), shell=True, check=True
         )
         tag = secrets.token_hex(2)
-        self.hub_user = {role: f"{role}{tag}" for role in ("inst", "a", "b")}
+        self.hub_user = {role: f"{role}{tag}" for role in roles}
         self.unix = {role: f"jupyter-{name}" for role, name in self.hub_user.items()}
         self.home = {role: users.add(self.unix[role]) for role in self.hub_user}
         self.course = self.home["inst"] / "attnlab-course"

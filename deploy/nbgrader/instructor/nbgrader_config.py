@@ -37,14 +37,27 @@ if not os.path.isfile(course_config):
     raise FileNotFoundError(missing)
 load_subconfig(course_config)  # noqa: F821 - traitlets
 
-# The owner check (collect warns when a submission claims a student other than the Unix owner of
-# its files: someone submitting in a classmate's name). It can only work where every student has
-# a Unix account of their own and submissions go by it (../student/nbgrader_config.py): on The
-# Littlest JupyterHub, recognised by the instructor's own account being jupyter-<hub user>. On
-# Zero to JupyterHub (every pod is jovyan) or a local-process spawner (one Unix user for all) the
-# owner of every file is the same user, so the check would only warn about every submission.
+# Who submitted, and when, in the shared exchange folder (docs/jupyterhub.md, "Who submitted,
+# and when"). Any student can make entries in the exchange's inbound folder, and stock collect
+# believes the student id and time in an entry's name and timestamp.txt and follows symbolic
+# links. attnlab's collect reads each entry through descriptors opened without following links,
+# takes only folders and regular files of the student's own, dates it by the file system's change
+# time (which no user can set back), caps it at 100 files and 50 MB, and skips, with a warning,
+# any entry that fails (the rest of the class is still collected); release_feedback releases only
+# the feedback of the assignment's own notebooks. ngshare (below) replaces both.
+c.ExchangeFactory.collect = "attnlab.grading.exchange.VerifiedCollect"
+c.ExchangeFactory.release_feedback = "attnlab.grading.exchange.VerifiedReleaseFeedback"
+# c.VerifiedCollect.max_files = 100  # files and folders per submission
+# c.VerifiedCollect.max_bytes = 50 * 2**20  # bytes per submission
+
+# The owner check: a submission must belong to the Unix user its name claims, or it is not
+# collected. It can only work where every student has a Unix account of their own and
+# submissions go by it (../student/nbgrader_config.py): on The Littlest JupyterHub, recognised by
+# the instructor's own account being jupyter-<hub user>. On a local-process spawner (one Unix user
+# for all) every file has the same owner, so a name cannot be checked: the entry must then only be
+# one owner's alone.
 hub_user = os.environ.get("JUPYTERHUB_USER")
-c.CollectApp.check_owner = bool(hub_user) and getpass.getuser() == f"jupyter-{hub_user}"
+c.ExchangeCollect.check_owner = bool(hub_user) and getpass.getuser() == f"jupyter-{hub_user}"
 
 # Where graded work travels through the exchange service ngshare (Zero to JupyterHub: the hub
 # sets ATTNLAB_NGSHARE and makes every member of the group instructors a course instructor in
