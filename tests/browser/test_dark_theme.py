@@ -6,7 +6,7 @@ dark and some of its pixels (text, axes) are light. Switching back makes the cor
 again. Screenshots of the first explorer in both themes go to artifacts/browser/.
 
 The lesson's static figures (matplotlib PNGs, drawn for the light page when the cells ran) are
-checked on the same switch, as the page shows them (screenshots of the first two): light
+checked on the same switch, as the page shows them (a screenshot of the first one): light
 before; after the switch not a white block but a dark face with text that reads on it (issue
 41: they stayed white); light again after switching back.
 """
@@ -14,6 +14,7 @@ before; after the switch not a white block but a dark face with text that reads 
 from __future__ import annotations
 
 import io
+import time
 from pathlib import Path
 
 import a11y
@@ -42,19 +43,24 @@ CANVAS_JS = """() => [...document.querySelectorAll('.attnlab-explorer canvas.att
 
 
 STATIC_FIGURE = "img.attnlab-static-figure"
-STATIC_SHOWN = 2  # static figures looked at per lesson (each a scroll and a screenshot)
+STATIC_SHOWN = 1  # static figures looked at per lesson (each a scroll and a screenshot)
+STATIC_SECONDS: list[float] = []  # what looking at them took, printed with the dark check
 
 
-def static_figures_shown(page: lab.LessonPage) -> list[dict]:
+def static_figures_shown(page: lab.LessonPage, save_to: Path | None = None) -> list[dict]:
     """The first STATIC_SHOWN static figures as the page shows them: the face's luminance (the
     median of a 3 px ring inside the edge), the share of near-white pixels, and the contrast
-    of the lightest (dark face) or darkest (light face) 0.5 % of pixels against the face."""
+    of the lightest (dark face) or darkest (light face) 0.5 % of pixels against the face.
+    The first one's screenshot goes to ``save_to`` if given."""
     from PIL import Image
 
+    started = time.perf_counter()
     found = []
     figures = page.page.locator(STATIC_FIGURE)
     for index in range(min(figures.count(), STATIC_SHOWN)):
         png = figures.nth(index).screenshot(animations="disabled", timeout=30_000)
+        if save_to is not None and index == 0:
+            save_to.write_bytes(png)
         rgb = np.asarray(Image.open(io.BytesIO(png)).convert("RGB"))  # (h, w, 3)
         lum = a11y.relative_luminance(rgb)  # (h, w)
         ring = np.concatenate(
@@ -70,6 +76,7 @@ def static_figures_shown(page: lab.LessonPage) -> list[dict]:
                 "contrast": round(contrast, 1),
             }
         )
+    STATIC_SECONDS.append(time.perf_counter() - started)
     return found
 
 
@@ -101,12 +108,11 @@ def test_figures_follow_the_dark_theme(name, lesson_pages, artifacts_dir: Path) 
         page.explorer(0).screenshot(path=str(artifacts_dir / f"{stem}--theme-dark.png"))
         assert all(c["corner"] < 40 for c in dark), f"figure faces stayed light: {dark}"
         assert all(c["light"] > 0.002 for c in dark), f"no light text on a dark figure: {dark}"
-        statics = static_figures_shown(page)
-        if statics:
-            page.page.locator(STATIC_FIGURE).first.screenshot(
-                path=str(artifacts_dir / f"{stem}--static-figure-dark.png")
-            )
-        print(f"{stem}: static figures on the dark page: {statics}")
+        statics = static_figures_shown(page, artifacts_dir / f"{stem}--static-figure-dark.png")
+        print(
+            f"{stem}: static figures on the dark page: {statics} "
+            f"({sum(STATIC_SECONDS):.1f} s on static figures so far)"
+        )
         assert all(
             f["face"] < 0.05 and f["white"] < 0.25 and f["contrast"] > 4.5 for f in statics
         ), f"static figures drawn before the switch are not dark with legible text: {statics}"
