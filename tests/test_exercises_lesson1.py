@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pytest
 from answer_tables import Answers, accept_reject
 
 from attnlab.exercises import Outcome
@@ -23,9 +24,8 @@ DOT_RIGHT = {
     "loop": dot_loop,
     "sum of products": lambda q, k: np.sum(q * k),
     "python sum over zip": lambda q, k: sum(a * b for a, b in zip(q, k, strict=True)),
-    "np.dot": lambda q, k: np.dot(q, k),
     "einsum": lambda q, k: np.einsum("d,d->", q, k),
-    "in float32": lambda q, k: np.dot(q.astype(np.float32), k.astype(np.float32)),
+    "in float32": lambda q, k: np.sum(q.astype(np.float32) * k.astype(np.float32)),
 }
 
 DOT_WRONG = {
@@ -53,6 +53,47 @@ def test_dot_check_inputs_tell_the_mistakes_apart():
         if got is not None and np.ndim(got) == 0:
             values.append(float(got))
     assert len(values) == len(set(np.round(values, 9))) >= 7
+
+
+def _cell_function(code: str, name: str, number: int):
+    """``name`` as defined by ``code`` run as a notebook cell (ipykernel's cell file names),
+    so that the learner's check lints the cell as grading does."""
+    import linecache
+
+    filename = f"/tmp/ipykernel_4242/{number}.py"
+    linecache.cache[filename] = (len(code), None, code.splitlines(keepends=True), filename)
+    space = {"np": np}
+    exec(compile(code, filename, "exec"), space)
+    return space[name]
+
+
+@pytest.mark.parametrize(
+    ("body", "refused"),
+    [
+        ("return q @ k", "`@`"),
+        ("return np.dot(q, k)", "`np.dot`"),
+        ("return q.dot(k)", "`q.dot`"),
+        ("return np.matmul(q, k)", "`np.matmul`"),
+        ("return np.sum(q * k)", None),
+        ("return np.einsum('d,d->', q, k)", None),
+        ("return sum(a * b for a, b in zip(q, k))", None),
+    ],
+)
+def test_the_matrix_product_the_task_rules_out_is_refused_alike(body, refused):
+    """1.1 says "without @ or np.dot" but accepted `q @ k` (issue 41): the answer cell's lint
+    now refuses the matrix product, in grading and in the learner's check, with the reason;
+    the formulations the task allows pass both."""
+    from attnlab.grading.lint import problems
+
+    code = f"def dot(q, k):\n    {body}\n"
+    found = problems(code, forbidden=ex.dot.forbidden)
+    feedback = ex.dot.check(_cell_function(code, "dot", number=4100 + len(body)))
+    if refused is None:
+        assert found == [] and feedback.outcome is Outcome.CORRECT, (found, feedback.message)
+        return
+    assert len(found) == 1 and refused in found[0] and "without @, np.dot" in found[0], found
+    assert feedback.outcome is Outcome.WRONG
+    assert "would not be run for grading" in feedback.message and refused in feedback.message
 
 
 def test_dot_does_not_mutate_inputs():

@@ -169,6 +169,9 @@ dot = Exercise(
         "With numpy the whole loop shrinks to one line of the form `return np.___(q ___ k)`: an "
         "element-wise operation, then a reduction. Which two fill the blanks?",
     ],
+    # the task: without @ or np.dot (the matrix product any way numpy writes it, refused by
+    # the answer cell's lint: attnlab.grading.lint.MATRIX_PRODUCT)
+    forbidden=("@",),
     id="1.1",
     attr="dot",
     points=1,

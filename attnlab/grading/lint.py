@@ -260,6 +260,17 @@ ALLOWED_DUNDERS = frozenset({"__init__", "__post_init__"})
 #: The largest answer cell the lint reads (characters): grading parses answer cells in the
 #: grading process itself, so a huge cell is refused before it is parsed.
 MAX_CELL = 64 * 1024
+#: In an exercise's ``forbidden``: the matrix product, written any way numpy offers it (the
+#: ``@`` operator, ``np.dot`` and ``.dot``, ``np.matmul``), where the exercise is to multiply
+#: matching entries and add them up (1.1). Read by this lint only, in grading and in the
+#: learner's check alike: nothing is forbidden when the answer runs, so a function that
+#: computes with a matrix product inside (``np.einsum``) is judged by its result.
+MATRIX_PRODUCT = "@"
+_MATRIX_PRODUCT_NAMES = frozenset({"dot", "matmul"})
+_NO_MATRIX_PRODUCT = (
+    "this exercise asks you to multiply matching entries and add the products up yourself, "
+    "without @, np.dot or np.matmul"
+)
 
 
 _IMPORTS = (
@@ -317,6 +328,8 @@ def problems(source: str, forbidden=(), refused=()) -> list[str]:
     """
     if len(source) > MAX_CELL:
         return [too_long(len(source))]
+    no_product = MATRIX_PRODUCT in forbidden
+    forbidden = [name for name in forbidden if name != MATRIX_PRODUCT]
     banned = {name.rpartition(".")[2]: name for name in forbidden}  # attributes and imports
     bare = {name: name for name in forbidden if "." not in name}  # the notebook's own names
     refused = frozenset(refused)
@@ -362,6 +375,16 @@ def problems(source: str, forbidden=(), refused=()) -> list[str]:
         found.append((node.lineno, f"line {node.lineno}: `{shown}` — {reason}"))
 
     for node in ast.walk(tree):
+        if no_product and (
+            isinstance(node, (ast.BinOp, ast.AugAssign))
+            and isinstance(node.op, ast.MatMult)
+            or isinstance(node, ast.Attribute)
+            and node.attr in _MATRIX_PRODUCT_NAMES
+            or isinstance(node, ast.ImportFrom)
+            and any(a.name in _MATRIX_PRODUCT_NAMES for a in node.names)
+        ):
+            shown = "@" if hasattr(node, "op") else ast.unparse(node).partition("(")[0]
+            refuse(node, shown[:60], _NO_MATRIX_PRODUCT)
         if isinstance(node, ast.Import):
             for alias in node.names:
                 if not _module_ok(alias.name):
