@@ -261,8 +261,10 @@ def loss_and_grads(head: Head, x: np.ndarray, targets: np.ndarray, scale: float)
     return loss, grads, cache
 
 
-def sgd_step(head: Head, grads: Head, lr: float) -> Head:
+def sgd_step(head: Head, grads: Head, lr) -> Head:
     """Plain stochastic gradient descent: ``W ← W − lr · ∂L/∂W``, as new arrays.
+
+    ``lr`` is one rate, or a :class:`Head` of one rate per matrix.
 
     Examples
     --------
@@ -270,7 +272,10 @@ def sgd_step(head: Head, grads: Head, lr: float) -> Head:
     >>> sgd_step(one, one, 0.25).w_q.tolist()
     [[0.75]]
     """
-    return Head(*(w - lr * g for (_, w), (_, g) in zip(head.items(), grads.items(), strict=True)))
+    rates = [r for _, r in lr.items()] if isinstance(lr, Head) else [lr] * 4
+    return Head(
+        *(w - r * g for (_, w), (_, g), r in zip(head.items(), grads.items(), rates, strict=True))
+    )
 
 
 @dataclass(frozen=True)
@@ -325,7 +330,8 @@ def adam_step(
         The weights and ``∂L/∂W`` for each, same shapes.
     state : AdamState
         From :func:`adam_init` or the previous step.
-    lr : float
+    lr : float or Head
+        One rate, or a :class:`Head` of one rate per matrix.
     betas : (float, float), default :data:`ADAM_BETAS`
     eps : float, default :data:`ADAM_EPS`
 
@@ -348,14 +354,15 @@ def adam_step(
     beta1, beta2 = betas
     t = state.t + 1
     new_w, new_m, new_v = [], [], []
-    for (_, w), (_, g), (_, m), (_, v) in zip(
-        head.items(), grads.items(), state.m.items(), state.v.items(), strict=True
+    rates = [r for _, r in lr.items()] if isinstance(lr, Head) else [lr] * 4
+    for (_, w), (_, g), (_, m), (_, v), rate in zip(
+        head.items(), grads.items(), state.m.items(), state.v.items(), rates, strict=True
     ):
         m = beta1 * m + (1.0 - beta1) * g  # shape of w
         v = beta2 * v + (1.0 - beta2) * (g * g)  # shape of w
         m_hat = m / (1.0 - beta1**t)  # shape of w
         v_hat = v / (1.0 - beta2**t)  # shape of w
-        new_w.append(w - lr * m_hat / (np.sqrt(v_hat) + eps))
+        new_w.append(w - rate * m_hat / (np.sqrt(v_hat) + eps))
         new_m.append(m)
         new_v.append(v)
     return Head(*new_w), AdamState(m=Head(*new_m), v=Head(*new_v), t=t)
@@ -438,6 +445,8 @@ def train(
     eval_every: int = EVAL_EVERY,
     optimizer: str = "sgd",
     stop_when_solved: bool = False,
+    init: Head | None = None,
+    lr_scale: dict | None = None,
 ) -> Run:
     r"""Train the head on the reversal task; deterministic for given arguments.
 
@@ -461,6 +470,13 @@ def train(
     stop_when_solved : bool, default False
         Stop at the first evaluation whose accuracy reaches :data:`SOLVED` (the experiment's
         early stop); the arrays then end there.
+    init : Head, optional
+        Start from these weights instead of ``init_head(d_k, seed)`` (same shapes); the
+        batches still come from ``seed``. Lesson 9 uses it to nudge the start by 1e-12, or
+        to start ``W_Q`` smaller.
+    lr_scale : dict, optional
+        Per-matrix multipliers of ``lr``, e.g. ``{"w_q": 16.0, "w_k": 16.0}`` (μP's SGD rule
+        for a wider head); a matrix not named keeps ``lr``.
 
     A run whose training loss overflows (too large a learning rate) stops at that step with
     ``diverged=True``; its arrays end there.
@@ -487,6 +503,23 @@ def train(
         raise ValueError(f"optimizer must be one of {OPTIMIZERS}; got {optimizer!r}")
     scale = d_k ** -float(exponent)
     head = init_head(d_k, seed)
+    if init is not None:
+        if not isinstance(init, Head) or any(
+            np.shape(w) != np.shape(w0)
+            for (_, w), (_, w0) in zip(init.items(), head.items(), strict=True)
+        ):
+            raise ValueError(f"init must be a Head shaped like init_head({d_k}); got {init!r}")
+        head = init
+    names = [name for name, _ in head.items()]
+    if lr_scale is not None and not (
+        isinstance(lr_scale, dict)
+        and set(lr_scale) <= set(names)
+        and all(
+            isinstance(v, int | float) and math.isfinite(v) and v > 0 for v in lr_scale.values()
+        )
+    ):
+        raise ValueError(f"lr_scale must map some of {names} to positive numbers; got {lr_scale!r}")
+    rates = Head(*(lr * (lr_scale or {}).get(name, 1.0) for name in names))  # one per matrix
     batches = np.random.default_rng([seed, 1])
     eval_tokens, eval_targets = reverse_batch(np.random.default_rng(12345), batch=256)
     eval_x = encode(eval_tokens)  # (256, n, d_in)
@@ -523,9 +556,9 @@ def train(
                     taken, diverged = step + 1, True
                     break
                 if state is None:
-                    head = sgd_step(head, grads, lr)
+                    head = sgd_step(head, grads, lr if lr_scale is None else rates)
                 else:
-                    head, state = adam_step(head, grads, state, lr)
+                    head, state = adam_step(head, grads, state, lr if lr_scale is None else rates)
                 if (step + 1) % eval_every == 0 or step + 1 == steps:
                     if not evaluate(step + 1):
                         taken, diverged = step + 1, True

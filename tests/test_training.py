@@ -211,3 +211,51 @@ def test_an_interrupt_is_still_an_interrupt(monkeypatch):
         training.train(d_k=4)
     assert isinstance(caught.value, training.TrainingStopped) and caught.value.step == 0
     assert not isinstance(caught.value, Exception)
+
+
+# ---------------------------------------------------------------- a chosen start, per-matrix rates
+def test_a_given_start_and_unit_rate_multipliers_change_nothing():
+    plain = training.train(4, 0.5, seed=3, steps=20, eval_every=5)
+    same = training.train(
+        4,
+        0.5,
+        seed=3,
+        steps=20,
+        eval_every=5,
+        init=training.init_head(4, 3),
+        lr_scale={"w_q": 1.0, "w_v": 1.0},
+    )
+    np.testing.assert_array_equal(plain.loss, same.loss)
+
+
+def test_per_matrix_rates_move_only_the_matrices_named():
+    head = training.init_head(4, 0)
+    rates = training.Head(w_q=0.0, w_k=0.0, w_v=0.5, w_o=0.0)
+    grads = training.Head(*(np.ones_like(w) for _, w in head.items()))
+    stepped = training.sgd_step(head, grads, rates)
+    np.testing.assert_array_equal(stepped.w_q, head.w_q)
+    np.testing.assert_array_equal(stepped.w_v, head.w_v - 0.5)
+    moved, _ = training.adam_step(head, grads, training.adam_init(head), rates)
+    np.testing.assert_array_equal(moved.w_k, head.w_k)
+    np.testing.assert_allclose(moved.w_v, head.w_v - 0.5, atol=1e-7)
+    # in train: a larger rate on W_Q and W_K alone changes the run, and W_V's trajectory with it
+    base = training.train(4, 1.0, seed=0, steps=10, lr=1.0, eval_every=5)
+    fast = training.train(4, 1.0, seed=0, steps=10, lr=1.0, eval_every=5, lr_scale={"w_q": 8.0})
+    assert not np.array_equal(base.loss[1:], fast.loss[1:])
+    assert base.loss[0] == fast.loss[0]  # the same start
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "name"),
+    [
+        ({"init": "weights"}, "init"),
+        ({"init": training.init_head(8)}, "init"),
+        ({"lr_scale": {"w_x": 2.0}}, "lr_scale"),
+        ({"lr_scale": {"w_q": 0.0}}, "lr_scale"),
+        ({"lr_scale": {"w_q": float("nan")}}, "lr_scale"),
+        ({"lr_scale": [2.0]}, "lr_scale"),
+    ],
+)
+def test_a_bad_start_or_rate_multiplier_is_named(kwargs, name):
+    with pytest.raises(ValueError, match=name):
+        training.train(4, steps=2, **kwargs)

@@ -5,6 +5,12 @@ Usage::
     .venv/bin/python tools/sqrt_dk_sweep.py           # write the file, print the tables
     .venv/bin/python tools/sqrt_dk_sweep.py --check   # exit 1 if the file is out of date
     .venv/bin/python tools/sqrt_dk_sweep.py --print   # only print the shipped tables
+    .venv/bin/python tools/sqrt_dk_sweep.py --extra   # the variants and nudged re-runs (~5 min)
+
+``--extra`` reads the shipped sweep and writes attnlab/sqrt_dk_extra.json: μP's per-matrix
+SGD rates and the unscaled head with a smaller W_Q start, on a grid of rates at d_k = 4, 64
+and 256, then every run lesson 9's claims rest on again with the initial weights nudged
+(attnlab.sqrt_dk.EXTRA_CONFIG says which).
 
 The search for each setting's best learning rate runs in rounds: first every exponent at
 d_k = 4 (three powers of 2 around a guess, then two more beyond whichever edge holds the
@@ -32,6 +38,8 @@ import time  # noqa: E402
 
 from attnlab.sqrt_dk import (  # noqa: E402
     CONFIG,
+    EXTRA,
+    EXTRA_CONFIG,
     SHIPPED,
     best_rate,
     init_record,
@@ -50,6 +58,105 @@ def _run(task):
     """One run for a pool worker: ``(optimizer, exponent, d_k, log2 lr, seed)`` → steps."""
     optimizer, exponent, d_k, k, seed = task
     return task, run_steps(optimizer, exponent, d_k, 2.0**k, seed)
+
+
+def _run_extra(task):
+    """One run for a pool worker: ``(variant, optimizer, exponent, d_k, lr, nudge, seed)``."""
+    variant, optimizer, exponent, d_k, lr, nudge, seed = task
+    return task, run_steps(optimizer, exponent, d_k, lr, seed, nudge=nudge, variant=variant)
+
+
+def _extra_round(pool, cells: list, nudges: list, out: dict, known: dict) -> None:
+    """Run every ``(variant, optimizer, exponent, d_k, lr)`` of ``cells`` for every nudge and
+    seed; ``out[(*cell, nudge)] = [steps per seed]``, taken from ``known`` (the records of an
+    earlier file: every run is deterministic) where it has them."""
+    for c in cells:
+        for n in nudges:
+            if (*c, n) in known:
+                out[(*c, n)] = known[(*c, n)]
+    tasks = [
+        (*c, n, s) for c in cells for n in nudges if (*c, n) not in known for s in CONFIG["seeds"]
+    ]
+    tasks.sort(key=lambda t: -t[3])  # the widest first
+    found: dict = {}
+    for task, steps in pool.imap_unordered(_run_extra, tasks):
+        found.setdefault(task[:6], {})[task[6]] = steps
+    for key, by_seed in found.items():
+        out[key] = [by_seed[s] for s in CONFIG["seeds"]]
+
+
+def build_extra(data: dict, log=print, known=None) -> dict:
+    """The variants and the nudged re-runs, as the JSON-ready dict ``load_extra`` returns.
+
+    ``known``: ``{(variant, optimizer, exponent, d_k, lr, nudge): steps}`` already run.
+    """
+    cfg, out, known = EXTRA_CONFIG, {}, known or {}
+    d_ks = cfg["variant_d_ks"]
+    grid = [
+        ("mup", "sgd", a, d, 2.0**k)
+        for a in cfg["mup_exponents"]
+        for d in d_ks
+        for k in cfg["mup_log2"]
+    ]
+    grid += [
+        ("small_wq", o, 0.0, d, 2.0**k)
+        for o in CONFIG["optimizers"]
+        for d in d_ks
+        for k in cfg["small_wq_log2"][o]
+    ]
+    with multiprocessing.Pool(PROCESSES) as pool:
+        started = time.perf_counter()
+        _extra_round(pool, grid, [0], out, known)
+        log(
+            f"  variants: {len(grid) * len(CONFIG['seeds'])} runs in "
+            f"{time.perf_counter() - started:.0f} s"
+        )
+        variant_best = {}
+        for cell in {c[:4] for c in grid}:
+            by_lr = {c[4]: out[(*c, 0)] for c in grid if c[:4] == cell}
+            variant_best[cell] = best_rate(by_lr)
+        table = settings(data)
+        cells = set()
+        for (o, a, d), s in table.items():
+            cells.add(("shared", o, a, d, s["best_lr"]))  # nothing stalls at the best rate
+            cells.add(("shared", o, a, d, s["tuned_lr"]))  # the d_k = 4 rate at every width
+            for lr in (cfg["fixed_lr"].get(o), cfg["edge_lr"].get(o)):
+                if lr is not None:
+                    cells.add(("shared", o, a, d, lr))
+        for cell, lr in variant_best.items():
+            cells.add((*cell, lr))
+            if cell[0] == "mup":
+                cells.add((*cell, cfg["fixed_lr"]["sgd"]))
+        cells = sorted(cells)
+        started = time.perf_counter()
+        nudged = [c for c in cells if c[0] == "shared"]
+        _extra_round(pool, cells, cfg["nudges"], out, known)
+        _extra_round(
+            pool, [c for c in cells if c[0] != "shared" and (*c, 0) not in out], [0], out, known
+        )
+        log(
+            f"  re-runs: {len(cells) * len(cfg['nudges']) * len(CONFIG['seeds'])} runs in "
+            f"{time.perf_counter() - started:.0f} s ({len(nudged)} cells of the sweep)"
+        )
+    runs = [
+        {
+            "variant": v,
+            "optimizer": o,
+            "exponent": a,
+            "d_k": d,
+            "lr": lr,
+            "nudge": n,
+            "steps": steps,
+        }
+        for (v, o, a, d, lr, n), steps in sorted(out.items())
+    ]
+    return {"config": cfg, "runs": runs}
+
+
+def _extra_text(extra: dict) -> str:
+    """The JSON text: one record per line."""
+    runs = ",\n".join(json.dumps(r) for r in extra["runs"])
+    return f'{{"config": {json.dumps(extra["config"])},\n"runs": [\n{runs}\n]}}\n'
 
 
 def _init(task):
@@ -178,7 +285,28 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="only compare with the file")
     parser.add_argument("--print", action="store_true", help="only print the shipped tables")
+    parser.add_argument("--extra", action="store_true", help="the variants and nudged re-runs")
+    parser.add_argument(
+        "--reuse", action="store_true", help="with --extra: keep the runs the file already has"
+    )
     args = parser.parse_args(argv)
+    if args.extra:
+        start = time.perf_counter()
+        known = {}
+        if args.reuse and EXTRA.exists():
+            for r in json.loads(EXTRA.read_text(encoding="utf-8"))["runs"]:
+                key = ("variant", "optimizer", "exponent", "d_k", "lr", "nudge")
+                known[tuple(r[k] for k in key)] = r["steps"]
+        extra = build_extra(json.loads(SHIPPED.read_text(encoding="utf-8")), known=known)
+        text = _extra_text(extra)
+        print(f"done in {time.perf_counter() - start:.0f} s")
+        if args.check:
+            same = EXTRA.exists() and EXTRA.read_text(encoding="utf-8") == text
+            print("up to date" if same else f"{EXTRA} is out of date")
+            return 0 if same else 1
+        EXTRA.write_text(text, encoding="utf-8")
+        print(f"wrote {EXTRA}")
+        return 0
     if args.print:
         print(report(json.loads(SHIPPED.read_text(encoding="utf-8"))))
         return 0
