@@ -128,6 +128,18 @@ def memory_cases() -> list[tuple[int, int, int, str]]:
     ]
 
 
+def memory_fresh(rng) -> list[tuple[int, int, int, str]]:
+    """(n, heads, batch, dtype) drawn anew for every grading (``Cases(fresh=...)``): a length
+    from 3 to 20,000 with 2 to 16 heads and a batch of 2 to 8 in float16 or float64, then
+    another length with one head in float32."""
+    heads = int(rng.integers(2, 17))
+    batch = int(rng.choice([size for size in range(2, 9) if size != heads]))
+    return [
+        (int(rng.integers(3, 20_001)), heads, batch, str(rng.choice(["float16", "float64"]))),
+        (int(rng.integers(3, 20_001)), 1, 1, "float32"),
+    ]
+
+
 def _memory_mistakes(n, heads, batch, dtype) -> list[tuple[float, str]]:
     right = _expected_bytes(n, heads, batch, dtype)
     size = np.dtype(dtype).itemsize
@@ -174,8 +186,19 @@ def _memory_what(case) -> str:
     return f"scores_bytes(n={n}, heads={heads}, batch={batch}, dtype={dtype!r})"
 
 
-def _judge_memory(got, case, messages) -> None:
-    """Judge the byte count ``got`` for one of :func:`memory_cases`."""
+def _bytes_counted(answer, *args):
+    """Call an 8.1 answer measuring what it allocates (:func:`_peak_of`, where grading runs it
+    too), so that the judge sees an answer that builds the array to read its size."""
+    return _peak_of(answer, *args)
+
+
+#: What an 8.1 answer may allocate: counting takes a few numbers, never an array of scores.
+_COUNTING = 2**20
+
+
+def _judge_memory(got, case, messages, use=None) -> None:
+    """Judge the byte count ``got`` for one of :func:`memory_cases`, and the memory ``use``
+    of the call (a :class:`MemoryUse`): the task says to count the scores, not to build them."""
     n, heads, batch, dtype = case
     what = _memory_what(case)
     right = _expected_bytes(n, heads, batch, dtype)
@@ -187,6 +210,15 @@ def _judge_memory(got, case, messages) -> None:
     if got == right:
         if messages:
             raise Wrong(f"{what} is right, but numpy warned: {'; '.join(messages)}.")
+        if use is not None and right >= _COUNTING and use.allocated >= _COUNTING:
+            raise Wrong(
+                f"{what} is right, but your function allocated {use.allocated:,} bytes to "
+                "get it: it built the array of scores (np.empty or np.zeros of shape "
+                "(batch, heads, n, n), say) to read its size. The exercise asks you to count "
+                "the bytes without building the array, which at these sizes may not fit in "
+                "memory: multiply the number of matrices, the entries of each and "
+                "np.dtype(dtype).itemsize."
+            )
         return
     cause = next(
         (
@@ -214,7 +246,14 @@ def _number(value) -> str:
 
 scores_memory = Exercise(
     "Exercise 8.1 (memory of the scores)",
-    Cases(memory_cases, _judge_memory, inputs=tuple, what=_memory_what),
+    Cases(
+        memory_cases,
+        _judge_memory,
+        inputs=tuple,
+        what=_memory_what,
+        call=_bytes_counted,
+        fresh=memory_fresh,
+    ),
     hints=[
         "How many score matrices are there (one per sequence in the batch and per head), how "
         "many entries does each hold, and how many bytes is one entry?",
@@ -363,7 +402,7 @@ def _steps(cases, names, step):
             state = expected
 
 
-def _streamed(cases, names, step, mistakes, *, refine=None, crashed=None) -> Cases:
+def _streamed(cases, names, step, mistakes, *, refine=None, crashed=None, fresh=None) -> Cases:
     """The check of 8.2 or 8.3: the answer gets the correct running state at every step, so a
     mistake is reported at the first block where it shows; ``mistakes(*state, *inputs)`` gives
     pairs of (what a known mistake returns, what to say).
@@ -371,8 +410,15 @@ def _streamed(cases, names, step, mistakes, *, refine=None, crashed=None) -> Cas
     ``refine(answer, cause)``, if given, may replace the reason a known mistake gave when one
     step cannot tell two mistakes apart (it tries the answer on a step that can);
     ``crashed(message, step)`` may add the reason for a call that raised (a known mistake
-    that fails in numpy, e.g. a broadcasting error), or return ''.
+    that fails in numpy, e.g. a broadcasting error), or return ''. ``fresh(rng)``, if given,
+    draws more :class:`StreamCase` at grading time (``Cases(fresh=...)``).
     """
+
+    def drawn(rng):
+        return list(_steps(fresh(rng), names, step))
+
+    if fresh is not None:  # the drawn cases' seed is named after ``fresh`` (kit.cases)
+        drawn.__module__, drawn.__qualname__ = fresh.__module__, f"{fresh.__qualname__}.steps"
 
     def failed(exc, s):
         reason = crashed(str(exc), s) if crashed is not None else ""
@@ -384,6 +430,7 @@ def _streamed(cases, names, step, mistakes, *, refine=None, crashed=None) -> Cas
         inputs=lambda s: s.arguments,
         failed=failed,
         with_answer=True,
+        fresh=drawn if fresh is not None else None,
     )
 
 
@@ -506,6 +553,30 @@ def online_cases() -> list[StreamCase]:
         n = len(scores)
         start = (np.full(n, -np.inf), np.zeros(n))  # (n_rows,) each
         cases.append(StreamCase(text, ("block",), start, [(b,) for b in _split(scores, size)]))
+    return cases
+
+
+def online_fresh(rng) -> list[StreamCase]:
+    """Score rows drawn anew for every grading (``Cases(fresh=...)``), m = -inf and l = 0
+    before the first block: 2 to 5 rows whose max comes late, in blocks of 2 to 4 (one that
+    need not divide the row); whole-number scores near +1000 and -1000; rows whose first
+    blocks are fully masked (-inf)."""
+    n, width, size = int(rng.integers(2, 6)), int(rng.integers(6, 12)), int(rng.integers(2, 5))
+    rising = np.round(rng.normal(size=(n, width)) + np.linspace(0, 6, width), 2)  # (n, width)
+    large = rng.integers(-10, 11, size=(2, width)).astype(float)  # exact in float32 too
+    large += np.array([[1000.0], [-1000.0]])  # (2, width)
+    masked = np.round(rng.normal(0.0, 2.0, size=(n, width)), 2)  # (n, width)
+    masked[:, :size] = -np.inf  # the first block of every row: masked
+    masked[rng.random((n, width)) < 0.3] = -np.inf
+    masked[np.arange(n), rng.integers(size, width, size=n)] = 1.5  # a score in every row
+    cases = []
+    for text, scores, block in [
+        (f"{n} rows whose largest scores come late, in blocks of {size}", rising, size),
+        ("scores near 1000 and -1000, in blocks of 2", large, 2),
+        (f"rows that start with masked (-inf) scores, in blocks of {size}", masked, size),
+    ]:
+        start = (np.full(len(scores), -np.inf), np.zeros(len(scores)))  # (n_rows,) each
+        cases.append(StreamCase(text, ("block",), start, [(b,) for b in _split(scores, block)]))
     return cases
 
 
@@ -639,6 +710,7 @@ online_update = Exercise(
         online_softmax_update,
         _online_mistakes,
         refine=_online_refined,
+        fresh=online_fresh,
     ),
     hints=[
         "The new running max is the larger of the old one and the block's own max. The old "
@@ -686,6 +758,32 @@ def attention_cases() -> list[StreamCase]:
         ),
     ]
     return [attention_case(*args) for args in sets]
+
+
+def attention_fresh(rng) -> list[StreamCase]:
+    """Queries, keys and values drawn anew for every grading (``Cases(fresh=...)``): 2 to 6
+    queries against 4 to 10 keys in blocks of 1 to 4, n_q, d_v apart; then queries with
+    scores of several hundred."""
+    n_q, n_k, d = int(rng.integers(2, 7)), int(rng.integers(4, 11)), int(rng.integers(2, 6))
+    d_v = int(rng.choice([size for size in range(2, 6) if size != n_q]))
+    size = int(rng.integers(1, 5))
+    big_q, big_k = rng.normal(size=(2, n_q, d)) * 12  # (n_q, d) each: scores of hundreds
+    return [
+        attention_case(
+            f"{n_q} random queries, {n_k} keys in blocks of {size}",
+            rng.normal(size=(n_q, d)),
+            rng.normal(size=(n_k, d)),
+            rng.normal(size=(n_k, d_v)),
+            size,
+        ),
+        attention_case(
+            f"{n_q} random queries with large scores, {2 * n_q} keys in blocks of 3",
+            big_q,
+            np.vstack([big_k, big_k * -0.5]),
+            rng.normal(size=(2 * n_q, d_v)),
+            3,
+        ),
+    ]
 
 
 def attention_case(text, q, k, v, size) -> StreamCase:
@@ -825,6 +923,7 @@ attention_step = Exercise(
         _attention_reference,
         _attention_mistakes,
         crashed=_attention_crashed,
+        fresh=attention_fresh,
     ),
     hints=[
         "This is your online update with one more running quantity: acc, the sum of "
@@ -997,6 +1096,31 @@ def loop_cases() -> list[LoopCase]:
     return [
         LoopCase(d, q, k, v, b, c, expected_tiles(len(q), b, c, n_keys=len(k)))
         for d, q, k, v, b, c in cases
+    ]
+
+
+def loop_fresh(rng) -> list[LoopCase]:
+    """Cases drawn anew for every grading (``Cases(fresh=...)``): 5 to 15 random tokens with
+    scores in the hundreds and a block of 2 to 5 (that need not divide n), causal and not;
+    then 12 to 40 queries against more keys with scores in the thousands and a max that
+    grows from key block to key block (:func:`_rising`), block 4 to 8."""
+    n, d, block = int(rng.integers(5, 16)), int(rng.integers(2, 6)), int(rng.integers(2, 6))
+    q, k, v = rng.normal(size=(3, n, d)) * np.array([[[12.0]], [[12.0]], [[1.0]]])
+    n_q, wide = int(rng.integers(12, 41)), int(rng.integers(4, 9))
+    rising = _rising(rng, n_q, n_q + int(rng.integers(10, 60)), 4, 1000.0)
+    cases = [
+        (f"{n} random tokens with scores in the hundreds, block {block}, causal=True", q, k, v),
+        (f"the same {n} tokens, block {block}, causal=False", q, k, v),
+        (
+            f"{n_q} random queries against {len(rising[1])} keys (d_k = d_v = 4) with scores "
+            f"in the thousands, block {wide}, causal=False",
+            *rising,
+        ),
+    ]
+    settings = [(block, True), (block, False), (wide, False)]
+    return [
+        LoopCase(text, q, k, v, b, c, expected_tiles(len(q), b, c, n_keys=len(k)))
+        for (text, q, k, v), (b, c) in zip(cases, settings, strict=True)
     ]
 
 
@@ -1565,6 +1689,7 @@ tiled_loop = Exercise(
         what=_loop_what,
         call=_peak_of,
         measures_memory=True,
+        fresh=loop_fresh,
     ),  # the judge also gets the bytes each call allocated
     hints=[
         "Two loops: the outer one over query blocks, the inner one over key blocks. Each "

@@ -16,7 +16,7 @@ from attnlab.exercises.kit.outcomes import Wrong
 def fresh_seed(fresh) -> int:
     """The seed of ``fresh``'s generator in a learner's check: its qualified name's CRC-32
     (under grading, :func:`salted_seeds` mixes the salt in), so no two exercises draw alike."""
-    name = f"{getattr(fresh, '__module__', '')}.{getattr(fresh, '__qualname__', repr(fresh))}"
+    name = f"{getattr(fresh, '__module__', '')}.{getattr(fresh, '__qualname__', '')}"
     return zlib.crc32(name.encode())
 
 
