@@ -365,6 +365,7 @@ function watchKernel(model, el) {
     for (const node of el.querySelectorAll(`[${CONTROL_ATTRIBUTE}]`)) {
       if (node === document.activeElement) node.blur();
       node.disabled = true;
+      node.title = NOT_LIVE_TEXT; // its accessible description too (its name is its label)
     }
     const root = el.querySelector(".attnlab-control");
     root?.classList.add("attnlab-disabled", NOT_LIVE);

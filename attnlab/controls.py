@@ -19,7 +19,11 @@ so it is accessible without extra work:
   window listener that runs before Lumino's;
 * every focusable element shows a 3 px focus ring in the theme's brand colour;
 * :class:`Readout` is a polite live region (``role="status"``), so screen readers announce
-  what changed.
+  what changed;
+* once the kernel behind a control is gone (restarted or stopped, or a lesson reopened from
+  its saved widget state) the control is disabled, greyed, and its tooltip (and accessible
+  description) says it is not live and to run the lesson's cells again: a slider that still
+  moved left the figure and readout stale (issue 41).
 
 The Python side mirrors ipywidgets where the course used it: every control has ``value``
 (settable from code, firing ``observe(..., names="value")`` exactly as a move in the page
