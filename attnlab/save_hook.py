@@ -44,7 +44,11 @@ B a static figure's second copy and 84,752 B an explorer frame's second copy):
   was first drawn) and the model keeps a marker naming the output (``attnlab-frame:<id of
   the output's widget>``); on load the model gets the output's PNG back.
 
-Both are undone on load by the same ``get`` wrapper, so JupyterLab gets the notebook as it
+A widget output with a static form (an explorer's PNG) is saved with its view naming a model the
+saved state does not hold, so nbconvert and nbviewer show the PNG instead of a widget they cannot
+run (:func:`compact_views`, issue 40).
+
+All are undone on load by the same ``get`` wrapper, so JupyterLab gets the notebook as it
 sent it, and a lesson reopened and saved again without changes keeps its bytes.
 
 A lesson opened and only read is not modified (issue 41). JupyterLab writes the kernel's
@@ -78,6 +82,8 @@ __all__ = [
     "asset_marker",
     "compact_assets",
     "compact_pictures",
+    "compact_views",
+    "expand_views",
     "expand_assets",
     "expand_pictures",
     "fill_language_info",
@@ -396,6 +402,52 @@ def expand_pictures(notebook: dict) -> dict:
     return notebook
 
 
+#: What a saved output's widget view names instead of its model (see :func:`compact_views`).
+VIEW_MARKER_PREFIX = "attnlab-static:"
+#: The static forms a course widget's output carries: an explorer's picture, a help panel's
+#: hints, the self-test's note.
+STATIC_FORMS = (PNG, HTML, "text/markdown")
+
+
+def compact_views(notebook: dict) -> dict:
+    """On disk, the static form of a widget output wins where the widget cannot run (in
+    place; also returned). Issue 40.
+
+    nbconvert (nbviewer) renders an output's widget view whenever the notebook's saved widget
+    state holds its model, and so shows nothing where an explorer was (its scripts come from
+    a CDN and know nothing of the course's canvas). A widget output that also carries a
+    static form (:data:`STATIC_FORMS`) and whose model the state holds is saved with its view
+    naming ``attnlab-static:<model id>``: nbconvert, finding no such model, shows the
+    explorer's PNG (a help panel's hints, the self-test's note). :func:`expand_views` puts the
+    id back on load, so JupyterLab gets the live widget as before.
+
+    Examples
+    --------
+    >>> nb = {"metadata": {"widgets": {WIDGET_STATE: {"state": {"m1": {}}}}},
+    ...       "cells": [{"outputs": [{"output_type": "display_data",
+    ...       "data": {WIDGET_VIEW: {"model_id": "m1"}, "image/png": "iVBO"}}]}]}
+    >>> compact_views(nb)["cells"][0]["outputs"][0]["data"][WIDGET_VIEW]
+    {'model_id': 'attnlab-static:m1'}
+    >>> expand_views(nb)["cells"][0]["outputs"][0]["data"][WIDGET_VIEW]
+    {'model_id': 'm1'}
+    """
+    models = _models(notebook)
+    for data in _rich_outputs(notebook):
+        root = _view_id(data)
+        if root in models and any(key in data for key in STATIC_FORMS):
+            data[WIDGET_VIEW]["model_id"] = f"{VIEW_MARKER_PREFIX}{root}"
+    return notebook
+
+
+def expand_views(notebook: dict) -> dict:
+    """Undo :func:`compact_views` (in place; also returned)."""
+    for data in _rich_outputs(notebook):
+        root = _view_id(data)
+        if root is not None and root.startswith(VIEW_MARKER_PREFIX):
+            data[WIDGET_VIEW]["model_id"] = root[len(VIEW_MARKER_PREFIX) :]
+    return notebook
+
+
 def pre_save_hook(model: dict, path: str, **kwargs) -> None:
     """Jupyter Server's pre-save hook: tidy a lesson notebook before it is written.
 
@@ -409,6 +461,7 @@ def pre_save_hook(model: dict, path: str, **kwargs) -> None:
         tidy_lesson_metadata(model["content"])
         compact_assets(model["content"])
         compact_pictures(model["content"])
+        compact_views(model["content"])
 
 
 #: False while ``trust_notebook`` runs: it signs what ``get`` returns, and the signature must be
@@ -458,6 +511,7 @@ def _expand_model(model):
         and isinstance(model.get("content"), dict)
     ):
         expand_assets(model["content"])
+        expand_views(model["content"])
         expand_pictures(model["content"])
         fill_language_info(model["content"])
     return model

@@ -231,8 +231,8 @@ def static_outputs(nb: dict, name: str, pictures: Path) -> dict:
                 alt = output.get("metadata", {}).get(PNG, {}).get("alt")
                 if not alt:
                     raise SiteError(f"{name} cell {index}: an explorer's picture has no alt text")
-                counts["explorers"] += 1
                 output["data"] = {HTML: picture_html(save(data[PNG]), alt, "explorer")}
+                counts["explorers"] += 1
                 output["metadata"] = {}
             elif figure:  # a static figure: its picture, with its alt text
                 alt = html.unescape(figure.group(1))
