@@ -790,10 +790,14 @@ def lesson_claims(data: dict, extra: dict) -> dict:
     rate = _rate_name(fixed)
     half_sgd = medians("shared", "sgd", 0.5, fixed, d_ks)
     one_sgd = medians("shared", "sgd", 1.0, fixed, d_ks)
+    edge = cfg["edge_lr"]["sgd"]
     claims[
         f"SGD, one rate {rate} for all four matrices: every seed of every exponent gets there at "
-        f"every width, in all {reruns} runs (un-nudged and nudged)"
-    ] = all(f == (0, 0) for a in exponents for f in fails("shared", "sgd", a, fixed, d_ks))
+        f"every width, in all {reruns} runs (un-nudged and nudged); at d_k = {d_ks[0]} it is the "
+        f"largest power of 2 that does ({_rate_name(edge)} loses a seed without scaling)"
+    ] = all(f == (0, 0) for a in exponents for f in fails("shared", "sgd", a, fixed, d_ks)) and (
+        edge == 2 * fixed and fails("shared", "sgd", 0.0, edge, d_ks[:1])[0][0] > 0
+    )
     claims[
         f"SGD at {rate}: alpha = 1/2 never needs more steps than at d_k = {d_ks[0]} (median "
         f"{half_sgd[0, 0]:.0f} there, {half_sgd[0, -1]:.0f} at {d_ks[-1]}), in every re-run"
