@@ -9,7 +9,9 @@ target could run script.
 from __future__ import annotations
 
 import base64
+import os
 import re
+from pathlib import Path
 
 import nbformat
 import pytest
@@ -332,3 +334,145 @@ def test_too_long_cells_are_replaced_by_a_note_before_cleaning():
     assert nb.cells[2].source.startswith("x = 1")  # graded: nbgrader's to check
     kept = [c for c in nb.cells[3:] if "not shown" not in c.source]
     assert len(kept) == execute.MAX_NOTEBOOK_TEXT // 60_000
+
+
+# ------------------------------------------------ MathJax's page commands, in a real browser
+ROOT = Path(__file__).resolve().parents[1]
+#: MathJax 2.7.7, the version the feedback page loads (nbconvert's ``mathjax_url``, with the
+#: ``Safe`` extension) from a CDN; the test serves a local copy in its place, offline.
+MATHJAX2 = ROOT / "build" / "feedback-assets" / "node_modules" / "mathjax"
+MATHJAX2_INSTALL = "npm install --prefix build/feedback-assets --no-save mathjax@2.7.7"
+CHROMIUM = Path(os.environ.get("ATTNLAB_CHROMIUM", "/usr/bin/chromium"))
+
+#: A student's TeX that would put a script link or a box over the whole page (issue 39), and
+#: one honest formula, which MathJax must render (so the page's MathJax did run).
+OVERLAY = "position: fixed; top: 0; left: 0; width: 100%; height: 100%; background: red"
+PAGE_COMMANDS = {
+    "href": r"$\href{javascript:window.ran='href'}{\text{HREF}}$",
+    "href-braces": r"$\href{javascript:window.ran='braces'//{}}{\text{BRACES}}$",
+    "href-macro": r"$\newcommand{\go}[1]{\href{#1}{\text{MACRO}}}\go{javascript:window.ran=1}$",
+    "href-entity": r"$&#92;href{javascript:window.ran='entity'}{\text{ENTITY}}$",
+    "bbox": rf"$\bbox[{OVERLAY}]{{\text{{BBOX}}}}$",
+    "style": rf"$\style{{{OVERLAY}}}{{\text{{STYLE}}}}$",
+    "class": r"$\class{attnlab-feedback}{\text{CLASS}}$",
+    "cssId": r"$\cssId{notebook-container}{\text{CSSID}}$",
+}
+HONEST_TEX = r"$\frac{\text{HONEST}}{\sqrt{d_k}}$"
+
+
+@pytest.mark.parametrize("name", list(PAGE_COMMANDS))
+def test_mathjax_page_commands_reach_the_page_inert(name):
+    """Each of :data:`PAGE_COMMANDS`, alone in a Markdown cell and in a ``text/latex`` output,
+    reaches the page without the backslash that would make MathJax read it as a command (the
+    browser test below renders them)."""
+    tex = PAGE_COMMANDS[name]
+    page = _page([nbformat.v4.new_markdown_cell(tex)], [_display({"text/latex": tex})])
+    assert re.search(r"text\{(\w+)\}", tex).group(1) in page  # shown, as text
+    live = r"(\\|&#0*92;?|&bsol;)(href|bbox|style|class|cssId|newcommand)(?![A-Za-z])"
+    assert not re.search(live, page), re.findall(live, page)
+
+
+def _feedback_page() -> str:
+    """The feedback page nbgrader writes (its ``feedback`` template) for a notebook whose
+    Markdown cells and ``text/latex`` outputs hold :data:`PAGE_COMMANDS` and
+    :data:`HONEST_TEX`, sanitized as grading sanitizes it."""
+    import nbgrader
+
+    nb = nbformat.v4.new_notebook()  # one cell and one output each: none cleans another
+    texts = [HONEST_TEX, *PAGE_COMMANDS.values()]
+    nb.cells = [nbformat.v4.new_markdown_cell(text) for text in texts]
+    code = nbformat.v4.new_code_cell("pass")
+    code.outputs = [_display({"text/latex": text}) for text in texts]
+    nb.cells.append(code)
+    sanitize_notebook(nb)
+    formgrader = Path(nbgrader.__file__).parent / "server_extensions" / "formgrader"
+    bootstrap = formgrader / "static" / "node_modules" / "bootstrap" / "dist" / "css"
+    exporter = HTMLExporter(  # as nbgrader's GenerateFeedback configures it
+        template_name="feedback",
+        extra_template_basedirs=[str(formgrader / "templates")],
+        extra_template_paths=[str(bootstrap)],
+    )
+    scores = {"score": 0.0, "max_score": 1.0, "late_penalty": 0.0, "notebook": "feedback"}
+    return exporter.from_notebook_node(nb, resources={"nbgrader": scores})[0]
+
+
+def _browser_skip() -> str | None:
+    wanted = (
+        os.environ.get("CI", "").lower() in ("true", "1")
+        or os.environ.get("ATTNLAB_BROWSER") == "1"
+    )
+    if not wanted:
+        return "browser tests are off (ATTNLAB_BROWSER=1 or CI=true runs them)"
+    if not CHROMIUM.is_file():
+        return f"no Chromium at {CHROMIUM}"
+    if not (MATHJAX2 / "MathJax.js").is_file():
+        return f"no local MathJax 2.7.7 at {MATHJAX2} ({MATHJAX2_INSTALL})"
+    return None
+
+
+#: What the page shows once MathJax is done: links with a script target, elements that a
+#: style made fixed (an overlay), math given the page's own id or the course's feedback
+#: class, whether a script link ran, the honest formula rendered.
+_SEEN = """() => ({
+    links: [...document.querySelectorAll('a[href]')]
+        .map(a => a.getAttribute('href')).filter(h => /^\\s*(javascript|data|vbscript):/i.test(h)),
+    fixed: [...document.querySelectorAll('body *')]
+        .filter(e => getComputedStyle(e).position === 'fixed' && e.offsetWidth > 100)
+        .map(e => e.outerHTML.slice(0, 200)),
+    chosen: [...document.querySelectorAll('.MathJax_CHTML [id], .MathJax_CHTML [class]')]
+        .filter(e => e.id === 'notebook-container' || e.classList.contains('attnlab-feedback'))
+        .map(e => e.outerHTML.slice(0, 200)),
+    ran: window.ran || null,
+    rendered: document.querySelectorAll('.mjx-chtml, .MathJax_CHTML').length,
+    honest: document.querySelectorAll('.mjx-mfrac .mjx-msqrt').length,
+})"""
+
+
+@pytest.mark.browser
+@pytest.mark.skipif(_browser_skip() is not None, reason=str(_browser_skip()))
+@pytest.mark.parametrize("safe", [True, False], ids=["as-shipped", "without-mathjax-safe"])
+def test_mathjax_page_commands_are_inert_in_the_rendered_feedback(tmp_path, safe):
+    """In Chromium, with the feedback page's MathJax (2.7.7) served locally: no ``javascript:``
+    link, no fixed overlay, no id or class a student chose. ``without-mathjax-safe`` loads
+    MathJax without its ``Safe`` extension: the sanitizer alone must hold."""
+    from playwright.sync_api import sync_playwright
+
+    page_html = _feedback_page()
+    assert "cdnjs.cloudflare.com/ajax/libs/mathjax/2.7.7" in page_html
+    if not safe:
+        page_html = page_html.replace(",Safe", "")
+    (tmp_path / "feedback.html").write_text(page_html, encoding="utf-8")
+    cdn = "https://cdnjs.cloudflare.com/ajax/libs/mathjax/2.7.7/"
+
+    def serve(route):  # the page, MathJax from the local copy (latest.js falls back to 2.7.7
+        # when its version lookup fails), nothing else
+        url = route.request.url
+        if url.startswith("file:"):
+            return route.continue_()
+        if url.startswith(cdn):
+            local = MATHJAX2 / url[len(cdn) :].split("?")[0]
+            if local.is_file():
+                return route.fulfill(path=str(local))
+        return route.abort()
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=str(CHROMIUM), headless=True, args=["--no-sandbox", "--disable-gpu"]
+        )
+        try:
+            page = browser.new_page(viewport={"width": 1200, "height": 900})
+            page.route("**/*", serve)
+            page.goto((tmp_path / "feedback.html").as_uri())
+            page.wait_for_function(
+                "window.MathJax && MathJax.Hub && MathJax.Hub.queue.pending === 0"
+                " && document.querySelectorAll('.mjx-chtml, .MathJax_CHTML').length > 0",
+                timeout=60_000,
+            )
+            for link in page.query_selector_all("a[href]"):
+                link.click(no_wait_after=True, timeout=2000, force=True)
+            seen = page.evaluate(_SEEN)
+        finally:
+            browser.close()
+    assert seen["honest"] and seen["rendered"] > 0, seen  # MathJax ran on the page
+    assert seen["links"] == [] and seen["ran"] is None, seen
+    assert seen["fixed"] == [] and seen["chosen"] == [], seen

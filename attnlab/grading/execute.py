@@ -244,8 +244,16 @@ def _render_markdown(text: str) -> str:
 _TEX_HREF = re.compile(r"\\href\s*\{([^{}]*)\}")
 #: MathJax commands that put CSS, classes or ids on the page (``\\style{background:url(…)}``
 #: makes the reader's browser fetch a URL; ``\\class{attnlab-feedback}`` dresses text as the
-#: course's feedback) or load code (``\\require``): made inert (:func:`_clean_tex`).
-_TEX_PAGE_COMMANDS = re.compile(r"\\(style|class|cssId|require)(?![A-Za-z])")
+#: course's feedback; ``\\bbox[position: fixed; …]`` lays a box over the whole page), load
+#: code (``\\require``), set attributes (``\\mmlToken``, ``\\unicode``'s font) or define
+#: macros (``\\def``, ``\\newcommand`` …: a macro can assemble a ``\\href`` whose target
+#: the text never spells, ``\\newcommand{\\h}[1]{\\href{#1}{x}}``): made inert
+#: (:func:`_clean_tex`). The lessons use none of them.
+_TEX_PAGE_COMMANDS = re.compile(
+    r"\\(style|class|cssId|require|bbox|mmlToken|unicode|def|gdef|edef|xdef|let|newcommand"
+    r"|renewcommand|providecommand|newenvironment|renewenvironment|DeclareMathOperator"
+    r"|mathtip|texttip|toggle)(?![A-Za-z])"
+)
 
 
 #: A backslash as HTML can write it: itself, or a character reference (decimal, hex, named; the
@@ -256,11 +264,44 @@ _BACKSLASH = re.compile(r"\\|&(?:amp;)*(?:#0*92;?|#[xX]0*5[cC];?|bsol;)")
 NO_BACKSLASH = "\u2216"  # ∖ (set minus): looks like one, starts no command
 
 
+_HREF_COMMAND = re.compile(r"\\href(?![A-Za-z])\s*")
+
+
+def _unsafe_href(plain: str) -> bool:
+    """Whether MathJax would read a ``\\href`` in ``plain`` (decoded text) whose target is not
+    a safe link, as MathJax reads its argument: balanced braces (``\\href{javascript:f()//{}}``
+    slipped past a pattern of brace-free targets), or a single token when no brace follows.
+
+    Examples
+    --------
+    >>> _unsafe_href(r"$\\href{https://x.org}{}$"), _unsafe_href(r"$\\href{javascript:f()//{}}{}$")
+    (False, True)
+    """
+    for match in _HREF_COMMAND.finditer(plain):
+        rest = plain[match.end() :]
+        if not rest.startswith("{"):
+            return True
+        depth, end = 0, None
+        for i, char in enumerate(rest):
+            if char == "\\":
+                continue
+            if char == "{" and (i == 0 or rest[i - 1] != "\\"):
+                depth += 1
+            elif char == "}" and rest[i - 1] != "\\":
+                depth -= 1
+                if depth == 0:
+                    end = i
+                    break
+        if end is None or not url_is_safe(rest[1:end]):
+            return True
+    return False
+
+
 def _clean_tex(text: str) -> str:
-    """MathJax's ``\\href{target}`` with a target that is not a safe link points to ``#``;
-    where ``\\style``, ``\\class``, ``\\cssId`` or ``\\require`` appears (read also through
-    HTML entities, which the browser decodes before MathJax reads the page), every backslash
-    of the text, however it is written, becomes :data:`NO_BACKSLASH`, and nothing else changes.
+    """Where a command of :data:`_TEX_PAGE_COMMANDS` appears, or a ``\\href`` whose target is
+    not a safe link (:func:`_unsafe_href`) (read also through HTML entities, which the browser
+    decodes before MathJax reads the page), every backslash of the text, however it is
+    written, becomes :data:`NO_BACKSLASH`, and nothing else changes.
 
     The text is never decoded to be cleaned: decoding the whole of it turned a check's escaped
     quote of a student's answer (``\\class`` and a ``<div class="attnlab-feedback">``) back
@@ -273,7 +314,8 @@ def _clean_tex(text: str) -> str:
     >>> _clean_tex(r"$\\frac{1}{2}$")
     '$\\\\frac{1}{2}$'
     """
-    if _TEX_PAGE_COMMANDS.search(_html.unescape(_html.unescape(text))):
+    plain = _html.unescape(_html.unescape(text))
+    if _TEX_PAGE_COMMANDS.search(plain) or _unsafe_href(plain):
         text = _BACKSLASH.sub(NO_BACKSLASH, text)
         if _TEX_PAGE_COMMANDS.search(_html.unescape(_html.unescape(text))):  # pragma: no cover
             return _html.escape(_html.unescape(text)).replace("\\", NO_BACKSLASH)
