@@ -75,6 +75,27 @@ def test_memory_cases_cover_every_dtype_and_size():
     assert any(c[1] > 1 and c[2] > 1 for c in cases) and max(c[0] for c in cases) >= 16384
 
 
+@pytest.mark.parametrize(
+    "built",
+    [
+        lambda n, h, b, d: np.empty((b, h, n, n), d).nbytes,
+        lambda n, h, b, d: np.zeros((b, h, n, n), dtype=d).size * np.dtype(d).itemsize,
+        lambda n, h, b, d: np.ones((b, h, n, n), dtype=bool).size * np.dtype(d).itemsize,
+    ],
+    ids=["np.empty nbytes", "np.zeros size", "one byte per score"],
+)
+def test_an_answer_that_builds_the_scores_to_read_their_size_is_refused(built):
+    """8.1 says "count them; do not build the array" but accepted
+    ``np.empty((b, h, n, n), dt).nbytes`` (issue 41): the check measures what the call
+    allocates (as grading does, where the answer runs) and says why."""
+    feedback = judged(L.scores_memory, built)
+    assert feedback.outcome is Outcome.WRONG
+    assert "without building the array" in feedback.message, feedback.message
+    assert "n=2048, heads=12, batch=8, dtype='float32') is right, but your function allocated" in (
+        feedback.message
+    )
+
+
 def test_memory_reference_is_nbytes():
     for n, heads, batch, dtype in L.memory_cases()[:2]:
         expected = np.zeros((batch, heads, n, n), dtype=dtype).nbytes

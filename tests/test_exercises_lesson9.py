@@ -6,10 +6,12 @@ import functools
 import math
 
 import numpy as np
+import pytest
 from answer_tables import Answers, accept_reject
 
 import attnlab
 from attnlab.backward import attention_backward, finite_difference_gradient
+from attnlab.exercises import Outcome
 from attnlab.exercises import lesson9 as L
 from attnlab.training import PROBE
 
@@ -412,6 +414,35 @@ test_accepts, test_rejects = accept_reject(
     Answers(L.backward_step, BACKWARD_RIGHT, BACKWARD_WRONG),
     Answers(L.reads, READS_RIGHT, READS_WRONG),
 )
+
+
+def vjp_by_one_complex_step_as_written(w, g):
+    """The complex step as the lesson describes it, ``s = np.log(w)``: numpy warns of the log
+    of each masked weight (0), and exp(log 0) gives that 0 back exactly."""
+    w, g = np.asarray(w, dtype=float), np.asarray(g, dtype=float)
+    s = np.log(w)  # (..., n), -inf where a weight is 0
+    h = 1e-30
+    x = s + 1j * h * g  # (..., n)
+    e = np.exp(x - x.real.max(axis=-1, keepdims=True))
+    return (e / e.sum(axis=-1, keepdims=True)).imag / h
+
+
+def test_the_lessons_complex_step_is_right_despite_the_log_of_zero():
+    """Issue 41: 9.1's complex step written as the lesson describes it was refused for numpy's
+    "divide by zero encountered in log" on the masked weights. That warning alone, on weights
+    that hold a 0, no longer costs the points; any other warning on right numbers still does."""
+    case = next(c for c in L.vjp_cases() if np.any(c.weights == 0))
+    with np.errstate(divide="warn"), pytest.warns(RuntimeWarning, match="divide by zero"):
+        vjp_by_one_complex_step_as_written(case.weights, case.g)
+    feedback = L.vjp.check(vjp_by_one_complex_step_as_written)
+    assert feedback.outcome is Outcome.CORRECT, feedback.message
+
+    def right_but_overflows(w, g):
+        np.exp(np.full(1, 1000.0))  # a warning of its own, on right numbers
+        return w * (g - np.sum(w * g, axis=-1, keepdims=True))
+
+    message = L.vjp.check(right_but_overflows).message
+    assert "is right, but numpy warned: overflow encountered in exp" in message, message
 
 
 def test_the_library_is_forbidden_where_the_step_is_the_point():

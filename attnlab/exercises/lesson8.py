@@ -192,7 +192,9 @@ def _bytes_counted(answer, *args):
     return _peak_of(answer, *args)
 
 
-#: What an 8.1 answer may allocate: counting takes a few numbers, never an array of scores.
+#: What an 8.1 answer may allocate: counting takes a few numbers, never an array of scores
+#: (refused from a sixteenth of the scores' bytes up, so an array of one byte per score is
+#: too, and never under 1 MiB, so a row of scores, scaled, is not).
 _COUNTING = 2**20
 
 
@@ -210,7 +212,7 @@ def _judge_memory(got, case, messages, use=None) -> None:
     if got == right:
         if messages:
             raise Wrong(f"{what} is right, but numpy warned: {'; '.join(messages)}.")
-        if use is not None and right >= _COUNTING and use.allocated >= _COUNTING:
+        if use is not None and use.allocated >= max(_COUNTING, right // 16):
             raise Wrong(
                 f"{what} is right, but your function allocated {use.allocated:,} bytes to "
                 "get it: it built the array of scores (np.empty or np.zeros of shape "
