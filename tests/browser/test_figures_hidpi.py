@@ -12,7 +12,8 @@
     2 x`` its CSS width): drawn at 1x and stretched, its text was soft beside the crisp HTML;
     the figure is not blank;
   * (JupyterLab) after switching to JupyterLab Dark and running the lesson again, every static
-    figure is drawn for the dark page like the explorers: a dark face with light text on it.
+    figure is drawn for the dark page like the explorers: a dark face with light text on it;
+    switched back to JupyterLab Light, the first is shown light with legible text (issue 41).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from pathlib import Path
 import a11y
 import lab_harness as lab
 import pytest
+from test_dark_theme import static_figures_shown
 
 pytestmark = pytest.mark.browser
 
@@ -179,6 +181,14 @@ def test_static_figures_follow_the_dark_theme(hidpi_lesson, artifacts_dir: Path)
             if not (i["opaque"] and i["corner"] < 40 and i["light"] > 0.002)
         ]
         a11y.fail_with(page, problems, artifacts_dir, "static-dark")
+        # Issue 41: switched back to the light theme, a figure drawn for the dark page is
+        # shown for the light one (the course's CSS) until its cell runs again.
+        lab.set_theme(page, "JupyterLab Light")
+        page.page.wait_for_function("document.body.dataset.jpThemeLight === 'true'")
+        shown = static_figures_shown(page)
+        assert shown and all(f["face"] > 0.7 and f["contrast"] > 4.5 for f in shown), (
+            f"a figure drawn for the dark page stays dark on the light page: {shown}"
+        )
     finally:
         lab.set_theme(page, "JupyterLab Light")
         page.page.wait_for_timeout(500)
