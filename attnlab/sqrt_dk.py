@@ -682,12 +682,16 @@ def tables_text(data: dict, extra: dict) -> str:
             lambda a, d: _steps_name(*_stats(index[("mup", "sgd", a, d, fixed)][0])),
         )
     )
+    rerun = sorted(k for k, v in index.items() if len(v) > 1)
+    moved = [k for k in rerun if len({json.dumps(s) for s in index[k].values()}) > 1]
     lines.append(
-        f"\nre-runs with the start nudged by {cfg['nudge']:g} ({len(cfg['nudges'])} nudges): "
-        "median steps and seeds that never get there, smallest–largest over the re-runs; "
-        "* where the re-runs disagree on which seeds get there"
+        f"\nre-runs with the start nudged by {cfg['nudge']:g} ({len(cfg['nudges'])} nudges): of "
+        f"{len(rerun)} cells re-run, {len(rerun) - len(moved)} gave the same steps for every "
+        f"seed in every re-run; the other {len(moved)}: median steps and seeds that never get "
+        "there, smallest–largest over the re-runs (* the re-runs disagree on which seeds get "
+        "there)"
     )
-    for key in sorted(k for k, v in index.items() if len(v) > 1):
+    for key in moved:
         r = over_reruns(index[key])
         variant, optimizer, a, d, lr = key
         lines.append(
@@ -918,14 +922,15 @@ def lesson_claims(data: dict, extra: dict) -> dict:
     ] = not stalls
     rerun = {k: v for k, v in index.items() if len(v) > 1}
     chaotic = sorted(k for k, v in rerun.items() if over_reruns(v)["chaotic"])
+    identical = [k for k, v in rerun.items() if len({json.dumps(s) for s in v.values()}) == 1]
     sgd_edge = [
         over_reruns(index[("shared", "sgd", a, d, cfg["edge_lr"]["sgd"])])
         for a in exponents
         for d in d_ks
     ]
     claims[
-        f"chaos: of the {len(rerun)} cells re-run, {len(chaotic)} disagree between re-runs on "
-        "which seeds get there: "
+        f"chaos: of the {len(rerun)} cells re-run, {len(identical)} give the same steps for "
+        f"every seed in every re-run, and {len(chaotic)} disagree on which seeds get there: "
         + "; ".join(
             f"{v} {o} alpha = {exponent_name(a)} d_k = {d} at {_rate_name(lr)}"
             for v, o, a, d, lr in chaotic
