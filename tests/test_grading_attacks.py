@@ -1347,6 +1347,29 @@ def dot(q, k):
     return 10 ** 4000
 """,
     ),
+    # issue 41 (given 1 of 1 then): the task says "without @ or np.dot", the check took both;
+    # and 8.1's "count them; do not build the array", read off an array of every score
+    Attack(
+        "1.1-the-matrix-product-the-task-rules-out",
+        "01-dot-product-scores",
+        "lesson1-dot",
+        """
+def dot(q, k):
+    return q @ k
+""",
+    ),
+    Attack(
+        "8.1-the-scores-built-to-read-their-size",
+        "08-cost-of-attention",
+        "scores-bytes",
+        """
+import numpy as np
+
+
+def scores_bytes(n, heads, batch, dtype):
+    return np.empty((batch, heads, n, n), dtype).nbytes
+""",
+    ),
     Attack(
         "5-six-megabyte-answer-cell",  # refused before it is parsed (host memory and time)
         "05-weighted-values",
@@ -1722,7 +1745,9 @@ RIGHT_WORK = [
     RightWork(
         # Jᵀ g as J g, the derivative of softmax along g, in one complex step: right because
         # the softmax Jacobian is symmetric, one forward pass, and the lesson says it counts
-        # (it was a hole of the attack table until the lesson said so, 2026-12-06).
+        # (it was a hole of the attack table until the lesson said so, 2026-12-06). Written
+        # as the lesson does, s = log w, it warns of log(0) on the masked weights, which cost
+        # its points until issue 41 (0 of 2 then)
         "one-complex-step-along-g",
         "09-watch-a-head-learn",
         "softmax-vjp",
@@ -1734,8 +1759,7 @@ RIGHT_WORK = [
             '    """dL/ds from the softmax weights w and g = dL/dw, both (..., n)."""\n'
             "    w = np.asarray(w, dtype=float)\n"
             "    g = np.asarray(g, dtype=float)\n"
-            '    with np.errstate(divide="ignore"):\n'
-            "        s = np.log(w).astype(complex)\n"
+            "    s = np.log(w)  # as the lesson writes it: -inf (and a warning) for a 0\n"
             "    h = 1e-30\n"
             "    x = s + 1j * h * g\n"
             "    e = np.exp(x - x.real.max(axis=-1, keepdims=True))\n"
