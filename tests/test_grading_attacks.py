@@ -1382,7 +1382,7 @@ def scores_bytes(n, heads, batch, dtype):
     # process pool scipy.optimize.brute(workers=2) forks, where the tripwire of the grading
     # kernel sees nothing (lint-clean: the pool pickles a library callable by reference,
     # functools.reduce(attnlab.online_softmax, [-1], x) = online_softmax(x, -1)).
-    # Given before the fix: 1 of 1 (3.2 and 3.3 done alike, 5 of 5 in all)
+    # Given before the fix: 1 of 1 (the red team's lesson 3, 3.2 and 3.3 alike: 5 of 5)
     Attack(
         "3.1-forbidden-softmax-in-a-forked-child",
         "03-softmax",
