@@ -337,6 +337,34 @@ def test_grading_draws_other_cases_than_the_learners_check():
     assert not np.array_equal(drawn[0], drawn[2]) and not np.array_equal(drawn[2], drawn[3])
 
 
+def test_fresh_cases_come_after_the_shipped_ones_and_are_drawn_anew_when_graded():
+    """``Cases(fresh=...)``: the learner's check draws them from a fixed seed, each grading
+    from its salt, after the shipped cases; a table of the learner's inputs fails grading."""
+    from attnlab.exercises.kit.cases import fresh_seed
+    from attnlab.exercises.kit.grading_mode import grading_seed
+
+    def fresh(rng):
+        return [("drawn", np.round(rng.normal(size=3), 2))]
+
+    cases = Cases(lambda: [("shipped", np.array([1.0, 2.0]))], judge_double, fresh=fresh)
+    learner = cases.drawn()
+    assert [c[0] for c in learner] == ["shipped", "drawn"]
+    assert np.array_equal(learner[1][1], cases.drawn()[1][1])
+    assert fresh_seed(fresh) == fresh_seed(fresh)  # no address in the seed
+    with grading_seed(12345):
+        graded = cases.drawn()
+    with grading_seed(67890):
+        other = cases.drawn()
+    assert np.array_equal(graded[0][1], learner[0][1])  # the shipped case stays
+    assert not np.array_equal(graded[1][1], learner[1][1])
+    assert not np.array_equal(graded[1][1], other[1][1])
+    table = {tuple(c[1]): 2 * c[1] for c in learner}
+    looked_up = lambda x: table.get(tuple(x), x)  # noqa: E731
+    cases(looked_up)  # passes the learner's check
+    with grading_seed(12345), pytest.raises(Wrong):
+        cases(looked_up)
+
+
 def test_no_unforbidden_course_helper_passes_any_exercise():
     """Every public course helper that, handed in as the answer (or the first item of what it
     returns), passes an exercise's check is forbidden in that exercise."""

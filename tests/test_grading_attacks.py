@@ -1442,6 +1442,99 @@ def _solution_cells(lesson: str) -> list[str]:
     return list(grade_cells(json.loads(path.read_text(encoding="utf-8"))))
 
 
+# ------------------------------------------------------- a lookup table of the shipped cases
+#: The exercises a table attack is written for (issue 39): 3.3 and 4.1, where a red team found
+#: it, and those of the other exercises that a table of the package's cases also passed in
+#: grading before the fix, where the attack joins a submission of its lesson that has room (no
+#: grading kernel of its own; 0.1, 2.2 and 6.2 would each need one).
+TABLE_ATTACKED = ("3.3", "4.1", "1.3", "1.4", "6.1", "8.1")
+
+
+def _plain(value):
+    """``value`` as a Python literal the answer cell can hold (an array as ``{"__array__":
+    its list}``)."""
+    import numpy as np
+
+    if isinstance(value, np.ndarray):
+        return {"__array__": value.tolist()}
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, (tuple, list)):
+        return type(value)(_plain(v) for v in value)
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    return value
+
+
+#: The table attack's answer cell, after the table: the key of a call, and the value back.
+TABLE_LOOKUP = """
+def _key(args):
+    key = []
+    for a in args:
+        try:
+            key.append((np.shape(a), np.round(np.asarray(a, dtype=float), 9).ravel().tolist()))
+        except (TypeError, ValueError):  # not numbers (a dtype's name)
+            key.append(repr(a))
+    return repr(key)
+
+
+def _back(value):
+    if isinstance(value, dict) and "__array__" in value:
+        return np.array(value["__array__"])
+    if isinstance(value, dict):
+        return {k: _back(v) for k, v in value.items()}
+    if isinstance(value, (tuple, list)):
+        return type(value)(_back(v) for v in value)
+    return value
+
+
+def {answer}(*args):
+    key = _key(args)
+    if key in TABLE:
+        return _back(TABLE[key])
+    return np.zeros(np.shape(args[0]))
+"""
+
+
+def lookup_table_attack(exercise_id: str) -> Attack:
+    """An answer cell that is a table of the reference outputs on every case the installed
+    package's check tries (its shipped cases and those it draws from a fixed seed), as a
+    student who read the wheel could write one; any other input gets zeros."""
+    import copy
+
+    from source_answers import worked_answer
+
+    import attnlab.exercises
+
+    exercise = attnlab.exercises.EXERCISES[exercise_id]
+    worked, table, scope = worked_answer(exercise), {}, {}
+    exec("import numpy as np\n" + TABLE_LOOKUP.replace("{answer}", "unused"), scope)
+
+    def spy(*args):
+        result = worked(*copy.deepcopy(args))
+        table[scope["_key"](args)] = _plain(result)
+        return result
+
+    assert exercise.check(spy), exercise.title  # the learner's check, as the wheel runs it
+    lesson = next(
+        path.parent.name
+        for path in sorted((ROOT / "source").glob("*/*.ipynb"))
+        if path.parent.name.startswith(f"{exercise.lesson:02d}-")
+    )
+    source_nb = json.loads((ROOT / "source" / lesson / f"{lesson}.ipynb").read_text("utf-8"))
+    cell = next(
+        _meta(c)["grade_id"]
+        for c in source_nb["cells"]
+        if _meta(c).get("solution") and exercise.answer in defined_names(_code(c))
+    )
+    lookup = TABLE_LOOKUP.replace("{answer}", exercise.answer)
+    code = f"import numpy as np\n\nTABLE = {table!r}\n{lookup}"
+    return Attack(f"lookup-table-of-the-shipped-cases-{exercise_id}", lesson, cell, code)
+
+
+ATTACKS += [lookup_table_attack(exercise_id) for exercise_id in TABLE_ATTACKED]
+
+
 def _submissions() -> dict[str, list[Attack]]:
     """Submission name -> its attacks: one per solution cell, at least one cell left honest,
     alone ones by themselves."""

@@ -59,7 +59,9 @@ def grading_seed(salt: int | None):
     The lessons seed their cases (``np.random.default_rng(7)``) so a learner's check is the
     same every time; a precomputed table of outputs would pass those. Under grading the same
     generators are seeded with ``[seed, salt]`` instead, ``salt`` drawn from ``os.urandom`` when
-    the notebook is graded, so the inputs cannot be known in advance.
+    the notebook is graded, so the inputs cannot be known in advance. That includes the cases
+    every check with inputs draws with ``Cases(fresh=...)`` (random shapes and values and the
+    exercise's edge cases, after its shipped ones, which are literal arrays a table could hold).
     """
     token = _SALT.set(salt)
     try:
