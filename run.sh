@@ -184,6 +184,9 @@ site_build() {  # arguments go to tools/build_site.py
     fi
 }
 site_tests() {  # the site built from this checkout without network, for the browser suite
+    # Its packages (requirements-site.txt: new ones only, nothing the other lane uses changes)
+    # and MathJax are installed here, in the lane, not before the lanes start.
+    ensure_env requirements-site.txt
     site_assets
     export ATTNLAB_SITE_DIR="$RUN_DIR/site"
     stage "site: build without network" site_build --out "$ATTNLAB_SITE_DIR"
@@ -247,11 +250,7 @@ case "${1:-}" in
         system_packages "$all"
         env_start=$(date +%s)
         children_cpu; env_cpu=$CPU
-        if [[ "$all" == 1 ]]; then
-            ensure_env requirements.txt requirements-dev.txt requirements-site.txt
-        else
-            ensure_env requirements.txt requirements-dev.txt
-        fi
+        ensure_env requirements.txt requirements-dev.txt
         children_cpu
         stage_line "environment (pip)" "$(( $(date +%s) - env_start ))" "$(( CPU - env_cpu ))" 0 \
             >> "$RUN_DIR/stages"

@@ -19,6 +19,7 @@ import os
 import re
 import sys
 import threading
+import time
 from pathlib import Path
 from urllib.parse import urlparse
 
@@ -56,8 +57,11 @@ def site_dir(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def served(site_dir: Path):
-    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(site_dir))
-    handler.log_message = lambda *args: None
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args):  # the suite's output shows what the pages did instead
+            pass
+
+    handler = functools.partial(Quiet, directory=str(site_dir))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
@@ -103,19 +107,12 @@ def visits(served: str, site_dir: Path, artifacts_dir: Path) -> dict:
     seen: dict[str, dict] = {}
     with sync_playwright() as playwright:
         browser = lab.launch_chromium(playwright)
-        context = browser.new_context(viewport={"width": 1280, "height": 900})
-        for name in PAGES:
+        for name in PAGES:  # each in a fresh context: its weight is a first visit's
+            started = time.monotonic()
+            context = browser.new_context(viewport={"width": 1280, "height": 900})
             page = context.new_page()
-            requests, weight = [], [0]
-
-            def on_response(response, weight=weight):
-                try:
-                    weight[0] += len(response.body())
-                except Exception:  # a redirect or an aborted request has no body
-                    pass
-
+            requests = []
             page.on("request", lambda request, requests=requests: requests.append(request.url))
-            page.on("response", on_response)
             page.route(
                 "**/*",
                 lambda route: (
@@ -126,11 +123,15 @@ def visits(served: str, site_dir: Path, artifacts_dir: Path) -> dict:
                 ),
             )
             page.goto(f"{served}/{name}.html", wait_until="load")
-            page.wait_for_load_state("networkidle")
             page.evaluate(  # MathJax has typeset the page (a page without maths: at once)
                 "() => window.MathJax?.startup?.promise?.then(() => true) ?? false"
             )
             info = page.evaluate(VISIT)
+            info["weight"] = page.evaluate(  # every byte the page loaded, before axe runs
+                """() => [...performance.getEntriesByType('navigation'),
+                           ...performance.getEntriesByType('resource')]
+                    .reduce((sum, e) => sum + e.encodedBodySize, 0)"""
+            )
             page.add_script_tag(path=str(a11y.axe_script_path()))
             info["axe"] = page.evaluate(
                 """() => axe.run(document, {resultTypes: ['violations']}).then(r =>
@@ -138,17 +139,23 @@ def visits(served: str, site_dir: Path, artifacts_dir: Path) -> dict:
                                             targets: v.nodes.map(n => n.target.join(' '))})))"""
             )
             info["requests"] = requests
-            info["weight"] = weight[0]
             if name in ("index", "00-start-here", "03-softmax"):
                 page.screenshot(path=str(artifacts_dir / f"site-{name}.png"), full_page=False)
+            info["seconds"] = time.monotonic() - started
             seen[name] = info
-            page.close()
-        context.close()
+            context.close()
         browser.close()
     report = json.loads((site_dir / "build-report.json").read_text(encoding="utf-8"))
-    print("\nsite page weights (KiB, every response):")
+    print("\nsite pages: first-visit weight (every response), own (HTML + pictures), seconds")
     for name, info in seen.items():
-        print(f"  {name:32s} {info['weight'] / 1024:7.0f}")
+        own = (site_dir / f"{name}.html").stat().st_size + sum(
+            (site_dir / "pictures" / f.name).stat().st_size
+            for f in (site_dir / "pictures").glob(f"{name}-*.png")
+        )
+        print(
+            f"  {name:32s} {info['weight'] / 1024:6.0f} KiB {own / 1024:6.0f} KiB"
+            f" {info['seconds']:5.1f} s"
+        )
     print(f"site build: {report.get('total_seconds')} s, {len(report['pages'])} pages")
     return {"pages": seen, "report": report}
 
@@ -169,12 +176,12 @@ def test_every_explorer_is_a_picture_with_alt_text(visits, name):
     entry = next(e for e in COURSE if e.notebook == name)
     info = visits["pages"][name]
     assert len(info["pictures"]) == len(entry.explorers), info["pictures"]
-    for picture in info["pictures"] + info["figures"]:
-        assert picture["loaded"], f"{name}: a picture did not load"
-        assert (
-            len(picture["alt"]) > 20 and "explorer" in picture["alt"] or picture in info["figures"]
-        ), picture
-        assert picture["alt"].strip(), f"{name}: a picture without alt text"
+    for picture in info["pictures"]:  # the picture a learner sees, said in words
+        assert picture["loaded"], f"{name}: an explorer's picture did not load"
+        assert picture["alt"].startswith("The ") and " explorer at " in picture["alt"], picture
+        assert "Figure:" in picture["alt"], picture
+    for picture in info["figures"]:
+        assert picture["loaded"] and len(picture["alt"]) > 10, f"{name}: {picture}"
 
 
 @pytest.mark.parametrize("name", PAGES)
@@ -213,3 +220,13 @@ def test_hints_are_folded_and_solutions_follow_the_setting(visits, name):
 def test_axe_finds_nothing_serious(visits, name):
     blocking = [v for v in visits["pages"][name]["axe"] if v["impact"] in a11y.BLOCKING]
     assert blocking == [], blocking
+
+
+def test_the_site_has_every_explorer_and_every_help_panel(visits):
+    from attnlab.exercises.kit.exercise_map import EXERCISES
+
+    lessons = visits["report"]["lessons"]
+    explorers = sum(counts["explorers"] for counts in lessons.values())
+    assert explorers == sum(len(entry.explorers) for entry in COURSE) == 11
+    assert sum(counts["help"] for counts in lessons.values()) == len(EXERCISES)
+    assert sum(info["hints"] > 0 for info in visits["pages"].values()) == len(LESSONS)
