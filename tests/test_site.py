@@ -217,3 +217,13 @@ def test_a_saved_lesson_shows_each_explorers_picture_in_nbconvert():
     shown = [img["src"].removeprefix(prefix) for img in images if img["src"].startswith(prefix)]
     assert len(explorers) == 11 and shown == explorers
     assert soup.select('script[type="application/vnd.jupyter.widget-view+json"]') == []
+
+
+def test_the_build_scripts_examples_hold():
+    """tools/ is not among the doctest paths: its examples are run here."""
+    import doctest
+
+    result = doctest.testmod(
+        build_site, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
+    )
+    assert result.attempted >= 4 and result.failed == 0
