@@ -169,10 +169,15 @@ def _check_owner(info: os.stat_result, owner: int, where: str) -> None:
 
 def _read_folder(fd, prefix, found, max_files, max_bytes, ignore, read) -> None:
     count = len(found.files) + len(found.folders)
-    for entry in sorted(os.listdir(fd)):
+    names = []
+    with os.scandir(fd) as listing:  # stops at the cap: a folder of millions is not listed
+        for item in listing:
+            if not any(fnmatch.fnmatch(item.name, pattern) for pattern in ignore):
+                names.append(item.name)
+                if count + len(names) > max_files:
+                    raise SubmissionRefused(f"it holds more than {max_files} files and folders")
+    for entry in sorted(names):
         where = prefix + entry
-        if any(fnmatch.fnmatch(entry, pattern) for pattern in ignore):
-            continue
         count += 1
         if count > max_files:
             raise SubmissionRefused(f"it holds more than {max_files} files and folders")

@@ -24,6 +24,7 @@ release_feedback instead: the same test then prints the scores stock nbgrader gi
 from __future__ import annotations
 
 import datetime
+import html
 import json
 import os
 import re
@@ -158,6 +159,7 @@ def test_the_exchange_takes_who_and_when_from_the_file_system(tljh):
         lines = [
             f"mkdir {shlex.quote(str(folder))}",
             f"echo {role}-secret > {shlex.quote(str(folder / 'submission_secret.txt'))}",
+            f"printf %s {shlex.quote(on_time)} > {shlex.quote(str(folder / 'timestamp.txt'))}",
         ]
         lines += [
             f"ln -s {shlex.quote(str(t))} {shlex.quote(str(folder / n))}"
@@ -184,13 +186,33 @@ def test_the_exchange_takes_who_and_when_from_the_file_system(tljh):
     instructor(hub, "release_feedback", LESSON)
     grading = time.monotonic() - graded_at
     given, late, full = grades(course)
+    key_line = next(
+        line.strip()
+        for line in (course / "answer_keys" / "lesson7.py").read_text().splitlines()
+        if line.startswith("def key_")
+    )
+
+    def holds(text: str) -> str:
+        """What a released file shows: the quiz key, a gradebook, a classmate's notebook."""
+        found = [
+            what
+            for what, marker in (
+                ("the lesson 7 key", key_line),
+                ("the gradebook", "SQLite format 3"),
+                ("alice's notebook", f"Submitted by {unix['alice']}"),
+                ("worked solutions", "BEGIN SOLUTION"),
+            )
+            if marker in text or html.escape(marker) in text
+        ]
+        return "; ".join(found) or "its own"
+
     fair = {"alice": full, "grace": full, "carol": 0.0, "bob": 0.0, "dave": 0.0, "eve": 0.0}
     attack = {
         "alice": "none (her links' target: dave)",
         "grace": "eve's folder in her name, 2099, blank",
         "carol": "late, timestamp.txt rewritten",
-        "bob": "links to source, keys, gradebook",
-        "dave": "link to alice's collected notebook",
+        "bob": "links to source, keys, gradebook (on time)",
+        "dave": "link to alice's collected notebook (on time)",
         "eve": "(submits only in grace's name)",
     }
     leaks = {
@@ -198,13 +220,13 @@ def test_the_exchange_takes_who_and_when_from_the_file_system(tljh):
         for role in ("bob", "dave", "eve")
     }
     print(f"\n{'stock nbgrader' if STOCK else 'attnlab exchange'}: collect, autograde, feedback")
-    print(f"{'student':8} {'attack':42} {'given':>6} {'fair':>6} {'late':>7}  released to them")
+    print(f"{'student':8} {'attack':46} {'given':>6} {'fair':>6} {'late':>7}  released to them")
     for role, fair_score in fair.items():
         score = given.get(unix[role])
         shown = "-" if score is None else f"{score:g}"
-        leak = ", ".join(leaks.get(role, {})) or "-"
+        leak = ", ".join(f"{n} ({holds(t)})" for n, t in leaks.get(role, {}).items()) or "-"
         seconds = "-" if score is None else f"{late[unix[role]]:.1f} s"
-        print(f"{role:8} {attack[role]:42} {shown:>6} {fair_score:>6g} {seconds:>7}  {leak}")
+        print(f"{role:8} {attack[role]:46} {shown:>6} {fair_score:>6g} {seconds:>7}  {leak}")
     warned = [line for line in collect.stderr.splitlines() if "Skipping" in line]
     print("collect --update skipped:\n  " + "\n  ".join(warned))
     print(f"autograde + generate_feedback + release_feedback: {grading:.1f} s")
@@ -232,9 +254,9 @@ def test_the_exchange_takes_who_and_when_from_the_file_system(tljh):
         f"{took:.1f} s; alice's resubmission collected: {'Submitted again' in alice_now}; "
         f"frank's 20,000 files collected: {frank_in}"
     )
-    print(
-        "  " + "\n  ".join(l for l in again.stderr.splitlines() if "Skipping" in l or "ERROR" in l)
-    )
+    told = [line for line in again.stderr.splitlines() if "Skipping" in line or "ERROR" in line]
+    told += again.stderr.strip().splitlines()[-1:] if again.returncode else []
+    print("  " + "\n  ".join(told))
     print(f"whole test: {time.monotonic() - started:.1f} s")
 
     # -- what must hold ----------------------------------------------------------------------------
