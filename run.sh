@@ -189,7 +189,7 @@ site_tests() {  # the site built from this checkout without network, for the bro
     ensure_env requirements-site.txt
     site_assets
     export ATTNLAB_SITE_DIR="$RUN_DIR/site"
-    stage "site: build without network" site_build --out "$ATTNLAB_SITE_DIR"
+    stage "site: every lesson run, no network" site_build --out "$ATTNLAB_SITE_DIR"
 }
 # The browser suite (waits most: a server, Chromium, lesson after lesson) runs in a background
 # lane beside what computes, and the notebooks under nbval after it: the grading stage is the
@@ -199,7 +199,10 @@ site_tests() {  # the site built from this checkout without network, for the bro
 # (ATTNLAB_BROWSER_SHARD), each shard took as long as the whole suite (1169 and 1175 s,
 # against 1132 s), its CPU went from 373 to 620 s, and the fast tests took 1558 s (418 s
 # beside one browser lane).
-browser_lane() { site_tests; browser_tests ""; nbval_learner; nbval_source; }
+# In --all the site's build stands in for nbval's learner-notebook stage: it executes the same
+# notebooks (notebooks/, no output checks, any error fails it) in fresh kernels from the same
+# folder, and fails on any cell error too. The fast loop keeps nbval_learner.
+browser_lane() { site_tests; browser_tests ""; nbval_source; }
 computing_lane() {
     fast_tests "$@"; grading_tests
 }
