@@ -15,8 +15,9 @@ rename, delete, write, nbgrader's own ``list --inbound``; the exchange, A's home
 instructor's course) and each attempt is refused, while A fetches A's feedback. Two facts are
 asserted as the limits they are: what hides a submission and a feedback file in the exchange is
 a name B cannot learn (72 random bits, a secret kept in A's home), not its mode; and a student
-can still submit in a classmate's name, which the instructor's collect now reports (the owner
-check). The users are deleted afterwards, whatever happens.
+can still make a submission in a classmate's name, which the instructor's collect passes over
+(attnlab.grading.exchange; the other attacks on the exchange are in test_exchange_attacks.py).
+The users are deleted afterwards, whatever happens.
 
 Zero to JupyterHub has no such model (every pod is uid 1000): docs/jupyterhub.md says what that
 means.
@@ -156,11 +157,41 @@ def unix_users_for_the_test(prefix: str) -> Iterator[tuple[Path, Users]]:
         shutil.rmtree(base, ignore_errors=True)
 
 
+@contextlib.contextmanager
+def reachable_by_others(*paths: Path) -> Iterator[list[Path]]:
+    """Let other users pass through (o+x, not list) every folder above ``paths`` that stops them,
+    for as long as the test runs; the modes are put back afterwards.
+
+    The test's users read the checkout (deploy/'s configs, the environment's site-packages, the
+    editable attnlab): a checkout in a folder only its owner can enter (``git clone`` into
+    ``mktemp -d``, mode 0700) would refuse them all. Folders owned by someone else than the
+    user running the test are left alone.
+    """
+    changed: list[tuple[Path, int]] = []
+    try:
+        for path in paths:
+            for folder in reversed(Path(path).resolve().parents):
+                info = folder.stat()
+                if not info.st_mode & stat.S_IXOTH and info.st_uid == os.geteuid():
+                    if folder not in [f for f, _ in changed]:
+                        changed.append((folder, stat.S_IMODE(info.st_mode)))
+                        folder.chmod(stat.S_IMODE(info.st_mode) | stat.S_IXOTH)
+        if changed:
+            print(f"o+x for the test's users, until it ends: {[str(f) for f, _ in changed]}")
+        yield [f for f, _ in changed]
+    finally:
+        for folder, mode in reversed(changed):
+            folder.chmod(mode)
+
+
 @pytest.fixture
 def tljh(tmp_path_factory):
     if os.geteuid() != 0 or not shutil.which("useradd") or not shutil.which("runuser"):
         pytest.skip("needs root with useradd and runuser (CI runs as root)")
-    with unix_users_for_the_test("attnlab-private-") as made:
+    import attnlab
+
+    checkout = [ROOT / "deploy", Path(sysconfig.get_paths()["purelib"]), Path(attnlab.__file__)]
+    with reachable_by_others(*checkout), unix_users_for_the_test("attnlab-private-") as made:
         yield made
 
 
@@ -378,9 +409,13 @@ def test_tljh_students_cannot_reach_each_others_submissions_or_feedback(tljh):
     # a hash of A's secret in the feedback's), not its mode: with the exact name B could read it.
     assert stat.S_IMODE(a_sub.stat().st_mode) == 0o777  # nbgrader's submit makes it so
     assert stat.S_IMODE(a_released.stat().st_mode) & stat.S_IROTH
-    # A student can still submit in a classmate's name; collect's owner check reports it.
+    # A student can still make a submission in a classmate's name; the instructor's collect
+    # (attnlab.grading.exchange, tests/hub/test_exchange_attacks.py) passes it over, saying so,
+    # and keeps A's own.
     hub.nbgrader("b", "submit", LESSON, f"--CourseDirectory.student_id={a_name}")
     collect = hub.nbgrader("inst", "collect", "--update", LESSON)
-    warning = f"claims to be submitted by {a_name} but is owned by {b_name}"
+    warning = f"the folder belongs to {b_name}, not to the student it names"
     print(f"instructor's collect after B submitted as A: ...{warning}...")
     assert warning in collect.stderr
+    kept = hub.course / "submitted" / a_name / LESSON / f"{LESSON}.ipynb"
+    assert hub.signature("a") in kept.read_text() and hub.signature("b") not in kept.read_text()
