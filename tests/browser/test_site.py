@@ -8,6 +8,9 @@ critical finding on the whole page. Page weights (every response's bytes) are pr
 
 The site is ``$ATTNLAB_SITE_DIR`` when set (CI's "site" stage builds it there first, without
 network); otherwise this module builds one (about 90 s) into a temporary folder.
+
+The tests' parameter is ``site_page``, not ``name``: tests/browser/conftest.py orders a test
+with a ``name`` among the JupyterLab lesson pages, which would split this module's visits.
 """
 
 from __future__ import annotations
@@ -160,53 +163,53 @@ def visits(served: str, site_dir: Path, artifacts_dir: Path) -> dict:
     return {"pages": seen, "report": report}
 
 
-@pytest.mark.parametrize("name", PAGES)
-def test_no_request_leaves_the_site(visits, name, served):
+@pytest.mark.parametrize("site_page", PAGES)
+def test_no_request_leaves_the_site(visits, site_page, served):
     host = urlparse(served).netloc
     outside = [
         u
-        for u in visits["pages"][name]["requests"]
+        for u in visits["pages"][site_page]["requests"]
         if urlparse(u).netloc != host and not u.startswith("data:")
     ]
-    assert outside == [], f"{name} asked another host: {outside}"
+    assert outside == [], f"{site_page} asked another host: {outside}"
 
 
-@pytest.mark.parametrize("name", LESSONS)
-def test_every_explorer_is_a_picture_with_alt_text(visits, name):
-    entry = next(e for e in COURSE if e.notebook == name)
-    info = visits["pages"][name]
+@pytest.mark.parametrize("site_page", LESSONS)
+def test_every_explorer_is_a_picture_with_alt_text(visits, site_page):
+    entry = next(e for e in COURSE if e.notebook == site_page)
+    info = visits["pages"][site_page]
     assert len(info["pictures"]) == len(entry.explorers), info["pictures"]
     for picture in info["pictures"]:  # the picture a learner sees, said in words
-        assert picture["loaded"], f"{name}: an explorer's picture did not load"
+        assert picture["loaded"], f"{site_page}: an explorer's picture did not load"
         assert picture["alt"].startswith("The ") and " explorer at " in picture["alt"], picture
         assert "Figure:" in picture["alt"], picture
     for picture in info["figures"]:
-        assert picture["loaded"] and len(picture["alt"]) > 10, f"{name}: {picture}"
+        assert picture["loaded"] and len(picture["alt"]) > 10, f"{site_page}: {picture}"
 
 
-@pytest.mark.parametrize("name", PAGES)
-def test_maths_is_typeset_and_no_widget_repr_shows(visits, name):
-    info = visits["pages"][name]
-    assert info["math"] > 0, f"{name}: MathJax typeset nothing"
+@pytest.mark.parametrize("site_page", PAGES)
+def test_maths_is_typeset_and_no_widget_repr_shows(visits, site_page):
+    info = visits["pages"][site_page]
+    assert info["math"] > 0, f"{site_page}: MathJax typeset nothing"
     assert not RAW_TEX.search(info["text"]), RAW_TEX.search(info["text"]).group(0)
     assert not WIDGET_REPR.search(info["body"]), WIDGET_REPR.search(info["body"]).group(0)
     assert info["widget_scripts"] == 0
 
 
-@pytest.mark.parametrize("name", PAGES)
-def test_each_page_links_the_next_lesson_and_launches(visits, name):
-    info = visits["pages"][name]
-    following = PAGES[PAGES.index(name) + 1] if name != PAGES[-1] else None
+@pytest.mark.parametrize("site_page", PAGES)
+def test_each_page_links_the_next_lesson_and_launches(visits, site_page):
+    info = visits["pages"][site_page]
+    following = PAGES[PAGES.index(site_page) + 1] if site_page != PAGES[-1] else None
     if following:
         assert info["next"] == f"{following}.html", info["next"]
-    if name != "index":
-        assert any("mybinder.org" in link and name in link for link in info["launch"])
+    if site_page != "index":
+        assert any("mybinder.org" in link and site_page in link for link in info["launch"])
 
 
-@pytest.mark.parametrize("name", LESSONS)
-def test_hints_are_folded_and_solutions_follow_the_setting(visits, name):
-    info = visits["pages"][name]
-    if name == "00-start-here":
+@pytest.mark.parametrize("site_page", LESSONS)
+def test_hints_are_folded_and_solutions_follow_the_setting(visits, site_page):
+    info = visits["pages"][site_page]
+    if site_page == "00-start-here":
         assert "This is a static page" in info["body"]
         assert "✗ Widgets are NOT live" not in info["body"]
     assert info["hints"] > 0 and info["open_hints"] == 0
@@ -216,9 +219,9 @@ def test_hints_are_folded_and_solutions_follow_the_setting(visits, name):
         assert info["solutions"] == 0
 
 
-@pytest.mark.parametrize("name", PAGES)
-def test_axe_finds_nothing_serious(visits, name):
-    blocking = [v for v in visits["pages"][name]["axe"] if v["impact"] in a11y.BLOCKING]
+@pytest.mark.parametrize("site_page", PAGES)
+def test_axe_finds_nothing_serious(visits, site_page):
+    blocking = [v for v in visits["pages"][site_page]["axe"] if v["impact"] in a11y.BLOCKING]
     assert blocking == [], blocking
 
 
