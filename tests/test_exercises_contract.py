@@ -540,7 +540,9 @@ FIXED_FACTS = {
     "9.3": "the tokens read off one heatmap the lesson shows (called with no arguments)",
 }
 
-#: Grading salts the fresh cases are drawn with in these tests (any number would do).
+#: Grading salts the fresh cases are drawn with in these tests (any number would do); the
+#: answers are judged under the first (one salt keeps the fast loop fast; the attack suite and
+#: every graded-use test draw their own).
 SALTS = (1, 2024)
 
 
@@ -625,7 +627,7 @@ def test_a_table_of_the_learners_cases_earns_nothing_in_grading(exercise):
     if exercise.id in FIXED_FACTS:
         return
     table = _table_answer(exercise, worked_answer(exercise))
-    for salt in SALTS:
+    for salt in SALTS[:1]:
         with grading_seed(salt):
             feedback = exercise.grade(table)
         assert feedback.outcome is not Outcome.CORRECT, (salt, feedback.message)
@@ -666,7 +668,7 @@ def test_right_answers_pass_the_cases_drawn_at_grading_time(table, name):
     from attnlab.exercises.kit.grading_mode import grading_seed
 
     answer = dict(table.named_right())[name]
-    for salt in SALTS:
+    for salt in SALTS[:1]:
         with grading_seed(salt):
             feedback = answer_tables.judged(_fresh_only(table.exercise), answer)
         assert feedback.outcome is Outcome.CORRECT, (salt, feedback.message)
@@ -690,7 +692,7 @@ def test_known_mistakes_fail_the_cases_drawn_at_grading_time(table, name):
     if (table.exercise.title, name) in WRONG_ONLY_ON_A_SHIPPED_CASE:
         return
     answer, reason = table.wrong[name]
-    for salt in SALTS:
+    for salt in SALTS[:1]:
         with grading_seed(salt):
             feedback = answer_tables.judged(_fresh_only(table.exercise), answer)
         assert feedback.outcome is not Outcome.CORRECT, (salt, feedback.message)
@@ -705,7 +707,7 @@ def test_every_formulation_passes_the_cases_drawn_at_grading_time(exercise, form
     if (exercise.title, formulation) in KNOWN_FAILURES:
         pytest.xfail(KNOWN_FAILURES[exercise.title, formulation])
     answer = formulated(formulation, worked_answer(exercise), exercise)
-    for salt in SALTS:
+    for salt in SALTS[:1]:
         with grading_seed(salt):
             feedback = exercise.grade(answer)
         assert feedback.outcome is Outcome.CORRECT, (salt, feedback.message)
