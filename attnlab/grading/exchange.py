@@ -339,6 +339,8 @@ class VerifiedCollect(ExchangeCollect):
                 self._collect_one(record)
             except SubmissionRefused as refused:
                 self._refuse(record["filename"], str(refused))
+            except OSError as error:  # this student's alone: the class goes on
+                self._refuse(record["filename"], f"it could not be collected ({error})")
 
     def _collect_one(self, record: dict) -> None:
         student_id, assignment_id = record["username"], self.coursedir.assignment_id
@@ -388,6 +390,8 @@ class VerifiedCollect(ExchangeCollect):
                 claimed,
                 when.strftime(_TIME_FORMAT),
             )
+        if "timestamp.txt" in found.folders:
+            raise SubmissionRefused("its timestamp.txt is a folder")
         found.files["timestamp.txt"] = when.strftime(_TIME_FORMAT).encode()
         self._write(found, dest, student_id)
 
@@ -457,10 +461,14 @@ class VerifiedReleaseFeedback(ExchangeReleaseFeedback):
             if reason:
                 self.log.warning("Not releasing %s: %s.", html, reason)
                 continue
-            with open(os.path.join(folder, "timestamp.txt")) as fh:
-                timestamp = fh.read()
-            with open(os.path.join(folder, "submission_secret.txt")) as fh:
-                secret = fh.read()
+            try:  # submission_secret.txt came with the submission: a student may leave it out
+                with open(os.path.join(folder, "timestamp.txt")) as fh:
+                    timestamp = fh.read()
+                with open(os.path.join(folder, "submission_secret.txt")) as fh:
+                    secret = fh.read()
+            except (OSError, UnicodeDecodeError) as error:
+                self.log.warning("Not releasing %s: %s.", html, error)
+                continue
             checksum = notebook_hash(secret=secret, notebook_id=notebook_id)
             temporary = os.path.join(self.dest_path, f"{checksum}-tmp.html")
             self.log.info(

@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
+from nbgrader.utils import notebook_hash, parse_utc
 
 from attnlab.grading.exchange import SubmissionRefused, read_submission
 
@@ -143,3 +144,70 @@ def test_a_file_that_grows_past_the_cap_while_read_is_refused(inbound, monkeypat
     give(inbound.folder / "big")
     assert "more bytes than the cap" in refused(inbound)
     assert Path(inbound.folder / "big").stat().st_size == 2000
+
+
+def _course(tmp_path: Path):
+    from nbgrader.coursedir import CourseDirectory
+
+    course, exchange = tmp_path / "course", tmp_path / "exchange"
+    course.mkdir()
+    (exchange / "attnlab" / "inbound").mkdir(parents=True)
+    exchange.chmod(0o777)
+    coursedir = CourseDirectory(root=str(course), course_id="attnlab", assignment_id="a1")
+    return course, exchange, coursedir
+
+
+def test_collect_skips_a_bad_entry_and_dates_the_rest_by_the_file_system(tmp_path):
+    from attnlab.grading.exchange import VerifiedCollect
+
+    course, exchange, coursedir = _course(tmp_path)
+    inbound = exchange / "attnlab" / "inbound"
+    before = datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
+    entries = {
+        "s1+a1+2000-01-01 00:00:00.000000 UTC+r": {"timestamp.txt": "2000-01-01 00:00:00 UTC"},
+        "s2+a1+2099-01-01 00:00:00.000000 UTC+r": {},  # later than the file system: counts
+        "s3+a1+2000-01-01 00:00:00.000000 UTC+r": {"timestamp.txt/x": ""},  # a folder
+        "s4+a1+not-a-time+r": {},
+        "..+a1+2000-01-01 00:00:00.000000 UTC+r": {},
+    }
+    for name, files in entries.items():
+        (inbound / name).mkdir()
+        (inbound / name / "a1.ipynb").write_text("{}")
+        for relative, text in files.items():
+            (inbound / name / relative).parent.mkdir(exist_ok=True)
+            (inbound / name / relative).write_text(text)
+    collect = VerifiedCollect(coursedir=coursedir, root=str(exchange), check_owner=False)
+    collect.start()  # as root, every entry is root's own: check_owner off, one owner each
+    collected = sorted(p.name for p in (course / "submitted").iterdir())
+    assert collected == ["s1", "s2"]
+    s1 = (course / "submitted" / "s1" / "a1" / "timestamp.txt").read_text()
+    assert parse_utc(s1) >= before  # not the year 2000 its timestamp.txt and name claim
+    s2 = (course / "submitted" / "s2" / "a1" / "timestamp.txt").read_text()
+    assert parse_utc(s2).year == 2099
+    assert not (course / "a1").exists()  # the ".." entry wrote nothing outside submitted/
+
+
+def test_release_feedback_releases_only_the_assignments_notebooks(tmp_path):
+    from nbgrader.api import Gradebook
+
+    from attnlab.grading.exchange import VerifiedReleaseFeedback
+
+    course, exchange, coursedir = _course(tmp_path)
+    with Gradebook(coursedir.db_url, "attnlab") as gb:
+        gb.update_or_create_assignment("a1")
+        gb.add_notebook("nb", "a1")
+    (tmp_path / "key.py").write_text("KEY")
+    for student, files in {
+        "s1": {"nb.html": "mine", "key.html": "KEY", "submission_secret.txt": "k1"},
+        "s2": {"nb.html": "theirs"},  # no submission_secret.txt: skipped, the class goes on
+        "s3": {"submission_secret.txt": "k3"},
+    }.items():
+        folder = course / "feedback" / student / "a1"
+        folder.mkdir(parents=True)
+        (folder / "timestamp.txt").write_text("2026-01-01 00:00:00 UTC")
+        for name, text in files.items():
+            (folder / name).write_text(text)
+    (course / "feedback" / "s3" / "a1" / "nb.html").symlink_to(tmp_path / "key.py")
+    VerifiedReleaseFeedback(coursedir=coursedir, root=str(exchange)).start()
+    released = {p.name: p.read_text() for p in (exchange / "attnlab" / "feedback").iterdir()}
+    assert released == {f"{notebook_hash(secret='k1', notebook_id='nb')}.html": "mine"}
