@@ -664,3 +664,56 @@ def test_an_armed_grading_kernel_starts_no_process(tmp_path):
         arm(kernel)
         status, error = kernel.run(_NO_PROCESSES)
     assert status == "ok", error
+
+
+#: Run in a grading kernel: what it can see of the checkout the grader's ``attnlab`` is
+#: installed (editable) from, while the course folder is elsewhere.
+_EDITABLE_HUNT = """
+import os, sys
+repo = {repo!r}
+seen = []
+for name in ('answer_keys', 'source', '.git', 'tests', 'tools', 'notebooks', 'pyproject.toml'):
+    path = os.path.join(repo, name)
+    if os.path.exists(path):
+        seen.append(name)
+try:
+    listed = sorted(os.listdir(repo))
+except OSError:
+    listed = None
+import attnlab
+assert not seen and set(listed or ()) <= {{'attnlab', {venv!r}}}, (seen, listed)
+"""
+
+
+def test_an_editable_checkout_on_the_path_is_not_shown_whole(tmp_path, monkeypatch):
+    """Red team round 9 (W1): the grader's ``attnlab`` was an editable install from a git
+    checkout (its folder on ``sys.path``) and the course folder elsewhere; both grading
+    sandboxes mounted that checkout whole, read-only: ``.git``, ``answer_keys/``, ``source/``
+    and ``tests/`` readable from a student's cell. Now only its package comes in.
+
+    This repository's own venv is such an install; the course folder is a copy of it here
+    (with ``answer_keys/``), the grader imports ``attnlab`` from the copy, as nbgrader run in
+    a course folder does."""
+    import sys
+
+    from attnlab.grading.remote import CleanKernel
+
+    repo = sandbox._package_dir().parent
+    if not (repo / ".git").exists() or str(repo) not in map(str, sandbox._runtime_dirs()):
+        pytest.skip("attnlab is not an editable install from a git checkout here")
+    course = tmp_path / "course"
+    shutil.copytree(
+        repo / "attnlab", course / "attnlab", ignore=shutil.ignore_patterns("__pycache__")
+    )
+    for name in ("answer_keys", "source"):
+        (course / name).mkdir()
+    # the grader reads keys and worked solutions beside the package it imported: the course's
+    monkeypatch.setattr(sandbox, "_package_dir", lambda: course / "attnlab")
+    monkeypatch.setattr("attnlab.exercises.keys.key_folder", lambda: course / "answer_keys")
+    monkeypatch.setattr("attnlab.exercises.solutions.source_folder", lambda: course / "source")
+    monkeypatch.chdir(course)
+    venv = Path(sys.prefix).resolve()
+    venv = venv.relative_to(repo).parts[0] if sandbox._within(venv, repo) else "attnlab"
+    with CleanKernel(course) as kernel:
+        status, error = kernel.run(_EDITABLE_HUNT.format(repo=str(repo), venv=venv))
+    assert status == "ok", error

@@ -341,6 +341,9 @@ def bwrap_command(
     checkout = package.parent if is_checkout(package.parent) else None
     if checkout is not None and checkout != Path("/"):
         hidden.append(checkout)  # its .git, tests, tools …: only the package comes back
+    # every other checkout the runtime reaches into (an editable install's folder on sys.path,
+    # a venv inside a repository): hidden whole; only its packages and the venv come back
+    hidden += [c for c in runtime_checkouts() if c not in hidden]
     cmd = ["bwrap", *_system_binds(scratch)]
     # /tmp and what hides folders come before the runtime, which may lie inside them (a
     # checkout's venv in /tmp), so that the runtime is mounted over them, not hidden by them
@@ -430,21 +433,75 @@ def _venv_in(checkout: Path) -> Path | None:
     return prefix
 
 
+def _checkout_of(folder: Path) -> Path | None:
+    """The source checkout ``folder`` is or lies in (the nearest of it and its parents that
+    :func:`is_checkout`, below the top level), else None. ``site-packages`` and
+    ``dist-packages`` folders and what they hold are never checkouts."""
+    for candidate in [folder, *folder.parents]:
+        if candidate.name in ("site-packages", "dist-packages"):
+            return None
+        if len(candidate.parts) > 2 and is_checkout(candidate):
+            return candidate
+    return None
+
+
+def runtime_checkouts() -> list[Path]:
+    """The source checkouts the Python runtime reaches into: each folder of
+    :func:`_runtime_dirs` that is one or lies in one (:func:`_checkout_of`): an editable
+    install's folder on ``sys.path`` (a git checkout with its ``.git``, ``answer_keys/``,
+    ``source/`` and ``tests/``), a virtual environment inside a repository.
+
+    None of them is ever mounted whole in the sandbox (a red team read a second checkout's
+    answer keys from a student's cell: the grader's editable install put it on ``sys.path``);
+    :func:`_runtime_binds` mounts only its Python packages and the venv inside it."""
+    found = [_checkout_of(folder) for folder in _runtime_dirs()]
+    return list(dict.fromkeys(f for f in found if f is not None))
+
+
+def _checkout_packages(checkout: Path) -> list[Path]:
+    """The Python packages at the top of ``checkout`` (folders with an ``__init__.py``), but
+    none of :data:`CHECKOUT_SECRETS` nor a hidden folder: what an editable install of it
+    imports."""
+    try:
+        entries = sorted(checkout.iterdir())
+    except OSError:
+        return []
+    return [
+        e
+        for e in entries
+        if e.is_dir()
+        and not e.is_symlink()
+        and e.name not in CHECKOUT_SECRETS
+        and not e.name.startswith(".")
+        and (e / "__init__.py").is_file()
+    ]
+
+
 def _runtime_binds(package: Path, hidden: list[Path], checkout: Path | None = None) -> list[Path]:
     """The runtime folders to mount read-only, outermost first: the folders Python starts and
-    imports from (:func:`_runtime_dirs`) and the package; inside a source ``checkout`` only
-    the package and the virtual environment the grader runs from. Never ``/``, nor a folder
-    that holds a hidden one (a repository's root, the course, ``/tmp``), nor one inside a
-    hidden folder that holds :data:`SECRET_SIBLINGS`."""
+    imports from (:func:`_runtime_dirs`) and the package; inside a source ``checkout`` (the
+    package's, or any the runtime reaches into: :func:`runtime_checkouts`) only its packages
+    and the virtual environment the grader runs from. Never ``/``, nor a folder that holds a
+    hidden one (a repository's root, the course, ``/tmp``), nor one inside a hidden folder
+    that holds :data:`SECRET_SIBLINGS`."""
     found = []
-    venv = _venv_in(checkout) if checkout is not None else None
-    if venv is not None:
-        found.append(venv)
+    checkouts = [c for c in [checkout, *runtime_checkouts()] if c is not None]
+    for place in dict.fromkeys(checkouts):
+        venv = _venv_in(place)
+        if venv is not None:
+            found.append(venv)
     for folder in _runtime_dirs():
+        place = next((c for c in checkouts if _within(folder, c)), None)
+        if place is not None and folder != Path("/"):
+            if place == checkout:
+                continue  # the package's own checkout: only the package and the venv
+            if folder == place:  # an editable install's folder: only its packages
+                found += _checkout_packages(place)
+            elif folder.relative_to(place).parts[0] not in CHECKOUT_SECRETS:
+                found.append(folder)  # a venv's site-packages inside the checkout
+            continue
         if folder == Path("/") or any(_within(h, folder) for h in hidden):
             continue
-        if checkout is not None and _within(folder, checkout):
-            continue  # only the package and the venv (above, below) come back
         inside = any(_within(folder, h) for h in hidden)
         if inside and any((folder / s).is_dir() for s in SECRET_SIBLINGS):
             continue
