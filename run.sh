@@ -173,6 +173,14 @@ site_assets() {
     mkdir -p build/site-assets
     npm install --prefix build/site-assets --no-save --no-audit --no-fund --silent mathjax@3.2.2
 }
+# The feedback page's MathJax (2.7.7, which nbconvert's feedback template loads from a CDN), for
+# the test that renders a student's TeX in Chromium (tests/test_feedback_sanitizer.py): set up
+# once, served by the test from build/feedback-assets/, offline.
+feedback_assets() {
+    if [[ -f build/feedback-assets/node_modules/mathjax/MathJax.js ]]; then return; fi
+    mkdir -p build/feedback-assets
+    npm install --prefix build/feedback-assets --no-save --no-audit --no-fund --silent mathjax@2.7.7
+}
 site_build() {  # arguments go to tools/build_site.py
     if [[ "$(id -u)" == 0 ]] && command -v ip >/dev/null && unshare --net true 2>/dev/null; then
         echo "building the site with no network (a network namespace with only loopback)"
@@ -204,7 +212,7 @@ site_tests() {  # the site built from this checkout without network, for the bro
 # folder, and fails on any cell error too. The fast loop keeps nbval_learner.
 browser_lane() { site_tests; browser_tests ""; nbval_source; }
 computing_lane() {
-    fast_tests "$@"; grading_tests
+    fast_tests "$@"; feedback_assets; grading_tests
 }
 
 run_tests() {  # $1: 1 for every test, 0 for the fast loop; the rest go to pytest
