@@ -121,7 +121,8 @@ def _diagnose_dot(got, q, k, expected, what) -> None:
             f"q[d]·k[d], {short(np.asarray(got))}: add the products up."
         )
     number = _finite_number(got)
-    if number is None or math.isclose(number, expected, rel_tol=1e-6, abs_tol=1e-9):
+    atol = max(1e-9, _float_atol(got, q[None, :], k[None, :]))  # a float32 answer's rounding
+    if number is None or math.isclose(number, expected, rel_tol=1e-6, abs_tol=atol):
         return
     said = f"{what} should be {expected:.4g}, but yours gave {number:.4g}"
     known = [
