@@ -482,3 +482,69 @@ class VerifiedReleaseFeedback(ExchangeReleaseFeedback):
             shutil.copyfile(html, temporary, follow_symlinks=False)
             os.chmod(temporary, 0o644)
             os.replace(temporary, os.path.join(self.dest_path, f"{checksum}.html"))
+
+
+def _ngshare_collect():
+    """:class:`VerifiedCollect`'s cap for ngshare's collect (Zero to JupyterHub).
+
+    ngshare itself decides who submitted (the hub user of the request's token) and when (its own
+    clock; ngshare-exchange writes that time as the collected ``timestamp.txt``, over any the
+    student uploaded), and a submission there is only the bytes the student's server uploaded.
+    What it does not do is cap a submission: this collect lists each student's latest
+    submission first (``list_only``, no content) and passes over, with a warning, one of more
+    than ``max_files`` files, keeping what was collected before; a submission that grows past
+    the cap between that listing and its download is not written either.
+    """
+    from ngshare_exchange.collect import ExchangeCollect as NgshareExchangeCollect
+
+    class NgshareCollect(NgshareExchangeCollect):
+        max_files = Integer(
+            100,
+            help="The most files one submission may hold; a larger one is not collected.",
+        ).tag(config=True)
+
+        def _files_in(self, student_id: str) -> int | None:
+            listing = self.ngshare_api_get(
+                f"/submission/{self.coursedir.course_id}/{self.coursedir.assignment_id}/"
+                f"{student_id}",
+                params={"list_only": "true"},
+            )
+            return None if listing is None else len(listing["files"])
+
+        def _over(self, student_id: str, count: int) -> None:
+            self.log.warning(
+                "Skipping %s's submission of %s: it holds %d files, more than %d.",
+                student_id,
+                self.coursedir.assignment_id,
+                count,
+                self.max_files,
+            )
+
+        def init_src(self):
+            super().init_src()
+            kept = []
+            for record in self.src_records:
+                count = self._files_in(record["student_id"])
+                if count is not None and count > self.max_files:
+                    self._over(record["student_id"], count)
+                else:
+                    kept.append(record)
+            self.src_records = kept
+
+        def _get_submission(self, course_id, assignment_id, student_id):
+            submission = super()._get_submission(course_id, assignment_id, student_id)
+            if submission is not None and len(submission["files"]) - 1 > self.max_files:
+                self._over(student_id, len(submission["files"]) - 1)  # -1: its timestamp.txt
+                return None
+            return submission
+
+    return NgshareCollect
+
+
+def __getattr__(name: str):
+    # ngshare_exchange is installed on Zero to JupyterHub only: its collect is made on demand
+    # (nbgrader imports "attnlab.grading.exchange.NgshareCollect" by name)
+    if name == "NgshareCollect":
+        globals()[name] = _ngshare_collect()
+        return globals()[name]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

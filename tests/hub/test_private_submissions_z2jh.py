@@ -451,3 +451,24 @@ def the_class(hub, pod_user, service_dir, shared_exchange, course, started) -> N
     mine = cls.ngshare("a", "GET", f"/feedback/{COURSE}/{LESSON}/{a}?timestamp={a_stamp}")
     assert mine["success"] and mine["files"], mine
     print(f"A fetches A's feedback from the service: {[f['path'] for f in mine['files']]}")
+
+    # who and when come from ngshare: B's own timestamp.txt is replaced by ngshare's time
+    b_folder = cls.home("b") / LESSON
+    (b_folder / "timestamp.txt").write_text("2000-01-01 00:00:00.000000 UTC")
+    cls.nbgrader("b", "submit", LESSON)
+    cls.nbgrader("inst", "collect", "--update", LESSON)
+    b_latest = cls.ngshare("inst", "GET", f"/submission/{COURSE}/{LESSON}/{b}?list_only=true")
+    b_collected = submitted / b / LESSON
+    stamp = b_collected.joinpath("timestamp.txt").read_text()
+    print(f"B submitted a timestamp.txt of 2000: collected {stamp!r} ({b_latest['timestamp']!r})")
+    assert stamp == b_latest["timestamp"]
+    # a submission of more files than the cap (100) is not collected; B's earlier one stays
+    for i in range(120):
+        (b_folder / f"f{i}.txt").write_text("x\n")
+    cls.nbgrader("b", "submit", LESSON)
+    again = cls.nbgrader("inst", "collect", "--update", LESSON)
+    told = [line for line in again["err"].splitlines() if "Skipping" in line]
+    print(f"B submitted 120 more files: {told}")
+    assert any(f"Skipping {b}'s submission" in line and "more than 100" in line for line in told)
+    assert not (b_collected / "f0.txt").exists()
+    assert b_collected.joinpath("timestamp.txt").read_text() == b_latest["timestamp"]

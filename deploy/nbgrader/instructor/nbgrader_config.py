@@ -44,7 +44,8 @@ load_subconfig(course_config)  # noqa: F821 - traitlets
 # takes only folders and regular files of the student's own, dates it by the file system's change
 # time (which no user can set back), caps it at 100 files and 50 MB, and skips, with a warning,
 # any entry that fails (the rest of the class is still collected); release_feedback releases only
-# the feedback of the assignment's own notebooks. ngshare (below) replaces both.
+# the feedback of the assignment's own notebooks. With ngshare (below) its own classes replace
+# both, and collect keeps the cap on files.
 c.ExchangeFactory.collect = "attnlab.grading.exchange.VerifiedCollect"
 c.ExchangeFactory.release_feedback = "attnlab.grading.exchange.VerifiedReleaseFeedback"
 # c.VerifiedCollect.max_files = 100  # files and folders per submission
@@ -68,3 +69,6 @@ if ngshare:
     from ngshare_exchange import configureExchange
 
     configureExchange(c, ngshare)
+    # ngshare decides who submitted (the token's hub user) and when (its clock); the course's
+    # collect for it adds the cap on files per submission (docs/jupyterhub.md)
+    c.ExchangeFactory.collect = "attnlab.grading.exchange.NgshareCollect"
