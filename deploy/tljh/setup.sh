@@ -19,7 +19,10 @@ PIP=(/opt/tljh/user/bin/python -m pip install --no-cache-dir)
 # 1b. The sandbox the course grades students' code in (docs/instructors.md).
 apt-get install -y -qq bubblewrap >/dev/null
 
-# 2. nbgrader: the per-role configs the hub hands out, and the shared exchange folder.
+# 2. nbgrader: the per-role configs the hub hands out, and the shared exchange folder. The
+#    instructor's config collects with attnlab.grading.exchange (installed with attnlab in step
+#    1): who submitted and when come from the files' Unix owner and change time, never from what
+#    a student writes into the exchange (docs/jupyterhub.md, "Who submitted, and when").
 install -d /etc/attnlab
 cp -r deploy/nbgrader /etc/attnlab/
 #    The exchange root: writable by all (0777, as nbgrader requires) AND sticky (1777, like
