@@ -211,7 +211,7 @@ def test_nudge_gap_grows_only_near_the_edge():
 # ---------------------------------------------------------------- lesson 9's claims
 def test_every_claim_lesson_9_makes_holds(data, extra):
     claims = lesson_claims(data, extra)
-    assert len(claims) == 16
+    assert len(claims) == 18
     failing = [c for c, ok in claims.items() if not ok]
     assert not failing, failing
 
@@ -237,11 +237,15 @@ def test_the_claims_fail_when_a_re_run_disagrees(data, extra):
     """A claim must hold in every re-run: one nudged run changed makes it fail."""
     # muP, alpha = 1, d_k = 256: one nudged re-run never gets there
     broken = _with_steps(extra, ("mup", "sgd", 1.0, 256, 4.0), [None, 14, 14, 14, 14], 2)
-    assert any("muP's rates at 2^2 (W_Q" in c for c in _failing(data, broken))
-    # Adam alpha = 1/2 at the d_k = 4 rate, d_k = 128: one seed of one re-run fails
-    lr = settings(data)[("adam", 0.5, 4)]["best_lr"]
-    broken = _with_steps(extra, ("shared", "adam", 0.5, 128, lr), [6, 6, None, 6, 6], 3)
-    assert any("from 1/3 up" in c for c in _failing(data, broken))
+    assert any("muP's rates on W_Q and W_K at 2^2 (times" in c for c in _failing(data, broken))
+    # Adam alpha = 2/3 at the d_k = 4 rate, d_k = 128: one seed of one re-run fails
+    two_thirds = round(2 / 3, 6)
+    lr = settings(data)[("adam", two_thirds, 4)]["best_lr"]
+    broken = _with_steps(extra, ("shared", "adam", two_thirds, 128, lr), [6, 6, None, 6, 6], 3)
+    assert any("from 2/3 up" in c for c in _failing(data, broken))
+    # SGD at 2^2: alpha = 1/3 slower at d_k = 256 than at 4 in one re-run
+    broken = _with_steps(extra, ("shared", "sgd", round(1 / 3, 6), 256, 4.0), [40] * 5, 2)
+    assert any("1/3 and 1/2 never need more" in c for c in _failing(data, broken))
     # SGD at its edge: a seed that fails in one re-run only makes the cell chaotic
     broken = _with_steps(extra, ("shared", "sgd", 0.5, 64, 8.0), [None, 6, 8, 8, 8], 1)
     assert any(c.startswith("chaos") for c in _failing(data, broken))
