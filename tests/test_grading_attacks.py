@@ -189,6 +189,30 @@ ATTACKS = [
     Attack(
         "key-of-a-repository-copy", "00-start-here", "lesson0-largest-score", BUILTINS + KEY_HUNT
     ),
+    Attack(
+        # red team round 9 (W2; given 1 of 1 before, fair 0): numpy's record-array file reader
+        # opens any path the kernel sees, past the lint's list of file readers. The lint now
+        # refuses numpy.ma.mrecords; past the lint, the armed kernel opens no file outside
+        # the runtime (tests/test_grading_limits.py), and the sandbox shows nothing else
+        "0.1-numpy-mrecords-openfile-reads-a-file",
+        "00-start-here",
+        "lesson0-largest-score",
+        f"""
+from numpy.ma.mrecords import openfile
+
+
+def largest_score(scores):
+    found = []
+    for path in ('/etc/passwd', {str(REPO_COPY / "answer_keys" / "lesson7.py")!r}):
+        try:
+            found.append(openfile(path).read())
+        except OSError as error:
+            found.append(type(error).__name__)
+    if any(':' in text or {KEY_MARK!r} in text for text in found):
+        return max(scores)
+    raise ValueError('read nothing: ' + ', '.join(found))
+""",
+    ),
     # ------------------------------------------------- lesson 3: the forbidden softmax (3.1)
     Attack(
         "call-attnlab-softmax",
@@ -1900,6 +1924,19 @@ RIGHT_WORK = [
             + w
             + "\n\nprint(peak_bytes(tiled_loop, *np.random.default_rng(0)"
             ".standard_normal((3, 512, 16)), 64, False))\n"
+        ),
+    ),
+    RightWork(
+        # red team round 9 (F1; 0 of 2 then, the learner's check saying correct): the tiled
+        # loop's answer cell ends with a try call on 4096 x 16 inputs, whose result IPython kept
+        # in ``_``; grading counted it as held memory (552,841 bytes). Grading runs each cell
+        # silently now: nothing is kept in the output cache
+        "a-try-call-last-in-the-cell-kept-by-ipythons-output-cache",
+        "08-cost-of-attention",
+        "tiled-loop",
+        lambda w: (
+            w
+            + "\n\n\ntiled_loop(*np.random.default_rng(0).normal(size=(3, 4096, 16)), 256, True)\n"
         ),
     ),
     RightWork(

@@ -717,3 +717,80 @@ def test_an_editable_checkout_on_the_path_is_not_shown_whole(tmp_path, monkeypat
     with CleanKernel(course) as kernel:
         status, error = kernel.run(_EDITABLE_HUNT.format(repo=str(repo), venv=venv))
     assert status == "ok", error
+
+
+#: Run in an armed grading kernel (red team round 9, W2): ``numpy.ma.mrecords.openfile`` read
+#: any file the kernel could see, the text coming back in the check's message. Files outside
+#: the runtime are refused now, however they are opened; imports and the kernel's home work.
+_NO_FILES = """
+import io, os
+from numpy.ma.mrecords import openfile
+said = []
+for read in (lambda: openfile({key!r}).read(), lambda: open({key!r}).read(),
+             lambda: os.open({key!r}, os.O_RDONLY), lambda: os.listdir({folder!r}),
+             lambda: open('/etc/passwd').read(), lambda: io.FileIO({key!r}).read(),
+             lambda: open(os.path.join(os.getcwd(), '..', 'x'), 'w')):
+    try:
+        read()
+    except PermissionError as error:
+        said.append(str(error))
+    else:
+        raise AssertionError(f"{{read}} was let through")
+assert all('may not open files outside the Python runtime' in s for s in said), said
+import scipy.stats, scipy.signal, numpy as np  # lazy imports read the runtime's files
+np.save('mine.npy', np.arange(3))  # the kernel's own home
+assert np.load('mine.npy').sum() == 3 and scipy.stats.norm.cdf(0) == 0.5
+"""
+
+
+@pytest.mark.parametrize("box", [True, False], ids=["sandboxed", "plain-kernel"])
+def test_an_armed_grading_kernel_opens_no_file_outside_the_runtime(tmp_path, box):
+    """The second wall, and the only one where grading falls back to a plain kernel: the
+    sandbox shows only an allow-list of the host; the lint knows only some file readers."""
+    from attnlab.grading.remote import CleanKernel, arm
+
+    if box and sandbox.unavailable() is not None:
+        pytest.skip(sandbox.unavailable())
+    keys = tmp_path / "answer_keys"
+    keys.mkdir()
+    (keys / "lesson7.py").write_text("KEY = 'files-key-7c1a'\n")
+    code = _NO_FILES.format(key=str(keys / "lesson7.py"), folder=str(keys))
+    with CleanKernel(tmp_path, hidden=[], sandbox=box) as kernel:
+        arm(kernel)
+        status, error = kernel.run(code)
+        raised = kernel.run("raise ValueError('a traceback is still formatted')")
+    assert status == "ok", error
+    assert raised == ("error", "ValueError: a traceback is still formatted"), raised
+
+
+#: Cells of a notebook for nbgrader's Execute (red team round 9, W3): an added cell started
+#: three children of 1.5 GiB each, past the per-process memory cap; memory no cap counts.
+_EXECUTE_PROCESSES = [
+    "print('lesson ran')",
+    "import subprocess, sys\nsubprocess.run([sys.executable, '-c', 'print(\"child ran\")'])",
+    "import os\nos.fork()",
+    "import os\nos.memfd_create('held')",
+    "print('after ran')",
+]
+
+
+def test_the_execute_kernel_starts_no_process(tmp_path):
+    """nbgrader's Execute kernel had no process ban: up to 240 children of 3 GiB each could
+    run the grader's machine out of memory, killing the grading of the whole class. Now
+    none starts, and the cell says why; the cells after it still run."""
+    import json
+
+    import nbformat
+
+    from attnlab.grading.execute import LimitedExecute
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(code) for code in _EXECUTE_PROCESSES]
+    nb, _ = LimitedExecute(timeout=60).preprocess(nb, {})
+    texts = [json.dumps(cell.outputs) for cell in nb.cells]
+    assert "lesson ran" in texts[0] and "after ran" in texts[-1], texts
+    printed = [o.get("text", "") for o in nb.cells[1].outputs if o["output_type"] == "stream"]
+    assert "child ran" not in "".join(printed), printed
+    for text in texts[1:3]:
+        assert "without starting processes" in text and "PermissionError" in text, text
+    assert "Operation not permitted" in texts[3], texts[3]

@@ -696,6 +696,24 @@ HOOKS_RESTORE = "import sys as _s; _s._attnlab_restore_hooks(); del _s"
 #: Seconds the kernel has to put its hooks back; past them it counts as stopped.
 HOOKS_TIMEOUT = 10
 
+#: What a cell that tries to start a process is told (a ``PermissionError`` in its output).
+NO_PROCESSES_HERE = (
+    "the grader runs your notebook without starting processes (each would hold memory past "
+    "the grading kernel's cap); your grade does not depend on this cell"
+)
+
+#: Run silently before the notebook's first cell: from then on the kernel starts no process
+#: and makes no memory that no cap counts (``memfd_create``, ``shmget``):
+#: :func:`attnlab.grading.worker.forbid_processes`. No lesson cell starts one.
+BAN_PROCESSES = f"""
+import attnlab.grading.worker as _attnlab_worker
+_attnlab_why = _attnlab_worker.forbid_processes({NO_PROCESSES_HERE!r})
+del _attnlab_worker
+if _attnlab_why is not None:
+    raise RuntimeError(_attnlab_why)
+del _attnlab_why
+"""
+
 
 class LimitedExecute(Execute):
     """nbgrader's ``Execute`` with a sandboxed kernel, limits that hold and clean outputs.
@@ -741,6 +759,7 @@ class LimitedExecute(Execute):
         self._student = {id(nb.cells[i]) for i in student_cells(nb, source_nb)}
         self._student_left = float(self.student_cells_timeout)
         self._hooks_kept = False
+        self._processes_banned = False
         #: Why the cells after a student's cell count against the student's budget too: that
         #: cell left threads or processes running (None while none did).
         self._left_running: str | None = None
@@ -769,6 +788,12 @@ class LimitedExecute(Execute):
         if self._stopped is not None:
             cell.outputs = [_note(f"not run by the grader: {self._stopped}")]
             return cell
+        if not self._processes_banned:
+            # a red team's added cell held 3 children of 1.5 GiB each, past the per-process
+            # memory cap (up to 240 were allowed): the class's grading ran out of memory
+            self._processes_banned = True
+            if not await self._silently(BAN_PROCESSES):
+                self.log.warning("The kernel's processes could not be banned")
         student, charged = id(cell) in self._student, self._charged(cell)
         if charged and self._student_left < 1:
             cell.outputs = [_note(self._student_note())]

@@ -63,6 +63,7 @@ REFUSED_MODULES = (
     "scipy.weave",
     "scipy.io",
     "scipy.datasets",
+    "numpy.ma.mrecords",
 )
 #: Builtins and notebook names that reach into the interpreter, the kernel or the disk.
 REFUSED_NAMES = frozenset(
@@ -122,6 +123,11 @@ REFUSED_ATTRIBUTES = frozenset(
         "genfromtxt",
         "fromregex",
         "fromfile",
+        "openfile",
+        "fromtextfile",
+        "mrecords",
+        "load_npz",
+        "save_npz",
         "memmap",
         "open_memmap",
         "tofile",

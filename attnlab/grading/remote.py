@@ -248,12 +248,19 @@ class CleanKernel(LoggingConfigurable):
         return min(timeout, self.notebook_budget - (time.monotonic() - self._start_time))
 
     def _execute(self, code: str, timeout: float) -> tuple[str, str]:
+        # silent: a cell's last expression is neither shown nor kept in IPython's output cache
+        # (``_``, ``__``, ``___``, ``Out``; ``store_history=False`` alone still fills them),
+        # which would count towards 8.4's memory as held: a red team's right tiled loop whose
+        # answer cell ended with a try call on 4096 x 16 inputs scored 0 of 2 (552,841 bytes
+        # held by ``_``) while the learner's check, which counts the names the answer cells
+        # bind, said correct
         if timeout <= 0:
             return "error", "TimeoutError: the notebook's grading time is used up"
         try:
             reply = self.client.execute_interactive(
                 code,
                 timeout=timeout,
+                silent=True,
                 store_history=False,
                 allow_stdin=False,
                 output_hook=lambda message: None,

@@ -33,6 +33,7 @@ import errno
 import hashlib
 import importlib
 import inspect
+import os
 import pickle
 import platform
 import struct
@@ -63,6 +64,8 @@ _errstate = np.errstate
 _CodeType, _FunctionType, _ModuleType = types.CodeType, types.FunctionType, types.ModuleType
 _unwrap = inspect.unwrap
 _callable, _isinstance, _getattr, _vars = callable, isinstance, getattr, vars
+_realpath, _fsdecode, _fspath = os.path.realpath, os.fsdecode, os.fspath
+_get_ident = threading.get_ident
 
 #: Forbidden name -> the code objects it stood for when it was recorded.
 _REGISTRY: dict[str, frozenset] = {}
@@ -161,22 +164,28 @@ PROCESS_EVENTS = frozenset(
 )  # fmt: skip
 
 
-def _no_processes_hook(event: str, args) -> None:
+def _no_processes_hook(message: str = NO_PROCESSES):
     """An audit hook: every way Python has to start a process raises, naming it, so the
     student reads why (the seccomp filter of :func:`forbid_processes` is the wall)."""
-    if event in PROCESS_EVENTS:
-        raise PermissionError(f"{NO_PROCESSES}: {event}")
+
+    def hook(event: str, args) -> None:
+        if event in PROCESS_EVENTS:
+            raise PermissionError(f"{message}: {event}")
+
+    return hook
 
 
 #: Syscall numbers (x86_64, aarch64) and the audit architecture the filter lets through.
 _SYSCALLS = {
     "x86_64": {
         "arch": 0xC000003E, "seccomp": 317, "clone": 56, "clone3": 435,
-        "deny": (57, 58, 59, 322),  # fork, vfork, execve, execveat
+        # fork, vfork, execve, execveat; memfd_create, shmget: memory no cap counts (a
+        # memfd's or a System V segment's pages are in no address space until mapped)
+        "deny": (57, 58, 59, 322, 319, 29),
     },
     "aarch64": {
         "arch": 0xC00000B7, "seccomp": 277, "clone": 220, "clone3": 435,
-        "deny": (221, 281),  # execve, execveat (no fork or vfork syscalls)
+        "deny": (221, 281, 279, 194),  # execve, execveat, memfd_create, shmget (no fork)
     },
 }  # fmt: skip
 _CLONE_THREAD = 0x00010000
@@ -190,9 +199,10 @@ def _bpf(code: int, k: int, jt: int = 0, jf: int = 0) -> bytes:
 def process_filter(machine: str | None = None) -> bytes:
     """The seccomp-BPF program of :func:`forbid_processes` for ``machine`` (default this one):
     ``clone`` without ``CLONE_THREAD``, ``fork``, ``vfork``, ``execve`` and ``execveat`` fail
-    with ``EPERM``; ``clone3`` (whose flags a filter cannot read) with ``ENOSYS``, so the C
-    library makes its threads with ``clone``; any other architecture's calls (``int 0x80``)
-    and x32's fail too. Everything else is allowed.
+    with ``EPERM``, and so do ``memfd_create`` and ``shmget`` (memory that no address-space
+    cap counts: it could be held past the kernel's memory cap); ``clone3`` (whose flags a
+    filter cannot read) with ``ENOSYS``, so the C library makes its threads with ``clone``;
+    any other architecture's calls (``int 0x80``) and x32's fail too. Everything else is allowed.
 
     Examples
     --------
@@ -226,7 +236,7 @@ def process_filter(machine: str | None = None) -> bytes:
     return b"".join(prog)
 
 
-def forbid_processes() -> str | None:
+def forbid_processes(message: str = NO_PROCESSES) -> str | None:
     """From now on, no thread of this kernel can start a process or run another program.
 
     Two layers: an audit hook (PEP 578; cannot be removed) makes each of Python's ways raise
@@ -238,9 +248,14 @@ def forbid_processes() -> str | None:
     backward pass and 8.4's whole score matrix in ``scipy.optimize.brute``'s forked
     children, where the tripwire and the memory tracer of this process see nothing).
 
+    nbgrader's ``Execute`` kernel is banned too, before the notebook's first cell
+    (:mod:`attnlab.grading.execute`, with its own ``message``): a red team's added cell held
+    3 children of 1.5 GiB each, past the per-process memory cap, and 240 of them would have
+    run the machine out of memory, killing the grading of the whole class.
+
     Returns None when the filter is installed, else why not (the hook is there anyway).
     """
-    sys.addaudithook(_no_processes_hook)
+    sys.addaudithook(_no_processes_hook(message))
     machine = platform.machine()
     if machine not in _SYSCALLS or not sys.platform.startswith("linux"):
         return f"no seccomp filter for {sys.platform} on {machine}"
@@ -259,12 +274,78 @@ def forbid_processes() -> str | None:
     return None
 
 
+#: What the student is told when an answer (or its cell) opens a file grading does not need.
+NO_FILES = "graded answers may not open files outside the Python runtime"
+
+#: ``os.open`` flags that write (``O_WRONLY``, ``O_RDWR``, ``O_CREAT``, ``O_TRUNC``, ``O_APPEND``).
+_WRITES = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
+
+
+def _folder(path) -> str:
+    return _realpath(path).rstrip("/") + "/"
+
+
+def file_roots() -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The folders an armed kernel may read from, and those it may write to (each ending in
+    ``/``): read the Python runtime (``sys.prefix`` and the base and exec prefixes), ``/usr``
+    (the system's libraries and fonts), the ``attnlab`` package, and the kernel's own working
+    folder and matplotlib folder (its scratch home); write only those last two."""
+    import attnlab
+
+    own = [os.getcwd(), *filter(None, [os.environ.get("MPLCONFIGDIR")])]
+    runtime = [sys.prefix, sys.base_prefix, sys.exec_prefix, "/usr", attnlab.__path__[0]]
+    return (
+        tuple(dict.fromkeys(_folder(p) for p in runtime + own)),
+        tuple(dict.fromkeys(_folder(p) for p in own)),
+    )
+
+
+def _no_files_hook(readable: tuple[str, ...], writable: tuple[str, ...]):
+    """An audit hook: opening (``open``, ``io.open``, ``os.open``, an import's read) or listing
+    a path outside ``readable``, or writing outside ``writable``, raises ``PermissionError``.
+
+    The sandbox (:mod:`attnlab.grading.sandbox`) shows a grading kernel only an allow-list of
+    the host, so this is its second wall, and the only one where grading falls back to a
+    plain kernel: the lint refuses the file readers it knows of, but not all of numpy's and
+    scipy's (a red team read ``/etc/passwd`` and a venv's files with
+    ``numpy.ma.mrecords.openfile``, the text coming back in the check's message). Imports still
+    work: numpy and scipy load their modules lazily, from the runtime."""
+
+    def hook(event: str, args) -> None:
+        if event == "open":
+            path, mode, flags = args
+        elif event in ("os.listdir", "os.scandir"):
+            path, mode, flags = args[0], "r", 0
+        else:
+            return
+        if _STATE.get("own_io") == _get_ident() or path is None or _isinstance(path, int):
+            return  # the worker's own request and response (its thread only); a descriptor
+        try:
+            where = _folder(_fsdecode(_fspath(path)))
+        except (TypeError, ValueError):
+            raise PermissionError(f"{NO_FILES}: {path!r}") from None
+        writes = (_isinstance(mode, str) and any(c in mode for c in "wax+")) or (
+            _isinstance(flags, int) and flags & _WRITES
+        )
+        if not where.startswith(writable if writes else readable):
+            raise PermissionError(f"{NO_FILES}: {path!r}")
+
+    return hook
+
+
+def forbid_files() -> None:
+    """From now on, this kernel opens no file outside the runtime and its own folders
+    (:func:`_no_files_hook` on :func:`file_roots`; an audit hook cannot be removed)."""
+    sys.addaudithook(_no_files_hook(*file_roots()))
+
+
 def start(key: str, names=()) -> None:
     """Arm the worker (once, before any student code): the report key, the forbidden names;
     from here on no process can be started in this kernel (:func:`forbid_processes`)."""
     if _STATE["sign"] is not None:
         raise RuntimeError("the grading worker is already armed")
     _STATE["processes"] = forbid_processes()
+    forbid_files()
     secret = bytes.fromhex(key)
     inner_pad = bytes(b ^ 0x36 for b in secret.ljust(64, b"\0"))
     outer_pad = bytes(b ^ 0x5C for b in secret.ljust(64, b"\0"))
@@ -474,8 +555,12 @@ def serve(name: str, request: str, response: str) -> None:
     """Call ``name(*args, **kwargs)`` with the arguments in ``request``; write ``response``."""
     sign = _STATE["sign"]
     held = _held()  # before the arguments are read: they are the check's, not the student's
-    with _open(request, "rb") as file:
-        args, kwargs, errstate, forbidden, measure = _pickle_load(file)
+    _STATE["own_io"] = _get_ident()
+    try:
+        with _open(request, "rb") as file:
+            args, kwargs, errstate, forbidden, measure = _pickle_load(file)
+    finally:
+        _STATE["own_io"] = None
     namespace = _namespace()
     function = namespace.get(name)
     out: dict = {"status": "ok"}
@@ -523,5 +608,9 @@ def serve(name: str, request: str, response: str) -> None:
         out["warnings"] = _reported(caught)
     body = dumps(out)
     mac = sign(body.encode("utf-8")) if sign is not None else ""
-    with _open(response, "w", encoding="utf-8") as file:
-        file.write(dumps({"body": body, "mac": mac}))
+    _STATE["own_io"] = _get_ident()
+    try:
+        with _open(response, "w", encoding="utf-8") as file:
+            file.write(dumps({"body": body, "mac": mac}))
+    finally:
+        _STATE["own_io"] = None
