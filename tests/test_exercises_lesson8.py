@@ -1064,3 +1064,40 @@ def test_float32_loop_is_checked_to_float32_precision_only():
 def test_a_shape_message_has_one_colon_after_the_step():
     message = judged(L.online_update, ONLINE_WRONG["keepdims"][0]).message
     assert "):: " not in message and "): m should have shape (4,)" in message, message
+
+
+def test_what_an_answer_cells_functions_keep_is_held_as_grading_counts_it(monkeypatch):
+    """Red team round 9 (F1b): an array in a default argument of the answer (``scratch=``) and
+    one kept by an ``lru_cache`` helper counted 0 bytes in the learner's check, while grading
+    counts every block the answer cells keep alive; the lesson says both count the same."""
+    import functools
+
+    cell = (
+        "import functools\n"
+        "@functools.lru_cache(maxsize=4)\n"
+        "def buffer(n):\n"
+        "    return np.empty(n)\n"
+        "def tiled_loop(q, k, v, block, causal, scratch=np.zeros(60_000)):\n"
+        "    pass\n"
+    )
+
+    @functools.lru_cache(maxsize=4)
+    def buffer(n):
+        return np.empty(n)
+
+    def tiled_loop(q, k, v, block, causal, scratch=np.zeros(60_000)):  # noqa: B008 - the case
+        return buffer(block)
+
+    buffer(30_000)
+    namespace = {"buffer": buffer, "tiled_loop": tiled_loop, "functools": functools}
+    use = L.held_by_answer_cells(namespace, [cell])
+    assert use.held == 60_000 * 8 + 30_000 * 8, use
+    assert use.holders == (
+        "what buffer keeps between calls",
+        "what tiled_loop keeps between calls",
+    )
+    real = L.held_by_answer_cells
+    monkeypatch.setattr(L, "held_by_answer_cells", lambda: real(namespace, [cell]))
+    feedback = judged(L.tiled_loop, loop_in())
+    assert feedback.outcome is Outcome.WRONG, feedback.message
+    assert "what tiled_loop keeps between calls" in feedback.message, feedback.message

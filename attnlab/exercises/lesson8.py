@@ -67,11 +67,13 @@ True
 from __future__ import annotations
 
 import functools
+import gc
 import math
 import numbers
 import re
 import sys
 import tracemalloc
+import types
 from dataclasses import dataclass
 
 import numpy as np
@@ -1343,6 +1345,58 @@ def _arrays_in(value, depth: int = 0) -> list[np.ndarray]:
     return [a for item in list(items)[:10_000] for a in _arrays_in(item, depth + 1)]
 
 
+#: The type of what ``functools.lru_cache`` and ``functools.cache`` return.
+_CACHE_WRAPPER = type(functools.lru_cache(maxsize=1)(abs))
+
+
+def _kept_by_function(value) -> list:
+    """What a function keeps alive from one call to the next: its default arguments, the
+    variables it closes over, its attributes, and for a ``functools.lru_cache`` or ``cache``
+    wrapper, every result (and key) it caches, then the same of the function it wraps.
+    Nothing for what is not a function (grading counts all of these as held: they were
+    allocated by the answer cells and are alive when a measured call begins).
+
+    Examples
+    --------
+    >>> def f(x, scratch=np.zeros(1000)):
+    ...     return x
+    >>> [a.nbytes for a in _kept_by_function(f) if isinstance(a, np.ndarray)]
+    [8000]
+    >>> @functools.cache
+    ... def g(n):
+    ...     return np.zeros(n)
+    >>> _ = g(500)
+    >>> [a.nbytes for a in _kept_by_function(g) if isinstance(a, np.ndarray)]
+    [4000]
+    """
+    kept, seen, stack = [], set(), [value]
+    while stack:
+        function = stack.pop()
+        if id(function) in seen:
+            continue
+        seen.add(id(function))
+        if isinstance(function, _CACHE_WRAPPER):
+            own = (getattr(function, "__dict__", None), getattr(function, "__wrapped__", None))
+            for ref in gc.get_referents(function):  # a bounded cache's keys and results
+                if isinstance(ref, type) or any(ref is o for o in own):
+                    continue
+                kept += list(ref.values()) if isinstance(ref, dict) else [ref]  # or its dict
+            stack.append(getattr(function, "__wrapped__", None))
+        elif isinstance(function, functools.partial):
+            kept += [*function.args, *function.keywords.values()]
+            stack.append(function.func)
+        elif isinstance(function, types.FunctionType):
+            kept += list(function.__defaults__ or ())
+            kept += list((function.__kwdefaults__ or {}).values())
+            for cell in function.__closure__ or ():
+                try:
+                    kept.append(cell.cell_contents)
+                except ValueError:  # a variable not yet bound
+                    continue
+            kept += list(vars(function).values())
+    return kept
+
+
 def held_by_answer_cells(namespace=None, cells=None) -> MemoryUse:
     """The arrays, whatever their size, that the notebook's lesson-8 answer cells keep under
     their top-level names (a try-it's inputs and output, say), and the lists, dicts, sets,
@@ -1350,7 +1404,8 @@ def held_by_answer_cells(namespace=None, cells=None) -> MemoryUse:
     memory: grading runs the answer cells and counts every block the student's code holds
     when a measured call begins, whatever its size (:func:`attnlab.grading.worker._held`;
     when only blocks of 64 KB or more counted, 48 buffers of 64,000 bytes held a whole row
-    of scores).
+    of scores). What the answer cells' functions keep counts too: default arguments, closed
+    over variables and the results an ``lru_cache`` keeps (:func:`_kept_by_function`).
 
     ``namespace`` and ``cells`` (the code of the cells run) default to the running IPython's
     (``user_ns`` and its input history); outside IPython nothing is held. A cell is an answer
@@ -1380,25 +1435,30 @@ def held_by_answer_cells(namespace=None, cells=None) -> MemoryUse:
         if isinstance(code, str) and any(f"def {a}" in code for a in answers):
             bound = top_level_names(code)
             if bound & answers:
-                names |= bound - answers
+                names |= bound
     seen, held, holders = set(), 0, []
     for name in sorted(names):
         value, mine = namespace.get(name), 0  # bytes of this name's, counted once
-        if isinstance(value, list | dict | set | bytes | bytearray | str) and id(value) not in seen:
-            seen.add(id(value))
-            mine += sys.getsizeof(value)  # its own block: a list's pointers, a dict's table
-        for array in _arrays_in(value):
-            owner = array
-            while isinstance(owner.base, np.ndarray):
-                owner = owner.base
-            if owner.nbytes >= _NAMED:
-                holders.append(name)  # a view of an array counted under another name
-            if id(owner) not in seen:
-                seen.add(id(owner))
-                mine += owner.nbytes
+        # a function's own block is not counted; what it keeps (defaults, closure, cache) is
+        label = f"what {name} keeps between calls" if callable(value) else name
+        values = _kept_by_function(value) if callable(value) else [value]
+        for value in values:
+            if isinstance(value, list | dict | set | bytes | bytearray | str):
+                if id(value) not in seen:
+                    seen.add(id(value))
+                    mine += sys.getsizeof(value)  # its own block: a list's pointers, a dict's
+            for array in _arrays_in(value):
+                owner = array
+                while isinstance(owner.base, np.ndarray):
+                    owner = owner.base
+                if owner.nbytes >= _NAMED:
+                    holders.append(label)  # a view of an array counted under another name
+                if id(owner) not in seen:
+                    seen.add(id(owner))
+                    mine += owner.nbytes
         held += mine
         if mine >= _NAMED:
-            holders.append(name)
+            holders.append(label)
     return MemoryUse(0, held, tuple(dict.fromkeys(holders)))
 
 
@@ -1544,7 +1604,8 @@ def _check_memory(case, output, use: MemoryUse, what) -> None:
             f"your answer cells keep{holders}: {peak:,} in all. {room}, and memory your code "
             "holds when the call begins counts too, whatever the size of each array. Delete a "
             "try-it's arrays at the end of its cell (del and their names), or try your loop in "
-            "a scratch cell of its own."
+            "a scratch cell of its own; a function's default argument or cache keeps its "
+            "arrays as long as the function lives."
         )
         if use.allocated <= budget:
             raise Wrong(kept)
