@@ -40,8 +40,10 @@ load_key("lesson4")
 load_key("lesson7")
 
 # Every kernel that runs a student's code runs in the sandbox (attnlab/grading/sandbox.py), with
-# an allow-listed environment and caps on memory, processes and disk (ATTNLAB_GRADING_MEMORY,
-# ATTNLAB_GRADING_PROCESSES, ATTNLAB_GRADING_DISK: "3G", 256, "256M" unless set).
+# an allow-listed environment and caps on memory, processes, disk and files (ATTNLAB_GRADING_MEMORY,
+# ATTNLAB_GRADING_PROCESSES, ATTNLAB_GRADING_DISK, ATTNLAB_GRADING_FILES: "3G", 256, "256M",
+# 10000 unless set). Neither kernel starts a process once running (the Execute kernel from its
+# first cell, the grading kernel once armed), so the memory cap holds for the whole sandbox.
 # nbgrader's own Execute step runs everything the submission holds (the grades are decided apart,
 # but its outputs become the student's feedback): LimitedExecute runs it in the sandbox with an
 # asynchronous kernel manager (so the cell timeout fires), kills a cell that ignores the

@@ -395,9 +395,11 @@ def test_a_cell_that_ignores_the_interrupt_is_killed_and_the_rest_not_run(graded
 
 
 def test_forks_are_refused_at_the_process_cap(graded):
+    """Nbgrader's Execute kernel starts no process at all now (red team round 9: three
+    children of 1.5 GiB each held memory past the per-process cap): the first fork fails."""
     text = json.dumps(_cell(graded, "fork-bomb")["outputs"])
     forks = int(re.search(r"forks refused after (\d+)", text).group(1))
-    assert forks < int(LIMITS["ATTNLAB_GRADING_PROCESSES"])
+    assert forks == 0 and "without starting processes" in text, text[:2000]
 
 
 def test_memory_is_refused_at_the_memory_cap(graded):
@@ -496,8 +498,11 @@ def test_cells_a_student_added_share_one_small_budget(graded):
     assert len(not_run) >= SLEEPS - STUDENT_BUDGET // SLEEP - 1
     after = nb["cells"][nb["cells"].index(sleeps[-1]) + 1 :]
     lesson = [c for c in after if c["cell_type"] == "code" and c["source"] and not gc._meta(c)]
+    said = ("not run by the grader", "not run during grading")  # the grader's notes only: the
+    # widget self-test's static-page text says it "does not run here"
     assert lesson and all(
-        "not run" not in json.dumps(c["outputs"]) and c.get("execution_count") for c in lesson
+        not any(s in json.dumps(c["outputs"]) for s in said) and c.get("execution_count")
+        for c in lesson
     ), json.dumps([c["outputs"] for c in lesson])[:2000]
 
 

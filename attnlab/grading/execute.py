@@ -25,6 +25,12 @@ student's feedback). :class:`LimitedExecute`, used in its place by the course's
   from every cell after it). What is left, slowing the lesson's cells by other means, is
   bounded by ``notebook_timeout`` and costs only that student's feedback: the grade is
   decided in a fresh kernel;
+* starts **no process** from the notebook's first cell on, and makes no memory that no cap
+  counts (``memfd_create``, ``shmget``): :data:`BAN_PROCESSES`, the grading worker's seccomp
+  filter and audit hook. The memory cap is per process, so a red team's added cell held three
+  children of 1.5 GiB each past it (240 were allowed, enough to run the machine out of memory
+  and kill the grading of the whole class); no lesson cell starts a process, and a cell that
+  tries is told why in its output;
 * caps what a cell and the notebook may print **as it arrives** (nbgrader's ``LimitOutput``
   runs only after the whole notebook ran, and by then the grading process holds it all), and
   the size of any one message the kernel sends (``max_message``, a ZeroMQ socket option);
