@@ -9,8 +9,11 @@ where that code can do nothing that matters:
 * it sees an **allow-list of the host's files**, read-only (:data:`SYSTEM_FOLDERS`, a few
   files of ``/etc`` (:data:`ETC_KEPT`), the Python runtime and the ``attnlab`` package): no
   ``/srv``, ``/var``, ``/opt``, ``/mnt``, no other course and no stray copy of the keys, wherever
-  they lie; only the grading scratch folder is writable (the kernel's home, the request and
-  response files, the kernel's sockets), and ``/etc/passwd`` names only the grading user;
+  they lie; a source checkout the runtime reaches into (an editable install's folder on
+  ``sys.path``) shows only its packages and its venv, never its ``.git``, keys, sources or
+  tests (:func:`runtime_checkouts`); only the grading scratch folder is writable (the
+  kernel's home, the request and response files, the kernel's sockets), and ``/etc/passwd``
+  names only the grading user;
 * the **course folder is hidden** (an empty tmpfs over it, should a runtime folder hold it),
   and so are the user's home, ``/tmp`` and the ``source/`` and ``answer_keys/`` folders beside
   the installed package;
