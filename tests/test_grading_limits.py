@@ -775,6 +775,7 @@ _EXECUTE_PROCESSES = [
     "import subprocess, sys\nsubprocess.run([sys.executable, '-c', 'print(\"child ran\")'])",
     "import os\nos.fork()",
     "import os\nos.memfd_create('held')",
+    "import resource\nprint('open files', resource.getrlimit(resource.RLIMIT_NOFILE)[1])",
     "print('after ran')",
 ]
 
@@ -799,3 +800,4 @@ def test_the_execute_kernel_starts_no_process(tmp_path):
     for text in texts[1:3]:
         assert "without starting processes" in text and "PermissionError" in text, text
     assert "Operation not permitted" in texts[3], texts[3]
+    assert f"open files {sandbox.OPEN_FILES}" in texts[4] or not sandbox.use(), texts[4]

@@ -131,6 +131,10 @@ class Limits:
         )
 
 
+#: Open files a kernel may hold: each pipe or socket holds kernel memory that no address-space
+#: cap counts (a pipe up to 1 MiB), so their number is capped too (a kernel uses a few dozen).
+OPEN_FILES = 1024
+
 #: Sets the kernel's resource limits inside the sandbox (so ``RLIMIT_NPROC`` counts only the
 #: processes of the sandbox's own user namespace), then becomes the kernel.
 _LAUNCHER = (
@@ -140,6 +144,9 @@ _LAUNCHER = (
     " (resource.RLIMIT_FSIZE, f), (resource.RLIMIT_CORE, 0)):\n"
     "    if v >= 0:\n"
     "        resource.setrlimit(k, (v, v))\n"
+    "soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)\n"
+    f"most = {OPEN_FILES} if hard < 0 else min(hard, {OPEN_FILES})\n"
+    "resource.setrlimit(resource.RLIMIT_NOFILE, (most if soft < 0 else min(soft, most), most))\n"
     "os.execvp(sys.argv[4], sys.argv[4:])\n"
 )
 
