@@ -1,7 +1,7 @@
 """The course site's static forms (issue 40), without building it: what each kind of output
 becomes where widgets cannot run, the build's output rewriting and its settings.
 
-The site itself is built and opened in Chromium by tests/browser/test_site.py.
+The site itself is built and opened in Chromium by tests/browser/test_site_in_browser.py.
 """
 
 from __future__ import annotations
