@@ -225,6 +225,22 @@ class Hub:
         subprocess.run(["chown", "-R", f"{self.unix['inst']}:", str(self.course)], check=True)
         self.extra_env: dict[str, str] = {}
 
+    def grade_without_sandbox_if_unavailable(self) -> None:
+        """Autograding runs students' code in bubblewrap; where the instructor cannot make its
+        namespaces, grade without it (as tests/graded_course.py does), saying so."""
+        probe = self.run(
+            "inst",
+            str(self.python),
+            "-c",
+            "from attnlab.grading import sandbox; print(sandbox.unavailable() or '')",
+        )
+        assert probe.returncode == 0, probe.stderr
+        if probe.stdout.strip():
+            print(
+                f"sandbox unavailable for the instructor ({probe.stdout.strip()}): grading without"
+            )
+            self.extra_env["ATTNLAB_REQUIRE_SANDBOX"] = "0"
+
     def sign(self, role: str) -> None:
         """A markdown cell naming the student at the end of their fetched notebook (as they
         would type it), so that each student's submission and feedback can be told apart."""
@@ -306,18 +322,7 @@ def test_tljh_students_cannot_reach_each_others_submissions_or_feedback(tljh):
     for role in hub.home:
         assert stat.S_IMODE(hub.home[role].stat().st_mode) == 0o700
 
-    # autograding runs students' code in bubblewrap; where the instructor cannot make its
-    # namespaces, grade without it (as tests/graded_course.py does), saying so
-    probe = hub.run(
-        "inst",
-        str(hub.python),
-        "-c",
-        "from attnlab.grading import sandbox; print(sandbox.unavailable() or '')",
-    )
-    assert probe.returncode == 0, probe.stderr
-    if probe.stdout.strip():
-        print(f"sandbox unavailable for the instructor ({probe.stdout.strip()}): grading without")
-        hub.extra_env["ATTNLAB_REQUIRE_SANDBOX"] = "0"
+    hub.grade_without_sandbox_if_unavailable()
 
     # -- the flow, every step as its own user ----------------------------------------------------
     hub.nbgrader("inst", "generate_assignment", LESSON)
