@@ -43,11 +43,11 @@ from attnlab.sqrt_dk import (  # noqa: E402
     SHIPPED,
     best_rate,
     init_record,
-    init_summary,
+    load_extra,
     run_steps,
     search_window,
     settings,
-    steps_table,
+    tables_text,
 )
 
 GUESS_LOG2 = {"sgd": 2, "adam": -3}  #: where the search starts at d_k = 4 (2**k)
@@ -255,30 +255,9 @@ def _text(data: dict) -> str:
 
 
 def report(data: dict) -> str:
-    """The tables the lesson shows, as text."""
-    config = data["config"]
-    seeds, every, cap = len(config["seeds"]), config["eval_every"], config["cap"]
-    lines = [
-        f"{len(data['runs']) * seeds} runs; steps to 99 % accuracy, evaluated every {every} "
-        f"steps, at most {cap}; median [min–max] over {seeds} seeds",
-    ]
-    for optimizer in config["optimizers"]:
-        shared = config["shared_lr"][optimizer]
-        lines += [
-            f"\n{optimizer}: best rate (a power of 2) and the steps at it",
-            steps_table(data, optimizer, "best"),
-            f"\n{optimizer}: steps at the shared rate {shared:g}",
-            steps_table(data, optimizer, "shared"),
-            f"\n{optimizer}: steps at the rate that was best at d_k = {config['tune_width']}",
-            steps_table(data, optimizer, "tuned"),
-        ]
-    for key in ("entropy", "jacobian", "grad"):
-        stats = init_summary(data, key)
-        lines.append(f"\nat the start, {key} (median over {seeds} seeds)")
-        lines.append("α \\ d_k " + "".join(f"{d:>8}" for d in config["d_ks"]))
-        for a in config["exponents"]:
-            lines.append(f"{a:<8.3g}" + "".join(f"{stats[(a, d)]:8.3f}" for d in config["d_ks"]))
-    return "\n".join(lines)
+    """The tables the lesson shows, as text: the lesson's own (``tables_text``), with the
+    variants and re-runs of the shipped extra file."""
+    return tables_text(data, load_extra())
 
 
 def main(argv=None) -> int:
