@@ -522,8 +522,15 @@ def _runtime_binds(package: Path, hidden: list[Path], checkout: Path | None = No
 
 
 @functools.cache
-def unavailable() -> str | None:
-    """Why the sandbox cannot be used here, or None when it can (checked once per process)."""
+def unavailable(
+    userns_sysctl: str = "/proc/sys/kernel/apparmor_restrict_unprivileged_userns",
+) -> str | None:
+    """Why the sandbox cannot be used here, or None when it can (checked once per process).
+
+    Where bwrap fails and ``userns_sysctl`` reads 1 (Ubuntu 23.10 and later: AppArmor lets no
+    unconfined program make a user namespace), the reason names that and the fix: the AppArmor
+    profile for bwrap that ``deploy/tljh/setup.sh`` installs.
+    """
     if shutil.which("bwrap") is None:
         return "bwrap (Debian's package bubblewrap) is not installed"
     probe = Path(tempfile.mkdtemp(prefix="attnlab-probe-"))
@@ -543,7 +550,23 @@ def unavailable() -> str | None:
     finally:
         shutil.rmtree(probe, ignore_errors=True)
     if result.returncode != 0:
-        return f"bwrap could not start a sandboxed Python: {result.stderr.strip()[-500:]}"
+        why = f"bwrap could not start a sandboxed Python: {result.stderr.strip()[-500:]}"
+        try:
+            restricted = Path(userns_sysctl).read_text().strip() == "1"
+        except OSError:
+            restricted = False
+        if restricted:
+            bwrap = shutil.which("bwrap")
+            why += (
+                ". AppArmor restricts unprivileged user namespaces here "
+                "(kernel.apparmor_restrict_unprivileged_userns = 1, as on "
+                "Ubuntu 23.10 and later) and bwrap needs them. Give bwrap a profile that allows "
+                "them (deploy/tljh/setup.sh does), as root: printf 'abi <abi/4.0>,\\n"
+                f"include <tunables/global>\\nprofile bwrap {bwrap} flags=(unconfined) "
+                "{\\n  userns,\\n}\\n' "
+                "> /etc/apparmor.d/bwrap && apparmor_parser -r /etc/apparmor.d/bwrap"
+            )
+        return why
     return None
 
 
