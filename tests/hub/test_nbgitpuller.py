@@ -134,3 +134,124 @@ def test_a_tag_link_breaks_on_the_second_click_and_the_tool_refuses_it(
         text=True,
     )
     assert result.returncode == 2 and "is a tag" in result.stderr, result
+
+
+def edition_tool():
+    spec = importlib.util.spec_from_file_location(
+        "edition", ROOT / "deploy" / "students_edition.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _bug_hunt_lines() -> set[str]:
+    """Lesson 7's bug hunt shows its buggy functions to students: their lines are no solution."""
+    import inspect
+
+    from solution_lines import folded_lines
+
+    from attnlab.exercises import lesson7
+
+    return folded_lines(
+        "\n".join(inspect.getsource(getattr(lesson7, f)) for f in dir(lesson7) if "buggy_" in f)
+    )
+
+
+def solutions_in(folder: Path) -> list[str]:
+    """Everything in ``folder`` (a student's copy) that gives a worked solution or quiz key away."""
+    from solution_lines import leaks, notebook_text, quiz_key_leaks
+
+    found = [f"{name}/" for name in ("source", "answer_keys") if (folder / name).exists()]
+    withheld = {
+        p.read_bytes(): p.relative_to(ROOT).as_posix()
+        for name in ("source", "answer_keys")
+        for p in (ROOT / name).rglob("*")
+        if p.is_file() and "__pycache__" not in p.parts
+    }
+    lessons, texts = {}, {}
+    for path in sorted(p for p in folder.rglob("*") if p.is_file() and ".git" not in p.parts):
+        name = path.relative_to(folder).as_posix()
+        if path.read_bytes() in withheld:
+            found.append(f"{name} is {withheld[path.read_bytes()]}")
+        try:
+            text = path.read_text(encoding="utf-8")
+        except UnicodeDecodeError:
+            continue
+        text = notebook_text(path) if name.endswith(".ipynb") else text
+        if any(line.strip() == "### BEGIN SOLUTION" for line in text.splitlines()):
+            found.append(f"{name}: a solution line")
+        if name.startswith("notebooks/") and name.endswith(".ipynb"):
+            lessons[path.name] = text  # released in order: see leaks()
+        else:
+            texts[name] = text
+    shown = _bug_hunt_lines()
+    found += [f"{n}: {line}" for n, _, line in leaks(lessons, in_order=True)]
+    found += [f"{n}: {line}" for n, _, line in leaks(texts) if line not in shown]
+    found += [f"{n}: quiz key {what}" for n, _, what in quiz_key_leaks({**lessons, **texts})]
+    return found
+
+
+def test_the_students_link_pulls_the_students_edition_and_no_solution(
+    git_puller, tmp_path, monkeypatch
+):
+    """The guide's link, to the students' edition of this checkout, followed twice by nbgitpuller:
+    the notebooks and the package arrive, no solution does. The link the guide used to give, to
+    the course repository itself, brings source/ and answer_keys/ (the scan finds them)."""
+    monkeypatch.setenv("HOME", str(tmp_path))
+    edition = tmp_path / "attnlab-students.git"
+    assert edition_tool().build(edition, BRANCH) is not None
+    assert edition_tool().build(edition, BRANCH) is None  # nothing new: no commit
+    tool = link_tool()
+    assert tool.branch_problem(edition.as_uri(), BRANCH) is None
+    link = tool.nbgitpuller_link("https://hub.example.org", edition.as_uri(), branch=BRANCH)
+    home = tmp_path / "home"
+    home.mkdir()
+    click(git_puller, link, home)
+    copy = home / "attnlab"
+    assert (copy / tool.START).is_file() and (copy / "attnlab" / "attention.py").is_file()
+    assert sorted(p.name for p in (copy / "notebooks").glob("*.ipynb")) == sorted(
+        p.name for p in (ROOT / "notebooks").glob("*.ipynb")
+    )
+    mine = copy / tool.START
+    mine.write_text(
+        mine.read_text().replace(
+            '"cells": [',
+            '"cells": [{"cell_type": "raw", "metadata": {}, "source": ["my notes"]},',
+            1,
+        )
+    )
+    click(git_puller, link, home)  # the second click merges, keeping the student's edit
+    assert '"my notes"' in mine.read_text()
+    assert not (copy / "tests").exists()
+    assert solutions_in(copy) == []
+
+    before = home / "before"
+    branch = git(ROOT, "rev-parse", "--abbrev-ref", "HEAD").strip()
+    old = tool.nbgitpuller_link("https://hub.example.org", ROOT.as_uri(), branch=branch)
+    click(git_puller, old.replace("targetPath=attnlab", "targetPath=before"), home)
+    found = solutions_in(before)
+    assert "source/" in found and "answer_keys/" in found
+    assert any("solution line" in hit for hit in found)
+
+
+def test_the_edition_tool_refuses_a_solution(tmp_path):
+    """Its own check names a worked notebook or a quiz key that got into the edition."""
+    tool = edition_tool()
+    edition = tmp_path / "edition"
+    (edition / "notebooks").mkdir(parents=True)
+    worked = next((ROOT / "source").glob("03-*/03-*.ipynb"))
+    (edition / "notebooks" / "03-softmax.ipynb").write_bytes(worked.read_bytes())
+    (edition / "keys.py").write_bytes(next((ROOT / "answer_keys").glob("*.py")).read_bytes())
+    (edition / "answer_keys").mkdir()
+    found = "\n".join(tool.problems(edition))
+    assert "answer_keys/ is in the edition" in found
+    assert f"notebooks/03-softmax.ipynb is source/{worked.parent.name}/{worked.name}" in found
+    assert "keys.py is answer_keys/" in found
+    assert "notebooks/03-softmax.ipynb has a '### BEGIN SOLUTION'" in found
+    assert "notebooks/03-softmax.ipynb: worked solution line" in found
+    stubbed = ROOT / "notebooks" / "03-softmax.ipynb"  # the learner version: stubs only
+    (edition / "notebooks" / "03-softmax.ipynb").write_bytes(stubbed.read_bytes())
+    (edition / "keys.py").unlink()
+    (edition / "answer_keys").rmdir()
+    assert tool.problems(edition) == []
