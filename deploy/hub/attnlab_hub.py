@@ -36,6 +36,9 @@ What it configures:
   ``students`` stops being a course instructor). The server gets ``$ATTNLAB_NGSHARE`` (ngshare as
   the servers reach it), which makes the role's nbgrader config use ngshare_exchange. Without
   ``$ATTNLAB_NGSHARE_API`` (The Littlest JupyterHub) nothing of this happens.
+- Nobody logs in as ``attnlab-roster`` (``Authenticator.blocked_users``): ngshare knows its admin
+  by that name, so a hub *user* of that name must not exist (deploy/hub/ngshare_service.py also
+  takes an admin name only from a service's token).
 
 It sets ``Authenticator.post_auth_hook`` and ``Spawner.pre_spawn_hook``; a site that needs hooks
 of its own calls these from them.
@@ -58,6 +61,9 @@ ATTNLAB_COURSE_ID = os.environ.get("ATTNLAB_COURSE_ID", "attnlab")
 ATTNLAB_ROSTER = "attnlab-roster"  # the hub service that enrols users in ngshare (its admin)
 attnlab_roster_token = secrets.token_hex(32)
 attnlab_log = logging.getLogger("JupyterHub")  # the hub's own log (traitlets names it so)
+
+# a user named like ngshare's admin service must never log in (merged with a site's own list)
+c.Authenticator.blocked_users.add(ATTNLAB_ROSTER)  # noqa: F821
 
 if ATTNLAB_NGSHARE_API:
     # no scopes: ngshare only asks the hub who the token belongs to (GET /hub/api/user)

@@ -35,19 +35,24 @@ ROOT = Path(__file__).resolve().parents[2]
 DEPLOY = ROOT / "deploy"
 VALUES = DEPLOY / "z2jh" / "values.yaml"
 FRAGMENT = DEPLOY / "hub" / "attnlab_hub.py"
-Z2JH_CHART_VERSION = "4.1.0"  # keep equal to the pin in deploy/z2jh/values.yaml and the guide
+Z2JH_CHART_VERSION = "4.4.0"  # keep equal to the pin in deploy/z2jh/values.yaml and the guide
 # The JupyterHub that chart's hub image (quay.io/jupyterhub/k8s-hub:<chart version>) ships: its
-# images/hub/requirements.txt; the chart's changelog (4.0.0: JupyterHub 4.1.6 -> 5.2.1; 4.1.0: no
-# JupyterHub change; JupyterHub 5.3.0 came with chart 4.2.0). requirements-dev.txt pins it, so
-# the test hub and its single-user servers are the ones a class on this chart gets.
-Z2JH_JUPYTERHUB_VERSION = "5.2.1"
+# images/hub/requirements.txt at the tag 4.4.0 (jupyterhub==5.5.0, jupyterhub-idle-culler==1.4.0;
+# its values.yaml runs configurable-http-proxy 5.2.0). Chart 4.4.0 is the first with all three
+# security releases (4.3.3: CVE-2026-33709, 4.3.4: CVE-2026-40864, 4.4.0: GHSA-p43p-whwx-q52h).
+# requirements-dev.txt pins both, hubrun.CHP_VERSION the proxy, so the test hub, its culler,
+# proxy and single-user servers are the ones a class on this chart gets.
+Z2JH_JUPYTERHUB_VERSION = "5.5.0"
+Z2JH_CULLER_VERSION = "1.4.0"  # jupyterhub-idle-culler in the same hub image
+Z2JH_CHP_VERSION = "5.2.0"  # configurable-http-proxy in the chart's proxy pod
 
 # -- Zero to JupyterHub ------------------------------------------------------------------------
 
-# From the chart's jupyterhub/files/hub/z2jh.py (chart 4.1.0): get_config, its merge, and
-# set_config_if_not_none; _load_config reads the test's values.yaml (see the module docstring).
+# From the chart's jupyterhub/files/hub/z2jh.py (chart 4.4.0, unchanged since 4.1.0): get_config,
+# its merge, and set_config_if_not_none; _load_config reads the test's values.yaml (see the
+# module docstring).
 Z2JH_PY = '''\
-"""Vendored from Zero to JupyterHub chart 4.1.0, jupyterhub/files/hub/z2jh.py (trimmed)."""
+"""Vendored from Zero to JupyterHub chart 4.4.0, jupyterhub/files/hub/z2jh.py (trimmed)."""
 
 import os
 from collections.abc import Mapping
@@ -125,14 +130,14 @@ def set_config_if_not_none(cparent, name, key):
         setattr(cparent, name, data)
 '''
 
-# From the chart's jupyterhub/files/hub/jupyterhub_config.py (chart 4.1.0), in upstream's order:
+# From the chart's jupyterhub/files/hub/jupyterhub_config.py (chart 4.4.0), in upstream's order:
 # the z2jh import, the reset of services and roles, the hub.services loop, hub.loadRoles,
 # hub.config, the jupyterhub_config.d folder and the hub.extraConfig loop. {site} is where the
 # chart configures its own services (the idle culler; here: the test's own service); the
 # hub.services loop (the exchange service, ngshare) follows it as upstream, with each service's
 # api token from get_secret_value (the chart's Secret; here a fresh random token).
 Z2JH_CHART_CONFIG = """\
-# --- vendored from Zero to JupyterHub chart 4.1.0, jupyterhub/files/hub/jupyterhub_config.py ---
+# --- vendored from Zero to JupyterHub chart 4.4.0, jupyterhub/files/hub/jupyterhub_config.py ---
 import glob
 import os
 import sys
@@ -173,16 +178,33 @@ for key, role in get_config("hub.loadRoles", {{}}).items():
     c.JupyterHub.load_roles.append(role)
 
 # load hub.config values, except potentially seeded secrets already loaded
-for app, cfg in get_config("hub.config", {{}}).items():
-    if app == "JupyterHub":
+for section, cfg in get_config("hub.config", {{}}).items():
+    if section == "JupyterHub":
         cfg.pop("proxy_auth_token", None)
         cfg.pop("cookie_secret", None)
         cfg.pop("services", None)
-    elif app == "ConfigurableHTTPProxy":
+    elif section == "ConfigurableHTTPProxy":
         cfg.pop("auth_token", None)
-    elif app == "CryptKeeper":
+    elif section == "CryptKeeper":
         cfg.pop("keys", None)
-    c[app].update(cfg)
+
+    if not section[:1].isupper():
+        # traitlets config sections are Configurable class names
+        # that MUST start with upper-case
+        # if it starts with lowercase, it must be a mistake
+        # (e.g. putting `hub.loadRoles` under `hub.config.loadRoles`),
+        # and will have no effect, so warn or raise here
+        print(
+            f"FATAL: Invalid hub.config section name: {{section}}."
+            " hub.config sections must be Configurable class names (e.g. JupyterHub)."
+            " Maybe misplaced or misspelled config?",
+            file=sys.stderr,
+        )
+        # make this fatal:
+        sys.exit(1)
+
+    print(f"Loading pass-through config section hub.config.{{section}}")
+    c[section].update(cfg)
 
 # load /usr/local/etc/jupyterhub/jupyterhub_config.d config files
 config_dir = "/usr/local/etc/jupyterhub/jupyterhub_config.d"

@@ -42,12 +42,35 @@ def test_values_carry_the_hub_fragment_and_the_nbgrader_configs_verbatim():
     assert v["hub"]["extraEnv"]["ATTNLAB_NBGRADER_CONFIG"] == "/etc/attnlab/nbgrader"
 
 
-def test_the_exchange_is_one_shared_volume_at_the_configured_path():
+def option(command: list[str], name: str) -> str:
+    """The value after ``name`` in a service's command."""
+    assert command.count(name) == 1, f"{name} must appear once in {command}"
+    return command[command.index(name) + 1]
+
+
+def test_graded_work_has_a_volume_of_its_own_and_no_pod_mounts_an_unused_one():
     v = values()
-    exchange = v["hub"]["extraEnv"]["ATTNLAB_EXCHANGE"]
-    mounts = v["singleuser"]["storage"]["extraVolumeMounts"]
-    assert [m["mountPath"] for m in mounts] == [exchange]
-    assert "ATTNLAB_EXCHANGE" in (ROOT / "nbgrader_config.py").read_text()
+    # no user pod mounts a shared exchange volume (nothing used it; pods stayed Pending without it)
+    storage = v["singleuser"]["storage"]
+    assert not storage.get("extraVolumes") and not storage.get("extraVolumeMounts"), storage
+    assert "ATTNLAB_EXCHANGE" not in v["hub"]["extraEnv"]
+    # ngshare's database and files: on the claim of deploy/z2jh/ngshare-volume.yaml, mounted in
+    # the hub pod, not on the hub's own volume (/srv/jupyterhub, beside the hub's database)
+    claim = yaml.safe_load((DEPLOY / "z2jh" / "ngshare-volume.yaml").read_text())
+    assert claim["kind"] == "PersistentVolumeClaim" and claim["spec"]["resources"]["requests"]
+    (volume,) = v["hub"]["extraVolumes"]
+    assert volume["persistentVolumeClaim"]["claimName"] == claim["metadata"]["name"]
+    (mount,) = v["hub"]["extraVolumeMounts"]
+    assert mount["name"] == volume["name"]
+    command = v["hub"]["services"]["ngshare"]["command"]
+    database = option(command, "--database")
+    storage_path = option(command, "--storage")
+    for where in (database.removeprefix("sqlite:///"), storage_path):
+        assert where.startswith(mount["mountPath"] + "/"), (where, mount)
+        assert not where.startswith("/srv/jupyterhub"), where
+    # the caps on what one user stores, which ngshare_service.py reads
+    assert float(option(command, "--attnlab-max-request-mb")) <= 50
+    assert float(option(command, "--attnlab-max-user-mb")) <= 500
 
 
 def test_values_size_and_cull_the_servers():
@@ -55,7 +78,97 @@ def test_values_size_and_cull_the_servers():
     for key in ("guarantee", "limit"):
         assert re.fullmatch(r"\d+(\.\d+)?[MG]", str(v["memory"][key])), v["memory"]
         assert float(v["cpu"][key]) > 0
+    # A node short of memory evicts first the pods using more than their request; a server
+    # whose request equals its limit never uses more, so it is not the one evicted for it.
+    assert v["memory"]["guarantee"] == v["memory"]["limit"], v["memory"]
     assert values()["cull"]["enabled"] is True and values()["cull"]["timeout"] > 0
+
+
+# -- the exchange's network path, with Kubernetes' semantics (no cluster here) ---------------
+# The chart (4.4.0: jupyterhub/templates/hub/netpol.yaml, singleuser/netpol.yaml, read at the
+# tag) renders these rules of its own and appends hub.networkPolicy.ingress and
+# singleuser.networkPolicy.egress from the values. NetworkPolicy semantics
+# (kubernetes.io/docs/concepts/services-networking/network-policies): a connection to a pod is
+# admitted when ANY rule admits it; a rule admits it when one of its peers matches (a
+# podSelector without namespaceSelector: pods of the policy's namespace whose labels include
+# matchLabels) and one of its ports matches (none listed: every port); a connection through a
+# Service is judged after the Service is resolved, so the peer is the pod and the port is the
+# Service's targetPort. Loopback inside one pod is never judged.
+POD_LABELS = {  # the chart's labels (jupyterhub.matchLabels: app, component, release)
+    "hub": {"app": "jupyterhub", "component": "hub", "release": "attnlab"},
+    "proxy": {"app": "jupyterhub", "component": "proxy", "release": "attnlab"},
+    "singleuser-server": {
+        "app": "jupyterhub",
+        "component": "singleuser-server",
+        "release": "attnlab",
+        "hub.jupyter.org/network-access-hub": "true",
+    },
+    "other": {"app": "somethingelse"},
+}
+CHART_HUB_INGRESS = [  # hub/netpol.yaml: allowed pods --> hub (port name http: 8081)
+    {
+        "ports": [{"port": 8081}],
+        "from": [{"podSelector": {"matchLabels": {"hub.jupyter.org/network-access-hub": "true"}}}],
+    }
+]
+CHART_SINGLEUSER_EGRESS = [  # singleuser/netpol.yaml: singleuser-server --> hub
+    {
+        "to": [{"podSelector": {"matchLabels": {"app": "jupyterhub", "component": "hub"}}}],
+        "ports": [{"port": 8081}],
+    }
+]
+
+
+def admitted(rules: list[dict], peer: str, port: int, side: str) -> bool:
+    for rule in rules:
+        peers = rule.get(side)
+        peer_ok = not peers or any(
+            set(p["podSelector"].get("matchLabels", {}).items()) <= set(POD_LABELS[peer].items())
+            for p in peers
+            if "podSelector" in p and "namespaceSelector" not in p
+        )
+        ports = rule.get("ports")
+        port_ok = not ports or any(
+            p["port"] == port and p.get("protocol", "TCP") == "TCP" for p in ports
+        )
+        if peer_ok and port_ok:
+            return True
+    return False
+
+
+def test_servers_reach_ngshare_in_the_hub_pod_directly_and_only_they_do():
+    from urllib.parse import urlsplit
+
+    v = values()
+    hub_in = CHART_HUB_INGRESS + v["hub"]["networkPolicy"]["ingress"]
+    server_out = CHART_SINGLEUSER_EGRESS + v["singleuser"]["networkPolicy"]["egress"]
+    # the servers' URL: the hub Service (not proxy-public: no proxy, so no HTTPS redirect,
+    # whatever proxy.https says), on a port the Service sends to ngshare's own port
+    students = urlsplit(v["hub"]["extraEnv"]["ATTNLAB_NGSHARE"])
+    assert students.scheme == "http" and students.hostname == "hub", students
+    (port,) = [p for p in v["hub"]["service"]["extraPorts"] if p["port"] == students.port]
+    service = v["hub"]["services"]["ngshare"]
+    ngshare_port = urlsplit(service["url"]).port
+    assert port["targetPort"] == ngshare_port
+    assert students.path.rstrip("/") == "/services/ngshare"  # ngshare's prefix: /services/<name>/
+    # a server -> the hub pod's ngshare port: admitted on both ends
+    assert admitted(server_out, "hub", ngshare_port, "to")
+    assert admitted(hub_in, "singleuser-server", ngshare_port, "from")
+    # nobody else: not the proxy (the old path), not another pod; nothing new elsewhere
+    for peer in ("proxy", "other"):
+        assert not admitted(hub_in, peer, ngshare_port, "from"), peer
+    assert not admitted(server_out, "proxy", ngshare_port, "to")
+    assert admitted(hub_in, "singleuser-server", 8081, "from")  # the chart's own rule stands
+    # the hub and ngshare reach each other on loopback, never through the hub's own Service
+    # (hairpin traffic the policy does not admit: the hub pod is no server pod)
+    assert not admitted(hub_in, "hub", ngshare_port, "from")
+    for url in (
+        service["url"],
+        v["hub"]["extraEnv"]["ATTNLAB_NGSHARE_API"],
+        option(service["command"], "--jupyterhub_api_url"),
+    ):
+        assert urlsplit(url).hostname == "127.0.0.1", url
+    assert option(service["command"], "--jupyterhub_api_url").endswith(":8081/hub/api")
 
 
 def test_hub_extras_agree_with_the_pins_the_tests_run():
@@ -113,6 +226,13 @@ def test_the_tests_run_the_jupyterhub_of_the_pinned_chart():
 
     version = engines.Z2JH_JUPYTERHUB_VERSION
     assert pins(ROOT / "requirements-dev.txt")["jupyterhub"] == version
+    # the culler and the proxy under test are the chart's too
+    assert pins(ROOT / "requirements-dev.txt")["jupyterhub-idle-culler"] == (
+        engines.Z2JH_CULLER_VERSION
+    )
+    import hubrun
+
+    assert hubrun.CHP_VERSION == engines.Z2JH_CHP_VERSION
     assert jupyterhub.__version__ == version, "the environment is not the pinned one"
     assert f"JupyterHub {version} in the hub pod" in VALUES.read_text()
     guide = (ROOT / "docs" / "jupyterhub.md").read_text()
