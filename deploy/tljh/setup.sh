@@ -4,6 +4,8 @@
 # repository pinned for the term:
 #   sudo git clone --branch <term branch> https://github.com/attnlab/attnlab /srv/attnlab
 #   sudo /srv/attnlab/deploy/tljh/setup.sh
+# Afterwards /srv/attnlab is root's alone (it holds every worked solution): students get the
+# students' edition, /srv/attnlab-students.git (step 3c).
 # docs/jupyterhub.md explains each step and the sizing numbers.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -18,6 +20,16 @@ PIP=(/opt/tljh/user/bin/python -m pip install --no-cache-dir)
 
 # 1b. The sandbox the course grades students' code in (docs/instructors.md).
 apt-get install -y -qq bubblewrap >/dev/null
+#     Ubuntu 23.10 and later let AppArmor refuse unprivileged user namespaces to every program
+#     without a profile that allows them (kernel.apparmor_restrict_unprivileged_userns = 1), and
+#     bwrap needs them: without this profile grading stops, saying so. The standard profile:
+#     bwrap unconfined, allowed to make user namespaces.
+if [ "$(cat /proc/sys/kernel/apparmor_restrict_unprivileged_userns 2>/dev/null)" = 1 ]; then
+    bwrap="$(command -v bwrap)"
+    printf 'abi <abi/4.0>,\ninclude <tunables/global>\nprofile bwrap %s flags=(unconfined) {\n  userns,\n}\n' \
+        "$bwrap" >/etc/apparmor.d/bwrap
+    apparmor_parser -r /etc/apparmor.d/bwrap
+fi
 
 # 2. nbgrader: the per-role configs the hub hands out, and the shared exchange folder. The
 #    instructor's config collects with attnlab.grading.exchange (installed with attnlab in step
@@ -53,6 +65,12 @@ install -m 0644 deploy/hub/attnlab_hub.py /opt/tljh/config/jupyterhub_config.d/a
 #     login). Rerunning ADDS instructors but removes none: docs/jupyterhub.md, "Changing who
 #     teaches".
 deploy/tljh/instructors.sh /opt/tljh/config/jupyterhub_config.d
+
+# 3c. What students can read of the course: the students' edition, committed to
+#     /srv/attnlab-students.git (their nbgitpuller link clones it); this folder, with source/ and
+#     answer_keys/, becomes root's alone (deploy/tljh/students.sh says why; rerun it after every
+#     `git pull` here to publish fixes).
+deploy/tljh/students.sh
 
 # 4. JupyterLab by default, per-student limits (docs/jupyterhub.md, "How big a hub"), culling.
 tljh-config set user_environment.default_app jupyterlab

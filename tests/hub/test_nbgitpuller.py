@@ -192,6 +192,7 @@ def solutions_in(folder: Path) -> list[str]:
     return found
 
 
+@pytest.mark.slow  # 3-9 s: the edition built and pulled twice, the course pulled
 def test_the_students_link_pulls_the_students_edition_and_no_solution(
     git_puller, tmp_path, monkeypatch
 ):
