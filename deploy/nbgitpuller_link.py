@@ -1,7 +1,15 @@
 """An nbgitpuller link that puts the course's learner notebooks into each student's home.
 
-    python deploy/nbgitpuller_link.py https://hub.example.org https://github.com/attnlab/attnlab
-    python deploy/nbgitpuller_link.py HUB REPO --branch term-2026 --open notebooks/03-softmax.ipynb
+    python deploy/nbgitpuller_link.py https://hub.example.org \\
+        https://github.com/you/attnlab-students --branch term-2026
+    python deploy/nbgitpuller_link.py https://hub.example.org \\
+        file:///srv/attnlab-students.git --branch term-2026 --open notebooks/03-softmax.ipynb
+
+Link to the **students' edition** (``deploy/students_edition.py``): the course repository holds
+``source/`` (every worked solution) and ``answer_keys/``, and whatever the link names, every
+student who clicks it gets. The tool fetches the branch's file list and refuses a branch that
+holds ``source/`` or ``answer_keys/``; ``--with-solutions`` links to one anyway (self-study
+learners, who should see the worked solutions).
 
 The first click clones the repository into ``~/attnlab`` of the student's server and opens the
 notebook in JupyterLab; later clicks pull new commits and merge them without overwriting the
@@ -18,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import subprocess
+import tempfile
 from urllib.parse import urlencode
 
 START = "notebooks/00-start-here.ipynb"
@@ -70,6 +79,42 @@ def branch_problem(repo: str, branch: str) -> str | None:
     return f"{repo} has no branch {branch!r}"
 
 
+#: What a students' link must not bring: worked solutions and quiz keys.
+WITHHELD = ("source", "answer_keys")
+
+
+def solutions_problem(repo: str, branch: str) -> str | None:
+    """Why ``branch`` of ``repo`` would hand students the solutions, or None if it holds none of
+    :data:`WITHHELD` (its file list is fetched: one commit, no file contents where the server
+    can filter them)."""
+    with tempfile.TemporaryDirectory(prefix="attnlab-link-") as tmp:
+        fetched = subprocess.run(
+            ["git", "clone", "-q", "--bare", "--depth", "1", "--filter=blob:none"]
+            + ["--branch", branch, "--", repo, f"{tmp}/repo"],
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        if fetched.returncode:
+            return f"cannot fetch branch {branch!r} of {repo}: {fetched.stderr.strip()}"
+        names = subprocess.run(
+            ["git", "ls-tree", "--name-only", "HEAD"],
+            cwd=f"{tmp}/repo",
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.split()
+    held = [f"{name}/" for name in WITHHELD if name in names]
+    if not held:
+        return None
+    return (
+        f"branch {branch!r} of {repo} holds {' and '.join(held)} (worked solutions, quiz keys): "
+        "every student who clicks the link gets them. Link to the students' edition instead "
+        f"(python deploy/students_edition.py DEST --branch {branch}, then push DEST's branch to "
+        "a repository of its own), or pass --with-solutions for self-study learners."
+    )
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("hub", help="the hub's address, e.g. https://hub.example.org")
@@ -79,10 +124,19 @@ def main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument("--open", default=START, help="notebook to open, relative to the repo")
     parser.add_argument(
-        "--no-check", action="store_true", help="do not ask the repository that it is a branch"
+        "--no-check",
+        action="store_true",
+        help="do not ask the repository anything (that it is a branch, that it has no solution)",
+    )
+    parser.add_argument(
+        "--with-solutions",
+        action="store_true",
+        help="link to a branch that holds source/ or answer_keys/ (self-study, not a graded class)",
     )
     args = parser.parse_args(argv)
     problem = None if args.no_check else branch_problem(args.repo, args.branch)
+    if not (problem or args.no_check or args.with_solutions):
+        problem = solutions_problem(args.repo, args.branch)
     if problem:
         parser.exit(2, f"error: {problem}\n")
     print(nbgitpuller_link(args.hub, args.repo, args.branch, args.open))

@@ -228,12 +228,23 @@ def test_the_students_link_pulls_the_students_edition_and_no_solution(
     assert solutions_in(copy) == []
 
     before = home / "before"
-    branch = git(ROOT, "rev-parse", "--abbrev-ref", "HEAD").strip()
-    old = tool.nbgitpuller_link("https://hub.example.org", ROOT.as_uri(), branch=branch)
+    course = git(ROOT, "rev-parse", "--abbrev-ref", "HEAD").strip()
+    old = tool.nbgitpuller_link("https://hub.example.org", ROOT.as_uri(), branch=course)
     click(git_puller, old.replace("targetPath=attnlab", "targetPath=before"), home)
     found = solutions_in(before)
     assert "source/" in found and "answer_keys/" in found
     assert any("solution line" in hit for hit in found)
+    # ...so the tool refuses to make that link, and makes the edition's.
+    assert tool.solutions_problem(edition.as_uri(), BRANCH) is None
+    for repo, branch, code in ((ROOT, course, 2), (edition, BRANCH, 0)):
+        made = subprocess.run(
+            [sys.executable, str(ROOT / "deploy" / "nbgitpuller_link.py")]
+            + ["https://hub.example.org", repo.as_uri(), "--branch", branch],
+            capture_output=True,
+            text=True,
+        )
+        assert made.returncode == code, made
+    assert "holds source/ and answer_keys/" in tool.solutions_problem(ROOT.as_uri(), course)
 
 
 def test_the_edition_tool_refuses_a_solution(tmp_path):
