@@ -110,10 +110,13 @@ def build(dest: Path, branch: str, rev: str = "HEAD", repo: Path = ROOT) -> str 
     """Commit the students' edition of ``rev`` on ``branch`` of the bare repository ``dest``.
 
     Returns the new commit, or None when the branch already holds this edition. Raises
-    ValueError naming what would give a solution away (nothing is committed then).
+    ValueError naming what would give a solution away (nothing is committed then), or when
+    ``dest`` is a folder that is neither empty nor a bare repository.
     """
     commit = git("rev-parse", "--verify", f"{rev}^{{commit}}", cwd=repo).strip()
     if not (dest / "HEAD").exists():
+        if dest.exists() and any(dest.iterdir()):
+            raise ValueError(f"dest: {dest} is not a bare repository and not empty")
         dest.mkdir(parents=True, exist_ok=True)
         git("init", "-q", "--bare", "-b", branch, str(dest), cwd=dest)
     with tempfile.TemporaryDirectory(prefix="attnlab-edition-") as tmp:
