@@ -47,7 +47,8 @@ from sqlalchemy.orm import object_session
 from tornado.httpserver import HTTPServer
 from tornado.log import app_log
 
-HUB_TIMEOUT = 10.0  # seconds to connect to the hub, then to read its answer (run() sets it)
+# seconds to connect to the hub, then to read its answer (run() sets it from its option)
+SETTINGS = {"hub_timeout": 10.0}
 MIB = 2**20
 
 
@@ -74,7 +75,7 @@ def _user_for_token(self, token):
         r = requests.get(
             self.settings["user_url"],
             headers={"Authorization": f"token {token}"},
-            timeout=HUB_TIMEOUT,
+            timeout=SETTINGS["hub_timeout"],
         )
     except requests.RequestException as error:
         app_log.error("ngshare: the hub did not answer who a token is: %s", error)
@@ -118,7 +119,7 @@ def _capped_submit(max_user_bytes):
                     413,
                     f"Submission refused: {self.user.id} already stores {stored / MIB:.1f} MiB "
                     f"of submissions, and this one ({incoming / MIB:.1f} MiB) would pass the "
-                    f"course's cap of {max_user_bytes / MIB:.0f} MiB per user. Ask your "
+                    f"course's cap of {max_user_bytes / MIB:.3g} MiB per user. Ask your "
                     "instructor to remove old submissions.",
                 )
         return submit(self, course_id, assignment_id)
@@ -131,13 +132,12 @@ def run(argv):
     parser = argparse.ArgumentParser(add_help=False)
     parser.add_argument("--attnlab-max-request-mb", type=float, default=20)
     parser.add_argument("--attnlab-max-user-mb", type=float, default=200)
-    parser.add_argument("--attnlab-hub-timeout", type=float, default=HUB_TIMEOUT)
+    parser.add_argument("--attnlab-hub-timeout", type=float, default=SETTINGS["hub_timeout"])
     ours, rest = parser.parse_known_args(argv)
     for name, value in vars(ours).items():
         if value <= 0:
             raise ValueError(f"--{name.replace('_', '-')} must be positive, not {value}")
-    global HUB_TIMEOUT
-    HUB_TIMEOUT = ours.attnlab_hub_timeout
+    SETTINGS["hub_timeout"] = ours.attnlab_hub_timeout
     ngshare_app.HTTPServer = functools.partial(
         HTTPServer, max_body_size=int(ours.attnlab_max_request_mb * MIB)
     )

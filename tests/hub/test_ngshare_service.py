@@ -1,0 +1,187 @@
+"""deploy/hub/ngshare_service.py, as Zero to JupyterHub's hub pod starts ngshare, on a real hub.
+
+What the file changes in ngshare 0.6.0, each shown against the real service:
+
+- an admin name (``--admins``) counts only for a hub *service*'s token: a hub *user* of that name
+  is refused (ngshare compares names: before, a user named like the admin got 200);
+- the course's hub fragment blocks a user named ``attnlab-roster`` (ngshare's admin service)
+  from logging in;
+- one request's body and all of one user's submissions are capped
+  (``--attnlab-max-request-mb``, ``--attnlab-max-user-mb``): past the per-user cap a submission
+  is refused with 413 and a reason, and nothing of it is stored;
+- ngshare's call to the hub (who is this token?) times out (``--attnlab-hub-timeout``): with a
+  hub that accepts the connection and never answers, a request is answered (refused) in
+  seconds and the next one too, where ngshare 0.6.0 waited forever and held every request.
+
+The command is the values file's own (``hub.services.ngshare.command``), with the database,
+storage and caps made local and small; on loopback only (ngshare listens on every address).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import requests
+import yaml
+from processes import free_port, stop_tree
+from test_private_submissions_z2jh import NGSHARE_ON_LOOPBACK, Z2JHHub
+
+pytestmark = pytest.mark.slow
+
+ROOT = Path(__file__).resolve().parents[2]
+VALUES = ROOT / "deploy" / "z2jh" / "values.yaml"
+PREFIX = "/services/ngshare"
+
+
+def local_ngshare(folder: Path, **options: str) -> list[str]:
+    """The values file's ngshare command, run here: its database and storage in ``folder``, the
+    hub's API as JupyterHub gives it to its services (the values' loopback URL is the hub pod's),
+    and ``options`` (``--name value``) replacing or adding the file's own."""
+    shipped = yaml.safe_load(VALUES.read_text())["hub"]["services"]["ngshare"]["command"]
+    assert shipped[1].endswith("/ngshare_service.py"), shipped
+    pairs = dict(zip(shipped[2::2], shipped[3::2], strict=True))
+    pairs.pop("--jupyterhub_api_url")
+    pairs.update({"--database": f"sqlite:///{folder}/ngshare.db", "--storage": f"{folder}/files/"})
+    pairs.update(options)
+    return [sys.executable, "-c", NGSHARE_ON_LOOPBACK, *(x for kv in pairs.items() for x in kv)]
+
+
+def files_form(size: int) -> dict:
+    """One notebook of ``size`` random bytes, as ngshare_exchange uploads it."""
+    content = base64.b64encode(os.urandom(size)).decode()
+    return {"files": json.dumps([{"path": "lesson.ipynb", "content": content}])}
+
+
+def test_ngshare_admins_are_services_the_roster_cannot_log_in_and_storage_is_capped(tmp_path):
+    service_dir = tmp_path / "ngshare"
+    service_dir.mkdir(mode=0o700)
+    port = free_port()
+    command = local_ngshare(
+        service_dir,
+        **{
+            # the test's own hub service "tester" and a hub USER "boss" listed as admins
+            "--admins": "attnlab-roster,tester,boss",
+            "--attnlab-max-request-mb": "0.5",
+            "--attnlab-max-user-mb": "0.8",
+        },
+    )
+    api = f"http://127.0.0.1:{port}{PREFIX}"
+    values = {
+        "hub": {"services": {"ngshare": {"url": f"http://127.0.0.1:{port}", "command": command}}}
+    }
+    environment = {"ATTNLAB_NGSHARE_API": api + "/", "ATTNLAB_NGSHARE": api}
+    # the test's service makes the users' tokens (their servers' tokens, in a class)
+    extra = (
+        'c.JupyterHub.load_roles.append({"name": "tester-tokens", "scopes": ["tokens"],'
+        ' "services": ["tester"]})\n'
+    )
+    with Z2JHHub(
+        environment=environment, workdir=tmp_path / "hub", engine="z2jh", values=values, extra=extra
+    ) as hub:
+        tokens = {"tester": hub.token}
+        for name in ("boss", "ada"):
+            hub.api("POST", f"/users/{name}")
+            tokens[name] = hub.api("POST", f"/users/{name}/tokens", {"note": "test"})["token"]
+
+        def call(who: str, method: str, path: str, form: dict | None = None) -> tuple[int, dict]:
+            r = requests.request(
+                method,
+                f"{api}/{path}",
+                data=form,
+                headers={"Authorization": f"token {tokens[who]}"},
+                timeout=60,
+            )
+            try:
+                return r.status_code, r.json()
+            except ValueError:
+                return r.status_code, {"text": r.text[:200]}
+
+        # an admin name: yes from a service's token, no from a user's
+        assert call("tester", "POST", "course/c1", {"instructors": "[]"})[0] == 200
+        status, answer = call("boss", "POST", "course/c2", {"instructors": "[]"})
+        print("hub user 'boss' (listed in --admins) makes a course:", status, answer)
+        assert status == 403, answer
+        # nobody logs in as the roster service's name; others do
+        assert hub.log_in("ada")
+        with pytest.raises(AssertionError, match="login of attnlab-roster failed: 403"):
+            hub.log_in("attnlab-roster")
+        print("login as attnlab-roster: refused (403)")
+
+        person = {"first_name": "ada", "last_name": "", "email": ""}
+        assert call("tester", "POST", "student/c1/ada", person)[0] == 200
+        assert call("tester", "POST", "assignment/c1/a1", files_form(1000))[0] == 200
+        # per user: 0.8 MiB of submissions; two of 300 KiB fit, a third does not
+        for _ in range(2):
+            status, answer = call("ada", "POST", "submission/c1/a1", files_form(300 * 1024))
+            assert status == 200, answer
+        status, answer = call("ada", "POST", "submission/c1/a1", files_form(300 * 1024))
+        print("third submission of 300 KiB:", status, answer["message"])
+        assert status == 413 and "cap of 0.8 MiB per user" in answer["message"], answer
+        # per request: 0.5 MiB (a 600 KiB file is 800 KiB of base64)
+        try:
+            big = call("ada", "POST", "submission/c1/a1", files_form(600 * 1024))[0]
+        except requests.ConnectionError as error:  # Tornado may close the connection instead
+            big = type(error).__name__
+        print("a 600 KiB submission:", big)
+        assert big != 200
+        status, answer = call("tester", "GET", "submissions/c1/a1")
+        assert status == 200 and len(answer["submissions"]) == 2, answer
+        stored = sum(f.stat().st_size for f in (service_dir / "files").iterdir())
+        assert stored < 2 * 300 * 1024 + 10_000, stored  # nothing of the refused ones stayed
+
+
+def test_ngshare_answers_when_the_hub_does_not(tmp_path):
+    silent = socket.socket()  # a hub that takes the connection and never answers
+    silent.bind(("127.0.0.1", 0))
+    silent.listen(16)
+    port = free_port()
+    command = local_ngshare(
+        tmp_path,
+        **{
+            "--jupyterhub_api_url": f"http://127.0.0.1:{silent.getsockname()[1]}/hub/api",
+            "--attnlab-hub-timeout": "1",
+        },
+    )
+    env = {
+        **{k: v for k, v in os.environ.items() if not k.startswith("JUPYTERHUB_")},
+        "JUPYTERHUB_API_TOKEN": "not-asked",
+        "JUPYTERHUB_CLIENT_ID": "service-ngshare",
+        "JUPYTERHUB_SERVICE_PREFIX": PREFIX + "/",
+        "JUPYTERHUB_SERVICE_URL": f"http://127.0.0.1:{port}",
+    }
+    log = open(tmp_path / "ngshare.log", "wb")
+    process = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 60
+        while True:  # its health check asks nobody
+            try:
+                requests.get(f"http://127.0.0.1:{port}/healthz", timeout=5).raise_for_status()
+                break
+            except requests.RequestException:
+                assert process.poll() is None and time.monotonic() < deadline, (
+                    tmp_path / "ngshare.log"
+                ).read_text()
+                time.sleep(0.3)
+        for attempt in range(2):
+            began = time.monotonic()
+            r = requests.get(
+                f"http://127.0.0.1:{port}{PREFIX}/courses",
+                headers={"Authorization": "token someones"},
+                allow_redirects=False,
+                timeout=30,
+            )
+            took = time.monotonic() - began
+            print(f"request {attempt + 1} with the hub silent: {r.status_code} in {took:.1f} s")
+            assert r.status_code in (302, 403) and took < 10, (r.status_code, took)
+    finally:
+        stop_tree(process, subprocess.Popen.terminate, wait_s=10)
+        log.close()
+        silent.close()
