@@ -6,14 +6,20 @@ service ngshare instead: a JupyterHub service that files each request under the 
 token made it, and lets a student reach only their own submissions and feedback.
 
 This test builds that model on a real hub (tests/hub/hubrun.py, the fragment loaded the chart's
-way with ``hub.services.ngshare`` from the values file, its command and URL made local the way a
-site's values file would): **every user's server runs as the same Unix user** (one made with
-``useradd``, as the image's jovyan is for every pod), and ngshare runs as the hub's own user
-with its database and files in a folder of the hub's (mode 0700), as it does in the hub pod.
-Stock nbgrader runs every step in the user's own server (a kernel of it runs ``nbgrader ...``
-with the server's environment: its role's nbgrader config, its hub token): the instructor
-releases a lesson; students A and B fetch and submit it; the instructor collects, autogrades,
-generates and releases feedback; each student fetches their own feedback.
+way with ``hub.services.ngshare`` from the values file, its command (the values' own, with its
+caps) and URL made local the way a site's values file would; the servers reach ngshare directly
+on its port, as the values' ``hub:10101`` does, not through the proxy): **every user's server
+runs as the same Unix user** (one made with ``useradd``, as the image's jovyan is for every
+pod), and ngshare runs as the hub's own user with its database and files in a folder of the
+hub's (mode 0700), as it does in the hub pod.
+Stock nbgrader runs every step in the user's own server, once through the buttons (the REST
+APIs that Formgrader and the Assignments tab call in the server) and otherwise as commands (a
+kernel of the server runs ``nbgrader ...`` with the server's environment: its role's nbgrader
+config, its hub token): the instructor generates and releases a lesson with Formgrader's
+buttons; students A and B fetch it from their Assignments tab, A submits there and B with the
+command; the instructor collects with Formgrader, autogrades with the command, generates and
+releases feedback with Formgrader; A fetches feedback from the Assignments tab, B with the
+command.
 
 Then B tries every way to reach A's work through the service (nbgrader's own list of the
 inbound submissions; ngshare's API with B's token: list the submissions, list A's, download A's
@@ -66,6 +72,22 @@ NGSHARE_ON_LOOPBACK = (
     f"sys.argv[0] = {str(DEPLOY / 'hub' / 'ngshare_service.py')!r}; "
     "runpy.run_path(sys.argv[0], run_name='__main__')"
 )
+
+
+def local_ngshare(folder: Path, **options: str) -> list[str]:
+    """The values file's ngshare command, run here: its database and storage in ``folder``, the
+    hub's API as JupyterHub gives it to its services (the values' loopback URL is the hub pod's),
+    on loopback only, and ``options`` (``--name value``) replacing or adding the file's own."""
+    import yaml
+
+    shipped = yaml.safe_load(hubrun.engines.VALUES.read_text())["hub"]["services"]["ngshare"]
+    command = shipped["command"]
+    assert command[1].endswith("/ngshare_service.py"), command
+    pairs = dict(zip(command[2::2], command[3::2], strict=True))
+    pairs.pop("--jupyterhub_api_url")
+    pairs.update({"--database": f"sqlite:///{folder}/ngshare.db", "--storage": f"{folder}/files/"})
+    pairs.update(options)
+    return [sys.executable, "-c", NGSHARE_ON_LOOPBACK, *(x for kv in pairs.items() for x in kv)]
 
 
 def exchange_site(into: Path) -> Path:
@@ -163,6 +185,33 @@ class Class:
         print(f"  {NAMES[role]}: nbgrader {' '.join(args)} ({time.monotonic() - began:.1f} s)")
         return self._check(role, args, done, ok)
 
+    def formgrader(self, action: str) -> dict:
+        """One Formgrader button for the lesson (its REST API in the instructor's server, as
+        the Formgrader page calls it); must succeed."""
+        began = time.monotonic()
+        where = f"/formgrader/api/assignment/{LESSON}/{action}"
+        result = self.hub.user_api(NAMES["inst"], "POST", where, timeout=600)
+        assert result.get("success"), (
+            f"Formgrader {action}: {result.get('log', '')[-3000:]}\n{result.get('error')}"
+        )
+        print(f"  {NAMES['inst']}: Formgrader {action} ({time.monotonic() - began:.1f} s)")
+        return result
+
+    def assignments(self, role: str, action: str) -> list[dict]:
+        """One Assignments-tab button (fetch, submit, fetch_feedback) for the lesson, through
+        nbgrader's Assignment List API in ``role``'s server; must succeed."""
+        began = time.monotonic()
+        result = self.hub.user_api(
+            NAMES[role],
+            "POST",
+            f"/assignments/{action}",
+            {"assignment_id": LESSON, "course_id": COURSE},
+            timeout=300,
+        )
+        assert result.get("success"), f"{NAMES[role]}: Assignments {action} failed: {result}"
+        print(f"  {NAMES[role]}: Assignments tab {action} ({time.monotonic() - began:.1f} s)")
+        return result["value"]
+
     def students(self, *args: str) -> None:
         """``nbgrader ARGS`` in both students' servers at once (each in its own)."""
         began = time.monotonic()
@@ -235,32 +284,13 @@ def test_z2jh_students_cannot_reach_each_others_work_through_ngshare(z2jh):
     subprocess.run(["chown", "-R", f"{pod_user}:", str(course)], check=True)
 
     port, service_port = free_port(), free_port()
+    command = local_ngshare(service_dir)
+    assert command[command.index("--admins") + 1] == "attnlab-roster"  # the fragment's service
     values = {  # a site's values file: ngshare's command and URL on this machine
         "hub": {
-            "services": {
-                "ngshare": {
-                    "url": f"http://127.0.0.1:{service_port}",
-                    "command": [
-                        sys.executable,
-                        "-c",
-                        NGSHARE_ON_LOOPBACK,
-                        "--admins",
-                        "attnlab-roster",
-                        "--database",
-                        f"sqlite:///{service_dir}/ngshare.db",
-                        "--storage",
-                        f"{service_dir}/files/",
-                    ],
-                }
-            }
+            "services": {"ngshare": {"url": f"http://127.0.0.1:{service_port}", "command": command}}
         }
     }
-    shipped = hubrun.engines.VALUES.read_text()
-    import yaml
-
-    shipped_service = yaml.safe_load(shipped)["hub"]["services"]["ngshare"]
-    assert "attnlab-roster" in shipped_service["command"]  # the fragment's service is its admin
-    assert shipped_service["command"][1].endswith("/ngshare_service.py")
     run_as_pod = [
         "setpriv",
         f"--reuid={pod.pw_uid}",
@@ -287,7 +317,8 @@ def test_z2jh_students_cannot_reach_each_others_work_through_ngshare(z2jh):
         "ATTNLAB_NBGRADER_CONFIG": str(DEPLOY / "nbgrader"),
         "ATTNLAB_EXCHANGE": str(shared_exchange),
         "ATTNLAB_NGSHARE_API": f"http://127.0.0.1:{service_port}/services/ngshare/",
-        "ATTNLAB_NGSHARE": f"http://127.0.0.1:{port}/services/ngshare",
+        # the servers straight to ngshare's port (the values: hub:10101), not through the proxy
+        "ATTNLAB_NGSHARE": f"http://127.0.0.1:{service_port}/services/ngshare",
     }
     with Z2JHHub(
         groups={"instructors": [NAMES["inst"]]},
@@ -342,18 +373,20 @@ def the_class(hub, pod_user, service_dir, shared_exchange, course, started) -> N
         probe.sandbox_env = {"ATTNLAB_REQUIRE_SANDBOX": "0"}
     cls = probe
 
-    # -- the flow, every step in its user's own server ------------------------------------
-    cls.nbgrader("inst", "generate_assignment", LESSON)
-    cls.nbgrader("inst", "release_assignment", LESSON)
-    cls.students("fetch_assignment", LESSON)
+    # -- the flow, every step in its user's own server: the buttons and the commands --------
+    cls.formgrader("assign")
+    cls.formgrader("release")
     for student in ("a", "b"):
+        cls.assignments(student, "fetch")
         cls.sign(student)
-    cls.students("submit", LESSON)
-    cls.nbgrader("inst", "collect", LESSON)
+    cls.assignments("a", "submit")
+    cls.nbgrader("b", "submit", LESSON)
+    cls.formgrader("collect")
     cls.nbgrader("inst", "autograde", LESSON)
-    cls.nbgrader("inst", "generate_feedback", LESSON)
-    cls.nbgrader("inst", "release_feedback", LESSON)
-    cls.students("fetch_feedback", LESSON)
+    cls.formgrader("generate_feedback")
+    cls.formgrader("release_feedback")
+    cls.assignments("a", "fetch_feedback")
+    cls.nbgrader("b", "fetch_feedback", LESSON)
     print(f"flow done after {time.monotonic() - started:.1f} s")
 
     a, b = NAMES["a"], NAMES["b"]
