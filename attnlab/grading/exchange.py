@@ -9,12 +9,15 @@ back as "feedback"). :class:`VerifiedCollect` collects only what the student it 
 wrote, at the time the file system recorded:
 
 * **Who.** Every inbound entry is opened without following links (``O_NOFOLLOW``) and checked
-  on the opened descriptor (``fstat``, so nothing can be swapped in between): the entry, every
-  folder and every file in it must belong to the Unix user the entry's name claims (on The
-  Littlest JupyterHub a student id *is* the Unix account, ``jupyter-<hub user>``), and hold
-  only regular files and folders (no links, pipes or sockets; a hard link to another user's
-  file has that user as its owner). Where ``ExchangeCollect.check_owner`` is off (one Unix user
-  for every student, so names cannot be checked) the entry must still be one owner's alone.
+  on the opened descriptor (``fstat``, so nothing can be swapped in between): the entry must
+  belong to the Unix user its name claims (on The Littlest JupyterHub a student id *is* the
+  Unix account, ``jupyter-<hub user>``), checked before anything else in its name is read, and
+  hold only regular files and folders of theirs (no links, pipes or sockets). Anything in it
+  that is another user's (a hard link to another user's file has that user as its owner; stock
+  ``nbgrader submit`` leaves each entry writable by all, so a classmate may add to it) is
+  passed over unread, with a warning, and the rest collected. Where
+  ``ExchangeCollect.check_owner`` is off (one Unix user for every student, so names cannot be
+  checked) the entry's own owner stands for the student.
 * **When.** The submission's time is the latest *change time* (``st_ctime``) of the entry and
   of everything in it: the kernel sets it on every write, rename or ``chmod``, and no user can
   set it back. The time in the name or in ``timestamp.txt`` counts only when it is later (a
@@ -24,14 +27,22 @@ wrote, at the time the file system recorded:
   :attr:`VerifiedCollect.max_bytes` bytes per submission (100 and 50 MB unless configured):
   nbgrader's own file walk is quadratic, and a submission of 20,000 tiny files held the one
   process that grades the class for minutes.
-* **Never the whole class.** An entry that fails any of this (a malformed name, a foreign
-  owner, a link, too many files) is skipped with a warning naming it and the reason; every
-  other student is collected and the command succeeds.
+* **How many.** At most :attr:`VerifiedCollect.max_entries` (20) entries per student are
+  considered, the newest (by the later of the time in the name and the entry's change time);
+  the older are skipped with one warning per student. An entry named as another student but
+  not theirs is refused by its owner before it can push that student's own out.
+* **Never the whole class.** An entry that fails any of this (a malformed name or time, a
+  foreign owner, a link, too many files), or anything else that goes wrong with one entry
+  (any exception, also a warning raised as an error, as python-dateutil does for a time zone
+  such as ``..``: times are parsed by :func:`parse_time`), is skipped with a warning naming it
+  and the reason; every other student is collected and the command succeeds.
 
 The copy is made from the same descriptors that were checked, so the instructor's collect reads
 nothing but the student's own bytes. :class:`VerifiedReleaseFeedback` releases, for each
 student, only the feedback of the assignment's own notebooks (as the gradebook lists them),
-from regular files in the instructor's course, and nothing else the feedback folder holds.
+from regular files in the instructor's course, and nothing else the feedback folder holds; a
+student whose ``submission_secret.txt`` is blank or the same as another's gets none (with a
+warning), and one student's trouble never stops the others'.
 
 Only the instructor's nbgrader uses this module (``deploy/nbgrader/instructor/nbgrader_config.py``
 sets ``ExchangeFactory.collect`` and ``ExchangeFactory.release_feedback``); students' ``fetch``,
@@ -50,6 +61,7 @@ import pwd
 import shutil
 import stat
 import tempfile
+import warnings
 from collections import defaultdict
 from dataclasses import dataclass, field
 
@@ -59,7 +71,13 @@ from nbgrader.exchange.default.release_feedback import ExchangeReleaseFeedback
 from nbgrader.utils import check_mode, notebook_hash, parse_utc
 from traitlets import Integer
 
-__all__ = ["SubmissionRefused", "VerifiedCollect", "VerifiedReleaseFeedback", "read_submission"]
+__all__ = [
+    "SubmissionRefused",
+    "VerifiedCollect",
+    "VerifiedReleaseFeedback",
+    "parse_time",
+    "read_submission",
+]
 
 # Opened for reading only; never through a symbolic link; a FIFO does not block the open.
 _OPEN_FILE = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
@@ -69,6 +87,43 @@ _TIME_FORMAT = "%Y-%m-%d %H:%M:%S.%f UTC"  # nbgrader's own, in UTC (parse_utc r
 
 class SubmissionRefused(ValueError):
     """A submission that is not collected; the message says why."""
+
+
+def _why(error: BaseException) -> str:
+    """An unexpected error in one student's entry, said in a warning (it skips only that entry)."""
+    return f"{type(error).__name__}: {error}"
+
+
+def parse_time(text: str) -> datetime.datetime:
+    """``nbgrader.utils.parse_utc(text)``, any failure (or warning) raised as ValueError.
+
+    ``parse_utc`` hands the time zone named in ``text`` to ``dateutil.tz.gettz``, which a
+    student's text can make warn (``gettz("..")``: a key outside TZPATH) and which python-dateutil
+    turns into an error by a warnings filter of its own, for the whole process. The parse runs
+    under its own warnings filters (restored after, so dateutil's filter does not outlive it),
+    with every warning an error, and whatever goes wrong is a ValueError naming ``text``.
+
+    Parameters
+    ----------
+    text : str
+        A time as nbgrader writes it (``2026-12-06 18:00:00.000000 UTC``).
+
+    Returns
+    -------
+    datetime.datetime
+        Naive UTC.
+
+    Raises
+    ------
+    ValueError
+        ``text`` is not a time parse_utc reads without a warning.
+    """
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            return parse_utc(text)
+    except Exception as error:  # a Warning raised as an error is an Exception too
+        raise ValueError(f"text: {text!r} is not a time ({type(error).__name__})") from None
 
 
 @dataclass
@@ -82,6 +137,10 @@ class Submission:
         and ``folders`` lists every folder (also empty ones).
     changed : datetime.datetime
         The latest change time (``st_ctime``) seen on the entry and everything in it, naive UTC.
+    ignored : list of str
+        ``"<path> (<owner>)"`` of each item below the entry that is not the student's (another
+        user put it in their folder): passed over, never read, and the change time of the
+        folder holding it not counted.
     """
 
     owner: int
@@ -89,6 +148,7 @@ class Submission:
     folders: list[str] = field(default_factory=list)
     changed: datetime.datetime = datetime.datetime.min
     n_bytes: int = 0
+    ignored: list[str] = field(default_factory=list)
 
 
 def _utc(seconds: float) -> datetime.datetime:
@@ -139,8 +199,9 @@ def read_submission(
     Raises
     ------
     SubmissionRefused
-        The entry is not a folder, not ``owner``'s, holds anything but folders and regular
-        files of ``owner``'s, is over a cap, or cannot be read.
+        The entry is not a folder or not ``owner``'s, holds anything of ``owner``'s but folders
+        and regular files, is over a cap, or cannot be read. Items of another user's inside it
+        are not refused but passed over unread (``Submission.ignored``).
     """
     try:
         top = os.open(name, _OPEN_DIR, dir_fd=dir_fd)
@@ -158,17 +219,23 @@ def read_submission(
     return found
 
 
+def _whose(uid: int) -> str:
+    try:
+        return pwd.getpwuid(uid).pw_name
+    except KeyError:
+        return f"uid {uid}"
+
+
 def _check_owner(info: os.stat_result, owner: int, where: str) -> None:
     if info.st_uid != owner:
-        try:
-            whose = pwd.getpwuid(info.st_uid).pw_name
-        except KeyError:
-            whose = f"uid {info.st_uid}"
-        raise SubmissionRefused(f"{where} belongs to {whose}, not to the student it names")
+        raise SubmissionRefused(
+            f"{where} belongs to {_whose(info.st_uid)}, not to the student it names"
+        )
 
 
 def _read_folder(fd, prefix, found, max_files, max_bytes, ignore, read) -> None:
-    count = len(found.files) + len(found.folders)
+    count = len(found.files) + len(found.folders) + len(found.ignored)
+    foreign = False  # another user's item here: this folder's change time is not the student's
     names = []
     with os.scandir(fd) as listing:  # stops at the cap: a folder of millions is not listed
         for item in listing:
@@ -185,15 +252,23 @@ def _read_folder(fd, prefix, found, max_files, max_bytes, ignore, read) -> None:
             child = os.open(entry, _OPEN_FILE, dir_fd=fd)
         except OSError as error:
             if error.errno == errno.ELOOP:
+                link = os.stat(entry, dir_fd=fd, follow_symlinks=False)
+                if link.st_uid != found.owner:  # a classmate's link in the student's folder
+                    found.ignored.append(f"{where} ({_whose(link.st_uid)})")
+                    foreign = True
+                    continue
                 raise SubmissionRefused(f"{where} is a symbolic link") from None
             raise SubmissionRefused(f"{where} cannot be opened ({error.strerror})") from None
         try:
             info = os.fstat(child)
-            _check_owner(info, found.owner, where)
+            if info.st_uid != found.owner:  # never read: not the student's (see Submission)
+                found.ignored.append(f"{where} ({_whose(info.st_uid)})")
+                foreign = True
+                continue
             if stat.S_ISDIR(info.st_mode):
                 found.folders.append(where)
                 _read_folder(child, where + "/", found, max_files, max_bytes, ignore, read)
-                count = len(found.files) + len(found.folders)
+                count = len(found.files) + len(found.folders) + len(found.ignored)
             elif stat.S_ISREG(info.st_mode):
                 found.n_bytes += info.st_size
                 if found.n_bytes > max_bytes:
@@ -209,7 +284,8 @@ def _read_folder(fd, prefix, found, max_files, max_bytes, ignore, read) -> None:
             found.changed = max(found.changed, _utc(info.st_ctime))
         finally:
             os.close(child)
-    found.changed = max(found.changed, _utc(os.fstat(fd).st_ctime))  # after listing it
+    if not foreign:
+        found.changed = max(found.changed, _utc(os.fstat(fd).st_ctime))  # after listing it
 
 
 def _read_capped(fd: int, budget: int, where: str) -> bytes:
@@ -236,6 +312,12 @@ class VerifiedCollect(ExchangeCollect):
         help="The most bytes one submission's files may hold; a larger one is skipped.",
     ).tag(config=True)
 
+    max_entries = Integer(
+        20,
+        help="The most inbound entries of one student considered (the newest by the later of "
+        "the time in the name and the entry's change time); older ones are skipped.",
+    ).tag(config=True)
+
     def _refuse(self, name: str, reason: str) -> None:
         self.log.warning("Skipping %s in %s: %s.", name, self.inbound_path, reason)
 
@@ -248,7 +330,8 @@ class VerifiedCollect(ExchangeCollect):
         except KeyError:
             raise SubmissionRefused(f"there is no Unix user {student_id!r}") from None
 
-    def _parse_name(self, name: str) -> tuple[str, datetime.datetime]:
+    def _parse_name(self, name: str) -> tuple[str, str]:
+        """The student id and the (unparsed) time in an entry's name."""
         parts = name.rsplit("+", 3)
         if len(parts) == 4:
             student_id, assignment_id, stamp, _ = parts
@@ -260,11 +343,22 @@ class VerifiedCollect(ExchangeCollect):
             raise SubmissionRefused("it is another assignment's")
         if not student_id or student_id.startswith(".") or os.sep in student_id:
             raise SubmissionRefused(f"{student_id!r} is not a student id")
+        return student_id, stamp
+
+    def _consider(self, inbound: int, name: str, wanted: str | None):
+        """(student id, newest, time in the name) of an entry; its owner checked before its time."""
+        student_id, stamp = self._parse_name(name)
+        if wanted and student_id != wanted:
+            return None
+        owner = self._owner_uid(student_id)
+        info = os.stat(name, dir_fd=inbound, follow_symlinks=False)
+        if owner is not None:
+            _check_owner(info, owner, "the folder")
         try:
-            named = parse_utc(stamp)
-        except (ValueError, OverflowError, TypeError):
+            named = parse_time(stamp)
+        except ValueError:
             raise SubmissionRefused(f"{stamp!r} in its name is not a time") from None
-        return student_id, named
+        return student_id, max(_utc(info.st_ctime), named), named
 
     def init_src(self):
         if self.coursedir.course_id == "":
@@ -278,30 +372,52 @@ class VerifiedCollect(ExchangeCollect):
         wanted = self.coursedir.student_id if self.coursedir.student_id not in ("", "*") else None
         prefix = f"+{self.coursedir.assignment_id}+"
         records = []
+        candidates = defaultdict(list)  # student id -> [(newest, name, time in the name)]
         inbound = os.open(self.inbound_path, _OPEN_DIR)
         try:
             for name in sorted(os.listdir(inbound)):
                 if prefix not in name:
                     continue  # another assignment's (or not a submission at all)
-                try:
-                    student_id, named = self._parse_name(name)
-                    if wanted and student_id != wanted:
-                        continue
-                    found = read_submission(
-                        inbound,
-                        name,
-                        self._owner_uid(student_id),
-                        max_files=self.max_files,
-                        max_bytes=self.max_bytes,
-                        ignore=self.coursedir.ignore,
-                        read=False,
-                    )
+                try:  # anything that goes wrong is this entry's alone: the class goes on
+                    seen = self._consider(inbound, name, wanted)
                 except SubmissionRefused as refused:
                     self._refuse(name, str(refused))
                     continue
-                # the latest of the file system's time and the names' (which only make it later)
-                when = max(found.changed, named)
-                records.append({"username": student_id, "filename": name, "timestamp": when})
+                except Exception as error:
+                    self._refuse(name, f"it could not be read ({_why(error)})")
+                    continue
+                if seen is not None:
+                    candidates[seen[0]].append((seen[1], name, seen[2]))
+            for student_id, entries in sorted(candidates.items()):
+                entries.sort(reverse=True)
+                if len(entries) > self.max_entries:
+                    self.log.warning(
+                        "Skipping %d older entries of %s in %s: only the newest %d are considered.",
+                        len(entries) - self.max_entries,
+                        student_id,
+                        self.inbound_path,
+                        self.max_entries,
+                    )
+                for _, name, named in entries[: self.max_entries]:
+                    try:
+                        found = read_submission(
+                            inbound,
+                            name,
+                            self._owner_uid(student_id),
+                            max_files=self.max_files,
+                            max_bytes=self.max_bytes,
+                            ignore=self.coursedir.ignore,
+                            read=False,
+                        )
+                    except SubmissionRefused as refused:
+                        self._refuse(name, str(refused))
+                        continue
+                    except Exception as error:
+                        self._refuse(name, f"it could not be read ({_why(error)})")
+                        continue
+                    # the latest of the file system's time and the name's (only ever later)
+                    when = max(found.changed, named)
+                    records.append({"username": student_id, "filename": name, "timestamp": when})
         finally:
             os.close(inbound)
         by_student = defaultdict(list)
@@ -339,8 +455,8 @@ class VerifiedCollect(ExchangeCollect):
                 self._collect_one(record)
             except SubmissionRefused as refused:
                 self._refuse(record["filename"], str(refused))
-            except OSError as error:  # this student's alone: the class goes on
-                self._refuse(record["filename"], f"it could not be collected ({error})")
+            except Exception as error:  # this student's alone: the class goes on
+                self._refuse(record["filename"], f"it could not be collected ({_why(error)})")
 
     def _collect_one(self, record: dict) -> None:
         student_id, assignment_id = record["username"], self.coursedir.assignment_id
@@ -374,11 +490,17 @@ class VerifiedCollect(ExchangeCollect):
             )
         finally:
             os.close(inbound)
+        if found.ignored:
+            self.log.warning(
+                "In %s, passed over (another user's, not read): %s.",
+                record["filename"],
+                ", ".join(found.ignored),
+            )
         when = max(found.changed, record["timestamp"])
         claimed = found.files.get("timestamp.txt", b"").decode("utf-8", "replace").strip()
         try:
-            claimed_time = parse_utc(claimed) if claimed else None
-        except (ValueError, OverflowError, TypeError):
+            claimed_time = parse_time(claimed) if claimed else None
+        except ValueError:
             claimed_time = None
         if claimed_time is not None and claimed_time > when:
             when = claimed_time
@@ -428,7 +550,11 @@ class VerifiedReleaseFeedback(ExchangeReleaseFeedback):
     Stock nbgrader releases every ``*.html`` in a student's feedback folder, whatever made it.
     This releases ``<notebook>.html`` for the notebooks the gradebook lists for the assignment,
     and only when it is a regular file of the instructor's own (not a link); anything else is
-    passed over with a warning.
+    passed over with a warning. A student whose ``submission_secret.txt`` (it came with their
+    submission) is missing, unreadable or blank, or is the same as another student's (one copied
+    a classmate's), gets no feedback, with a warning naming them: the feedback's name in the
+    exchange is a hash of the secret, so two students with one secret would share one file, the
+    later written over the earlier. Anything that goes wrong with one student skips only them.
     """
 
     def copy_files(self):
@@ -442,46 +568,82 @@ class VerifiedReleaseFeedback(ExchangeReleaseFeedback):
                 names = {notebook.name for notebook in assignment.notebooks}
             except MissingEntry:
                 names = set()
-        me = os.geteuid()
+        releases = []
         for html in sorted(glob.glob(os.path.join(self.src_path, "*.html"))):
-            folder = os.path.dirname(html)  # <course>/feedback/<student>/<assignment>
-            student_id = os.path.basename(os.path.dirname(folder))
-            notebook_id = os.path.splitext(os.path.basename(html))[0]
-            if student_id in excluded:
+            try:  # anything that goes wrong is this student's alone: the class goes on
+                found = self._checked(html, names, excluded)
+            except Exception as error:
+                self.log.warning("Not releasing %s: %s.", html, _why(error))
                 continue
-            reason = None
-            if notebook_id not in names:
-                reason = "it is not the feedback of one of the assignment's notebooks"
-            else:
-                for path in (os.path.dirname(folder), folder, html):
-                    info = os.lstat(path)
-                    if stat.S_ISLNK(info.st_mode) or info.st_uid != me:
-                        reason = f"{path} is a link or not the instructor's own"
-                        break
-            if reason:
-                self.log.warning("Not releasing %s: %s.", html, reason)
+            if found is not None:
+                releases.append(found)
+        by_secret, by_name = defaultdict(set), defaultdict(set)
+        for student_id, _, _, secret, checksum, _ in releases:
+            by_secret[secret.strip()].add(student_id)
+            by_name[checksum].add(student_id)
+        shared = {
+            student_id
+            for sharing in (*by_secret.values(), *by_name.values())
+            if len(sharing) > 1
+            for student_id in sharing
+        }
+        for student_id, notebook_id, html, _, checksum, timestamp in releases:
+            if student_id in shared:
+                self.log.warning(
+                    "Not releasing %s: %s's submission_secret.txt is the same as another "
+                    "student's, so their feedback would share one file name.",
+                    html,
+                    student_id,
+                )
                 continue
-            try:  # submission_secret.txt came with the submission: a student may leave it out
-                with open(os.path.join(folder, "timestamp.txt")) as fh:
-                    timestamp = fh.read()
-                with open(os.path.join(folder, "submission_secret.txt")) as fh:
-                    secret = fh.read()
-            except (OSError, UnicodeDecodeError) as error:
-                self.log.warning("Not releasing %s: %s.", html, error)
-                continue
-            checksum = notebook_hash(secret=secret, notebook_id=notebook_id)
-            temporary = os.path.join(self.dest_path, f"{checksum}-tmp.html")
-            self.log.info(
-                "Releasing feedback for student '%s' on assignment '%s/%s/%s' (%s)",
-                student_id,
-                self.coursedir.course_id,
-                self.coursedir.assignment_id,
-                notebook_id,
-                timestamp,
-            )
-            shutil.copyfile(html, temporary, follow_symlinks=False)
-            os.chmod(temporary, 0o644)
-            os.replace(temporary, os.path.join(self.dest_path, f"{checksum}.html"))
+            try:
+                self._release(student_id, notebook_id, html, checksum, timestamp)
+            except Exception as error:
+                self.log.warning("Not releasing %s: %s.", html, _why(error))
+
+    def _checked(self, html: str, names: set[str], excluded: set[str]):
+        """(student, notebook, html, secret, file name, timestamp) to release, or None."""
+        folder = os.path.dirname(html)  # <course>/feedback/<student>/<assignment>
+        student_id = os.path.basename(os.path.dirname(folder))
+        notebook_id = os.path.splitext(os.path.basename(html))[0]
+        if student_id in excluded:
+            return None
+        if notebook_id not in names:
+            reason = "it is not the feedback of one of the assignment's notebooks"
+            self.log.warning("Not releasing %s: %s.", html, reason)
+            return None
+        me = os.geteuid()
+        for path in (os.path.dirname(folder), folder, html):
+            info = os.lstat(path)
+            if stat.S_ISLNK(info.st_mode) or info.st_uid != me:
+                self.log.warning(
+                    "Not releasing %s: %s is a link or not the instructor's own.", html, path
+                )
+                return None
+        # submission_secret.txt came with the submission: a student may leave it out or empty it
+        with open(os.path.join(folder, "timestamp.txt")) as fh:
+            timestamp = fh.read()
+        with open(os.path.join(folder, "submission_secret.txt")) as fh:
+            secret = fh.read()
+        if not secret.strip():
+            self.log.warning("Not releasing %s: its submission_secret.txt is blank.", html)
+            return None
+        checksum = notebook_hash(secret=secret, notebook_id=notebook_id)
+        return student_id, notebook_id, html, secret, checksum, timestamp
+
+    def _release(self, student_id, notebook_id, html, checksum, timestamp) -> None:
+        temporary = os.path.join(self.dest_path, f"{checksum}-tmp.html")
+        self.log.info(
+            "Releasing feedback for student '%s' on assignment '%s/%s/%s' (%s)",
+            student_id,
+            self.coursedir.course_id,
+            self.coursedir.assignment_id,
+            notebook_id,
+            timestamp,
+        )
+        shutil.copyfile(html, temporary, follow_symlinks=False)
+        os.chmod(temporary, 0o644)
+        os.replace(temporary, os.path.join(self.dest_path, f"{checksum}.html"))
 
 
 def _ngshare_collect():

@@ -9,9 +9,12 @@ tests/hub/test_exchange_attacks.py.
 from __future__ import annotations
 
 import datetime
+import logging
 import os
 import pwd
+import shutil
 import time
+import warnings
 from pathlib import Path
 
 import pytest
@@ -84,10 +87,6 @@ def _fifo(f: Path) -> None:
     give(f / "pipe")
 
 
-def _hard_link_to_anothers(f: Path) -> None:
-    os.link(f.parent.parent / "answer_key.py", f / "linked")  # stays root's
-
-
 def _bytes(f: Path) -> None:
     (f / "more").write_text("x" * 1000)
     give(f / "more")
@@ -104,17 +103,33 @@ def _files(f: Path) -> None:
     [
         (_symlink, "sub/key.html is a symbolic link"),
         (_fifo, "pipe is a pipe"),
-        (_hard_link_to_anothers, "linked belongs to root, not to the student it names"),
         (_bytes, "more than 1000 bytes"),
         (_files, "more than 100 files and folders"),
     ],
-    ids=["symlink", "fifo", "hard-link-to-roots", "bytes", "files"],
+    ids=["symlink", "fifo", "bytes", "files"],
 )
 def test_anything_else_refuses_the_whole_submission(inbound, make, reason):
     (inbound.folder.parent.parent / "answer_key.py").write_text("KEY = 1\n")  # the instructor's
     make(inbound.folder)
     told = refused(inbound)
     assert reason in told, told
+
+
+def test_what_another_user_put_in_a_students_folder_is_passed_over_unread(inbound):
+    # W5: stock submit leaves each inbound entry writable by all; a hard link to another user's
+    # file is that user's too. Passed over (never read), the student's own still collected.
+    key = inbound.folder.parent.parent / "answer_key.py"
+    key.write_text("KEY = 1\n")
+    os.link(key, inbound.folder / "sub" / "linked")  # stays root's
+    (inbound.folder / "theirs.html").symlink_to(key)  # a classmate's (root's) link
+    (inbound.folder / "junk").mkdir()  # a classmate's folder: not descended into
+    (inbound.folder / "junk" / "x").write_text("x" * 5000)
+    found = inbound()
+    assert found.files == {"a.ipynb": b"{}", "sub/data.txt": b"x" * 10}
+    assert sorted(found.ignored) == ["junk (root)", "sub/linked (root)", "theirs.html (root)"]
+    (inbound.folder / "mine.html").symlink_to(key)
+    give(inbound.folder / "mine.html")  # the student's own link still refuses it all
+    assert "mine.html is a symbolic link" in refused(inbound)
 
 
 def test_an_entry_that_is_a_link_or_anothers_is_refused(inbound):
@@ -146,11 +161,29 @@ def test_a_file_that_grows_past_the_cap_while_read_is_refused(inbound, monkeypat
     assert Path(inbound.folder / "big").stat().st_size == 2000
 
 
+@pytest.fixture(scope="module", autouse=True)
+def _gradebook(tmp_path_factory):
+    """One gradebook (assignment a1, notebook nb) made once and copied: each takes seconds."""
+    from nbgrader.api import Gradebook
+
+    path = tmp_path_factory.mktemp("gradebook") / "gradebook.db"
+    with Gradebook(f"sqlite:///{path}", "attnlab") as gb:
+        gb.update_or_create_assignment("a1")
+        gb.add_notebook("nb", "a1")
+    GRADEBOOK.append(path)
+    yield
+    GRADEBOOK.clear()
+
+
+GRADEBOOK: list[Path] = []
+
+
 def _course(tmp_path: Path):
     from nbgrader.coursedir import CourseDirectory
 
     course, exchange = tmp_path / "course", tmp_path / "exchange"
     course.mkdir()
+    shutil.copyfile(GRADEBOOK[0], course / "gradebook.db")
     (exchange / "attnlab" / "inbound").mkdir(parents=True)
     exchange.chmod(0o777)
     coursedir = CourseDirectory(root=str(course), course_id="attnlab", assignment_id="a1")
@@ -188,14 +221,9 @@ def test_collect_skips_a_bad_entry_and_dates_the_rest_by_the_file_system(tmp_pat
 
 
 def test_release_feedback_releases_only_the_assignments_notebooks(tmp_path):
-    from nbgrader.api import Gradebook
-
     from attnlab.grading.exchange import VerifiedReleaseFeedback
 
     course, exchange, coursedir = _course(tmp_path)
-    with Gradebook(coursedir.db_url, "attnlab") as gb:
-        gb.update_or_create_assignment("a1")
-        gb.add_notebook("nb", "a1")
     (tmp_path / "key.py").write_text("KEY")
     for student, files in {
         "s1": {"nb.html": "mine", "key.html": "KEY", "submission_secret.txt": "k1"},
@@ -211,3 +239,148 @@ def test_release_feedback_releases_only_the_assignments_notebooks(tmp_path):
     VerifiedReleaseFeedback(coursedir=coursedir, root=str(exchange)).start()
     released = {p.name: p.read_text() for p in (exchange / "attnlab" / "feedback").iterdir()}
     assert released == {f"{notebook_hash(secret='k1', notebook_id='nb')}.html": "mine"}
+
+
+def _collect(tmp_path: Path, entries: dict[str, dict[str, str]], **traits):
+    """A VerifiedCollect of ``entries`` (name -> {relative path: text}), made as root."""
+    from attnlab.grading.exchange import VerifiedCollect
+
+    course, exchange, coursedir = _course(tmp_path)
+    inbound = exchange / "attnlab" / "inbound"
+    for name, files in entries.items():
+        (inbound / name).mkdir()
+        for relative, text in {"a1.ipynb": "{}", **files}.items():
+            (inbound / name / relative).parent.mkdir(exist_ok=True)
+            (inbound / name / relative).write_text(text)
+    traits.setdefault("check_owner", False)  # as root, every entry is root's own
+    log = logging.getLogger("attnlab.tests.exchange")
+    collect = VerifiedCollect(coursedir=coursedir, root=str(exchange), log=log, **traits)
+    return collect, course / "submitted", inbound
+
+
+def _warned(caplog) -> str:
+    return "\n".join(r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING)
+
+
+ON_TIME = "2000-01-01 00:00:00.000000 UTC"
+
+
+def test_w1_a_time_zone_dateutil_raises_on_skips_only_that_entry(tmp_path, caplog):
+    # W1: "..+x" in the name: parse_utc -> dateutil.tz.gettz("..") -> DeprecatedTzKeyWarning,
+    # made an error by dateutil's own warnings filter; it stopped collect for the whole class
+    collect, submitted, _ = _collect(
+        tmp_path,
+        {
+            "aa+a1+2026-12-06 18:00:00 ..+x": {},
+            f"s1+a1+{ON_TIME}+r": {},
+            f"s2+a1+{ON_TIME}+r": {},
+        },
+    )
+    filters = list(warnings.filters)
+    collect.start()
+    assert sorted(p.name for p in submitted.iterdir()) == ["s1", "s2"]
+    assert "'2026-12-06 18:00:00 ..' in its name is not a time" in _warned(caplog)
+    assert warnings.filters == filters  # dateutil's "error" filter did not outlive the parse
+    from attnlab.grading.exchange import parse_time
+
+    with pytest.raises(ValueError, match="text: '2026-12-06 18:00:00 ..' is not a time"):
+        parse_time("2026-12-06 18:00:00 ..")
+
+
+def test_w1_a_name_of_no_student_is_refused_by_its_owner_before_its_time_is_read(tmp_path, caplog):
+    collect, submitted, _ = _collect(
+        tmp_path, {"nosuchstudent+a1+2026-12-06 18:00:00 ..+x": {}}, check_owner=True
+    )
+    collect.start()
+    assert not submitted.exists()
+    assert "there is no Unix user 'nosuchstudent'" in _warned(caplog)
+
+
+def test_w2_a_timestamp_txt_dateutil_raises_on_is_passed_over(tmp_path, caplog):
+    # W2: the same time in the student's own timestamp.txt stopped everyone after them
+    before = datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
+    collect, submitted, _ = _collect(
+        tmp_path,
+        {
+            f"aa+a1+{ON_TIME}+r": {"timestamp.txt": "2026-12-06 18:00:00 .."},
+            f"s1+a1+{ON_TIME}+r": {},
+        },
+    )
+    collect.start()
+    assert sorted(p.name for p in submitted.iterdir()) == ["aa", "s1"]
+    stamp = (submitted / "aa" / "a1" / "timestamp.txt").read_text()
+    assert parse_utc(stamp) >= before  # the file system's time, not the text
+
+
+def test_any_error_in_one_entry_skips_only_that_entry(tmp_path, caplog, monkeypatch):
+    import attnlab.grading.exchange as exchange
+
+    real = exchange.read_submission
+
+    def failing(dir_fd, name, *args, **kwargs):
+        if name.startswith("aa+"):
+            raise RuntimeError("unforeseen")
+        return real(dir_fd, name, *args, **kwargs)
+
+    monkeypatch.setattr(exchange, "read_submission", failing)
+    collect, submitted, _ = _collect(tmp_path, {f"aa+a1+{ON_TIME}+r": {}, f"s1+a1+{ON_TIME}+r": {}})
+    collect.start()
+    assert [p.name for p in submitted.iterdir()] == ["s1"]
+    assert "aa+a1+" in _warned(caplog) and "RuntimeError: unforeseen" in _warned(caplog)
+
+
+def test_a_flood_of_entries_reads_only_each_students_newest(tmp_path, caplog, monkeypatch):
+    # 100,000 entries of one student would add ~17 min to collect: only the newest 20 are read;
+    # entries named as the student but not theirs (root's here) are refused by their owner
+    # first, so they cannot push the student's own out by claiming a later time
+    import attnlab.grading.exchange as exchange
+
+    read = []
+    real = exchange.read_submission
+    monkeypatch.setattr(
+        exchange,
+        "read_submission",
+        lambda fd, name, *a, **k: read.append(name) or real(fd, name, *a, **k),
+    )
+    forged = {f"nobody+a1+2099-01-01 00:00:{i:02}.000000 UTC+f": {} for i in range(25)}
+    own = {f"nobody+a1+2001-01-01 00:00:{i:02}.000000 UTC+r": {"n.txt": str(i)} for i in range(25)}
+    collect, submitted, inbound = _collect(tmp_path, {**forged, **own}, check_owner=True)
+    for name in own:  # made in order: the last is the newest by its change time
+        give(inbound / name, *(inbound / name).rglob("*"))
+        time.sleep(0.002)
+    collect.start()
+    assert len(read) == 20 + 1 and set(read) <= set(own)  # 20 listed, the newest read to copy
+    assert (submitted / "nobody" / "a1" / "n.txt").read_text() == "24"
+    assert "Skipping 5 older entries of nobody" in _warned(caplog)
+    assert _warned(caplog).count("the folder belongs to root") == 25
+
+
+def _feedback(tmp_path: Path, secrets: dict[str, str]):
+    from attnlab.grading.exchange import VerifiedReleaseFeedback
+
+    course, exchange, coursedir = _course(tmp_path)
+    for student, secret in secrets.items():
+        folder = course / "feedback" / student / "a1"
+        folder.mkdir(parents=True)
+        (folder / "timestamp.txt").write_text("2026-01-01 00:00:00 UTC")
+        (folder / "submission_secret.txt").write_text(secret)
+        (folder / "nb.html").write_text(f"{student}'s feedback")
+    log = logging.getLogger("attnlab.tests.exchange")
+    VerifiedReleaseFeedback(coursedir=coursedir, root=str(exchange), log=log).start()
+    return {p.name: p.read_text() for p in (exchange / "attnlab" / "feedback").iterdir()}
+
+
+def test_w3_an_empty_secret_skips_only_that_student(tmp_path, caplog):
+    # W3: notebook_hash(secret="") failed an assert: no feedback for anyone after the student
+    released = _feedback(tmp_path, {"s1": "", "s2": "k2"})
+    assert released == {f"{notebook_hash(secret='k2', notebook_id='nb')}.html": "s2's feedback"}
+    assert "submission_secret.txt is blank" in _warned(caplog)
+
+
+def test_w4_students_sharing_a_secret_get_no_feedback_rather_than_each_others(tmp_path, caplog):
+    # W4: s2 copied s1's submission_secret.txt: one file name for both, the later written last
+    released = _feedback(tmp_path, {"s1": "same", "s2": "same", "s3": "k3"})
+    assert released == {f"{notebook_hash(secret='k3', notebook_id='nb')}.html": "s3's feedback"}
+    told = _warned(caplog)
+    assert "s1's submission_secret.txt is the same as another" in told
+    assert "s2's submission_secret.txt is the same as another" in told
