@@ -101,7 +101,15 @@ def defines(code: str, name: str) -> bool:
     --------
     >>> defines("def f(x):\\n    return x", "f"), defines("f(2)", "f"), defines("def f(x:", "f")
     (True, False, True)
+
+    A cell longer than grading reads (:data:`~attnlab.grading.lint.MAX_CELL`) is never parsed
+    and defines nothing: grading reads the other cells in the one process that grades the
+    class, and ``ast.parse`` of a 1 MB cell took 8 s and 600 MB there.
     """
+    from attnlab.grading.lint import MAX_CELL
+
+    if len(code) > MAX_CELL:
+        return False
     try:
         tree = ast.parse(code)
     except (SyntaxError, ValueError, RecursionError, MemoryError):

@@ -62,6 +62,7 @@ from nbclient.exceptions import CellTimeoutError, DeadKernelError
 from nbgrader.preprocessors import Execute, NbGraderPreprocessor
 from traitlets import Integer
 
+from attnlab.grading.lint import MAX_CELL, too_long
 from attnlab.grading.sandbox import AsyncSandboxedKernelManager
 
 #: Output kinds kept in a graded notebook; the rest (``application/javascript``, widget views,
@@ -466,14 +467,23 @@ MAX_CELL_TEXT = 64 * 1024
 MAX_NOTEBOOK_TEXT = 512 * 1024
 
 
-def cap_cell_text(nb) -> None:
+def cap_cell_text(nb, answers: bool = False) -> None:
     """Put a note in place of the source of each cell longer than :data:`MAX_CELL_TEXT`, and of
     each cell that would take the text shown past :data:`MAX_NOTEBOOK_TEXT` (cells nbgrader
-    grades or locks keep theirs: nbgrader checks and restores them)."""
+    grades or locks keep theirs: nbgrader checks and restores them).
+
+    ``answers``: once grading is done, an answer cell longer than grading reads
+    (:data:`~attnlab.grading.lint.MAX_CELL`, graded 0 with the reason) shows a note too; before,
+    grading needs its source to say why. (A red team's 1 MB answer cell, kept whole, added
+    3.5 min to its feedback in the one process that grades the class.)"""
     total = 0
     for cell in nb.cells:
         meta = cell.get("metadata", {}).get("nbgrader") or {}
         if isinstance(meta, dict) and any(meta.get(k) for k in ("grade", "solution", "locked")):
+            size = len(_joined(cell.get("source", "")))
+            if answers and meta.get("solution") and size > MAX_CELL:
+                cell.source = f"# [not shown by the grader: {too_long(size)[len('line 1: ') :]}]"
+                cell.pop("attachments", None)
             continue
         size = len(_joined(cell.get("source", "")))
         if size <= MAX_CELL_TEXT and total + size <= MAX_NOTEBOOK_TEXT:
@@ -500,7 +510,7 @@ def sanitize_notebook(nb, course_feedback: bool = False) -> None:
     their classes and styles; everything else loses them.
     """
     nb.metadata.pop("widgets", None)
-    cap_cell_text(nb)
+    cap_cell_text(nb, answers=course_feedback)
     for cell in nb.cells:
         grading = cell.get("metadata", {}).get("nbgrader", {})
         look = course_feedback and bool(grading.get("grade")) and not grading.get("solution")
@@ -793,6 +803,15 @@ class LimitedExecute(Execute):
             await self._stop(f"the notebook's {self.notebook_timeout} s of running were used up")
         if self._stopped is not None:
             cell.outputs = [_note(f"not run by the grader: {self._stopped}")]
+            return cell
+        if len(cell.source) > MAX_CELL:  # graded 0 with the reason, never run or parsed
+            size = len(cell.source)
+            cell.outputs = [
+                _note(
+                    f"not run by the grader: a cell longer than {MAX_CELL:,} "
+                    f"characters is not run (this one holds {size:,})"
+                )
+            ]
             return cell
         if not self._processes_banned:
             # a red team's added cell held 3 children of 1.5 GiB each, past the per-process

@@ -272,11 +272,20 @@ MAX_CELL = 64 * 1024
 #: learner's check alike: nothing is forbidden when the answer runs, so a function that
 #: computes with a matrix product inside (``np.einsum``) is judged by its result.
 MATRIX_PRODUCT = "@"
-_MATRIX_PRODUCT_NAMES = frozenset({"dot", "matmul"})
+_MATRIX_PRODUCT_NAMES = frozenset({"dot", "matmul", "inner", "vdot", "tensordot", "multi_dot"})
 _NO_MATRIX_PRODUCT = (
     "this exercise asks you to multiply matching entries and add the products up yourself, "
-    "without @, np.dot or np.matmul"
+    "without @, np.dot, np.matmul or another library dot product (np.inner, np.vdot, "
+    "np.tensordot, np.linalg.multi_dot)"
 )
+#: Library functions that do a forbidden one's work in other words, forbidden with it: a
+#: compiled ufunc (``np.logaddexp.reduce`` is a log-sum-exp; ``scipy.special.entr`` is the
+#: entropy's -p·log p with 0·log 0 = 0) never runs Python code, so the tripwire that catches
+#: a forbidden call when the answer runs cannot see it; only this lint can.
+SAME_WORK = {
+    "scipy.special.logsumexp": ("numpy.logaddexp", "numpy.logaddexp2"),
+    "scipy.stats.entropy": ("scipy.special.entr", "scipy.special.rel_entr", "scipy.special.kl_div"),
+}
 
 
 _IMPORTS = (
@@ -303,7 +312,17 @@ def _module_ok(module: str) -> bool:
 
 
 def too_long(size: int, limit: int = MAX_CELL, what: str = "this answer cell") -> str:
-    """The reason a cell (or a notebook's answer cells) too long to be read is refused."""
+    """The reason a cell (or a notebook's answer cells) too long to be read is refused.
+
+    >>> too_long(1_000_000)
+    'line 1: an answer cell longer than 65,536 characters is not graded: this one holds \
+1,000,000; compute large tables in code instead of writing them out'
+    """
+    if what == "this answer cell":
+        return (
+            f"line 1: an answer cell longer than {limit:,} characters is not graded: this one "
+            f"holds {size:,}; compute large tables in code instead of writing them out"
+        )
     return (
         f"line 1: {what} is {size // 1024} KiB of code — an answer may be at most "
         f"{limit // 1024} KiB; compute large tables in code instead of writing them out"
@@ -336,6 +355,7 @@ def problems(source: str, forbidden=(), refused=()) -> list[str]:
         return [too_long(len(source))]
     no_product = MATRIX_PRODUCT in forbidden
     forbidden = [name for name in forbidden if name != MATRIX_PRODUCT]
+    forbidden += [same for name in forbidden for same in SAME_WORK.get(name, ())]
     banned = {name.rpartition(".")[2]: name for name in forbidden}  # attributes and imports
     bare = {name: name for name in forbidden if "." not in name}  # the notebook's own names
     refused = frozenset(refused)
