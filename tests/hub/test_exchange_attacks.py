@@ -11,7 +11,10 @@ configuration, whose collect and release_feedback are attnlab.grading.exchange's
 * dave's links to alice's collected notebook;
 * eve makes a folder named as alice's, dated 2099, holding a blank notebook;
 * carol submits after the due date and rewrites the timestamp.txt of her inbound folder to a time
-  before it (a "zero" late penalty);
+  before it (a "zero" late penalty), and empties its submission_secret.txt (it stopped
+  release_feedback for every student after her);
+* bob makes folders whose names hold a time python-dateutil raises on (``... ..+x``, in his own
+  name and a made-up student's: it stopped collect for the whole class);
 * bob makes a folder whose name has no time in it, and frank submits 20,000 two-byte files:
   collect must still collect everyone else, exit 0, and skip both quickly.
 
@@ -168,14 +171,26 @@ def test_the_exchange_takes_who_and_when_from_the_file_system(tljh):
         f"echo '2099-01-01 00:00:00.000000 UTC' > {shlex.quote(str(forged / 'timestamp.txt'))} && "
         f"cp {shlex.quote(str(blank))} {shlex.quote(str(forged))}/",
     )
+    for student in (unix["bob"], "zz"):  # gettz("..") raises: a warning dateutil makes an error
+        odd = inbound / f"{student}+{LESSON}+2026-12-06 18:00:00 ..+x"
+        as_user(hub, "bob", f"mkdir {shlex.quote(str(odd))}")
+    as_user(hub, "carol", f": > {shlex.quote(str(Path(carol_folder) / 'submission_secret.txt'))}")
 
     # -- grading -----------------------------------------------------------------------------------
-    collect = instructor(hub, "collect", "--update", LESSON)
+    collect = instructor(hub, "collect", "--update", LESSON, check=not STOCK)  # stock: W1 stops it
     graded_at = time.monotonic()
     instructor(hub, "autograde", LESSON)
     instructor(hub, "generate_feedback", LESSON)
-    instructor(hub, "release_feedback", LESSON)
+    fed = instructor(hub, "release_feedback", LESSON, check=not STOCK)  # stock: W3 stops it
     grading = time.monotonic() - graded_at
+    feedback_for = {  # what each honest student's own submission secret fetches
+        role: released(
+            hub,
+            (course / "submitted" / unix[role] / LESSON / "submission_secret.txt").read_text(),
+            (LESSON,),
+        )
+        for role in ("alice", "grace")
+    }
     given, late, full = grades(course)
     key_line = next(
         line.strip()
@@ -258,6 +273,10 @@ def test_the_exchange_takes_who_and_when_from_the_file_system(tljh):
     assert unix["bob"] not in given and unix["dave"] not in given and unix["eve"] not in given
     assert f"the folder belongs to {unix['eve']}, not to the student it names" in collect.stderr
     assert "is a symbolic link" in collect.stderr
+    assert "'2026-12-06 18:00:00 ..' in its name is not a time" in collect.stderr
+    assert "there is no Unix user 'zz'" in collect.stderr
+    assert "submission_secret.txt is blank" in fed.stderr
+    assert all(feedback_for.values()), f"feedback released: {feedback_for.keys()}"
     assert again.returncode == 0, again.stderr[-3000:]
     assert "Submitted again" in alice_now and not frank_in
     assert "'not-a-time' in its name is not a time" in again.stderr
