@@ -74,6 +74,11 @@ def _cell_function(code: str, name: str, number: int):
         ("return np.dot(q, k)", "`np.dot`"),
         ("return q.dot(k)", "`q.dot`"),
         ("return np.matmul(q, k)", "`np.matmul`"),
+        # red team 2026-12-06 W4 (np.inner: given 1 of 1, fair 0): the other library products
+        ("return float(np.inner(q, k))", "`np.inner`"),
+        ("return np.vdot(q, k)", "`np.vdot`"),
+        ("return np.tensordot(q, k, 1)", "`np.tensordot`"),
+        ("return np.linalg.multi_dot([q, k])", "`np.linalg.multi_dot`"),
         ("return np.sum(q * k)", None),
         ("return np.einsum('d,d->', q, k)", None),
         ("return sum(a * b for a, b in zip(q, k))", None),

@@ -456,3 +456,62 @@ def test_an_object_array_of_strings_is_refused_alike_before_submission():
     assert here.outcome is graded.outcome is Outcome.WRONG
     assert "array of objects that are not all real numbers" in here.message
     assert here.message == graded.message
+
+
+# ------------------------------------------ library log-sum-exp under another name (red team W2)
+def _cell_function(code: str, name: str, number: int):
+    """``name`` as defined by ``code`` run as a notebook cell (ipykernel's cell file names),
+    so that the learner's check lints the cell as grading does."""
+    import linecache
+
+    filename = f"/tmp/ipykernel_4343/{number}.py"
+    linecache.cache[filename] = (len(code), None, code.splitlines(keepends=True), filename)
+    space = {"np": np}
+    exec(compile(code, filename, "exec"), space)
+    return space[name]
+
+
+def _forbidding(name: str) -> list:
+    from attnlab.exercises import EXERCISES
+
+    return [EXERCISES[k] for k in EXERCISES if name in (EXERCISES[k].forbidden or ())]
+
+
+LOGADDEXP = [
+    ("np.logaddexp.reduce(s, axis=-1, keepdims=True)", "logaddexp"),
+    ("np.logaddexp.accumulate(s, axis=-1)[..., -1:]", "logaddexp"),
+    ("np.logaddexp2.reduce(s, axis=-1, keepdims=True)", "logaddexp2"),
+]
+
+
+def test_every_exercise_that_forbids_logsumexp_is_found():
+    titles = sorted(e.title[:12] for e in _forbidding("scipy.special.logsumexp"))
+    assert titles == [
+        "Exercise 3.1",
+        "Exercise 3.2",
+        "Exercise 3.3",
+        "Exercise 6.3",
+        "Exercise 8.4",
+    ], titles
+
+
+@pytest.mark.parametrize(("lse", "refused"), LOGADDEXP)
+def test_numpy_logaddexp_is_refused_wherever_logsumexp_is(lse, refused):
+    """Red team W2 (3.1-3.3: 5 of 5, fair 0): ``np.exp(s - np.logaddexp.reduce(s, ...))`` is
+    the library log-sum-exp the course forbids as scipy.special.logsumexp, in a compiled ufunc
+    the tripwire cannot see. The lint refuses it, in grading and in the learner's check."""
+    from attnlab.grading.lint import problems
+
+    code = "import numpy as np\nfrom numpy import logaddexp as lae\nx = lae\n"
+    code += f"s = np.ones(3)\ny = {lse}\n"
+    for exercise in _forbidding("scipy.special.logsumexp"):
+        found = problems(code, forbidden=exercise.forbidden)
+        assert any(f"`{refused}`" in line for line in found), (exercise.title, found)
+        assert any("`logaddexp`" in line and "line 2" in line for line in found), found
+    right = "import numpy as np\ns = np.ones(3)\ny = np.log(np.exp(s).sum(axis=-1))\n"
+    for exercise in _forbidding("scipy.special.logsumexp"):
+        assert problems(right, forbidden=exercise.forbidden) == [], exercise.title
+    code = f"def softmax_row(x):\n    s = np.asarray(x, float)\n    return np.exp(s - {lse})\n"
+    feedback = L.softmax_row.check(_cell_function(code, "softmax_row", 4300 + len(lse)))
+    assert feedback.outcome is Outcome.WRONG
+    assert "would not be run for grading" in feedback.message and refused in feedback.message
