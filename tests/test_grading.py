@@ -477,3 +477,22 @@ def test_only_a_lesson_whose_check_measures_memory_traces_its_answer_cells():
     assert traced == {"08-cost-of-attention"}
     measuring = [key for key, e in EXERCISES.items() if getattr(e.checker, "measures_memory", 0)]
     assert measuring == ["8.4"], measuring
+
+
+def test_an_armed_kernel_reads_the_package_folders_on_its_path_and_no_other_entry(
+    tmp_path, monkeypatch
+):
+    """A hub's shared environment may reach its packages through a site-packages folder outside
+    the interpreter's prefix (a venv whose .pth adds another's; the Unix-user hub tests run
+    such a Python): the armed kernel must read them (numpy's lazy imports failed there with
+    'may not open files outside the Python runtime'), while a checkout or the working folder
+    on the path stays unreadable."""
+    from attnlab.grading.worker import file_roots
+
+    packages = tmp_path / "elsewhere" / "lib" / "python3.11" / "site-packages"
+    checkout = tmp_path / "course-checkout"
+    monkeypatch.setattr("sys.path", [*__import__("sys").path, str(packages), str(checkout)])
+    readable, writable = file_roots()
+    assert f"{packages}/" in readable
+    assert not any(r.startswith(f"{checkout}/") for r in readable)
+    assert f"{packages}/" not in writable

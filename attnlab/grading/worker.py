@@ -294,6 +294,10 @@ def file_roots() -> tuple[tuple[str, ...], tuple[str, ...]]:
 
     own = [os.getcwd(), *filter(None, [os.environ.get("MPLCONFIGDIR")])]
     runtime = [sys.prefix, sys.base_prefix, sys.exec_prefix, "/usr", attnlab.__path__[0]]
+    # where the runtime's packages are when they are not under its prefix (a venv whose
+    # site-packages adds another's through a .pth, as a hub's shared environment may): the
+    # package folders on the path, never another entry of it (a checkout, the working folder)
+    runtime += [p for p in sys.path if os.path.basename(p) in ("site-packages", "dist-packages")]
     return (
         tuple(dict.fromkeys(_folder(p) for p in runtime + own)),
         tuple(dict.fromkeys(_folder(p) for p in own)),
