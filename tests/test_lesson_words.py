@@ -55,7 +55,12 @@ def test_exercise_8_4_states_its_task_before_the_rules_of_its_check():
     assert re.search(r"<summary>.*What the check measures", rules, re.S)
     assert "tiled_loop(q, k, v, block," in task and "Return `(output, tiles)`" in task
     assert len(task) < 2000, len(task)
-    for rule in ("250,000 keys", "whatever its size", "fills them with NaN", "do not call a softmax"):
+    for rule in (
+        "250,000 keys",
+        "whatever its size",
+        "fills them with NaN",
+        "do not call a softmax",
+    ):
         assert rule in rules and rule not in task, rule
 
 
