@@ -148,6 +148,7 @@ def largest_score(scores):
 WARNING_FLOOD = "3.1-a-flood-of-its-own-warnings-named-in-the-reason"
 LONG_ANSWER_QUOTED = "4.2-a-4-mb-answer-quoted-in-the-reason"
 LONG_KEY_QUOTED = "7.1-a-3-mb-key-quoted-in-the-reason"
+HUGE_ANSWER_CELL = "3.1-a-1-mb-answer-cell-never-read-by-the-grader"
 
 
 @dataclass(frozen=True)
@@ -984,6 +985,22 @@ def row_entropy(weights):
 """,
     ),
     Attack(
+        # red team 2026-12-06 W3 (given 2 of 2, fair 0): scipy.special.entr is the entropy's
+        # -p·log p with 0·log 0 = 0, a ufunc the tripwire cannot see; the lint forbids entr,
+        # rel_entr and kl_div wherever scipy.stats.entropy is forbidden
+        "4.1-scipy-special-entr-is-a-library-entropy",
+        "04-reading-heatmaps",
+        "row-entropy",
+        """
+import numpy as np
+from scipy import special
+
+
+def row_entropy(weights):
+    return special.entr(np.asarray(weights, dtype=float)).sum(axis=-1)
+""",
+    ),
+    Attack(
         "forbidden-column-mass-called-plainly",
         "04-reading-heatmaps",
         "hub-key",
@@ -1339,6 +1356,28 @@ def softmax_row(x):
 """,
     ),
     Attack(
+        # red team 2026-12-06 W1: 0 points, but the cell's 1 MB was parsed in the grading
+        # process for each exercise not correct (8 s and 600 MB each: autograde 104 s); a cell
+        # over the lint's MAX_CELL is now never parsed, run or shown
+        # (test_a_huge_answer_cell_is_never_parsed_by_the_grader)
+        HUGE_ANSWER_CELL,
+        "03-softmax",
+        "softmax-row",
+        """
+import numpy as np
+
+
+def softmax_row(x):
+    e = np.exp(np.asarray(x, dtype=float) - np.max(x))
+    return e / e.sum()
+
+
+"""
+        + "a=(1,2)\n" * 131072,
+        blank=("stable-softmax",),  # its layout note read every other cell
+        alone=True,
+    ),
+    Attack(
         # the second red team of 2026-12-06: 0 points, but the answer's 4 MB string was quoted
         # twice in 4.2's reason (a 60 MB one: a 360 MB graded notebook, the grader at 2.9 GB)
         LONG_ANSWER_QUOTED,
@@ -1380,6 +1419,20 @@ def dot(q, k):
         """
 def dot(q, k):
     return q @ k
+""",
+    ),
+    Attack(
+        # red team 2026-12-06 W4 (given 1 of 1, fair 0): another library dot product; the
+        # lint refuses np.inner, np.vdot, np.tensordot and np.linalg.multi_dot with @ now
+        "1.1-a-library-dot-product-np-inner",
+        "01-dot-product-scores",
+        "lesson1-dot",
+        """
+import numpy as np
+
+
+def dot(q, k):
+    return float(np.inner(q, k))
 """,
     ),
     Attack(
@@ -1426,6 +1479,37 @@ def softmax_row(x):
         each, (slice(-1, 1, 1),), args=(x,), full_output=True, finish=None, workers=2
     )[3]
     return np.asarray(grid, dtype=float).reshape(2, -1)[0].reshape(x.shape)
+""",
+    ),
+    # red team 2026-12-06 W2 (given 5 of 5, fair 0): the library log-sum-exp as a numpy ufunc
+    # (no Python code runs, so the forbidden-call tripwire cannot see it); the lint forbids
+    # numpy's logaddexp and logaddexp2 wherever scipy.special.logsumexp is forbidden (3.1,
+    # 6.3 and 8.4 in tests/test_exercises_lesson3.py: a 3.1 row here would need a kernel more)
+    Attack(
+        "3.2-np-logaddexp-accumulate-imported-under-another-name",
+        "03-softmax",
+        "stable-softmax",
+        """
+import numpy as np
+from numpy import logaddexp as lae
+
+
+def stable_softmax(scores):
+    s = np.asarray(scores, dtype=float)
+    return np.exp(s - lae.accumulate(s, axis=-1)[..., -1:])
+""",
+    ),
+    Attack(
+        "3.3-np-logaddexp2-reduce-in-base-2",
+        "03-softmax",
+        "softmax-temperature",
+        """
+import numpy
+
+
+def softmax_with_temperature(x, T):
+    z = numpy.asarray(x, dtype=float) / T / numpy.log(2)
+    return numpy.exp2(z - numpy.logaddexp2.reduce(z, axis=-1, keepdims=True))
 """,
     ),
 ]
@@ -1702,18 +1786,37 @@ def _source(course: Path, lesson: str) -> dict:
 
 
 @pytest.fixture(scope="module")
-def graded(course):
+def graded_cost():
+    """Submission name -> (seconds its grading took, the longest code the grading process
+    parsed with ``ast.parse`` meanwhile), filled by :func:`graded`."""
+    return {}
+
+
+@pytest.fixture(scope="module")
+def graded(course, graded_cost):
     """Submission name -> {solution grade_id: (points, max_points, feedback)}, graded lazily."""
+    import ast
+    import time
+
     cache: dict[str, dict] = {}
 
     def grade(name: str) -> dict:
         if name not in cache:
             attacks = SUBMISSIONS[name]
             lesson = attacks[0].lesson
-            with _put_back(course):
+            parse, longest = ast.parse, [0]
+
+            def watched(source, *args, **kwargs):
+                longest[0] = max(longest[0], len(source))
+                return parse(source, *args, **kwargs)
+
+            started = time.monotonic()
+            with _put_back(course), pytest.MonkeyPatch.context() as patch:
+                patch.setattr(ast, "parse", watched)
                 cache[name] = _grade(
                     course, lesson, _student_notebook(_source(course, lesson), attacks)
                 )
+            graded_cost[name] = (time.monotonic() - started, longest[0])
         return cache[name]
 
     return grade
@@ -1747,6 +1850,29 @@ def test_a_flood_of_warnings_makes_no_long_feedback(graded):
     print(f"\n{WARNING_FLOOD}: {len(feedback):,} characters of feedback")
     assert points == 0 and "numpy warned" in feedback and "more." in feedback, feedback[:2000]
     assert len(feedback) < 3000, len(feedback)
+
+
+def test_a_huge_answer_cell_is_never_parsed_by_the_grader(graded, graded_cost):
+    """A 1 MB answer cell is graded 0 with the reason, and the grading process parses no code
+    longer than MAX_CELL (the layout note of each exercise not correct parsed every other
+    cell: 8 s and 600 MB each); its feedback shows a note in place of the cell."""
+    import nbformat
+
+    from attnlab.grading.execute import sanitize_notebook
+    from attnlab.grading.lint import MAX_CELL
+
+    name = SUBMISSION_OF[HUGE_ANSWER_CELL]
+    scores = graded(name)
+    seconds, longest = graded_cost[name]
+    print(f"\n{HUGE_ANSWER_CELL}: graded in {seconds:.1f} s, longest code parsed {longest:,}")
+    points, _, feedback = scores["softmax-row"]
+    assert points == 0 and f"longer than {MAX_CELL:,} characters is not graded" in feedback
+    assert longest <= MAX_CELL, longest
+    attack = SUBMISSIONS[name][0]
+    student = nbformat.from_dict(_student_notebook(_source(ROOT, attack.lesson), [attack]))
+    sanitize_notebook(student, course_feedback=True)
+    shown = [c.source for c in student.cells if _meta(c).get("grade_id") == "softmax-row"]
+    assert len(shown[0]) < 500 and "is not graded" in shown[0], shown[0][:200]
 
 
 @pytest.mark.parametrize(
