@@ -717,6 +717,9 @@ def test_an_editable_checkout_on_the_path_is_not_shown_whole(tmp_path, monkeypat
     monkeypatch.setattr("attnlab.exercises.keys.key_folder", lambda: course / "answer_keys")
     monkeypatch.setattr("attnlab.exercises.solutions.source_folder", lambda: course / "source")
     monkeypatch.chdir(course)
+    # a script folder of the checkout on the path, as a test or tool that imports from
+    # benchmarks/ leaves it (a fresh-clone CI showed it mounted whole)
+    monkeypatch.syspath_prepend(str(repo / "benchmarks"))
     venv = Path(sys.prefix).resolve()
     venv = venv.relative_to(repo).parts[0] if sandbox._within(venv, repo) else "attnlab"
     with CleanKernel(course) as kernel:

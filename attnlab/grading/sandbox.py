@@ -507,8 +507,14 @@ def _runtime_binds(package: Path, hidden: list[Path], checkout: Path | None = No
                 continue  # the package's own checkout: only the package and the venv
             if folder == place:  # an editable install's folder: only its packages
                 found += _checkout_packages(place)
-            elif folder.relative_to(place).parts[0] not in CHECKOUT_SECRETS:
-                found.append(folder)  # a venv's site-packages inside the checkout
+            elif folder.relative_to(place).parts[0] in CHECKOUT_SECRETS:
+                pass
+            elif not any((place / s).is_dir() for s in SECRET_SIBLINGS):
+                found.append(folder)  # e.g. a Python inside a pyenv checkout
+            elif (venv := _venv_in(place)) is not None and _within(folder, venv):
+                found.append(folder)  # a venv's site-packages inside the course's checkout
+            # any other folder of a course's checkout on the path (a script folder a tool put
+            # there, such as benchmarks/) stays hidden: only packages and the venv come in
             continue
         if folder == Path("/") or any(_within(h, folder) for h in hidden):
             continue
