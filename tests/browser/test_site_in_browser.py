@@ -102,52 +102,51 @@ VISIT = """() => {
 
 
 @pytest.fixture(scope="module")
-def visits(served: str, site_dir: Path, artifacts_dir: Path) -> dict:
-    """Each page opened once in Chromium: what it showed, what it requested, axe's findings."""
-    from playwright.sync_api import sync_playwright
+def visits(served: str, site_dir: Path, artifacts_dir: Path, chromium) -> dict:
+    """Each page opened once in Chromium: what it showed, what it requested, axe's findings.
 
+    The suite's one Chromium (the session's ``chromium`` fixture): a second ``sync_playwright``
+    inside the suite's raises 'Playwright Sync API inside the asyncio loop'."""
     host = urlparse(served).netloc
     seen: dict[str, dict] = {}
-    with sync_playwright() as playwright:
-        browser = lab.launch_chromium(playwright)
-        for name in PAGES:  # each in a fresh context: its weight is a first visit's
-            started = time.monotonic()
-            context = browser.new_context(viewport={"width": 1280, "height": 900})
-            page = context.new_page()
-            requests = []
-            page.on("request", lambda request, requests=requests: requests.append(request.url))
-            page.route(
-                "**/*",
-                lambda route: (
-                    route.continue_()
-                    if urlparse(route.request.url).netloc == host
-                    or route.request.url.startswith("data:")
-                    else route.abort()
-                ),
-            )
-            page.goto(f"{served}/{name}.html", wait_until="load")
-            page.evaluate(  # MathJax has typeset the page (a page without maths: at once)
-                "() => window.MathJax?.startup?.promise?.then(() => true) ?? false"
-            )
-            info = page.evaluate(VISIT)
-            info["weight"] = page.evaluate(  # every byte the page loaded, before axe runs
-                """() => [...performance.getEntriesByType('navigation'),
-                           ...performance.getEntriesByType('resource')]
-                    .reduce((sum, e) => sum + e.encodedBodySize, 0)"""
-            )
-            page.add_script_tag(path=str(a11y.axe_script_path()))
-            info["axe"] = page.evaluate(
-                """() => axe.run(document, {resultTypes: ['violations']}).then(r =>
-                    r.violations.map(v => ({rule: v.id, impact: v.impact,
-                                            targets: v.nodes.map(n => n.target.join(' '))})))"""
-            )
-            info["requests"] = requests
-            if name in ("index", "00-start-here", "03-softmax"):
-                page.screenshot(path=str(artifacts_dir / f"site-{name}.png"), full_page=False)
-            info["seconds"] = time.monotonic() - started
-            seen[name] = info
-            context.close()
-        browser.close()
+    browser = chromium
+    for name in PAGES:  # each in a fresh context: its weight is a first visit's
+        started = time.monotonic()
+        context = browser.new_context(viewport={"width": 1280, "height": 900})
+        page = context.new_page()
+        requests = []
+        page.on("request", lambda request, requests=requests: requests.append(request.url))
+        page.route(
+            "**/*",
+            lambda route: (
+                route.continue_()
+                if urlparse(route.request.url).netloc == host
+                or route.request.url.startswith("data:")
+                else route.abort()
+            ),
+        )
+        page.goto(f"{served}/{name}.html", wait_until="load")
+        page.evaluate(  # MathJax has typeset the page (a page without maths: at once)
+            "() => window.MathJax?.startup?.promise?.then(() => true) ?? false"
+        )
+        info = page.evaluate(VISIT)
+        info["weight"] = page.evaluate(  # every byte the page loaded, before axe runs
+            """() => [...performance.getEntriesByType('navigation'),
+                       ...performance.getEntriesByType('resource')]
+                .reduce((sum, e) => sum + e.encodedBodySize, 0)"""
+        )
+        page.add_script_tag(path=str(a11y.axe_script_path()))
+        info["axe"] = page.evaluate(
+            """() => axe.run(document, {resultTypes: ['violations']}).then(r =>
+                r.violations.map(v => ({rule: v.id, impact: v.impact,
+                                        targets: v.nodes.map(n => n.target.join(' '))})))"""
+        )
+        info["requests"] = requests
+        if name in ("index", "00-start-here", "03-softmax"):
+            page.screenshot(path=str(artifacts_dir / f"site-{name}.png"), full_page=False)
+        info["seconds"] = time.monotonic() - started
+        seen[name] = info
+        context.close()
     report = json.loads((site_dir / "build-report.json").read_text(encoding="utf-8"))
     print("\nsite pages: first-visit weight (every response), own (HTML + pictures), seconds")
     for name, info in seen.items():
