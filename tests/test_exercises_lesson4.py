@@ -503,32 +503,3 @@ def _forbidding(name: str) -> list:
     from attnlab.exercises import EXERCISES
 
     return [EXERCISES[k] for k in EXERCISES if name in (EXERCISES[k].forbidden or ())]
-
-
-@pytest.mark.parametrize(
-    "body",
-    [
-        "special.entr(w).sum(axis=-1)",
-        "special.rel_entr(w, 1).sum(axis=-1)",
-        "scipy.special.kl_div(w, 1).sum(axis=-1) - w.sum(axis=-1) + 1",
-    ],
-)
-def test_scipy_special_entropy_terms_are_refused_wherever_scipy_entropy_is(body):
-    """Red team W3 (4.1: 2 of 2, fair 0): ``scipy.special.entr(w).sum(-1)`` is the library
-    entropy (0·log 0 = 0 included) in a ufunc the tripwire cannot see; the lint refuses entr,
-    rel_entr and kl_div wherever scipy.stats.entropy is forbidden, in the learner's check too."""
-    from attnlab.grading.lint import problems
-
-    assert [e.title[:12] for e in _forbidding("scipy.stats.entropy")] == ["Exercise 4.1"]
-    code = (
-        "import scipy\nimport scipy.special\nfrom scipy import special\n\n\n"
-        f"def row_entropy(weights):\n    w = np.asarray(weights, float)\n    return {body}\n"
-    )
-    name = body.partition("(")[0].rpartition(".")[2]
-    found = problems(code, forbidden=L.row_entropy.forbidden)
-    assert len(found) == 1 and f"`{name}`" in found[0] and "line 8" in found[0], found
-    right = code.replace(body, "-np.sum(w * np.log(np.where(w > 0, w, 1)), axis=-1)")
-    assert problems(right, forbidden=L.row_entropy.forbidden) == []
-    feedback = L.row_entropy.check(_cell_function(code, "row_entropy", 4400 + len(body)))
-    assert feedback.outcome is Outcome.WRONG
-    assert "would not be run for grading" in feedback.message and name in feedback.message

@@ -985,22 +985,6 @@ def row_entropy(weights):
 """,
     ),
     Attack(
-        # red team 2026-12-06 W3 (given 2 of 2, fair 0): scipy.special.entr is the entropy's
-        # -p·log p with 0·log 0 = 0, a ufunc the tripwire cannot see; the lint forbids entr,
-        # rel_entr and kl_div wherever scipy.stats.entropy is forbidden
-        "4.1-scipy-special-entr-is-a-library-entropy",
-        "04-reading-heatmaps",
-        "row-entropy",
-        """
-import numpy as np
-from scipy import special
-
-
-def row_entropy(weights):
-    return special.entr(np.asarray(weights, dtype=float)).sum(axis=-1)
-""",
-    ),
-    Attack(
         "forbidden-column-mass-called-plainly",
         "04-reading-heatmaps",
         "hub-key",
