@@ -503,7 +503,7 @@ def _runtime_binds(package: Path, hidden: list[Path], checkout: Path | None = No
     for folder in _runtime_dirs():
         place = next((c for c in checkouts if _within(folder, c)), None)
         if place is not None and folder != Path("/"):
-            if place == checkout:
+            if place == checkout and folder.name not in ("site-packages", "dist-packages"):
                 continue  # the package's own checkout: only the package and the venv
             if folder == place:  # an editable install's folder: only its packages
                 found += _checkout_packages(place)
@@ -511,8 +511,11 @@ def _runtime_binds(package: Path, hidden: list[Path], checkout: Path | None = No
                 pass
             elif not any((place / s).is_dir() for s in SECRET_SIBLINGS):
                 found.append(folder)  # e.g. a Python inside a pyenv checkout
-            elif (venv := _venv_in(place)) is not None and _within(folder, venv):
-                found.append(folder)  # a venv's site-packages inside the course's checkout
+            elif folder.name in ("site-packages", "dist-packages") or (
+                (venv := _venv_in(place)) is not None and _within(folder, venv)
+            ):  # a venv's packages inside the course's checkout (the grader's, or one whose
+                # site-packages another Python adds to its path, as a hub's shared one may)
+                found.append(folder)
             # any other folder of a course's checkout on the path (a script folder a tool put
             # there, such as benchmarks/) stays hidden: only packages and the venv come in
             continue
