@@ -484,22 +484,3 @@ def test_the_last_hint_of_4_2_names_only_what_the_notebook_imported():
         for attr in rest:
             target = getattr(target, attr)
         assert callable(target), dotted
-
-
-# ------------------------------------------ library entropy under another name (red team W3)
-def _cell_function(code: str, name: str, number: int):
-    """``name`` as defined by ``code`` run as a notebook cell (ipykernel's cell file names),
-    so that the learner's check lints the cell as grading does."""
-    import linecache
-
-    filename = f"/tmp/ipykernel_4343/{number}.py"
-    linecache.cache[filename] = (len(code), None, code.splitlines(keepends=True), filename)
-    space = {"np": np}
-    exec(compile(code, filename, "exec"), space)
-    return space[name]
-
-
-def _forbidding(name: str) -> list:
-    from attnlab.exercises import EXERCISES
-
-    return [EXERCISES[k] for k in EXERCISES if name in (EXERCISES[k].forbidden or ())]
