@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from cell_functions import cell_function
 
 from attnlab.exercises.kit.calling import call_watching
 from attnlab.exercises.kit.cases import Cases
@@ -167,15 +168,6 @@ def test_quietly_silences_numpy_warnings():
 
 
 # ------------------------------------------- what grading refuses is said in the learner's check
-def _cell_function(code: str, name: str, number: int = 1):
-    """``name`` as defined by ``code`` run as a notebook cell (ipykernel's cell file names)."""
-    import linecache
-
-    filename = f"/tmp/ipykernel_4242/{number}.py"
-    linecache.cache[filename] = (len(code), None, code.splitlines(keepends=True), filename)
-    space = {"np": np}
-    exec(compile(code, filename, "exec"), space)
-    return space[name]
 
 
 STABLE = (
@@ -203,7 +195,7 @@ def test_the_learners_check_refuses_exactly_what_grading_refuses(head, accepted)
     from attnlab.grading.lint import problems
 
     code = head + STABLE
-    function = _cell_function(code, "stable_softmax", number=len(head))
+    function = cell_function(code, "stable_softmax", number=len(head))
     feedback = lesson3.stable_softmax.check(function)
     assert (problems(code, forbidden=lesson3.stable_softmax.forbidden) == []) is accepted
     assert bool(feedback) is accepted, feedback

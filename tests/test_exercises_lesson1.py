@@ -7,6 +7,7 @@ import math
 import numpy as np
 import pytest
 from answer_tables import Answers, accept_reject
+from cell_functions import cell_function
 
 from attnlab.exercises import Outcome
 from attnlab.exercises import lesson1 as ex
@@ -55,18 +56,6 @@ def test_dot_check_inputs_tell_the_mistakes_apart():
     assert len(values) == len(set(np.round(values, 9))) >= 7
 
 
-def _cell_function(code: str, name: str, number: int):
-    """``name`` as defined by ``code`` run as a notebook cell (ipykernel's cell file names),
-    so that the learner's check lints the cell as grading does."""
-    import linecache
-
-    filename = f"/tmp/ipykernel_4242/{number}.py"
-    linecache.cache[filename] = (len(code), None, code.splitlines(keepends=True), filename)
-    space = {"np": np}
-    exec(compile(code, filename, "exec"), space)
-    return space[name]
-
-
 @pytest.mark.parametrize(
     ("body", "refused"),
     [
@@ -92,7 +81,7 @@ def test_the_matrix_product_the_task_rules_out_is_refused_alike(body, refused):
 
     code = f"def dot(q, k):\n    {body}\n"
     found = problems(code, forbidden=ex.dot.forbidden)
-    feedback = ex.dot.check(_cell_function(code, "dot", number=4100 + len(body)))
+    feedback = ex.dot.check(cell_function(code, "dot", number=4100 + len(body)))
     if refused is None:
         assert found == [] and feedback.outcome is Outcome.CORRECT, (found, feedback.message)
         return

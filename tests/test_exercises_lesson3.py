@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 import worked_answers as W
 from answer_tables import Answers, accept_reject, judged
+from cell_functions import cell_function
 
 import attnlab
 from attnlab.exercises import Outcome
@@ -460,15 +461,7 @@ def test_an_object_array_of_strings_is_refused_alike_before_submission():
 
 # ------------------------------------------ library log-sum-exp under another name (red team W2)
 def _cell_function(code: str, name: str, number: int):
-    """``name`` as defined by ``code`` run as a notebook cell (ipykernel's cell file names),
-    so that the learner's check lints the cell as grading does."""
-    import linecache
-
-    filename = f"/tmp/ipykernel_4343/{number}.py"
-    linecache.cache[filename] = (len(code), None, code.splitlines(keepends=True), filename)
-    space = {"np": np}
-    exec(compile(code, filename, "exec"), space)
-    return space[name]
+    return cell_function(code, name, number, kernel=4343)
 
 
 def _forbidding(name: str) -> list:
