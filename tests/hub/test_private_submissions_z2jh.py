@@ -44,6 +44,7 @@ import shutil
 import stat
 import subprocess
 import sys
+import sysconfig
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -53,7 +54,7 @@ import graded_course as gc
 import hubrun
 import pytest
 from processes import free_port
-from test_private_submissions import runner_python, unix_users_for_the_test
+from test_private_submissions import reachable_by_others, runner_python, unix_users_for_the_test
 
 pytestmark = pytest.mark.slow
 
@@ -252,7 +253,12 @@ def signature(role: str) -> str:
 def z2jh(proxy):
     if os.geteuid() != 0 or not shutil.which("useradd") or not shutil.which("setpriv"):
         pytest.skip("needs root with useradd and setpriv (CI runs as root)")
-    with unix_users_for_the_test("attnlab-z2jh-") as made:
+    import attnlab
+
+    # the pod's user reads the checkout too (deploy/, the environment, the editable attnlab):
+    # in a folder only its owner can enter (mktemp -d) it could not start its server
+    checkout = [ROOT / "deploy", Path(sysconfig.get_paths()["purelib"]), Path(attnlab.__file__)]
+    with reachable_by_others(*checkout), unix_users_for_the_test("attnlab-z2jh-") as made:
         yield made
 
 
