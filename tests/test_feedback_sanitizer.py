@@ -1,7 +1,7 @@
-"""The feedback sanitizer (:mod:`attnlab.grading.execute`) on a red team's exact payloads.
+"""The feedback sanitizer (:mod:`attnlab.grading.sanitize`) on a red team's exact payloads.
 
 Each payload is a notebook a student could submit: it is sanitized as grading does
-(:func:`~attnlab.grading.execute.sanitize_notebook`), then rendered to HTML by nbconvert as
+(:func:`~attnlab.grading.sanitize.sanitize_notebook`), then rendered to HTML by nbconvert as
 the feedback page is, and the page must hold no event handler and no link or image whose
 target could run script.
 """
@@ -17,7 +17,7 @@ import nbformat
 import pytest
 from nbconvert import HTMLExporter
 
-from attnlab.grading.execute import clean_html, sanitize_notebook, unsafe_parts, url_is_safe
+from attnlab.grading.sanitize import clean_html, sanitize_notebook, unsafe_parts, url_is_safe
 
 PNG = base64.b64encode(
     bytes.fromhex(
@@ -304,7 +304,7 @@ def test_deeply_nested_tags_are_shown_as_text_not_parsed():
     is shown escaped, which takes no parsing (and runs no script)."""
     import time
 
-    from attnlab.grading.execute import MAX_TAGS, clean_html, clean_markdown
+    from attnlab.grading.sanitize import MAX_TAGS, clean_html, clean_markdown
 
     nested = "<div>" * 20_000 + "<script>alert(1)</script>"
     started = time.perf_counter()
@@ -320,11 +320,11 @@ def test_too_long_cells_are_replaced_by_a_note_before_cleaning():
     """A student's cell longer than MAX_CELL_TEXT, and every cell once the notebook's text
     passes MAX_NOTEBOOK_TEXT, show a note instead; the lesson's cells and the graded ones keep
     their source (cleaning and rendering cost time in proportion to the text)."""
-    from attnlab.grading import execute
+    from attnlab.grading import sanitize
 
     lesson = nbformat.v4.new_markdown_cell("## Softmax\n\nThe weights add up to 1.")
     big = nbformat.v4.new_markdown_cell("**_" * 10**6)
-    answer = nbformat.v4.new_code_cell("x = 1  # " + "y" * (execute.MAX_CELL_TEXT + 10))
+    answer = nbformat.v4.new_code_cell("x = 1  # " + "y" * (sanitize.MAX_CELL_TEXT + 10))
     answer.metadata["nbgrader"] = {"solution": True, "grade": False, "grade_id": "a"}
     many = [nbformat.v4.new_raw_cell("z" * 60_000) for _ in range(10)]
     nb = nbformat.v4.new_notebook(cells=[lesson, big, answer, *many])
@@ -333,7 +333,7 @@ def test_too_long_cells_are_replaced_by_a_note_before_cleaning():
     assert "not shown by the grader" in nb.cells[1].source and len(nb.cells[1].source) < 200
     assert nb.cells[2].source.startswith("x = 1")  # graded: nbgrader's to check
     kept = [c for c in nb.cells[3:] if "not shown" not in c.source]
-    assert len(kept) == execute.MAX_NOTEBOOK_TEXT // 60_000
+    assert len(kept) == sanitize.MAX_NOTEBOOK_TEXT // 60_000
 
 
 # ------------------------------------------------ MathJax's page commands, in a real browser
