@@ -4,6 +4,7 @@ every pin agrees with the pins the tests run, and TLJH and the image install bin
 from __future__ import annotations
 
 import importlib.util
+import os
 import re
 from pathlib import Path
 
@@ -246,3 +247,57 @@ def test_nobody_lists_the_students_and_tljh_writes_instructors_with_its_own_scri
     assert "get_config(" not in fragment.split('"""', 2)[2], "Z2JH's get_config takes a key"
     setup = (DEPLOY / "tljh" / "setup.sh").read_text()
     assert "deploy/tljh/instructors.sh /opt/tljh/config/jupyterhub_config.d" in setup
+
+
+# -- ngshare_exchange, vendored at upstream master (deploy/vendor/ngshare_exchange) ----------
+VENDORED_EXCHANGE = DEPLOY / "vendor" / "ngshare_exchange"
+
+
+def vendored_exchange_module(monkeypatch):
+    """The vendored ``ngshare_exchange.exchange`` (imported from deploy/vendor, not installed),
+    forgotten again when the test ends."""
+    import sys
+
+    monkeypatch.setenv("USER", os.environ.get("USER", "root"))  # read at class definition
+    monkeypatch.syspath_prepend(str(VENDORED_EXCHANGE))
+    for name in [m for m in sys.modules if m.split(".")[0] == "ngshare_exchange"]:
+        monkeypatch.delitem(sys.modules, name)
+    module = importlib.import_module("ngshare_exchange.exchange")
+    for name in [m for m in sys.modules if m.split(".")[0] == "ngshare_exchange"]:
+        monkeypatch.setitem(sys.modules, name, sys.modules[name])  # removed at teardown
+    return module
+
+
+def test_the_exchange_requirements_install_the_vendored_upstream_commit():
+    lines = [x.split("#")[0].strip() for x in (DEPLOY / "exchange-requirements.txt").open()]
+    assert [x for x in lines if x] == ["./deploy/vendor/ngshare_exchange"]
+    note = (VENDORED_EXCHANGE / "VENDORED.md").read_text()
+    commit = re.search(r"commit\s+`([0-9a-f]{40})`", note).group(1)
+    version = (VENDORED_EXCHANGE / "ngshare_exchange" / "version.py").read_text()
+    assert f"+{commit[:7]}'" in version, version  # the installed version names the commit
+    assert (VENDORED_EXCHANGE / "LICENSE").read_text().startswith("BSD 3-Clause License")
+    appendix = (DEPLOY / "image" / "appendix.Dockerfile").read_text()
+    assert "cd ${REPO_DIR} &&" in appendix and "-r deploy/exchange-requirements.txt" in appendix
+
+
+def test_vendored_exchange_collects_a_subfolder_whatever_the_current_folder(tmp_path, monkeypatch):
+    """upstream 946cf80: files from ngshare are written into the destination's subfolders even
+    when a folder of the same name exists where the process runs. Formgrader collects in the
+    instructor's server, whose current folder is the server's root with the course below it;
+    ngshare_exchange 0.5.3 looked for the subfolder there, did not make it in the destination
+    and failed on the file (FileNotFoundError)."""
+    import base64
+    import logging
+    from types import SimpleNamespace
+
+    exchange = vendored_exchange_module(monkeypatch)
+    home = tmp_path / "home"  # the server's root, Formgrader's current folder
+    (home / "data").mkdir(parents=True)
+    monkeypatch.chdir(home)
+    files = {"00-start-here.ipynb": "{}\n", "data/scores.csv": "1,2\n", "timestamp.txt": "t"}
+    encoded = [{"path": p, "content": base64.b64encode(t.encode())} for p, t in files.items()]
+    dest = home / "attnlab-course" / "submitted" / "ada" / "00-start-here"
+    collector = SimpleNamespace(log=logging.getLogger("ngshare-exchange-test"))
+    exchange.Exchange.decode_dir(collector, encoded, str(dest))
+    assert {str(p.relative_to(dest)): p.read_text() for p in dest.rglob("*.*")} == files
+    assert not (home / "data" / "scores.csv").exists()

@@ -75,7 +75,8 @@ def runner_python(tmp: Path) -> tuple[Path, dict[str, str]]:
     The venv's own where its interpreter is reachable by other users (CI). Otherwise (here the
     venv's base Python lives under /root, mode 0700) a copy of that base Python's interpreter
     and standard library (without its site-packages and tests, about 130 MB) in ``tmp``, and a
-    venv on it whose site-packages adds the project venv's (world-readable). The same version
+    venv on it whose site-packages adds the project venv's (world-readable), with the venv's
+    Jupyter config (etc/jupyter: the server extensions it enables). The same version
     is needed: soupsieve, which nbconvert uses, needs a newer 3.11 than the system's 3.11.2.
     """
     venv_python = Path(sys.prefix) / "bin" / "python"
@@ -107,6 +108,13 @@ def runner_python(tmp: Path) -> tuple[Path, dict[str, str]]:
     (runner / "lib" / version / "site-packages" / "attnlab_venv.pth").write_text(
         f"import site; site.addsitedir({site!r})\n"
     )
+    # The environment's Jupyter config (etc/jupyter, which `pip install` fills: nbgrader's
+    # jupyter_server_config.d/nbgrader.json enables its server extensions, Formgrader's and the
+    # Assignments tab's REST APIs). Jupyter looks for it under sys.prefix, which is the runner's
+    # here: without this copy a server on this Python answers 404 under /formgrader/api/ and
+    # /assignments (the Z2JH test's buttons), while CI, which runs the venv's own Python, has it.
+    if (Path(sys.prefix) / "etc" / "jupyter").is_dir():
+        shutil.copytree(Path(sys.prefix) / "etc" / "jupyter", runner / "etc" / "jupyter")
     # nbgrader runs `alembic` from PATH (its gradebook's migrations): the venv's script would
     # start the unreachable interpreter
     alembic = runner / "bin" / "alembic"

@@ -12,14 +12,15 @@ on its port, as the values' ``hub:10101`` does, not through the proxy): **every 
 runs as the same Unix user** (one made with ``useradd``, as the image's jovyan is for every
 pod), and ngshare runs as the hub's own user with its database and files in a folder of the
 hub's (mode 0700), as it does in the hub pod.
-Stock nbgrader runs every step in the user's own server, once through the buttons (the REST
-APIs that Formgrader and the Assignments tab call in the server) and otherwise as commands (a
-kernel of the server runs ``nbgrader ...`` with the server's environment: its role's nbgrader
-config, its hub token): the instructor generates and releases a lesson with Formgrader's
-buttons; students A and B fetch it from their Assignments tab, A submits there and B with the
-command; the instructor collects with Formgrader, autogrades with the command, generates and
-releases feedback with Formgrader; A fetches feedback from the Assignments tab, B with the
-command.
+Stock nbgrader runs every step in the user's own server, once through the buttons (the REST APIs
+that Formgrader and the Assignments tab call in the server) and otherwise as commands (a kernel of
+the server runs ``nbgrader ...`` with the server's environment: its role's nbgrader config, its hub
+token): the instructor generates and releases a lesson with Formgrader's buttons; students A and B
+fetch it from their Assignments tab (which lists the fetched lesson's notebooks by name:
+ngshare_exchange's master fdfb688, vendored in deploy/vendor; 0.5.3 listed their paths), A submits
+there and B with the command; the instructor collects with Formgrader, autogrades with the command,
+generates and releases feedback with Formgrader; A fetches feedback from the Assignments tab, B
+with the command.
 
 Then B tries every way to reach A's work through the service (nbgrader's own list of the
 inbound submissions; ngshare's API with B's token: list the submissions, list A's, download A's
@@ -37,6 +38,7 @@ exchange keeps (the service, its folder and the shared exchange folder).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import pwd
@@ -63,6 +65,7 @@ DEPLOY = ROOT / "deploy"
 LESSON = "00-start-here"
 COURSE = "attnlab"
 EXCHANGE_REQUIREMENTS = DEPLOY / "exchange-requirements.txt"
+VENDOR = DEPLOY / "vendor" / "ngshare_exchange"  # upstream master c22c0d4 (VENDORED.md)
 NAMES = {"inst": "teach", "a": "ada", "b": "bo"}
 
 # deploy/hub/ngshare_service.py, as the values file starts it, but on loopback only (ngshare
@@ -93,21 +96,30 @@ def local_ngshare(folder: Path, **options: str) -> list[str]:
 
 def exchange_site(into: Path) -> Path:
     """ngshare_exchange, installed from deploy/exchange-requirements.txt as the image does
-    (``--no-deps``), into our cache folder on first use, then copied to ``into`` (readable by the
-    servers' user, which cannot enter /root)."""
-    pins = EXCHANGE_REQUIREMENTS.read_text()
-    tag = "-".join(
-        line.strip().replace("==", "-") for line in pins.splitlines() if "==" in line.split("#")[0]
-    )
-    cached = hubrun.cache_dir() / f"site-{tag}"
+    (``--no-deps``, from the repository's root: the vendored copy under deploy/vendor/), into our
+    cache folder on first use, then copied to ``into`` (readable by the servers' user, which
+    cannot enter /root). pip runs on a copy of the file and the vendored folder (it builds in
+    the source folder: nothing is written into the checkout)."""
+    sources = [EXCHANGE_REQUIREMENTS, *sorted(p for p in VENDOR.rglob("*") if p.is_file())]
+    digest = hashlib.sha256()
+    for path in sources:
+        digest.update(str(path.relative_to(ROOT)).encode() + b"\0" + path.read_bytes())
+    cached = hubrun.cache_dir() / f"site-exchange-{digest.hexdigest()[:16]}"
     if not (cached / "ngshare_exchange").is_dir():
+        hubrun.cache_dir().mkdir(parents=True, exist_ok=True)
         partial = Path(tempfile.mkdtemp(prefix="site-", dir=hubrun.cache_dir()))
-        subprocess.run(
-            [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target"]
-            + [str(partial), "-r", str(EXCHANGE_REQUIREMENTS)],
-            check=True,
-            timeout=600,
-        )
+        with tempfile.TemporaryDirectory() as root:
+            for path in sources:
+                copy = Path(root) / path.relative_to(ROOT)
+                copy.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(path, copy)
+            subprocess.run(
+                [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target"]
+                + [str(partial), "-r", str(EXCHANGE_REQUIREMENTS.relative_to(ROOT))],
+                check=True,
+                timeout=600,
+                cwd=root,
+            )
         partial.rename(cached)
     shutil.copytree(cached, into)
     into.chmod(0o755)  # mkdtemp made it 0700
@@ -192,7 +204,7 @@ class Class:
         began = time.monotonic()
         where = f"/formgrader/api/assignment/{LESSON}/{action}"
         result = self.hub.user_api(NAMES["inst"], "POST", where, timeout=600)
-        assert result.get("success"), (
+        assert isinstance(result, dict) and result.get("success"), (
             f"Formgrader {action}: {result.get('log', '')[-3000:]}\n{result.get('error')}"
         )
         print(f"  {NAMES['inst']}: Formgrader {action} ({time.monotonic() - began:.1f} s)")
@@ -380,20 +392,29 @@ def the_class(hub, pod_user, service_dir, shared_exchange, course, started) -> N
     cls = probe
 
     # -- the flow, every step in its user's own server ------------------------------------
-    # (Formgrader's and the Assignments tab's buttons, cls.formgrader / cls.assignments, passed
-    # here once and then answered 404 for Formgrader's API in a fresh checkout: the commands
-    # run the flow until that is understood; issue 44 stays open for it)
-    cls.nbgrader("inst", "generate_assignment", LESSON)
-    cls.nbgrader("inst", "release_assignment", LESSON)
-    cls.students("fetch_assignment", LESSON)
+    # (Formgrader's and the Assignments tab's buttons are their servers' REST APIs, which
+    # nbgrader's server extensions add; the environment's etc/jupyter enables them)
+    cls.formgrader("assign")  # Generate
+    cls.formgrader("release")
+    for student in ("a", "b"):
+        listed = cls.assignments(student, "fetch")
+        # the tab lists a fetched lesson's notebooks by name (ngshare_exchange master fdfb688;
+        # 0.5.3, PyPI's newest, gave each one's whole path, which the tab shows and cannot open)
+        fetched = [x for x in listed if x["assignment_id"] == LESSON and x["status"] == "fetched"]
+        on_disk = sorted(p.stem for p in (cls.home(student) / LESSON).glob("*.ipynb"))
+        ids = [[nb["notebook_id"] for nb in x["notebooks"]] for x in fetched]
+        print(f"  {NAMES[student]}'s Assignments tab lists the fetched lesson's notebooks: {ids}")
+        assert on_disk and ids == [on_disk], f"fetched entries {fetched}; notebooks {on_disk}"
     for student in ("a", "b"):
         cls.sign(student)
-    cls.students("submit", LESSON)
-    cls.nbgrader("inst", "collect", LESSON)
+    cls.assignments("a", "submit")
+    cls.nbgrader("b", "submit", LESSON)
+    cls.formgrader("collect")
     cls.nbgrader("inst", "autograde", LESSON)
-    cls.nbgrader("inst", "generate_feedback", LESSON)
-    cls.nbgrader("inst", "release_feedback", LESSON)
-    cls.students("fetch_feedback", LESSON)
+    cls.formgrader("generate_feedback")
+    cls.formgrader("release_feedback")
+    cls.assignments("a", "fetch_feedback")
+    cls.nbgrader("b", "fetch_feedback", LESSON)
     print(f"flow done after {time.monotonic() - started:.1f} s")
 
     a, b = NAMES["a"], NAMES["b"]
