@@ -23,8 +23,8 @@ instead ("rotate half"). The two are the same rotation after a fixed reordering 
 ``d`` dimensions, so a model trained with one works with the other only once its ``W_Q`` and
 ``W_K`` columns are reordered the same way; mixing them up silently gives wrong scores.
 
-Dtypes: angles ``position × θ_i`` are always computed in float64 (in float32, position
-100 000 times ``θ_0 = 1`` is only known to within 0.004 rad); the arrays a function is given
+Dtypes: angles ``position × θ_i`` are always computed in float64 (float32 numbers near
+100 000 are 1/128 apart, too coarse for an angle in radians); the arrays a function is given
 keep their float dtype in what it returns (float16 is rotated in float32 and rounded once).
 Inputs are never modified. This module needs numpy only.
 
