@@ -5,10 +5,10 @@ An exercise that asks the learner to write something the library already does fo
 library's functions (``forbidden=``); :func:`forbidden_during` sets the list for one check and
 :func:`forbidding` watches one call of the learner's function.
 
-What a forbidden name stands for is judged by each module's public API
-(:func:`~attnlab.exercises.kit.reach.public_names`): a module's ``__all__``. A whole forbidden
-module is its public functions; a forbidden function also forbids the helpers it computes
-with and what calls into them (:mod:`attnlab.exercises.kit.reach`).
+What a forbidden name stands for is read from the registry
+(:mod:`attnlab.exercises.kit.forbidden_registry`): a whole forbidden module is the functions and
+classes it lists for the module; a forbidden function also forbids the helpers it computes with
+and what calls into them (:mod:`attnlab.exercises.kit.reach`).
 """
 
 from __future__ import annotations
@@ -20,27 +20,17 @@ import inspect
 import sys
 import types
 
+from attnlab.exercises.kit.forbidden_registry import SOFTMAX_LIBRARY, WHOLE_MODULES
 from attnlab.exercises.kit.outcomes import Forbidden
-from attnlab.exercises.kit.reach import codes_within, public_names, reaching_codes
+from attnlab.exercises.kit.reach import codes_within, reaching_codes
 
-#: Every library function that computes a softmax, whole modules included (naive, stable,
-#: masked, online, tiled, inside attention): forbidden where an exercise is to write one. A
-#: whole module is its public API: the package-internal cores are named too.
-SOFTMAX_LIBRARY = (
-    "attnlab.softmax",
-    "attnlab.log_softmax",
-    "attnlab.softmax_family",
-    "attnlab.softmax_family.softmax_in_place",
-    "attnlab.softmax_family.logsumexp_shifted",
-    "attnlab.online",
-    "attnlab.tiling",
-    "attnlab.scaled_dot_product_attention",
-    "attnlab.attention.scaled_dot_product_attention",
-    "scipy.special.softmax",
-    "scipy.special.log_softmax",
-    "scipy.special.logsumexp",  # exp(x - logsumexp(x)) is the stable softmax in one line
-)
-
+__all__ = [
+    "SOFTMAX_LIBRARY",
+    "forbidden_code_objects",
+    "forbidden_during",
+    "forbidden_now",
+    "forbidding",
+]
 
 #: The functions the exercise being checked forbids (set by :func:`forbidden_during`).
 _FORBIDDEN: contextvars.ContextVar[tuple] = contextvars.ContextVar("forbidden", default=())
@@ -78,10 +68,9 @@ def forbidden_code_objects(names, namespace) -> dict:
     """Code object -> forbidden name, for every function the names stand for.
 
     A name is a function (``"attnlab.softmax"``), a whole module (``"attnlab.online"``: every
-    function and class of its public API, :func:`public_names`, defined there, with their
-    methods) or a name in the notebook's
-    ``namespace`` (``"softmax_steps"``). Functions nested in them count too. Names that cannot
-    be found are skipped.
+    function and class the registry's ``WHOLE_MODULES`` lists for it and the module defines,
+    with their methods) or a name in the notebook's ``namespace`` (``"softmax_steps"``).
+    Functions nested in them count too. Names that cannot be found are skipped.
 
     Examples
     --------
@@ -100,10 +89,8 @@ def forbidden_code_objects(names, namespace) -> dict:
             except ImportError:
                 whole = None
             if isinstance(whole, types.ModuleType):
-                exported = public_names(whole)
-                for key, value in vars(whole).items():
-                    if key not in exported:
-                        continue
+                for key in WHOLE_MODULES.get(name, ()):
+                    value = getattr(whole, key, None)
                     members = vars(value).values() if isinstance(value, type) else [value]
                     targets += [
                         (f"{name}.{getattr(m, '__name__', '?')}", m)

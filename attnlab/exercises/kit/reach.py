@@ -1,18 +1,19 @@
-"""Which course functions compute what a forbidden one computes: the course's call graph,
-each module's public API (its ``__all__``) and the functions a forbidden one reaches.
+"""Which course functions compute what a forbidden one computes: the course's call graph read
+with the registry (:mod:`attnlab.exercises.kit.forbidden_registry`).
 
-A forbidden function also forbids the helpers it computes with, the functions outside any
-public API that few public functions call, and every course function that calls into them
-(:func:`reaching_codes`). The call graph is worked out once while the course's functions stay
-the same objects.
+A forbidden function also forbids the helpers it computes with (``COMPUTES_WITH``) and every
+course function that calls into them, except what runs inside an allowed building block
+(``RUNS_INSIDE``) (:func:`reaching_codes`). The call graph is worked out once while the
+course's functions stay the same objects.
 """
 
 from __future__ import annotations
 
 import functools
 import importlib
-import sys
 import types
+
+from attnlab.exercises.kit.forbidden_registry import COMPUTES_WITH, RUNS_INSIDE
 
 
 def codes_within(code) -> list:
@@ -24,58 +25,72 @@ def codes_within(code) -> list:
     return found
 
 
-def public_names(module) -> set[str]:
-    """The names of ``module``'s public API: its ``__all__``, or, for a module without one,
-    the names not starting with an underscore (Python's rule for ``from module import *``).
+def _functions_of(value) -> list:
+    """The functions ``value`` stands for: itself, or a class's methods (properties' getters,
+    the functions of class and static methods)."""
+    members = list(vars(value).values()) if isinstance(value, type) else [value]
+    return [f for f in map(_function, members) if f is not None]
+
+
+def _function(member):
+    """The function a class member runs (a property's getter, a class method's function), or
+    None."""
+    member = getattr(member, "__func__", member)
+    member = getattr(member, "fget", member)
+    return member if isinstance(member, types.FunctionType) else None
+
+
+def course_index() -> dict[str, list]:
+    """Registry name -> the course functions it stands for, for every function and class of the
+    course's numerics: ``"attnlab.softmax_family.softmax"``, a class's methods under its name
+    (``"attnlab.backward.AttentionGrads"``) and each under ``"module.Class.method"``.
 
     Examples
     --------
-    >>> import attnlab.online
-    >>> sorted(public_names(attnlab.online))
-    ['online_normaliser', 'online_softmax', 'online_softmax_update']
+    >>> index = course_index()
+    >>> [f.__name__ for f in index["attnlab.softmax_family.softmax"]]
+    ['softmax']
+    >>> "__init__" in [f.__name__ for f in index["attnlab.training.AdamState"]]
+    True
     """
-    exported = getattr(module, "__all__", None)
-    if exported is not None:
-        return set(exported)
-    return {name for name in vars(module) if not name.startswith("_")}
+    return _index(_course_functions())
 
 
-def is_public(function) -> bool:
-    """Whether ``function`` is in its module's public API (:func:`public_names`): a function
-    named there, or a method not starting with an underscore of a class named there.
-
-    Examples
-    --------
-    >>> from attnlab import attention, softmax_family, training
-    >>> is_public(softmax_family.softmax), is_public(attention.check_qkv)
-    (True, False)
-    >>> is_public(training.Head.items), is_public(training.Head.__init__)
-    (True, False)
-    """
-    module = sys.modules.get(getattr(function, "__module__", None) or "")
-    if module is None:
-        return False
-    top, _, member = function.__qualname__.partition(".")
-    return top in public_names(module) and not member.startswith("_")
+def _course_functions() -> tuple:
+    """Every function of the course's numerics (:data:`attnlab.course.NUMERICS`), with class
+    methods."""
+    return tuple(f for functions in _named_functions().values() for f in functions)
 
 
-def _course_functions() -> list:
-    """Every function of the course's numerics, public and private, with class methods."""
+def _named_functions() -> dict:
+    """``"module.name"`` -> the functions of each function or class defined in a numerics
+    module (a class: its methods)."""
     from attnlab.course import NUMERICS
 
-    found = []
+    found = {}
     for module_name in NUMERICS:
         module = importlib.import_module(module_name)
-        for value in list(vars(module).values()):
-            if getattr(value, "__module__", None) != module_name:
-                continue
-            members = list(vars(value).values()) if isinstance(value, type) else [value]
-            for member in members:
-                member = getattr(member, "__func__", member)
-                member = getattr(member, "fget", member)
-                if isinstance(member, types.FunctionType):
-                    found.append(member)
+        for key, value in list(vars(module).items()):
+            if getattr(value, "__module__", None) == module_name:
+                functions = _functions_of(value)
+                if functions:
+                    found[f"{module_name}.{key}"] = functions
     return found
+
+
+@functools.lru_cache(maxsize=4)
+def _index(functions: tuple) -> dict[str, list]:
+    """:func:`course_index` for the course ``functions`` (worked out once while they stay the
+    same objects)."""
+    index = {}
+    for name, members in _named_functions().items():
+        index[name] = [f for f in members if f in functions]
+        module, _, key = name.rpartition(".")
+        value = getattr(importlib.import_module(module), key)
+        for attr, member in vars(value).items() if isinstance(value, type) else ():
+            if _function(member) in functions:
+                index[f"{name}.{attr}"] = [_function(member)]
+    return index
 
 
 def _callees(function) -> list:
@@ -115,91 +130,80 @@ def codes_of(codes, function) -> set:
     return {code for code in codes_within(function.__code__) if code in codes}
 
 
-def _users(graph, public) -> dict:
-    """Course function -> the functions that use it: its callers in its own module, and its
-    public callers (:func:`is_public`) anywhere."""
-    users: dict = {f: set() for f in graph}
-    for f, callees in graph.items():
-        for g in callees:
-            if g is not f and (public[f] or f.__module__ == g.__module__):
-                users[g].add(f)
-    return users
-
-
 @functools.lru_cache(maxsize=1)
-def _call_graph(functions: tuple) -> tuple[dict, dict, dict]:
-    """(callees, public, users) of the course ``functions``: which course functions each
-    names, whether each is public (:func:`is_public`), and :func:`_users`.
+def _call_graph(functions: tuple) -> dict:
+    """Course function -> the course functions it names (:func:`_callees`).
 
     Built once while the course's functions stay the same objects (every check of every call
     asks, 0.05 to 0.2 s each time); a module whose functions were rebound gives another tuple
     and a new graph.
     """
     known = set(functions)
-    graph = {f: [g for g in _callees(f) if g in known] for f in functions}
-    public = {f: is_public(f) for f in functions}
-    return graph, public, _users(graph, public)
+    return {f: [g for g in _callees(f) if g in known] for f in functions}
+
+
+def _registered(names, index) -> set:
+    """The course functions the registry ``names`` stand for (names it cannot find: none)."""
+    return {f for name in names for f in index.get(name, ())}
 
 
 def reaching_codes(codes) -> dict:
-    """Code object -> the course function it belongs to, for every course function (public
-    or not) that computes what the functions with ``codes`` compute: the helpers those call
-    (functions outside the public API, :func:`is_public`, with at most two public callers:
-    ``softmax`` -> ``softmax_in_place``), and every course function that calls into one of
-    them, however indirectly (``training.head_forward``).
+    """Code object -> the course function it belongs to, for every course function that
+    computes what the functions with ``codes`` compute: the helpers those compute with
+    (``COMPUTES_WITH``: ``softmax`` -> ``_normalised_exp``), and every course function that
+    calls into one of them, however indirectly (``training.head_forward``), except what runs
+    inside a building block the codes leave allowed (``RUNS_INSIDE``).
 
     >>> from attnlab.softmax_family import softmax
     >>> from attnlab.training import head_forward
     >>> head_forward.__code__ in reaching_codes(set(codes_within(softmax.__code__)))
     True
     """
-    import attnlab
+    return dict(_reaching(frozenset(codes), _course_functions()))
 
-    functions = tuple(_course_functions())
-    exported = tuple(getattr(attnlab, name) for name in attnlab.__all__)
-    return dict(_reaching(frozenset(codes), functions, exported))
+
+def _blocks() -> dict:
+    """Building block function -> its registry name (``"attnlab.softmax"``)."""
+    found = {}
+    for name in RUNS_INSIDE:
+        module, _, attr = name.rpartition(".")
+        found[getattr(importlib.import_module(module), attr)] = name
+    return found
 
 
 @functools.lru_cache(maxsize=256)
-def _reaching(codes: frozenset, functions: tuple, exported: tuple) -> dict:
-    """:func:`reaching_codes` worked out for the course ``functions`` and ``attnlab``'s
-    ``exported`` functions (kept by those three: the callers get a copy)."""
-    exported = set(exported)
-    graph, public, users = _call_graph(functions)
+def _reaching(codes: frozenset, functions: tuple) -> dict:
+    """:func:`reaching_codes` worked out for the course ``functions`` (kept by both: the
+    callers get a copy)."""
+    graph, index = _call_graph(functions), _index(functions)
+    names = {f: name for name, members in _named_functions().items() for f in members}
     targets = {f for f in functions if f.__code__ in codes}
-    todo = list(targets)
-    helpers = set()
-    for f in todo:  # down, one level: the helpers a forbidden function computes with (not
-        # the utilities many public functions share, such as argument checks)
-        for g in graph.get(f, ()):
-            if not public[g] and len(users[g]) <= 2:
-                helpers.add(g)
-    targets |= helpers
-    # The course's own building blocks (``attnlab.softmax``, ``attnlab.causal_mask``, ...) are
-    # never forbidden by reaching: a lesson that refuses one names it (or its check derives
-    # it); every exercise that allows them must keep allowing them.
-    reached = set(targets)
+    # down, one level: the helpers a forbidden function computes with
+    helpers = _registered(
+        [helper for f in targets for helper in COMPUTES_WITH.get(names.get(f), ())], index
+    )
+    blocks = _blocks()
+    reached = targets | helpers
     changed = True
-    while changed:  # up: everything that calls into them
+    while changed:  # up: everything that calls into them, but a building block
         changed = False
         for f, callees in graph.items():
-            if f in exported:
+            if f in blocks:
                 continue
             if f not in reached and any(g in reached for g in callees):
                 reached.add(f)
                 changed = True
-    # What an allowed building block runs is allowed: attnlab.softmax's softmax_in_place also
-    # serves scaled_dot_product_attention, attention_scores' _scores serves tiled_attention,
-    # and 7.4 allows softmax and attention_scores. Only the forbidden functions themselves
+    # What an allowed building block runs is allowed: only the forbidden functions themselves
     # and what nothing allowed runs are flagged.
-    allowed = [f for f in exported if f in graph and not codes_of(codes, f)]
-    runs_allowed = set()
-    while allowed:
-        f = allowed.pop()
-        for g in graph.get(f, ()):
-            if g not in runs_allowed:
-                runs_allowed.add(g)
-                allowed.append(g)
+    runs_allowed = _registered(
+        [
+            inner
+            for block, name in blocks.items()
+            if block in graph and not codes_of(codes, block)
+            for inner in RUNS_INSIDE[name]
+        ],
+        index,
+    )
     shared = {f for f in reached & runs_allowed if not codes_of(codes, f)}
     found = {}
     for f in reached - shared:
