@@ -13,17 +13,19 @@ from attnlab.exercises.kit.forbidden import forbidden_during
 
 
 def course_helpers() -> dict[str, object]:
-    """Every public function of the course's numerics (:data:`attnlab.course.NUMERICS`) and
-    running examples (:mod:`attnlab.examples`), the modules an answer may import, by its
-    qualified name (``"attnlab.softmax_family.softmax"``)."""
+    """Every function of the course's numerics (:data:`attnlab.course.NUMERICS`) and running
+    examples (:mod:`attnlab.examples`), the modules an answer may import, that the registry
+    lists for the module (``WHOLE_MODULES``), by its qualified name
+    (``"attnlab.softmax_family.softmax"``)."""
     from attnlab.course import NUMERICS
+    from attnlab.exercises.kit.forbidden_registry import WHOLE_MODULES
 
     found = {}
     for module_name in (*NUMERICS, "attnlab.examples"):
         module = importlib.import_module(module_name)
         for key, value in vars(module).items():
             if (
-                not key.startswith("_")
+                key in WHOLE_MODULES[module_name]
                 and inspect.isfunction(value)
                 and value.__module__ == module_name
             ):
