@@ -22,9 +22,13 @@ from __future__ import annotations
 import base64
 import json
 import os
+import re
 import socket
+import sqlite3
 import subprocess
+import sys
 import time
+from pathlib import Path
 
 import pytest
 import requests
@@ -34,12 +38,28 @@ from test_private_submissions_z2jh import Z2JHHub, local_ngshare
 pytestmark = pytest.mark.slow
 
 PREFIX = "/services/ngshare"
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def files_form(size: int) -> dict:
     """One notebook of ``size`` random bytes, as ngshare_exchange uploads it."""
     content = base64.b64encode(os.urandom(size)).decode()
     return {"files": json.dumps([{"path": "lesson.ipynb", "content": content}])}
+
+
+def documented_ngshare_commands(folder) -> tuple[str, str]:
+    """The Python of the guide's backup and pruning commands (docs/jupyterhub.md, "Graded
+    work": ``kubectl exec -n attnlab deploy/hub -- python3 -c "..."``), with ngshare's folder
+    /srv/ngshare replaced by ``folder``."""
+    guide = (ROOT / "docs" / "jupyterhub.md").read_text()
+    section = guide[guide.index("### Graded work") :]
+    section = section[: section.index("\n#", 1)]
+    code = {}
+    for bullet in ("**Backup**", "**Pruning**"):
+        text = section[section.index(bullet) :]
+        found = re.search(r'deploy/hub -- python3 -c "([^"]+)"', text)
+        code[bullet] = found.group(1).replace("/srv/ngshare", str(folder))
+    return code["**Backup**"], code["**Pruning**"]
 
 
 def test_ngshare_admins_are_services_the_roster_cannot_log_in_and_storage_is_capped(tmp_path):
@@ -119,6 +139,32 @@ def test_ngshare_admins_are_services_the_roster_cannot_log_in_and_storage_is_cap
         assert status == 200 and len(answer["submissions"]) == 2, answer
         stored = sum(f.stat().st_size for f in (service_dir / "files").iterdir())
         assert stored < 2 * 300 * 1024 + 10_000, stored  # nothing of the refused ones stayed
+
+        # the guide's backup and pruning commands ("Graded work"), run on this folder as the
+        # hub pod runs them: a lesson is removed (its release and its submission stay on disk),
+        # pruning lists exactly their files, and after deleting them the rest still downloads
+        backup, prune = documented_ngshare_commands(service_dir)
+        files = service_dir / "files"
+        before = set(os.listdir(files))
+        assert call("tester", "POST", "assignment/c1/a2", files_form(1000))[0] == 200
+        assert call("ada", "POST", "submission/c1/a2", files_form(1000))[0] == 200
+        removed = set(os.listdir(files)) - before
+        assert len(removed) == 2, removed
+        subprocess.run([sys.executable, "-c", backup], check=True, timeout=60)
+        copy = sqlite3.connect(service_dir / "backup.db")
+        assert copy.execute("select count(*) from files").fetchone()[0] == len(before) + 2
+        copy.close()
+        assert call("tester", "DELETE", "assignment/c1/a2")[0] == 200
+        assert set(os.listdir(files)) == before | removed  # ngshare keeps the files
+        listed = subprocess.run(
+            [sys.executable, "-c", prune], check=True, capture_output=True, text=True, timeout=60
+        ).stdout.split()
+        print(f"pruning lists {len(listed)} files of the removed lesson; {len(before)} kept")
+        assert set(listed) == removed, (listed, removed)
+        for name in listed:
+            (files / name).unlink()
+        status, answer = call("tester", "GET", "submission/c1/a1/ada")
+        assert status == 200 and answer["files"], answer
 
 
 def test_ngshare_answers_when_the_hub_does_not(tmp_path):
