@@ -45,7 +45,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._validate import as_float_array, positive_finite, positive_int, work_dtype
-from .attention import attention_scores, check_causal
+from .attention import attention_scores
 
 __all__ = [
     "position_frequencies",
@@ -488,7 +488,10 @@ def alibi_bias(n_q, n_k, slopes, causal=True):
             f"slopes must be >= 0 (a penalty per step of distance), got "
             f"{float(slopes.min())} among {slopes.size} slopes"
         )
-    causal = check_causal(causal)
+    if not isinstance(causal, bool | np.bool_):
+        raise ValueError(
+            f"causal must be True or False, got {causal!r} (type {type(causal).__name__})"
+        )
     query_at = np.arange(n_q)[:, None] + (n_k - n_q)  # (n_q, 1)
     distance = (query_at - np.arange(n_k)).astype(slopes.dtype)  # (n_q, n_k)
     penalty = slopes[:, None, None] * np.abs(distance)  # (h, n_q, n_k)
