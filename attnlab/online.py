@@ -38,63 +38,6 @@ from ._validate import as_float_array, normalize_axis, positive_int, work_dtype
 __all__ = ["online_softmax_update", "online_normaliser", "online_softmax"]
 
 
-def _no_posinf(arr: np.ndarray, name: str) -> np.ndarray:
-    n_pos = int(np.count_nonzero(np.isposinf(arr)))
-    if n_pos:
-        raise ValueError(
-            f"{name} contains +inf ({n_pos} of {arr.size} entries): got shape {arr.shape} and "
-            f"dtype {arr.dtype}; a running max of +inf would need inf - inf. Scores may be "
-            "finite or -inf (masked)"
-        )
-    return arr
-
-
-def fold_block(m, l, block, *, in_place=False):
-    """Fold ``block`` into the running max ``m`` and sum ``l``, no checks.
-
-    Package-internal, not part of the course's API (not in ``__all__``): the unchecked step of
-    :func:`online_softmax_update`, shared with :func:`attnlab.tiled_attention` and lesson 8's
-    worked example. A max that is still ``-inf`` (nothing but masked scores so far) is taken
-    as 0 for the shift, so ``-inf - (-inf)`` never happens; every exponent is ``<= 0``.
-
-    Parameters
-    ----------
-    m, l : numpy.ndarray, shape (...)
-        The running max and the running sum of ``exp(score - m)``.
-    block : numpy.ndarray, shape (..., b)
-        The next ``b`` scores of each row: finite or ``-inf``.
-    in_place : bool, default False
-        The caller gives up ``block``: ``e`` is written into it (no new array of the block's
-        size), and ``block`` must already have the full broadcast shape of ``m`` plus ``b``.
-
-    Returns
-    -------
-    m_new, l_new : numpy.ndarray, shape (...)
-        The running max and sum with the block folded in.
-    rescale : numpy.ndarray, shape (...)
-        ``exp(m - m_new)``, in ``[0, 1]``: what anything summed against the old max must be
-        multiplied by.
-    e : numpy.ndarray, shape (..., b)
-        ``exp(block - m_new)``, the block's terms against the new max.
-
-    Examples
-    --------
-    >>> m, l, rescale, e = fold_block(np.array(0.0), np.array(1.0), np.array([np.log(2.0)]))
-    >>> float(m.round(4)), float(l), float(rescale), e.tolist()
-    (0.6931, 1.5, 0.5, [1.0])
-    """
-    m_new = np.maximum(m, np.max(block, axis=-1))  # (...)
-    shift = np.where(np.isfinite(m_new), m_new, 0)  # (...) 0 while only -inf was seen
-    with np.errstate(over="ignore"):  # a huge gap can overflow to -inf: exp gives the right 0
-        rescale = np.exp(m - shift)  # (...) in [0, 1]
-        if in_place:
-            e = np.subtract(block, shift[..., None], out=block)  # (..., b), entries <= 0
-            np.exp(e, out=e)  # (..., b) in [0, 1]
-        else:
-            e = np.exp(block - shift[..., None])  # (..., b) in [0, 1]
-    return m_new, l * rescale + np.sum(e, axis=-1), rescale, e
-
-
 def online_softmax_update(m, l, block):
     r"""One step of the online softmax: fold a block of scores into the running max and sum.
 
@@ -180,22 +123,8 @@ def online_softmax_update(m, l, block):
             f"{l.shape}, block has shape {block.shape} (one running max and sum per row)"
         ) from None
     work = work_dtype(np.result_type(m, l, block))
-    m_new, l_new, _, _ = fold_block(m.astype(work), l.astype(work), block.astype(work))
+    m_new, l_new, _, _ = _fold_block(m.astype(work), l.astype(work), block.astype(work))
     return m_new, l_new
-
-
-def _blocks(x: np.ndarray, block_size: int):
-    """The blocks of ``x`` along its last axis; the last one may be shorter."""
-    n = x.shape[-1]
-    return (x[..., start : start + block_size] for start in range(0, n, block_size))
-
-
-def _prepare(x, axis, block_size):
-    """Validate; return x in the work dtype with ``axis`` moved last, the axis, the dtype."""
-    arr = _no_posinf(as_float_array(x, "x", min_ndim=1), "x")
-    ax = normalize_axis(axis, arr.shape, "x")
-    positive_int(block_size, "block_size")
-    return np.moveaxis(arr, ax, -1).astype(work_dtype(arr.dtype), copy=False), ax, arr.dtype
 
 
 def online_normaliser(x, axis=-1, block_size=64):
@@ -243,7 +172,7 @@ def online_normaliser(x, axis=-1, block_size=64):
     m = np.full(work.shape[:-1], -np.inf, dtype=work.dtype)  # (...) nothing seen yet
     l = np.zeros(work.shape[:-1], dtype=work.dtype)  # (...)
     for block in _blocks(work, block_size):  # block: (..., <= block_size)
-        m, l, _, _ = fold_block(m, l, block)
+        m, l, _, _ = _fold_block(m, l, block)
     return np.expand_dims(m, ax), np.expand_dims(l, ax)
 
 
@@ -303,3 +232,75 @@ def online_softmax(x, axis=-1, block_size=64):
         e = np.exp(work - shift)  # (..., n) in [0, 1]
     p = np.divide(e, l, out=np.zeros_like(e), where=l > 0)  # (..., n)
     return np.moveaxis(p, -1, ax).astype(dtype, copy=False)
+
+
+# ---------------------------------------------------------------- helpers (private)
+def _no_posinf(arr: np.ndarray, name: str) -> np.ndarray:
+    n_pos = int(np.count_nonzero(np.isposinf(arr)))
+    if n_pos:
+        raise ValueError(
+            f"{name} contains +inf ({n_pos} of {arr.size} entries): got shape {arr.shape} and "
+            f"dtype {arr.dtype}; a running max of +inf would need inf - inf. Scores may be "
+            "finite or -inf (masked)"
+        )
+    return arr
+
+
+def _fold_block(m, l, block, *, in_place=False):
+    """Fold ``block`` into the running max ``m`` and sum ``l``, no checks.
+
+    Package-internal, not part of the course's API (not in ``__all__``): the unchecked step of
+    :func:`online_softmax_update`, shared with :func:`attnlab.tiled_attention` and lesson 8's
+    worked example. A max that is still ``-inf`` (nothing but masked scores so far) is taken
+    as 0 for the shift, so ``-inf - (-inf)`` never happens; every exponent is ``<= 0``.
+
+    Parameters
+    ----------
+    m, l : numpy.ndarray, shape (...)
+        The running max and the running sum of ``exp(score - m)``.
+    block : numpy.ndarray, shape (..., b)
+        The next ``b`` scores of each row: finite or ``-inf``.
+    in_place : bool, default False
+        The caller gives up ``block``: ``e`` is written into it (no new array of the block's
+        size), and ``block`` must already have the full broadcast shape of ``m`` plus ``b``.
+
+    Returns
+    -------
+    m_new, l_new : numpy.ndarray, shape (...)
+        The running max and sum with the block folded in.
+    rescale : numpy.ndarray, shape (...)
+        ``exp(m - m_new)``, in ``[0, 1]``: what anything summed against the old max must be
+        multiplied by.
+    e : numpy.ndarray, shape (..., b)
+        ``exp(block - m_new)``, the block's terms against the new max.
+
+    Examples
+    --------
+    >>> m, l, rescale, e = _fold_block(np.array(0.0), np.array(1.0), np.array([np.log(2.0)]))
+    >>> float(m.round(4)), float(l), float(rescale), e.tolist()
+    (0.6931, 1.5, 0.5, [1.0])
+    """
+    m_new = np.maximum(m, np.max(block, axis=-1))  # (...)
+    shift = np.where(np.isfinite(m_new), m_new, 0)  # (...) 0 while only -inf was seen
+    with np.errstate(over="ignore"):  # a huge gap can overflow to -inf: exp gives the right 0
+        rescale = np.exp(m - shift)  # (...) in [0, 1]
+        if in_place:
+            e = np.subtract(block, shift[..., None], out=block)  # (..., b), entries <= 0
+            np.exp(e, out=e)  # (..., b) in [0, 1]
+        else:
+            e = np.exp(block - shift[..., None])  # (..., b) in [0, 1]
+    return m_new, l * rescale + np.sum(e, axis=-1), rescale, e
+
+
+def _blocks(x: np.ndarray, block_size: int):
+    """The blocks of ``x`` along its last axis; the last one may be shorter."""
+    n = x.shape[-1]
+    return (x[..., start : start + block_size] for start in range(0, n, block_size))
+
+
+def _prepare(x, axis, block_size):
+    """Validate; return x in the work dtype with ``axis`` moved last, the axis, the dtype."""
+    arr = _no_posinf(as_float_array(x, "x", min_ndim=1), "x")
+    ax = normalize_axis(axis, arr.shape, "x")
+    positive_int(block_size, "block_size")
+    return np.moveaxis(arr, ax, -1).astype(work_dtype(arr.dtype), copy=False), ax, arr.dtype

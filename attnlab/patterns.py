@@ -328,6 +328,7 @@ def strongest_links(weights, count=3):
     return [(int(i), int(j), float(off[i, j])) for i, j in zip(rows, cols, strict=True)]
 
 
+# ---------------------------------------------------------------- helpers (private)
 def _weight_matrix(weights) -> np.ndarray:
     w, _ = probabilities(weights, "weights", axis=-1)
     if w.ndim < 2:

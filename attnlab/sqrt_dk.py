@@ -140,10 +140,6 @@ EXTRA_CONFIG = {
 DIGITS = 6  #: initial statistics are stored rounded to this many decimals
 
 
-def _round(value):
-    return None if value is None else round(float(value), DIGITS)
-
-
 def mup_rates(d_k: int) -> dict:
     """μP's per-matrix SGD rule, relative to ``d_k = 4``: ``W_Q`` and ``W_K`` (whose output
     width is ``d_k``) get the rate times ``d_k / 4``; ``W_V`` and ``W_O`` keep it.
@@ -289,12 +285,6 @@ def start_steadiness(data: dict, exponent: float) -> dict:
     out["grad_rises"] = bool(np.any(np.diff(g) > 0))
     out["grad_falls"] = bool(np.any(np.diff(g) < 0))
     return out
-
-
-def _steps_key(steps: list) -> tuple[float, float]:
-    """(worst, median) of a seed list, a never-solved run counting as ``inf``."""
-    values = [math.inf if s is None else float(s) for s in steps]
-    return max(values), float(np.median(values))
 
 
 def best_rate(by_lr: dict) -> float:
@@ -543,22 +533,6 @@ def exponent_name(exponent: float) -> str:
     return str(Fraction(exponent).limit_denominator(12))
 
 
-def _rate_name(lr: float) -> str:
-    """A power of 2 as ``2^k``.
-
-    >>> _rate_name(0.25), _rate_name(8.0)
-    ('2^-2', '2^3')
-    """
-    return f"2^{round(math.log2(lr))}"
-
-
-def _steps_name(median: float, low: float, high: float) -> str:
-    def one(x):
-        return "never" if math.isinf(x) else f"{x:.0f}"
-
-    return one(median) if low == high else f"{one(median)} [{one(low)}–{one(high)}]"
-
-
 def steps_table(data: dict, optimizer: str, what: str = "best") -> str:
     """A text table for one optimizer: a row per exponent, a column per ``d_k``.
 
@@ -609,25 +583,6 @@ def panel(index: dict, variant: str, optimizer: str, exponents, d_ks, lr) -> dic
             out["chaotic"][i, j] = over_reruns(by_nudge)["chaotic"]
             out["rate"][i, j] = rate
     return out
-
-
-def _grid_text(title: str, exponents, d_ks, cell) -> str:
-    """A text table: a row per exponent, a column per width, ``cell(a, d)`` in each."""
-    cells = [[cell(a, d) for d in d_ks] for a in exponents]
-    width = max(len(c) for row in cells for c in row) + 2
-    head = "α \\ d_k".ljust(8) + "".join(str(d).rjust(width) for d in d_ks)
-    rows = [
-        exponent_name(a).ljust(8) + "".join(c.rjust(width) for c in row)
-        for a, row in zip(exponents, cells, strict=True)
-    ]
-    return "\n".join([title, head, *rows])
-
-
-def _range_name(low: float, high: float) -> str:
-    def one(x):
-        return "never" if math.isinf(x) else f"{x:.0f}"
-
-    return one(low) if low == high else f"{one(low)}–{one(high)}"
 
 
 def tables_text(data: dict, extra: dict) -> str:
@@ -709,12 +664,6 @@ def tables_text(data: dict, extra: dict) -> str:
             f"{_range_name(*r['fails']):>3}{' *' if r['chaotic'] else ''}"
         )
     return "\n".join(lines)
-
-
-def _stats(steps: list) -> tuple[float, float, float]:
-    """(median, min, max) of a seed list, never counting as ``inf``."""
-    values = [math.inf if s is None else float(s) for s in steps]
-    return float(np.median(values)), min(values), max(values)
 
 
 def lesson_claims(data: dict, extra: dict) -> dict:
@@ -1015,3 +964,55 @@ def lesson_claims(data: dict, extra: dict) -> dict:
         and not any(r["chaotic"] for r in sgd_edge)
     )
     return claims
+
+
+# ---------------------------------------------------------------- helpers (private)
+def _round(value):
+    return None if value is None else round(float(value), DIGITS)
+
+
+def _steps_key(steps: list) -> tuple[float, float]:
+    """(worst, median) of a seed list, a never-solved run counting as ``inf``."""
+    values = [math.inf if s is None else float(s) for s in steps]
+    return max(values), float(np.median(values))
+
+
+def _rate_name(lr: float) -> str:
+    """A power of 2 as ``2^k``.
+
+    >>> _rate_name(0.25), _rate_name(8.0)
+    ('2^-2', '2^3')
+    """
+    return f"2^{round(math.log2(lr))}"
+
+
+def _steps_name(median: float, low: float, high: float) -> str:
+    def one(x):
+        return "never" if math.isinf(x) else f"{x:.0f}"
+
+    return one(median) if low == high else f"{one(median)} [{one(low)}–{one(high)}]"
+
+
+def _grid_text(title: str, exponents, d_ks, cell) -> str:
+    """A text table: a row per exponent, a column per width, ``cell(a, d)`` in each."""
+    cells = [[cell(a, d) for d in d_ks] for a in exponents]
+    width = max(len(c) for row in cells for c in row) + 2
+    head = "α \\ d_k".ljust(8) + "".join(str(d).rjust(width) for d in d_ks)
+    rows = [
+        exponent_name(a).ljust(8) + "".join(c.rjust(width) for c in row)
+        for a, row in zip(exponents, cells, strict=True)
+    ]
+    return "\n".join([title, head, *rows])
+
+
+def _range_name(low: float, high: float) -> str:
+    def one(x):
+        return "never" if math.isinf(x) else f"{x:.0f}"
+
+    return one(low) if low == high else f"{one(low)}–{one(high)}"
+
+
+def _stats(steps: list) -> tuple[float, float, float]:
+    """(median, min, max) of a seed list, never counting as ``inf``."""
+    values = [math.inf if s is None else float(s) for s in steps]
+    return float(np.median(values)), min(values), max(values)

@@ -39,9 +39,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from attnlab._validate import positive_finite, positive_int
-from attnlab.backward import attention_backward_unchecked
+from attnlab.backward import _attention_backward_unchecked
 from attnlab.patterns import diagonal_mass, normalised_entropy
-from attnlab.softmax_family import logsumexp_shifted, softmax_in_place
+from attnlab.softmax_family import _logsumexp_shifted, _softmax_in_place
 
 __all__ = [
     "PROBE",
@@ -169,7 +169,7 @@ def head_forward(head: Head, x: np.ndarray, scale: float):
     """
     q, k, v = (_rows_times(x, w) for w in (head.w_q, head.w_k, head.w_v))  # (..., n, d_k|d_v)
     scores = (q @ np.swapaxes(k, -1, -2)) * scale  # (..., n, n)
-    weights = softmax_in_place(scores, axis=-1, all_finite=True)  # (..., n, n), in scores
+    weights = _softmax_in_place(scores, axis=-1, all_finite=True)  # (..., n, n), in scores
     mixed = weights @ v  # (..., n, d_v)
     return _rows_times(mixed, head.w_o), {
         "q": q,
@@ -178,41 +178,6 @@ def head_forward(head: Head, x: np.ndarray, scale: float):
         "weights": weights,
         "mixed": mixed,
     }
-
-
-def _rows_times(x: np.ndarray, w: np.ndarray) -> np.ndarray:
-    """``x @ w`` for a stack of rows ``x`` (..., n, d_in) and one matrix ``w`` (d_in, d_out).
-
-    Flattened to a single matrix product: numpy would otherwise make one small product
-    per batch entry.
-
-    >>> _rows_times(np.ones((2, 3, 4)), np.ones((4, 5))).shape
-    (2, 3, 5)
-    """
-    return (x.reshape(-1, x.shape[-1]) @ w).reshape(*x.shape[:-1], w.shape[-1])
-
-
-def _log_softmax_of_finite(logits: np.ndarray) -> np.ndarray:
-    """:func:`attnlab.log_softmax` along the last axis, for finite logits, without its checks.
-
-    The trainer's inner loop calls it every step on arrays it made itself; the checks of
-    the public function cost more than the arithmetic at these sizes.
-    """
-    s = logits - logits.max(axis=-1, keepdims=True)  # (..., vocab), max 0
-    return s - logsumexp_shifted(s, -1)  # (..., vocab)
-
-
-def _sum_of_outer(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """``Σ_{batch, position} a[..., :, None] * b[..., None, :]``: ``einsum("bni,bnj->ij")``.
-
-    Written as one matrix product of the flattened rows, which numpy runs through BLAS
-    (``einsum`` takes a slower path for these small shapes).
-
-    >>> a, b = np.arange(12.0).reshape(2, 3, 2), np.ones((2, 3, 1))
-    >>> bool(np.allclose(_sum_of_outer(a, b), np.einsum("bni,bnj->ij", a, b)))
-    True
-    """
-    return a.reshape(-1, a.shape[-1]).T @ b.reshape(-1, b.shape[-1])  # (i, j)
 
 
 def loss_and_grads(head: Head, x: np.ndarray, targets: np.ndarray, scale: float):
@@ -248,7 +213,7 @@ def loss_and_grads(head: Head, x: np.ndarray, targets: np.ndarray, scale: float)
     d_logits /= count  # (batch, n, vocab) ∂loss/∂logits
     d_w_o = _sum_of_outer(cache["mixed"], d_logits)  # (d_v, vocab)
     d_mixed = d_logits @ head.w_o.T  # (batch, n, d_v)
-    dq, dk, dv = attention_backward_unchecked(
+    dq, dk, dv = _attention_backward_unchecked(
         cache["q"], cache["k"], cache["v"], cache["weights"], d_mixed, scale
     )
     grads = Head(
@@ -590,3 +555,39 @@ def train(
         optimizer=optimizer,
         diverged=diverged,
     )
+
+
+# ---------------------------------------------------------------- helpers (private)
+def _rows_times(x: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """``x @ w`` for a stack of rows ``x`` (..., n, d_in) and one matrix ``w`` (d_in, d_out).
+
+    Flattened to a single matrix product: numpy would otherwise make one small product
+    per batch entry.
+
+    >>> _rows_times(np.ones((2, 3, 4)), np.ones((4, 5))).shape
+    (2, 3, 5)
+    """
+    return (x.reshape(-1, x.shape[-1]) @ w).reshape(*x.shape[:-1], w.shape[-1])
+
+
+def _log_softmax_of_finite(logits: np.ndarray) -> np.ndarray:
+    """:func:`attnlab.log_softmax` along the last axis, for finite logits, without its checks.
+
+    The trainer's inner loop calls it every step on arrays it made itself; the checks of
+    the public function cost more than the arithmetic at these sizes.
+    """
+    s = logits - logits.max(axis=-1, keepdims=True)  # (..., vocab), max 0
+    return s - _logsumexp_shifted(s, -1)  # (..., vocab)
+
+
+def _sum_of_outer(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``Σ_{batch, position} a[..., :, None] * b[..., None, :]``: ``einsum("bni,bnj->ij")``.
+
+    Written as one matrix product of the flattened rows, which numpy runs through BLAS
+    (``einsum`` takes a slower path for these small shapes).
+
+    >>> a, b = np.arange(12.0).reshape(2, 3, 2), np.ones((2, 3, 1))
+    >>> bool(np.allclose(_sum_of_outer(a, b), np.einsum("bni,bnj->ij", a, b)))
+    True
+    """
+    return a.reshape(-1, a.shape[-1]).T @ b.reshape(-1, b.shape[-1])  # (i, j)

@@ -94,3 +94,47 @@ def test_top_level_reexports_are_the_same_objects():
         for name in names:
             assert getattr(attnlab, name) is getattr(module, name)
             assert name in attnlab.__all__
+
+
+def _course_numerics():
+    from attnlab.course import NUMERICS
+
+    return NUMERICS
+
+
+@pytest.mark.parametrize("module_name", _course_numerics())
+def test_a_numerics_module_exports_its_api_and_keeps_its_helpers_private(module_name):
+    """``__all__`` is what the forbidden-call registry lists for the module, and every function
+    or class the module defines without a leading underscore is in it: a helper is private."""
+    import importlib
+
+    from attnlab.exercises.kit.forbidden_registry import WHOLE_MODULES
+
+    module = importlib.import_module(module_name)
+    assert list(module.__all__) == list(WHOLE_MODULES[module_name])
+    defined = [
+        name
+        for name, value in vars(module).items()
+        if callable(value) and getattr(value, "__module__", None) == module_name
+    ]
+    public = [name for name in defined if not name.startswith("_")]
+    assert set(public) <= set(module.__all__), f"{module_name}: public helpers"
+
+
+@pytest.mark.parametrize("module_name", _course_numerics())
+def test_a_numerics_module_shows_its_api_before_its_helpers(module_name):
+    import importlib
+    import inspect
+
+    module = importlib.import_module(module_name)
+    functions = [
+        value
+        for value in vars(module).values()
+        if inspect.isfunction(value) and value.__module__ == module_name
+    ]
+    first = {f.__name__: f.__code__.co_firstlineno for f in functions}
+    api = [first[name] for name in module.__all__ if name in first]
+    helpers = [line for name, line in first.items() if name.startswith("_")]
+    assert not helpers or not api or max(api) < min(helpers), (
+        f"{module_name}: a helper comes before an API function"
+    )
