@@ -47,7 +47,7 @@ from html.parser import HTMLParser
 import bleach
 from bleach.css_sanitizer import ALLOWED_CSS_PROPERTIES, CSSSanitizer
 
-from attnlab.grading.lint import MAX_CELL, too_long
+from attnlab.exercises.rules.lint import MAX_CELL, too_long
 
 #: Output kinds kept in a graded notebook; the rest (``application/javascript``, widget views,
 #: ``image/svg+xml``, anything unknown) is dropped.
@@ -457,9 +457,9 @@ def cap_cell_text(nb, answers: bool = False) -> None:
     grades or locks keep theirs: nbgrader checks and restores them).
 
     ``answers``: once grading is done, an answer cell longer than grading reads
-    (:data:`~attnlab.grading.lint.MAX_CELL`, graded 0 with the reason) shows a note too; before,
-    grading needs its source to say why. (A red team's 1 MB answer cell, kept whole, added
-    3.5 min to its feedback in the one process that grades the class.)"""
+    (:data:`~attnlab.exercises.rules.lint.MAX_CELL`, graded 0 with the reason) shows a note
+    too; before, grading needs its source to say why. (A red team's 1 MB answer cell, kept
+    whole, added 3.5 min to its feedback in the one process that grades the class.)"""
     total = 0
     for cell in nb.cells:
         meta = cell.get("metadata", {}).get("nbgrader") or {}
