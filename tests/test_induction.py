@@ -1,0 +1,394 @@
+"""Lesson 11's numerics: the repeated-token task, the attention-only transformer, induction heads.
+
+Fast: gradients against central finite differences (float64, every parameter), the forward
+pass against a plain loop written here, the task's properties, the scores on hand-made
+patterns, a short seeded run whose loss falls. Slow: the lesson's default run on three seeds
+and the conclusions lesson 11 draws from it (ranges measured on seeds 0-7, see the slow test).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from attnlab.attention_only import (
+    ModelConfig,
+    config_of,
+    forward,
+    init_params,
+    loss_and_grads,
+    position_losses,
+)
+from attnlab.backward import finite_difference_gradient
+from attnlab.induction import (
+    Circuit,
+    InductionConfig,
+    InductionStopped,
+    Run,
+    adam_init,
+    adam_step,
+    eval_batch,
+    evaluate,
+    induction_score,
+    one_blas_thread,
+    phase_change,
+    previous_token_score,
+    read_circuit,
+    train,
+    training,
+)
+from attnlab.repeated_tokens import PAD, chance_loss, repeated_batch
+
+SMALL = ModelConfig(vocab=5, n_ctx=6, d_model=4, n_layers=2, n_heads=2, d_head=3)
+
+
+def _small_batch(seed=0, batch=3):
+    return repeated_batch(np.random.default_rng(seed), batch, SMALL.vocab, 2, SMALL.n_ctx // 2)
+
+
+# ------------------------------------------------------------ the task
+def test_each_sequence_is_its_first_half_twice_then_padding():
+    b = repeated_batch(np.random.default_rng(0), batch=200, vocab=7, min_repeat=3, max_repeat=9)
+    assert b.tokens.shape == (200, 18) and b.tokens.dtype == np.int64
+    assert b.tokens.min() >= 0 and b.tokens.max() < 7
+    for row, length in zip(b.tokens, b.lengths, strict=True):
+        L = int(length)
+        assert np.array_equal(row[:L], row[L : 2 * L])
+        assert np.all(row[2 * L :] == PAD)
+
+
+def test_the_repeat_length_varies_over_its_whole_range():
+    # One fixed L would let position alone find the copy (the position shortcut).
+    lengths = repeated_batch(np.random.default_rng(1), 500, 32, 4, 16).lengths
+    assert set(lengths.tolist()) == set(range(4, 17))
+
+
+def test_the_masks_mark_the_two_halves_and_nothing_else():
+    b = repeated_batch(np.random.default_rng(2), batch=50, vocab=9, min_repeat=2, max_repeat=6)
+    n = b.tokens.shape[1]
+    for i, length in enumerate(b.lengths):
+        L = int(length)
+        assert np.flatnonzero(b.first[i]).tolist() == list(range(L - 1))  # targets 1 … L − 1
+        assert np.flatnonzero(b.repeat[i]).tolist() == list(range(L, 2 * L - 1))
+        assert np.flatnonzero(b.target[i]).tolist() == list(range(2 * L - 1))
+        assert not b.target[i, n - 1]
+    assert not np.any(b.first & b.repeat)
+    # every repeated-half target equals the token after the earlier copy of the current token
+    for i, length in enumerate(b.lengths):
+        for p in np.flatnonzero(b.repeat[i]):
+            assert b.tokens[i, p + 1] == b.tokens[i, p - int(length) + 1]
+
+
+def test_the_same_generator_state_gives_the_same_batch():
+    one = repeated_batch(np.random.default_rng(5), 8, 10, 2, 5)
+    two = repeated_batch(np.random.default_rng(5), 8, 10, 2, 5)
+    three = repeated_batch(np.random.default_rng(6), 8, 10, 2, 5)
+    assert np.array_equal(one.tokens, two.tokens) and np.array_equal(one.lengths, two.lengths)
+    assert not np.array_equal(one.tokens, three.tokens)
+
+
+def test_first_half_tokens_are_uniform():
+    b = repeated_batch(np.random.default_rng(3), 2000, 8, 8, 8)
+    counts = np.bincount(b.tokens[:, :8].ravel(), minlength=8)  # (8,) 16,000 draws
+    assert counts.min() > 0.9 * 2000 and counts.max() < 1.1 * 2000
+    assert chance_loss(8) == pytest.approx(math.log(8))
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"rng": 0}, "rng must be a numpy Generator"),
+        ({"batch": 0}, "batch must be a positive int"),
+        ({"vocab": 1}, "vocab must be at least 2"),
+        ({"min_repeat": 1}, "2 <= min_repeat <= max_repeat"),
+        ({"min_repeat": 5, "max_repeat": 4}, "min_repeat = 5, max_repeat = 4"),
+        ({"max_repeat": 2.5}, "max_repeat must be a positive int"),
+    ],
+)
+def test_the_task_refuses_bad_arguments(kwargs, message):
+    args = {"rng": np.random.default_rng(0), "batch": 2, "vocab": 4, "min_repeat": 2}
+    args["max_repeat"] = 3
+    args.update(kwargs)
+    with pytest.raises(ValueError, match=message):
+        repeated_batch(**args)
+
+
+# ------------------------------------------------------------ the model
+def _loop_forward(params, tokens, ablate=()):
+    """The model written as plain loops over sequences, layers, heads, queries and keys."""
+    config = config_of(params)
+    batch, n = tokens.shape
+    logits = np.zeros((batch, n, config.vocab))
+    patterns = np.zeros((config.n_layers, batch, config.n_heads, n, n))
+    for b in range(batch):
+        x = [params["embed"][tokens[b, i]] + params["pos"][i] for i in range(n)]  # n × (d,)
+        for layer in range(config.n_layers):
+            writes = [np.zeros(config.d_model) for _ in range(n)]
+            for h in range(config.n_heads):
+                w_q, w_k = params[f"w_q.{layer}"][h], params[f"w_k.{layer}"][h]
+                w_v, w_o = params[f"w_v.{layer}"][h], params[f"w_o.{layer}"][h]
+                for i in range(n):
+                    q = x[i] @ w_q
+                    scores = [q @ (x[j] @ w_k) / math.sqrt(config.d_head) for j in range(i + 1)]
+                    top = max(scores)
+                    e = [math.exp(s - top) for s in scores]
+                    weights = [v / sum(e) for v in e]
+                    patterns[layer, b, h, i, : i + 1] = weights
+                    mixed = sum(w * (x[j] @ w_v) for j, w in enumerate(weights))
+                    if (layer, h) not in ablate:
+                        writes[i] = writes[i] + mixed @ w_o
+            x = [x[i] + writes[i] for i in range(n)]
+        for i in range(n):
+            logits[b, i] = x[i] @ params["unembed"]
+    return logits, patterns
+
+
+@pytest.mark.parametrize("ablate", [(), ((0, 1),), ((1, 0), (0, 0))])
+def test_forward_matches_a_plain_loop(ablate):
+    params = init_params(SMALL, seed=3)
+    tokens = _small_batch(1).tokens
+    logits, cache = forward(params, tokens, ablate=list(ablate))
+    want, patterns = _loop_forward(params, tokens, ablate)
+    np.testing.assert_allclose(logits, want, rtol=1e-12, atol=1e-12)
+    for layer in range(SMALL.n_layers):
+        np.testing.assert_allclose(cache.weights[layer], patterns[layer], atol=1e-14)
+
+
+def test_a_causal_head_never_looks_ahead_and_padding_changes_nothing_before_it():
+    params = init_params(SMALL, seed=4)
+    tokens = np.array([[1, 2, 3, 1, 2, 3]])
+    _, cache = forward(params, tokens)
+    for w in cache.weights:  # (1, H, n, n)
+        assert np.all(np.triu(w[0], 1) == 0) and np.allclose(w.sum(-1), 1)
+    changed = tokens.copy()
+    changed[0, 4:] = [4, 4]
+    a, _ = forward(params, tokens)
+    b, _ = forward(params, changed)
+    np.testing.assert_array_equal(a[:, :4], b[:, :4])
+
+
+@pytest.mark.parametrize("ablate", [None, [(0, 0)], [(1, 1)]])
+def test_gradients_match_central_finite_differences_for_every_parameter(ablate):
+    params = init_params(SMALL, seed=1)
+    b = _small_batch(0)
+    loss, grads, _ = loss_and_grads(params, b.tokens, b.target, ablate=ablate)
+    assert set(grads) == set(params)
+    for name, value in params.items():
+
+        def f(a, name=name):
+            return loss_and_grads({**params, name: a}, b.tokens, b.target, ablate=ablate)[0]
+
+        numeric = finite_difference_gradient(f, value)
+        assert grads[name].shape == value.shape and grads[name].dtype == np.float64
+        np.testing.assert_allclose(grads[name], numeric, atol=1e-8, err_msg=name)
+        assert np.abs(numeric).max() > 1e-6 or (ablate and name.startswith("w_"))
+
+
+def test_the_loss_is_the_mean_of_the_position_losses_over_the_mask():
+    params = init_params(SMALL, seed=2)
+    b = _small_batch(2, batch=4)
+    per_position = position_losses(params, b.tokens)  # (batch, n)
+    for mask in (b.target, b.first, b.repeat):
+        loss, _, _ = loss_and_grads(params, b.tokens, mask)
+        assert loss == pytest.approx(per_position[mask].mean(), rel=1e-12)
+
+
+def test_an_ablated_head_is_a_head_whose_output_matrix_is_zero():
+    params = init_params(SMALL, seed=5)
+    tokens = _small_batch(5).tokens
+    zeroed = {**params, "w_o.0": params["w_o.0"].copy()}
+    zeroed["w_o.0"][1] = 0.0
+    np.testing.assert_allclose(
+        forward(params, tokens, ablate=[(0, 1)])[0], forward(zeroed, tokens)[0], atol=1e-13
+    )
+
+
+def test_nothing_it_is_given_is_modified():
+    params = init_params(SMALL, seed=6)
+    before = {name: a.copy() for name, a in params.items()}
+    b = _small_batch(6)
+    tokens, mask = b.tokens.copy(), b.target.copy()
+    _, grads, _ = loss_and_grads(params, b.tokens, b.target, ablate=[(0, 0)])
+    state = adam_init(params)
+    adam_step(params, grads, state, 0.1)
+    evaluate(params, b)
+    for name in params:
+        assert np.array_equal(params[name], before[name])
+        assert not state["m"][name].any() and not state["v"][name].any()
+    assert np.array_equal(b.tokens, tokens) and np.array_equal(b.target, mask)
+
+
+def test_float32_parameters_stay_float32():
+    params = init_params(SMALL, seed=0, dtype=np.float32)
+    b = _small_batch(0)
+    loss, grads, cache = loss_and_grads(params, b.tokens, b.target)
+    assert all(g.dtype == np.float32 for g in grads.values())
+    assert cache.weights[0].dtype == np.float32
+    exact, _, _ = loss_and_grads(init_params(SMALL, seed=0), b.tokens, b.target)
+    assert loss == pytest.approx(exact, rel=1e-5)
+
+
+def test_adam_first_step_moves_every_entry_by_lr_against_its_gradient():
+    params = {"a": np.array([1.0, 2.0]), "b": np.zeros((1, 2))}
+    grads = {"a": np.array([0.5, -3.0]), "b": np.array([[1e-3, -1e-3]])}
+    new, state = adam_step(params, grads, adam_init(params), lr=0.01)
+    np.testing.assert_allclose(new["a"], [0.99, 2.01], atol=1e-8)
+    np.testing.assert_allclose(new["b"], [[-0.01, 0.01]], atol=1e-6)
+    assert state["t"] == 1
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda p: forward(p, [[0, 1, 9]]), r"tokens must lie in 0 … 4"),
+        (lambda p: forward(p, [0, 1, 2]), r"tokens must be a 2-D int array"),
+        (lambda p: forward(p, [[0.0, 1.0]]), r"tokens must be a 2-D int array"),
+        (lambda p: forward(p, np.zeros((1, 7), int)), r"n_ctx = 6"),
+        (lambda p: forward(p, [[0, 1]], ablate=[(2, 0)]), r"ablate must hold \(layer, head\)"),
+        (lambda p: forward(p, [[0, 1]], ablate=[0]), r"ablate must hold"),
+        (lambda p: forward({**p, "pos": p["pos"][:, :3]}, [[0, 1]]), r"params\['pos'\] must have"),
+        (lambda p: forward({**p, "extra": p["pos"]}, [[0, 1]]), r"extra \['extra'\]"),
+        (lambda p: forward({"embed": p["embed"]}, [[0]]), r"params must be a dict"),
+        (
+            lambda p: forward({**p, "w_v.1": np.full((2, 4, 3), np.nan)}, [[0]]),
+            r"params\['w_v.1'\] contains NaN",
+        ),
+        (lambda p: loss_and_grads(p, [[0, 1]], [[1, 0]]), r"loss_mask must be a bool array"),
+        (lambda p: loss_and_grads(p, [[0, 1]], [[False, True]]), r"never the last one"),
+        (lambda p: loss_and_grads(p, [[0, 1]], [[False, False]]), r"at least one position"),
+    ],
+)
+def test_the_model_refuses_bad_input_with_a_clear_message(call, message):
+    with pytest.raises(ValueError, match=message):
+        call(init_params(SMALL))
+
+
+def test_configs_refuse_what_cannot_work():
+    with pytest.raises(ValueError, match="d_head must be a positive int"):
+        ModelConfig(d_head=0)
+    with pytest.raises(ValueError, match="do not fit the model's n_ctx"):
+        InductionConfig(max_repeat=17)
+    with pytest.raises(ValueError, match="lr must be > 0"):
+        InductionConfig(lr=0.0)
+    with pytest.raises(ValueError, match="dtype must be"):
+        InductionConfig(dtype="float16")
+    with pytest.raises(ValueError, match="seed must be an int"):
+        next(training(InductionConfig(steps=1), seed=-1))
+
+
+# ------------------------------------------------------------ reading heads
+def test_scores_of_hand_made_patterns():
+    b = repeated_batch(np.random.default_rng(0), batch=5, vocab=8, min_repeat=3, max_repeat=5)
+    n = b.tokens.shape[1]
+    previous = np.eye(n, k=-1)
+    previous[0, 0] = 1.0
+    uniform = np.tril(np.ones((n, n))) / np.arange(1, n + 1)[:, None]  # causal, uniform rows
+    induction = np.zeros((5, n, n))
+    for i, L in enumerate(b.lengths):
+        for q in range(n):
+            induction[i, q, q - L + 1 if L <= q < 2 * L else 0] = 1.0
+    w = np.stack([np.broadcast_to(p, (5, n, n)) for p in (previous, induction, uniform)], 1)
+    prev = previous_token_score(w, b)  # (3,)
+    ind = induction_score(w, b)  # (3,)
+    assert prev[0] == pytest.approx(1.0) and ind[1] == pytest.approx(1.0)
+    assert prev[1] < 0.5 and ind[0] == pytest.approx(0.0)
+    # uniform causal rows: query i puts 1/(i + 1) everywhere
+    real = [(i, q) for i, L in enumerate(b.lengths) for q in range(1, 2 * L)]
+    assert prev[2] == pytest.approx(np.mean([1 / (q + 1) for _, q in real]))
+    with pytest.raises(ValueError, match=r"weights must be one layer's attention"):
+        previous_token_score(w[:, :, :-1], b)
+
+
+def test_phase_change_reads_the_drop_from_the_curve():
+    steps = np.arange(0, 1500, 25)
+    curve = 3.3 - 2.8 / (1 + np.exp(-(steps - 600) / 40.0))  # a sigmoid drop centred at 600
+    pc = phase_change(steps, curve)
+    assert 600 <= pc.step <= 625 and pc.start < pc.step < pc.end
+    assert pc.end - pc.start < 250 and pc.plateau == pytest.approx(3.3, abs=0.05)
+    assert phase_change(steps, np.full(steps.shape, 3.0)) is None
+    with pytest.raises(ValueError, match="same length"):
+        phase_change(steps, curve[:-1])
+
+
+# ------------------------------------------------------------ training
+#: a small model that learns to copy within 200 steps (under a second of CPU)
+QUICK = InductionConfig(
+    ModelConfig(vocab=8, n_ctx=12, d_model=16, n_layers=2, n_heads=1, d_head=8),
+    steps=200,
+    lr=1e-2,
+    min_repeat=3,
+    max_repeat=6,
+    eval_every=40,
+    eval_size=64,
+)
+
+
+@pytest.fixture(scope="module")
+def quick_run():
+    return train(QUICK, seed=0)
+
+
+def test_a_short_run_lowers_the_loss_and_is_reproducible(quick_run):
+    run = quick_run
+    assert isinstance(run, Run) and run.train_loss.shape == (200,)
+    assert run.eval_steps.tolist() == [0, 40, 80, 120, 160, 200]
+    assert run.train_loss[-20:].mean() < run.train_loss[:20].mean() - 0.2
+    assert run.repeat_loss[-1] < run.repeat_loss[0] - 0.5  # it copies from the first half
+    again = train(QUICK, seed=0)
+    assert np.array_equal(run.train_loss, again.train_loss)
+    assert all(np.array_equal(run.params[k], again.params[k]) for k in run.params)
+    other = train(QUICK.replace(steps=20, eval_every=20), seed=1)
+    assert not np.array_equal(run.train_loss[:20], other.train_loss)
+
+
+def test_the_generator_can_be_stopped_and_its_weights_stay(quick_run):
+    gen = training(QUICK, seed=0)
+    seen = [next(gen), next(gen)]
+    gen.close()
+    assert [p.step for p in seen] == [0, 40]
+    assert seen[1].evaluation.repeat_loss == pytest.approx(quick_run.repeat_loss[1])
+    assert np.array_equal(seen[0].params["embed"], quick_run.initial["embed"])
+    assert seen[1].losses.shape == (40,) and seen[0].losses.shape == (0,)
+
+
+def test_a_callback_that_returns_false_stops_the_run():
+    run = train(QUICK, seed=0, callback=lambda p: p.step < 40)
+    assert run.stopped and run.eval_steps.tolist() == [0, 40] and run.train_loss.shape == (40,)
+
+
+def test_an_interrupt_is_one_line_and_keeps_the_run():
+    def interrupt(progress):
+        if progress.step == 40:
+            raise KeyboardInterrupt
+
+    with pytest.raises(InductionStopped) as caught:
+        train(QUICK, seed=0, callback=interrupt)
+    assert caught.value._render_traceback_() == [
+        "Training stopped at step 40 of 200 (interrupted)."
+    ]
+    assert caught.value.run.eval_steps.tolist() == [0, 40]
+
+
+def test_the_evaluation_batch_is_fixed_and_first_half_starts_at_chance():
+    config = InductionConfig(eval_size=128)
+    a, b = eval_batch(config), eval_batch(config)
+    assert np.array_equal(a.tokens, b.tokens)
+    e = evaluate(init_params(config.model, seed=0), a)
+    assert (
+        abs(e.first_loss - chance_loss(32)) < 0.15 and abs(e.repeat_loss - chance_loss(32)) < 0.15
+    )
+
+
+def test_read_circuit_names_heads_by_their_scores(quick_run):
+    c = read_circuit(quick_run)
+    assert isinstance(c, Circuit)
+    assert c.previous_token[c.previous_token_head] == c.previous_token.max()
+    assert c.induction[c.induction_head] == c.induction.max()
+    assert c.ablated_previous.repeat_loss != c.repeat_loss
+
+
+def test_one_blas_thread_says_whether_it_limited():
+    with one_blas_thread() as limited:
+        assert isinstance(limited, bool)
