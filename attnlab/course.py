@@ -15,15 +15,16 @@ and back, from a module to the lessons that use it:
 >>> [entry.number for entry in lessons_using("attnlab.tiling")]
 [8]
 
-Lesson 0 shows :func:`course_map` (times and totals); CONTRIBUTING.md's "Lesson → code" table
+Lesson 0 shows the course map (:class:`CourseMap`: times and totals, with what the learner has
+done from :func:`attnlab.exercises.progress.course_map`); CONTRIBUTING.md's "Lesson → code" table
 is :func:`code_table` (``python -m attnlab.course`` prints it); the README's lesson table is
 checked against :data:`COURSE`. ``tests/test_course.py`` keeps the map true: every notebook is in
 it and every lesson's notebook exists, every module it names imports and is what that lesson's
 cells import, and every explorer and exercise module belongs to exactly one lesson.
 
-This module needs the standard library only (the names are strings, imported by nobody here);
-:func:`course_map` reads the learner's progress (:mod:`attnlab.progress`), which imports the
-exercise modules.
+This module is a leaf: it needs the standard library only and imports nothing of attnlab (the
+names are strings, imported by nobody here). What the learner has done is passed in
+(:attr:`CourseMap.done`) by the module that reads it, :mod:`attnlab.exercises.progress`.
 """
 
 from __future__ import annotations
@@ -308,7 +309,8 @@ class CourseMap:
     """
 
     lessons: tuple
-    #: lesson number -> (exercises done, exercises), from :mod:`attnlab.progress`; None: no column
+    #: lesson number -> (exercises done, exercises), given by :mod:`attnlab.exercises.progress`;
+    #: None: no column
     done: dict | None = None
 
     @property
@@ -369,30 +371,6 @@ class CourseMap:
         return "\n".join([*lines, self.summary()])
 
     __repr__ = __str__
-
-
-def course_map() -> CourseMap:
-    """The course map of lesson 0: every lesson, its time and status, the totals, and how many
-    of its exercises this learner has done (:mod:`attnlab.progress`: the latest check of each
-    passed; recorded on this computer, not graded).
-
-    Returns
-    -------
-    CourseMap
-        Shows as a table; ``.total_minutes`` and ``.ready_minutes`` are the sums.
-
-    Examples
-    --------
-    >>> course = course_map()
-    >>> [entry.number for entry in course.lessons] == list(range(len(COURSE)))
-    True
-    >>> course.total_minutes == sum(entry.minutes for entry in COURSE)
-    True
-    """
-    from attnlab.progress import progress
-
-    shown = progress()
-    return CourseMap(COURSE, {entry.number: shown.done(entry.number) for entry in COURSE})
 
 
 def duration(minutes: int) -> str:

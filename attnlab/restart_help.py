@@ -11,7 +11,6 @@ in the learner's own code) keeps IPython's usual traceback.
 
 from __future__ import annotations
 
-import os
 import re
 import sys
 
@@ -55,9 +54,9 @@ def sentence(name: str) -> str:
 def _grading() -> bool:
     """Under autograding or in the grading kernel: errors stay as they are. ``nbgrader
     validate`` is not grading: a learner reads what it says, so its sentences are kept."""
-    from attnlab.exercises.answer_cells import in_grading_kernel, validating
+    from attnlab.exercises.rules.grading_mode import autograded
 
-    return in_grading_kernel() or (bool(os.environ.get("NBGRADER_EXECUTION")) and not validating())
+    return autograded()
 
 
 def _handler(shell, etype, value, tb, tb_offset=None):

@@ -11,7 +11,7 @@ lists what to do.
 
 :func:`environment_report` lists the versions that matter for the course.
 
-The course map lesson 0 shows next is :func:`attnlab.course.course_map`.
+The course map lesson 0 shows next is :func:`attnlab.exercises.progress.course_map`.
 """
 
 from __future__ import annotations

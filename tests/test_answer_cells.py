@@ -1,6 +1,7 @@
 """An answer grading cannot see: in a cell without the exercise's tag, in a copied answer cell,
-or gone. The learner's check and ``nbgrader validate`` say so (attnlab/exercises/answer_cells.py),
-and grading's feedback says why a right function scored 0."""
+or gone. The learner's check and ``nbgrader validate`` say so
+(attnlab/exercises/rules/answer_cells.py), and grading's feedback says why a right function
+scored 0."""
 
 from __future__ import annotations
 
@@ -13,8 +14,9 @@ from pathlib import Path
 import graded_course as gc
 import pytest
 
-from attnlab.exercises import Outcome, answer_cells, cells, lesson3
-from attnlab.exercises.answer_cells import AnswerCellError, find_problem, grading_note
+from attnlab.exercises import Outcome, cells, lesson3
+from attnlab.exercises.rules import answer_cells
+from attnlab.exercises.rules.answer_cells import AnswerCellError, find_problem, grading_note
 from attnlab.grading.grade import _with_layout_note
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -367,7 +369,7 @@ def test_the_check_refuses_a_lesson_constant_as_grading_does(monkeypatch):
     import IPython
 
     from attnlab.exercises import lesson2
-    from attnlab.exercises.kit.answer_lint import answer_cell_problems
+    from attnlab.exercises.rules.answer_lint import answer_cell_problems
 
     setup = "from attnlab.explorers.scaling import D_K_VALUES, N_KEYS\n"
     answer = (
@@ -445,7 +447,7 @@ def test_an_answer_from_a_module_file_is_not_taken_for_a_cell(monkeypatch):
     """A function the learner imported from a file of their own keeps being checked as it is
     (grading has no such file to lint; the check says nothing it cannot know)."""
     from attnlab.exercises import lesson0
-    from attnlab.exercises.kit.answer_lint import answer_cell_problems
+    from attnlab.exercises.rules.answer_lint import answer_cell_problems
 
     _shell_that_ran(monkeypatch, ["largest_score = max  # import os"], {})
     assert answer_cell_problems(lesson0.largest_score.check, (), "largest_score") == []

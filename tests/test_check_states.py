@@ -246,7 +246,8 @@ def test_a_process_that_only_imported_the_worker_is_not_a_grading_kernel():
     """The learner-side checks once went silent for the rest of a test run after any test
     imported the worker (order-dependent failures of tests/test_answer_cells.py in CI)."""
     import attnlab.grading.worker  # noqa: F401 - imported, never armed
-    from attnlab.exercises import answer_cells, cells
+    from attnlab.exercises import cells
+    from attnlab.exercises.rules import grading_mode
 
-    assert not answer_cells.in_grading_kernel()
+    assert not grading_mode.in_grading_kernel()
     assert not cells._under_grading()

@@ -192,7 +192,7 @@ STABLE = (
 )
 def test_the_learners_check_refuses_exactly_what_grading_refuses(head, accepted):
     from attnlab.exercises import lesson3
-    from attnlab.grading.lint import problems
+    from attnlab.exercises.rules.lint import problems
 
     code = head + STABLE
     function = cell_function(code, "stable_softmax", number=len(head))
@@ -314,7 +314,7 @@ def test_a_shorter_limit_judges_a_call_timed_elsewhere_by_its_time(function, ove
 
 
 def test_grading_draws_other_cases_than_the_learners_check():
-    from attnlab.exercises.kit.grading_mode import grading_seed
+    from attnlab.exercises.rules.grading_mode import grading_seed
 
     drawn = []
     cases = Cases(lambda: [("random", np.random.default_rng(7).normal(size=3))], judge_double)
@@ -333,7 +333,7 @@ def test_fresh_cases_come_after_the_shipped_ones_and_are_drawn_anew_when_graded(
     """``Cases(fresh=...)``: the learner's check draws them from a fixed seed, each grading
     from its salt, after the shipped cases; a table of the learner's inputs fails grading."""
     from attnlab.exercises.kit.cases import fresh_seed
-    from attnlab.exercises.kit.grading_mode import grading_seed
+    from attnlab.exercises.rules.grading_mode import grading_seed
 
     def fresh(rng):
         return [("drawn", np.round(rng.normal(size=3), 2))]

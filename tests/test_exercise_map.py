@@ -113,7 +113,7 @@ def test_each_answer_is_defined_by_one_solution_cell_of_its_notebook():
 
 
 def test_forbidden_lists_name_dotted_functions_or_notebook_names():
-    from attnlab.grading.lint import MATRIX_PRODUCT  # the lint's mark for @, np.dot (1.1)
+    from attnlab.exercises.rules.lint import MATRIX_PRODUCT  # the lint's mark for @, np.dot (1.1)
 
     for exercise in EXERCISES.values():
         for name in exercise.declared_forbidden:

@@ -499,7 +499,7 @@ def _defined(exercise, code: str):
     ("key", "code"), SCIPY_RIGHT.items(), ids=[" ".join(k) for k in SCIPY_RIGHT]
 )
 def test_an_answer_written_with_scipy_is_accepted(key, code):
-    from attnlab.grading.lint import problems
+    from attnlab.exercises.rules.lint import problems
 
     exercise = attnlab.exercises.EXERCISES[key[0]]
     code = _scipy_code(key[0], code)
@@ -514,7 +514,7 @@ def test_an_answer_written_with_scipy_is_accepted(key, code):
 )
 def test_an_answer_that_hands_the_task_to_scipy_is_refused(key, code):
     """The check and the grading lint both refuse it and name the function."""
-    from attnlab.grading.lint import problems
+    from attnlab.exercises.rules.lint import problems
 
     exercise = attnlab.exercises.EXERCISES[key[0]]
     assert key[1] in exercise.forbidden
@@ -553,7 +553,7 @@ def _cases_of(exercise):
 
 
 def _drawn(exercise, salt=None) -> list:
-    from attnlab.exercises.kit.grading_mode import grading_seed
+    from attnlab.exercises.rules.grading_mode import grading_seed
 
     with grading_seed(salt):
         return _cases_of(exercise).drawn()
@@ -622,7 +622,7 @@ def _table_answer(exercise, worked):
 def test_a_table_of_the_learners_cases_earns_nothing_in_grading(exercise):
     """The lookup-table attack, on every exercise: a table of the cases the learner's check
     tries passes that check (where a table can at all), but never grading."""
-    from attnlab.exercises.kit.grading_mode import grading_seed
+    from attnlab.exercises.rules.grading_mode import grading_seed
 
     if exercise.id in FIXED_FACTS:
         return
@@ -665,7 +665,7 @@ def _graded_answers(kind: str):
 
 @pytest.mark.parametrize(("table", "name"), _graded_answers("right"))
 def test_right_answers_pass_the_cases_drawn_at_grading_time(table, name):
-    from attnlab.exercises.kit.grading_mode import grading_seed
+    from attnlab.exercises.rules.grading_mode import grading_seed
 
     answer = dict(table.named_right())[name]
     for salt in SALTS[:1]:
@@ -687,7 +687,7 @@ WRONG_ONLY_ON_A_SHIPPED_CASE = {
 @pytest.mark.parametrize(("table", "name"), _graded_answers("wrong"))
 def test_known_mistakes_fail_the_cases_drawn_at_grading_time(table, name):
     """Each known mistake is caught on the drawn cases alone."""
-    from attnlab.exercises.kit.grading_mode import grading_seed
+    from attnlab.exercises.rules.grading_mode import grading_seed
 
     if (table.exercise.title, name) in WRONG_ONLY_ON_A_SHIPPED_CASE:
         return
@@ -700,7 +700,7 @@ def test_known_mistakes_fail_the_cases_drawn_at_grading_time(table, name):
 
 @pytest.mark.parametrize(("exercise", "formulation"), CASES)
 def test_every_formulation_passes_the_cases_drawn_at_grading_time(exercise, formulation):
-    from attnlab.exercises.kit.grading_mode import grading_seed
+    from attnlab.exercises.rules.grading_mode import grading_seed
 
     if exercise.id in FIXED_FACTS or (exercise.title, formulation) in NOT_APPLICABLE:
         return

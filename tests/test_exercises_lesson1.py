@@ -77,7 +77,7 @@ def test_the_matrix_product_the_task_rules_out_is_refused_alike(body, refused):
     """1.1 says "without @ or np.dot" but accepted `q @ k` (issue 41): the answer cell's lint
     now refuses the matrix product, in grading and in the learner's check, with the reason;
     the formulations the task allows pass both."""
-    from attnlab.grading.lint import problems
+    from attnlab.exercises.rules.lint import problems
 
     code = f"def dot(q, k):\n    {body}\n"
     found = problems(code, forbidden=ex.dot.forbidden)

@@ -493,7 +493,7 @@ def test_numpy_logaddexp_is_refused_wherever_logsumexp_is(lse, refused):
     """Red team W2 (3.1-3.3: 5 of 5, fair 0): ``np.exp(s - np.logaddexp.reduce(s, ...))`` is
     the library log-sum-exp the course forbids as scipy.special.logsumexp, in a compiled ufunc
     the tripwire cannot see. The lint refuses it, in grading and in the learner's check."""
-    from attnlab.grading.lint import problems
+    from attnlab.exercises.rules.lint import problems
 
     code = "import numpy as np\nfrom numpy import logaddexp as lae\nx = lae\n"
     code += f"s = np.ones(3)\ny = {lse}\n"

@@ -9,8 +9,8 @@ import pytest
 from test_check_states import Kernel
 
 from attnlab.exercises import lesson3
-from attnlab.exercises.kit.answer_lint import refused_message
-from attnlab.grading.lint import problems
+from attnlab.exercises.rules.answer_lint import refused_message
+from attnlab.exercises.rules.lint import problems
 
 LIBRARY = "import numpy as np\nimport attnlab\nfrom attnlab.exercises import lesson3"
 ANSWERS = {

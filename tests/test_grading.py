@@ -19,9 +19,9 @@ from hypothesis.extra import numpy as hnp
 from attnlab.exercises import EXERCISES, Outcome, lesson3
 from attnlab.exercises.kit.calling import call
 from attnlab.exercises.kit.outcomes import Wrong
+from attnlab.exercises.rules.lint import problems
 from attnlab.exercises.solutions import source_folder, worked_solutions
 from attnlab.grading import remote, sandbox
-from attnlab.grading.lint import problems
 from attnlab.grading.remote import CleanKernel, RemoteFunction
 from attnlab.grading.wire import Opaque, decode, encode
 

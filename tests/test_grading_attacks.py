@@ -1842,8 +1842,8 @@ def test_a_huge_answer_cell_is_never_parsed_by_the_grader(graded, graded_cost):
     cell: 8 s and 600 MB each); its feedback shows a note in place of the cell."""
     import nbformat
 
+    from attnlab.exercises.rules.lint import MAX_CELL
     from attnlab.grading.execute import sanitize_notebook
-    from attnlab.grading.lint import MAX_CELL
 
     name = SUBMISSION_OF[HUGE_ANSWER_CELL]
     scores = graded(name)

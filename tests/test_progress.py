@@ -1,9 +1,9 @@
 """A learner's "done so far" and "start again", as a learner gets them in a kernel.
 
 * Passing an exercise's check marks it done in lesson 0's course map and in
-  ``attnlab.progress.progress()``, in a later kernel too (one file per copy of the course, under
-  ``HOME``); a failed check after it marks it not done again; grading and plain Python record
-  nothing. Two copies of the course on one account keep separate records.
+  ``attnlab.exercises.progress.progress()``, in a later kernel too (one file per copy of the
+  course, under ``HOME``); a failed check after it marks it not done again; grading and plain
+  Python record nothing. Two copies of the course on one account keep separate records.
 * ``exercise.stub()`` (and the help panel's "Get the stub back") gives the answer cell exactly as
   the learner notebook has it, and pasting it back and running it gives "not attempted yet".
 """
@@ -19,14 +19,13 @@ import numpy as np
 import pytest
 from test_check_states import Kernel
 
-from attnlab import progress
-from attnlab.exercises import EXERCISES
+from attnlab.exercises import EXERCISES, progress
 from attnlab.exercises.kit.outcomes import Outcome
 from attnlab.exercises.solutions import answer_cells_in
 
 NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
 IMPORTS = (
-    "import numpy as np\nfrom attnlab.course import course_map\n"
+    "import numpy as np\nfrom attnlab.exercises.progress import course_map\n"
     "from attnlab.exercises import lesson0"
 )
 RIGHT = "def largest_score(scores):\n    return max(scores)\n"
@@ -58,7 +57,9 @@ def test_a_passed_exercise_shows_as_done_in_the_course_map(home):
         assert learner.run(RIGHT)[0] == "ok"
         assert "correct" in learner.run(CHECK)[1]
         assert lesson_0_row(learner.run("course_map()")[1]).endswith("✓ 1 of 1 done")
-        _, listed = learner.run("import attnlab.progress\nattnlab.progress.progress()")
+        _, listed = learner.run(
+            "import attnlab.exercises.progress\nattnlab.exercises.progress.progress()"
+        )
         assert "Warm-up (the largest score): ✓ done" in listed
         assert re.search(r"\b1 of \d+ exercises done\.", listed), listed
     finally:

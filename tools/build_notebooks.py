@@ -13,9 +13,9 @@ Usage::
 
 It also writes ``attnlab/exercises/lesson_names.json``: the names each lesson's own code cells
 bind, which grading's kernel has whatever the learner did to those cells
-(:mod:`attnlab.exercises.unseen_names`), and ``attnlab/exercises/stubs.json``: every exercise's
-answer cell as the learner notebook ships it, which "Get the stub back" gives whatever the
-learner has saved since (:func:`attnlab.exercises.solutions.original_stub`).
+(:mod:`attnlab.exercises.rules.unseen_names`), and ``attnlab/exercises/stubs.json``: every
+exercise's answer cell as the learner notebook ships it, which "Get the stub back" gives
+whatever the learner has saved since (:func:`attnlab.exercises.solutions.original_stub`).
 """
 
 from __future__ import annotations
@@ -60,7 +60,7 @@ def lesson_names_text() -> str:
     """``attnlab/exercises/lesson_names.json`` as it should be: lesson number -> the sorted
     names bound by its code cells that are neither answer nor grade cells."""
     sys.path.insert(0, str(ROOT))
-    from attnlab.exercises.unseen_names import top_level_names
+    from attnlab.exercises.rules.unseen_names import top_level_names
 
     table = {}
     for source in source_notebooks():

@@ -36,7 +36,8 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = "attnlab"
 
 #: The floors of the house, from the ground up: module name patterns (``fnmatch``); a module
-#: is on the first floor whose pattern it matches. A module on no floor is reported.
+#: is on the floor whose pattern it matches, and any other module right under ``attnlab``
+#: (a new numerics module) on the numerics floor. A module on no floor is reported.
 LAYERS = (
     (
         "numerics",
@@ -87,7 +88,7 @@ LAYERS = (
         ),
     ),
     ("lessons", ("attnlab.exercises.lesson*", "attnlab.exercises.quiz")),
-    ("exercises", ("attnlab.exercises", "attnlab.exercises.catalogue")),
+    ("exercises", ("attnlab.exercises",)),
     ("grading", ("attnlab.grading", "attnlab.grading.*")),
     (
         "Jupyter",
@@ -111,8 +112,14 @@ DYNAMIC = {
     "attnlab.exercises.kit.passing_helpers": ("attnlab.<numerics>",),
     "attnlab.grading.worker": ("attnlab.<numerics>",),
     # every lesson's exercise module, from attnlab.course.COURSE
-    "attnlab.exercises.kit.exercise_map": ("attnlab.exercises.lesson*",),
-    "attnlab.exercises.catalogue": ("attnlab.exercises.lesson*",),
+    "attnlab.exercises.kit.exercise_map": ("attnlab.exercises.lesson*",),  # before the move
+    # the package: every lesson (the map read whole), and its short names' kit modules
+    "attnlab.exercises": (
+        "attnlab.exercises.lesson*",
+        "attnlab.exercises.kit.exercise",
+        "attnlab.exercises.kit.feedback",
+        "attnlab.exercises.kit.outcomes",
+    ),
     # every explorer module of the package
     "attnlab.explorers": ("attnlab.explorers.*",),
     # a package's version (numpy, ipywidgets ...), never attnlab's
@@ -141,6 +148,8 @@ class Graph:
         for number, (_, patterns) in enumerate(LAYERS):
             if any(fnmatch.fnmatchcase(module, p) for p in patterns):
                 return number
+        if module.count(".") == 1 and module.startswith(PACKAGE + "."):
+            return 0  # a module of its own right under attnlab: numerics (numpy only)
         return None
 
     def upward(self) -> list[tuple[str, str]]:
@@ -246,7 +255,7 @@ def build(root: Path = ROOT) -> Graph:
     files = sorted((root / PACKAGE).rglob("*.py"))
     names = {module_name(p): p for p in files}
     graph = Graph(sorted(names))
-    numerics = [m for m in names if any(fnmatch.fnmatchcase(m, p) for p in LAYERS[0][1])]
+    numerics = [m for m in names if graph.floor(m) == 0]
 
     def resolve(target: str) -> str | None:
         """``target`` or the nearest enclosing package of it that is an attnlab module."""

@@ -1,7 +1,8 @@
 """What the learner's kernel last did with answer cells, and one plain sentence for a check
 cell that cannot run.
 
-Importing :mod:`attnlab.exercises` inside IPython calls :func:`watch` once, which
+Importing this module (a lesson does, through its exercises) inside IPython calls :func:`watch`
+once, which
 
 * follows every cell run (IPython's ``pre_run_cell`` and ``post_run_cell`` events) and notes,
   for each top-level function a cell tries to define, whether the cell's latest run stopped
@@ -16,7 +17,8 @@ Importing :mod:`attnlab.exercises` inside IPython calls :func:`watch` once, whic
 
 Outside IPython nothing is registered. Under grading nothing is registered either: not when a
 check must pass (nbgrader's ``NBGRADER_EXECUTION``, ``ATTNLAB_REQUIRE_CORRECT=1``) and not in
-the grading kernel (its :mod:`attnlab.grading.worker` is armed before any cell), so graded runs
+the grading kernel (:func:`~attnlab.exercises.rules.grading_mode.in_grading_kernel`: its
+worker is armed before any cell), so graded runs
 see exactly what they saw before. ``nbgrader validate`` (``NBGRADER_VALIDATING=1``) registers
 both: what it prints is read by the learner.
 """
@@ -27,7 +29,7 @@ import ast
 import re
 import sys
 
-from attnlab.exercises.kit.grading_mode import must_pass
+from attnlab.exercises.rules.grading_mode import in_grading_kernel, must_pass, validating
 
 #: Name -> (the object the name was still bound to, why its cell stopped), for every function
 #: whose defining cell's latest run stopped before the ``def`` ran.
@@ -222,7 +224,7 @@ def name_error_sentence(error: NameError, cell: str) -> str | None:
         name = found.group(1) if found else None
     answers, lessons = _checked_names(cell)
     if name in answers:
-        from attnlab.exercises.answer_cells import missing_sentence
+        from attnlab.exercises.rules.answer_cells import missing_sentence
 
         lost = missing_sentence(name, cell)  # the notebook lost the exercise's answer cell
         if lost is not None:
@@ -261,7 +263,7 @@ def _show_name_error(shell, etype, value, tb, tb_offset=None) -> None:
         shell.showtraceback((etype, value, tb), tb_offset=tb_offset)
     else:
         sys.last_type, sys.last_value, sys.last_traceback = etype, value, tb  # for %debug
-        from attnlab.exercises.answer_cells import validating, wrapped
+        from attnlab.exercises.rules.answer_cells import wrapped
 
         lines = wrapped(sentence) if validating() else [sentence]  # validate cuts long lines
         shell._showtraceback(etype, value, lines)  # what ipykernel sends as the error
@@ -270,8 +272,6 @@ def _show_name_error(shell, etype, value, tb, tb_offset=None) -> None:
 def _under_grading() -> bool:
     """Under autograding or in the grading kernel; ``nbgrader validate`` is not grading (a
     learner reads what it says)."""
-    from attnlab.exercises.answer_cells import in_grading_kernel, validating
-
     if in_grading_kernel():
         return True
     return must_pass() and not validating()
@@ -295,3 +295,6 @@ def watch() -> bool:
         shell.set_custom_exc((NameError,), _show_name_error)
     shell._attnlab_watching = True
     return True
+
+
+watch()  # inside IPython (not under grading): plain sentences for check cells

@@ -171,7 +171,7 @@ dot = Exercise(
         "element-wise operation, then a reduction. Which two fill the blanks?",
     ],
     # the task: without @ or np.dot (the matrix product any way numpy writes it, refused by
-    # the answer cell's lint: attnlab.grading.lint.MATRIX_PRODUCT)
+    # the answer cell's lint: attnlab.exercises.rules.lint.MATRIX_PRODUCT)
     forbidden=("@",),
     id="1.1",
     attr="dot",

@@ -84,10 +84,11 @@ from attnlab.exercises.kit.calling import call_watching
 from attnlab.exercises.kit.cases import Cases
 from attnlab.exercises.kit.display import one_line, short, warned
 from attnlab.exercises.kit.exercise import Exercise
+from attnlab.exercises.kit.exercise_map import EXERCISES
 from attnlab.exercises.kit.judging import as_numbers, quietly
 from attnlab.exercises.kit.outcomes import Wrong
 from attnlab.exercises.kit.precision import judging_tolerance
-from attnlab.exercises.unseen_names import cells_run, running_shell, top_level_names
+from attnlab.exercises.rules.unseen_names import cells_run, running_shell, top_level_names
 from attnlab.online import _fold_block, online_softmax_update
 
 __all__ = [
@@ -1427,9 +1428,7 @@ def held_by_answer_cells(namespace=None, cells=None) -> MemoryUse:
         if shell is None:
             return MemoryUse(0)
         namespace, cells = shell.user_ns, cells_run(shell)
-    from attnlab.exercises import EXERCISES
-
-    answers = {e.answer for key, e in EXERCISES.items() if key.startswith("8.")}
+    answers = {e.answer for key, e in EXERCISES.loaded().items() if key.startswith("8.")}
     names: set[str] = set()
     for code in cells:
         if isinstance(code, str) and any(f"def {a}" in code for a in answers):

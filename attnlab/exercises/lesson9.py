@@ -278,7 +278,7 @@ def vjp_fresh(rng) -> list[VjpCase]:
 
 def _drawn_seed(seed: int) -> int:
     """A seed drawn from ``default_rng(seed)``: fixed in a learner's check, new with every
-    grading salt (:func:`~attnlab.exercises.kit.grading_mode.salted_seeds`), so a long case
+    grading salt (:func:`~attnlab.exercises.rules.grading_mode.salted_seeds`), so a long case
     built from it can be cached."""
     return int(np.random.default_rng(seed).integers(2**62))
 

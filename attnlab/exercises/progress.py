@@ -8,8 +8,8 @@ absolute path under ``~/.attnlab/``. Two learners who share a computer account b
 their own copy of the course keep their own records, and no file is written among the course's
 files (an assignment folder is handed in whole). ``ATTNLAB_PROGRESS`` names one file to use
 instead. Nothing leaves the computer and nothing is graded:
-it is the learner's own record, read by lesson 0's course map (:func:`attnlab.course.course_map`,
-the *done* column) and by :func:`progress`, which lists every exercise of every lesson.
+it is the learner's own record, read by lesson 0's course map (:func:`course_map`, the *done*
+column) and by :func:`progress`, which lists every exercise of every lesson.
 
 Nothing is recorded outside a Jupyter kernel (plain Python, the test suite), under grading
 (``NBGRADER_EXECUTION``, ``ATTNLAB_REQUIRE_CORRECT=1``, the grading kernel), nor for a check that
@@ -22,28 +22,21 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from attnlab.course import COURSE, CourseMap
+from attnlab.exercises.kit.exercise_map import EXERCISES
+from attnlab.exercises.rules.grading_mode import (
+    STARTED_IN,
+    in_grading_kernel,
+    lesson_folder,
+    must_pass,
+)
+
 #: Outcomes that count as done (:class:`attnlab.exercises.kit.outcomes.Outcome` values).
 DONE = ("correct", "recorded")
-
-
-def _started_in() -> Path | None:
-    try:
-        return Path.cwd()
-    except OSError:  # the folder was removed under the process
-        return None
-
-
-#: The folder this process started in, as attnlab was first imported: a Jupyter kernel starts
-#: in its notebook's folder, and a later ``os.chdir`` in a cell does not move the record.
-STARTED_IN = _started_in()
-
-#: A lesson's own folder, as ``nbgrader fetch_assignment`` makes it (``03-softmax``).
-LESSON_FOLDER = re.compile(r"\d\d-[\w-]+")
 
 
 def course_folder(folder: Path | str | None = None) -> Path | None:
@@ -58,7 +51,7 @@ def course_folder(folder: Path | str | None = None) -> Path | None:
     if folder is None:
         return None
     folder = folder.absolute()
-    if LESSON_FOLDER.fullmatch(folder.name) and (folder / f"{folder.name}.ipynb").is_file():
+    if lesson_folder(folder):
         return folder.parent
     return folder
 
@@ -98,15 +91,9 @@ def _contents(exercises: dict) -> dict:
 
 
 def _in_learner_kernel() -> bool:
-    from attnlab.exercises.kit.grading_mode import must_pass  # the exercises import this module
-
-    if must_pass():
+    if must_pass() or in_grading_kernel():
         return False
     try:
-        from attnlab.exercises.answer_cells import in_grading_kernel
-
-        if in_grading_kernel():
-            return False
         shell = get_ipython()  # noqa: F821 (defined by IPython in a kernel)
     except NameError:
         return False
@@ -161,8 +148,6 @@ def lesson_exercises(number: int) -> list[tuple[str, str]]:
     >>> lesson_exercises(1)[0]
     ('lesson1.dot', 'Exercise 1.1 (one dot product)')
     """
-    from attnlab.exercises import EXERCISES  # the exercises import this module
-
     return [(exercise.name, exercise.title) for exercise in EXERCISES.of_lesson(number)]
 
 
@@ -210,8 +195,6 @@ def progress() -> Progress:
 
     Read from this learner's own record (:func:`progress_file`), offline; nothing is graded.
     """
-    from attnlab.course import COURSE
-
     outcomes = recorded()
     rows = []
     for entry in COURSE:
@@ -219,3 +202,25 @@ def progress() -> Progress:
             for name, title in lesson_exercises(entry.number):
                 rows.append((entry.number, name, title, outcomes.get(name)))
     return Progress(tuple(rows))
+
+
+def course_map() -> CourseMap:
+    """The course map of lesson 0: every lesson, its time and status, the totals, and how many
+    of its exercises this learner has done (:func:`progress`: the latest check of each passed;
+    recorded on this computer, not graded).
+
+    Returns
+    -------
+    CourseMap
+        Shows as a table; ``.total_minutes`` and ``.ready_minutes`` are the sums.
+
+    Examples
+    --------
+    >>> course = course_map()
+    >>> [entry.number for entry in course.lessons] == list(range(len(COURSE)))
+    True
+    >>> course.total_minutes == sum(entry.minutes for entry in COURSE)
+    True
+    """
+    shown = progress()
+    return CourseMap(COURSE, {entry.number: shown.done(entry.number) for entry in COURSE})

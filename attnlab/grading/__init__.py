@@ -7,7 +7,7 @@ at all. :class:`~attnlab.grading.nbgrader_plugin.GradeOutsideKernel`, an nbgrade
 preprocessor switched on by the course's ``nbgrader_config.py``, therefore re-grades every grade
 cell outside that kernel:
 
-1. :mod:`~attnlab.grading.lint` reads each answer cell (the cells nbgrader marks as solution
+1. :mod:`~attnlab.exercises.rules.lint` reads each answer cell (the cells nbgrader marks as solution
    cells) and refuses the ones that import, introspect or patch anything
    (``import os``, ``get_ipython``, ``__class__``, ``setattr`` …) or name a function the
    exercise forbids;

@@ -57,7 +57,7 @@ from nbclient.exceptions import CellTimeoutError, DeadKernelError
 from nbgrader.preprocessors import Execute, NbGraderPreprocessor
 from traitlets import Integer
 
-from attnlab.grading.lint import MAX_CELL
+from attnlab.exercises.rules.lint import MAX_CELL
 from attnlab.grading.sandbox import AsyncSandboxedKernelManager
 from attnlab.grading.sanitize import sanitize_notebook
 

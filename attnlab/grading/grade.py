@@ -11,21 +11,21 @@ import ast
 import os
 from dataclasses import dataclass
 
-from attnlab.exercises.answer_cells import grading_note
 from attnlab.exercises.keys import load_key
-from attnlab.exercises.kit.answer_lint import refused_message
 from attnlab.exercises.kit.exercise_map import EXERCISES
 from attnlab.exercises.kit.feedback import Feedback
-from attnlab.exercises.kit.grading_mode import grading_seed
 from attnlab.exercises.kit.outcomes import Outcome
-from attnlab.exercises.solutions import defined_names
-from attnlab.grading.lint import (
+from attnlab.exercises.rules.answer_cells import grading_note
+from attnlab.exercises.rules.answer_lint import refused_message
+from attnlab.exercises.rules.grading_mode import grading_seed
+from attnlab.exercises.rules.lint import (
     MAX_CELL,
     imported_modules,
     imported_names,
     problems,
     too_long,
 )
+from attnlab.exercises.solutions import defined_names
 from attnlab.grading.remote import CleanKernel, RemoteFunction, arm, remember
 from attnlab.grading.worker import NO_PROCESSES
 

@@ -1,7 +1,7 @@
 """A sandbox for the grading kernel: what the student's answer cells can see and change.
 
-The lint (:mod:`attnlab.grading.lint`) refuses the ways into the interpreter that it can see,
-but Python is not a sandbox: a determined answer can always find a way to run arbitrary code
+The lint (:mod:`attnlab.exercises.rules.lint`) refuses the ways into the interpreter that it can
+see, but Python is not a sandbox: a determined answer can always find a way to run arbitrary code
 inside its own kernel. So the kernel that grades is started inside `bubblewrap
 <https://github.com/containers/bubblewrap>`_ (``bwrap``, Debian's package ``bubblewrap``),
 where that code can do nothing that matters:

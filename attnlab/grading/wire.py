@@ -3,7 +3,9 @@
 Values travel as JSON: numbers, strings, lists, tuples, dicts and numeric numpy arrays, nothing
 that runs code when it is read. What the kernel sends back is decoded with :func:`decode`,
 which builds only those types, so an answer can influence the values a check sees and nothing
-else.
+else. What an object array becomes (:class:`~attnlab.exercises.rules.received.Opaque`, or
+float64 when it holds real numbers only) is decided in
+:mod:`attnlab.exercises.rules.received`, which the learner's check reads too.
 
 Examples
 --------
@@ -29,14 +31,14 @@ import json.encoder
 
 import numpy as np
 
+from attnlab.exercises.rules.received import OBJECTS, Opaque, real_numbers
+
 # Everything the kernel side uses to turn a value into text is taken here, when the grading
 # kernel imports this module and before any student code runs there: rebinding a library name
 # later (``np.asarray = ...``, ``json.encoder.c_make_encoder = ...``) changes nothing below.
 _ndarray, _generic = np.ndarray, np.generic
 _asarray, _contiguous = np.asarray, np.ascontiguousarray
 _tobytes = np.ndarray.tobytes
-_astype, _tolist, _ravel = np.ndarray.astype, np.ndarray.tolist, np.ndarray.ravel
-_float64, _all = np.float64, all
 _b2a = binascii.b2a_base64
 _escape = json.encoder.encode_basestring_ascii  # the C function, not a module lookup
 _Fraction = fractions.Fraction
@@ -46,13 +48,6 @@ _dict_items, _tuple, _list = dict.items, tuple, list
 
 #: numpy dtype kinds that may travel: bool, ints, floats, complex, fixed strings.
 _KINDS = "biufcU"
-#: The types of the elements of an object array that travels, as float64: real numbers
-#: (``np.frompyfunc(math.exp, 1, 1)`` gives an object array of floats; the learner's check reads
-#: it as float64). Exact types only, so converting runs none of the student's code.
-_REAL = frozenset(
-    {float, int, bool, fractions.Fraction}
-    | {t for t in set(np.sctypeDict.values()) if np.dtype(t).kind in "biuf"}
-)
 #: The most data one value may hold (bytes: an array's own, a string's characters, and
 #: :data:`ITEM` for every value in it); a larger one is refused. The course's largest values
 #: (8.4's arguments and output, 9.1's long row) are a few MB; a red team's answer returning a
@@ -63,68 +58,6 @@ LIMIT = 16 * 2**20
 ITEM = 8
 
 
-class Opaque:
-    """Stands for a value of a type that does not travel (a class instance, a generator …).
-
-    Its ``repr`` is the type's name, so a check's reason can say what came back.
-    """
-
-    def __init__(self, type_name: str):
-        self.type_name = type_name
-
-    def __repr__(self) -> str:
-        if " " in self.type_name:  # already says what it is (see OBJECTS)
-            return f"<{self.type_name}>"
-        return f"<{self.type_name} object>"
-
-
-#: What an object array that does not travel stands for (:class:`Opaque`).
-OBJECTS = "numpy array of objects that are not all real numbers"
-
-
-def as_received(value, depth: int = 0):
-    """``value`` as the grading process receives it from the grading kernel, as far as numpy
-    arrays of objects go: one of real numbers becomes float64 (:func:`encode`), any other an
-    :class:`Opaque`; in lists, tuples and dicts too.
-
-    The learner's check reads an answer's result through this
-    (:func:`attnlab.exercises.kit.calling.call`), so that it judges what grading judges: an
-    object array of floats is right in both (it was 2 of 5 in grading while the learner's
-    check said correct), one of strings wrong in both, with the same reason.
-
-    >>> as_received([np.array([0.5, 1], dtype=object), 3])
-    [array([0.5, 1. ]), 3]
-    >>> as_received(np.array(["0.5"], dtype=object))
-    <numpy array of objects that are not all real numbers>
-    """
-    if _isinstance(value, _ndarray) and value.dtype.kind == "O":
-        array = _real_numbers(_asarray(value))
-        return Opaque(OBJECTS) if array is None else array
-    if depth > 100:  # deeper than any answer's value: left as it is (the wire refuses it)
-        return value
-    if _type(value) in (list, tuple):
-        items = [as_received(v, depth + 1) for v in value]
-        if any(a is not b for a, b in zip(items, value, strict=True)):
-            return _type(value)(items)
-    elif _type(value) is dict:
-        items = {k: as_received(v, depth + 1) for k, v in _dict_items(value)}
-        if any(items[k] is not v for k, v in _dict_items(value)):
-            return items
-    return value
-
-
-def _real_numbers(array):
-    """An object array whose elements are all real numbers (:data:`_REAL`) as float64, or
-    None (it then travels as :class:`Opaque`, as any object array did before)."""
-    elements = _tolist(_ravel(array))
-    if not _all([_type(e) in _REAL for e in elements]):
-        return None
-    try:
-        return _astype(array, _float64)
-    except (OverflowError, ValueError, TypeError):  # an int too large for a float
-        return None
-
-
 def _enc(value, budget: list[int]):
     budget[0] -= ITEM + (_str.__len__(value) if _isinstance(value, str) else 0)
     if budget[0] < 0:
@@ -132,7 +65,7 @@ def _enc(value, budget: list[int]):
     if _isinstance(value, (_ndarray, _generic)):
         array = _asarray(value)  # a plain ndarray, whatever subclass came back
         if array.dtype.kind == "O" and array.size * ITEM <= budget[0]:
-            array = _real_numbers(array)
+            array = real_numbers(array)
             if array is None:
                 return {"opaque": OBJECTS}
         if array.dtype.kind in _KINDS:

@@ -46,6 +46,7 @@ import warnings
 import numpy as np
 
 from attnlab.course import NUMERICS
+from attnlab.exercises.rules.grading_mode import arm_grading_kernel
 from attnlab.grading.wire import dumps, encode
 
 # ----------------------------------------------------------- taken before any student code
@@ -358,6 +359,7 @@ def start(key: str, names=()) -> None:
         return _sha256(outer_pad + _sha256(inner_pad + body).digest()).hexdigest()
 
     _STATE["sign"] = sign
+    arm_grading_kernel()  # "are we grading?": yes, in this kernel, from here on
     from attnlab.exercises.kit.reach import reaching_codes
 
     for name in names:
@@ -387,7 +389,7 @@ def remember(names) -> None:
 
 #: The kernel's own machinery: what it allocates and keeps while cells run (each cell's code
 #: and its source for tracebacks, the messages, the traits) is not the student's, and no answer
-#: cell can import these (``attnlab.grading.lint``). Every other block allocated since
+#: cell can import these (``attnlab.exercises.rules.lint``). Every other block allocated since
 #: :func:`student_code_begins` and alive when a measured call starts counts towards that call's
 #: memory as held, whatever its size (a buffer made when the answer cell ran, a default
 #: argument, a cache filled by an earlier call).

@@ -16,6 +16,7 @@ from attnlab.exercises.kit.display import short
 from attnlab.exercises.kit.feedback import NOT_ATTEMPTED_TEXT, finished
 from attnlab.exercises.kit.forbidden import forbidden_now, forbidding
 from attnlab.exercises.kit.outcomes import Forbidden, NotAttempted, Wrong
+from attnlab.exercises.rules.received import as_received
 
 #: Longest one call of a learner's function may take (seconds), in the learner's check and in
 #: grading (:data:`attnlab.grading.remote.CALL_TIMEOUT` is this number).
@@ -171,8 +172,6 @@ def _call(function, args, kwargs, limit):
         raise Wrong(f"Your function returned None for ({shown}). Did you forget `return`?")
     if not _same((args, kwargs), before):
         raise Wrong(f"Your function changed its input ({shown}); compute a new array instead.")
-    from attnlab.grading.wire import as_received  # numpy only; a cycle at import time
-
     return as_received(result)  # an object array as grading receives it
 
 

@@ -8,8 +8,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from attnlab.exercises.kit.calling import call_watching
-from attnlab.exercises.kit.grading_mode import salted_seeds
 from attnlab.exercises.kit.outcomes import Wrong
+from attnlab.exercises.rules.grading_mode import salted_seeds
 
 
 # ------------------------------------------------------------------ the case loop, written once
@@ -69,7 +69,7 @@ class Cases:
         numpy generator ``rng`` within the task's contract (random shapes and values, and the
         edge cases the exercise is about). They are tried after ``cases()``. In a learner's
         check ``rng`` has a fixed seed, so the check is the same every time; under grading
-        the seed is mixed with the grading salt (:func:`~attnlab.exercises.kit.grading_mode.
+        the seed is mixed with the grading salt (:func:`~attnlab.exercises.rules.grading_mode.
         grading_seed`), so the graded inputs are drawn when the notebook is graded and no
         table of the shipped cases' outputs can pass.
 

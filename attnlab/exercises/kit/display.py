@@ -119,7 +119,7 @@ def static_help(exercise) -> str:
     >>> text.count("<summary>Hint "), "</details>" in text
     (3, True)
     """
-    from attnlab.exercises.kit.grading_mode import solutions_hidden
+    from attnlab.exercises.rules.grading_mode import solutions_hidden
     from attnlab.exercises.solutions import worked_solution
 
     count = len(exercise.hints)

@@ -15,7 +15,7 @@ and an interrupted check ends with one sentence (:class:`CheckInterrupted`), not
 Where the notebook can be found (JupyterLab, ``nbgrader validate``), a check also says when the
 notebook hides the answer from grading: the function is in a cell without the exercise's tag, the
 answer cell was copied, or it is gone (**grading will not see this answer**, see
-:mod:`attnlab.exercises.answer_cells`).
+:mod:`attnlab.exercises.rules.answer_cells`).
 
 Under nbgrader's autograder or validator (``NBGRADER_EXECUTION`` is set) and when
 ``ATTNLAB_REQUIRE_CORRECT=1``, anything but *correct* raises ``AssertionError`` so the grade
@@ -27,9 +27,7 @@ from __future__ import annotations
 import copy
 import time
 
-from attnlab.exercises.answer_cells import reviewed
-from attnlab.exercises.cells import stale_message
-from attnlab.exercises.kit.answer_lint import answer_cell_problems, refused_message
+from attnlab.exercises.cells import DEFINED_IN, stale_message
 from attnlab.exercises.kit.calling import is_stub
 from attnlab.exercises.kit.exercise_map import EXERCISES
 from attnlab.exercises.kit.feedback import (
@@ -40,7 +38,6 @@ from attnlab.exercises.kit.feedback import (
     joined,
 )
 from attnlab.exercises.kit.forbidden import forbidden_during
-from attnlab.exercises.kit.grading_mode import must_pass, solutions_hidden
 from attnlab.exercises.kit.outcomes import (
     CheckInterrupted,
     NotAttempted,
@@ -49,8 +46,11 @@ from attnlab.exercises.kit.outcomes import (
     Wrong,
 )
 from attnlab.exercises.kit.passing_helpers import helpers_that_pass
-from attnlab.exercises.unseen_names import unseen_reviewed
-from attnlab.progress import record
+from attnlab.exercises.progress import record
+from attnlab.exercises.rules.answer_cells import reviewed
+from attnlab.exercises.rules.answer_lint import answer_cell_problems, refused_message
+from attnlab.exercises.rules.grading_mode import must_pass, solutions_hidden
+from attnlab.exercises.rules.unseen_names import unseen_reviewed
 
 
 class Exercise:
@@ -184,7 +184,7 @@ class Exercise:
                     interrupted_sentence(time.monotonic() - start, getattr(exc, "in_answer", False))
                 ) from None
         if stale is None:  # is the answer where grading looks? (the notebook file says)
-            feedback = reviewed(self, answer, feedback)
+            feedback = reviewed(self, answer, feedback, DEFINED_IN)
         if stale is None and not refused:  # will grading have what the answer uses?
             feedback = unseen_reviewed(self, answer, feedback)
         record(self.name, feedback.outcome.value)  # the learner's own "done so far" (lesson 0)

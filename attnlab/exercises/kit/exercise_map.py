@@ -4,14 +4,19 @@ Each lesson's :class:`~attnlab.exercises.kit.exercise.Exercise` declares where i
 course (its id, its name in the lesson module, the answer function its grade cell passes, the
 grade cell and its points) and adds itself here when it is defined. Grading, the worked
 solutions, the points table and the tests ask this map what an exercise is, instead of reading
-it out of a grade cell's text. Reading the map imports every lesson's exercise module first
-(the lessons of :data:`attnlab.course.COURSE`), so it is always whole.
+it out of a grade cell's text. Reading the map whole imports every lesson's exercise module
+first (the lessons of :data:`attnlab.course.COURSE`, by the loader :mod:`attnlab.exercises`
+gives it: :meth:`ExerciseMap.loads_with`), so it is always whole; :meth:`ExerciseMap.loaded`
+reads only the lessons imported so far (a learner's check: its own lesson).
 """
 
 from __future__ import annotations
 
-import importlib
-from collections.abc import Mapping
+import re
+from collections.abc import Callable, Mapping
+
+#: The shape of every grade cell's code, ``lesson1.dot.check(dot)``.
+_CHECK_CALL = re.compile(r"\w+\.\w+\.check\(\w+\)")
 
 
 def id_order(exercise_id: str) -> tuple[int, ...]:
@@ -40,6 +45,13 @@ class ExerciseMap(Mapping):
     def __init__(self):
         self._found: dict = {}
         self._whole = False
+        self._load_every_lesson: Callable[[], None] | None = None
+
+    def loads_with(self, load: Callable[[], None]) -> None:
+        """``load()`` imports every lesson's exercise module; it runs the first time the map
+        is read whole. Given by :mod:`attnlab.exercises`, which stands above the lessons (this
+        module stands below them: it imports none)."""
+        self._load_every_lesson = load
 
     def add(self, exercise) -> None:
         """Record ``exercise`` under its id (a lesson module run again replaces its own).
@@ -58,14 +70,14 @@ class ExerciseMap(Mapping):
         self._found[exercise.id] = exercise
 
     def _all(self) -> dict:
-        if not self._whole:
-            from attnlab.course import COURSE
-
-            for lesson in COURSE:
-                if lesson.ready:
-                    importlib.import_module(lesson.exercises)
+        if not self._whole and self._load_every_lesson is not None:
+            self._load_every_lesson()
             self._whole = True
         return self._found
+
+    def loaded(self) -> dict:
+        """Exercise id -> exercise for the lessons imported so far, without importing more."""
+        return {key: self._found[key] for key in sorted(self._found, key=id_order)}
 
     def __getitem__(self, exercise_id: str):
         return self._all()[exercise_id]
@@ -85,8 +97,16 @@ class ExerciseMap(Mapping):
         return next((e for e in self.values() if e.name == name), None)
 
     def by_check_cell(self, code: str):
-        """The exercise whose grade cell is ``code`` (``"lesson1.dot.check(dot)"``), or None."""
-        return next((e for e in self.values() if e.check_call() == code.strip()), None)
+        """The exercise whose grade cell is ``code`` (``"lesson1.dot.check(dot)"``), or None.
+
+        Asked first of the lessons imported so far (a notebook's check cells name its own
+        lesson, which it has imported); the whole map only for a grade cell's code that none
+        of those has, so a learner's check does not import every lesson."""
+        code = code.strip()
+        found = next((e for e in self.loaded().values() if e.check_call() == code), None)
+        if found is not None or not _CHECK_CALL.fullmatch(code):
+            return found
+        return next((e for e in self.values() if e.check_call() == code), None)
 
     def by_grade_id(self, grade_id: str | None):
         """The exercise its grade cell ``grade_id`` checks, or None."""

@@ -17,7 +17,7 @@ class Outcome(enum.Enum):
     CORRECT = "correct"
     RECORDED = "recorded"  #: a graded quiz without its key at hand: marked after submission
     NOT_RUN = "answer cell did not run"  #: its latest run stopped before defining the answer
-    #: the notebook hides the answer from grading (see :mod:`attnlab.exercises.answer_cells`)
+    #: the notebook hides the answer from grading (see :mod:`attnlab.exercises.rules.answer_cells`)
     NOT_GRADED = "grading will not see this answer"
 
 

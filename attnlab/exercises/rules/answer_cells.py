@@ -33,18 +33,17 @@ import ast
 import json
 import os
 import re
-import sys
 import textwrap
 from pathlib import Path
 
-from attnlab.exercises.cells import DEFINED_IN
-from attnlab.exercises.kit.answer_lint import CELL_FILE
 from attnlab.exercises.kit.calling import is_stub
 from attnlab.exercises.kit.exercise_map import EXERCISES
 from attnlab.exercises.kit.feedback import Feedback
-from attnlab.exercises.kit.grading_mode import must_pass
 from attnlab.exercises.kit.outcomes import Outcome
-from attnlab.exercises.unseen_names import running_shell
+from attnlab.exercises.rules.answer_lint import CELL_FILE
+from attnlab.exercises.rules.grading_mode import autograded, must_pass, validating
+from attnlab.exercises.rules.lint import MAX_CELL
+from attnlab.exercises.rules.unseen_names import running_shell
 
 #: How wide the lines of an error are (``nbgrader validate`` cuts lines longer than 87).
 WIDTH = 76
@@ -102,12 +101,10 @@ def defines(code: str, name: str) -> bool:
     >>> defines("def f(x):\\n    return x", "f"), defines("f(2)", "f"), defines("def f(x:", "f")
     (True, False, True)
 
-    A cell longer than grading reads (:data:`~attnlab.grading.lint.MAX_CELL`) is never parsed
-    and defines nothing: grading reads the other cells in the one process that grades the
+    A cell longer than grading reads (:data:`~attnlab.exercises.rules.lint.MAX_CELL`) is never
+    parsed and defines nothing: grading reads the other cells in the one process that grades the
     class, and ``ast.parse`` of a 1 MB cell took 8 s and 600 MB there.
     """
-    from attnlab.grading.lint import MAX_CELL
-
     if len(code) > MAX_CELL:
         return False
     try:
@@ -288,11 +285,6 @@ def _shell():  # a seam the tests replace
     return running_shell()
 
 
-def validating() -> bool:
-    """True inside ``nbgrader validate`` (it sets ``NBGRADER_VALIDATING=1`` in the kernel)."""
-    return os.environ.get("NBGRADER_VALIDATING") == "1"
-
-
 def _read(path: Path) -> dict | None:
     try:
         nb = json.loads(path.read_text(encoding="utf-8"))
@@ -327,19 +319,9 @@ def notebook() -> dict | None:
     return _read(path) if path.is_file() else None
 
 
-def in_grading_kernel() -> bool:
-    """Whether this is the grading kernel: its worker is imported *and armed* (a process that
-    merely imported :mod:`attnlab.grading.worker`, such as a test run, is not grading)."""
-    worker = sys.modules.get("attnlab.grading.worker")
-    state = getattr(worker, "_STATE", None) if worker is not None else None
-    return isinstance(state, dict) and state.get("sign") is not None
-
-
 def _looking() -> bool:
     """Look at the notebook here? Not under autograding, not in the grading kernel."""
-    if in_grading_kernel():
-        return False
-    return validating() or not os.environ.get("NBGRADER_EXECUTION")
+    return not autograded()
 
 
 def _cell_source(answer) -> str | None:
@@ -360,10 +342,12 @@ def _answer_name(answer, exercise) -> str | None:
     return name if isinstance(name, str) and name.isidentifier() else None
 
 
-def reviewed(exercise, answer, feedback):
+def reviewed(exercise, answer, feedback, defined_in=None):
     """``feedback``, or a :class:`~attnlab.exercises.kit.feedback.Feedback` saying why grading
-    will not see ``answer`` (see :func:`find_problem`); under
-    :func:`~attnlab.exercises.kit.grading_mode.must_pass` that raises
+    will not see ``answer`` (see :func:`find_problem`; ``defined_in`` is the cell watcher's
+    record of the cell that last defined each function, :data:`attnlab.exercises.cells.DEFINED_IN`,
+    passed in by the check); under
+    :func:`~attnlab.exercises.rules.grading_mode.must_pass` that raises
     :class:`AnswerCellError`. Never fails on its own account."""
 
     if is_stub(answer) or not _looking():
@@ -373,7 +357,7 @@ def reviewed(exercise, answer, feedback):
         nb = notebook() if function or exercise.name else None
         found = (
             find_problem(
-                nb, exercise.name, function, exercise.title, _cell_source(answer), DEFINED_IN
+                nb, exercise.name, function, exercise.title, _cell_source(answer), defined_in
             )
             if nb is not None
             else None

@@ -1,28 +1,28 @@
 """What grading would refuse in the notebook cell that defined an answer (the grader's own
-lint, :mod:`attnlab.grading.lint`), and the sentence that says so."""
+lint, :mod:`attnlab.exercises.rules.lint`), and the sentence that says so."""
 
 from __future__ import annotations
 
+import linecache
+import os
 import re
+
+from attnlab.exercises.rules.lint import notebook_refused, problems
+from attnlab.exercises.rules.unseen_names import binding_cells, cells_run, running_shell
 
 CELL_FILE = re.compile(r"(^<ipython-input-\d+-)|(ipykernel_\d+[/\\]\d+\.py$)")
 
 
 def answer_cell_problems(answer, forbidden=(), name: str | None = None) -> list[str]:
     """What grading would refuse in the notebook cell that defined ``answer`` (the same lint,
-    :func:`attnlab.grading.lint.problems`), or ``[]`` outside a notebook.
+    :func:`attnlab.exercises.rules.lint.problems`), or ``[]`` outside a notebook.
 
     The cell is the one ``answer``'s code was compiled from; when that is no cell (a cell run
     under ``%%time`` compiles as ``<timed exec>``; an ``lru_cache`` wrapper, a ``partial`` or
     ``max`` has no code of its own), it is the last cell run that binds ``name`` at its
-    start of line (:func:`~attnlab.exercises.unseen_names.binding_cells`), as it was typed:
+    start of line (:func:`~attnlab.exercises.rules.unseen_names.binding_cells`), as it was typed:
     grading lints the answer cell as typed, magics included.
     """
-    import linecache
-
-    from attnlab.exercises.unseen_names import binding_cells, cells_run, running_shell
-    from attnlab.grading.lint import notebook_refused, problems
-
     shell = running_shell()
     code = getattr(answer, "__code__", None)
     filename = getattr(code, "co_filename", None)
@@ -41,8 +41,6 @@ def answer_cell_problems(answer, forbidden=(), name: str | None = None) -> list[
 def _from_a_file(filename) -> bool:
     """Whether code compiled from ``filename`` came from a file (a module the learner wrote or
     imported), not from a cell or an ``exec``: such an answer is not a cell's to lint."""
-    import os
-
     return isinstance(filename, str) and not filename.startswith("<") and os.path.isfile(filename)
 
 

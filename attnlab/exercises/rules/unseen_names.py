@@ -14,10 +14,10 @@ the cells run as typed:
   cells (:func:`lesson_names`, the names each lesson's cells bind, written from ``source/``
   by ``tools/build_notebooks.py`` into ``lesson_names.json``); a cell that defines one of
   the lesson's answers is an answer cell, and it must pass grading's lint
-  (:func:`attnlab.grading.lint.problems`); any other cell is one grading does not run.
+  (:func:`attnlab.exercises.rules.lint.problems`); any other cell is one grading does not run.
 
 Outside IPython, or for a name the history does not bind, nothing is said. In graded use
-(:func:`~attnlab.exercises.kit.grading_mode.graded_use`: a lesson fetched with nbgrader, or
+(:func:`~attnlab.exercises.rules.grading_mode.graded_use`: a lesson fetched with nbgrader, or
 grading itself) the check says the answer scores 0 as it stands; in self-study (a clone's
 notebooks, a plain IPython shell) it says the answer relies on a cell that is not part of the
 exercise, and what grading would do with it if it were handed in.
@@ -32,8 +32,15 @@ import sys
 import types
 from pathlib import Path
 
-#: The names each lesson's own cells bind (:func:`lesson_names`), beside this module.
-LESSON_NAMES_FILE = Path(__file__).with_name("lesson_names.json")
+from attnlab.exercises.kit.calling import is_stub
+from attnlab.exercises.kit.exercise_map import EXERCISES
+from attnlab.exercises.kit.feedback import Feedback
+from attnlab.exercises.kit.outcomes import Outcome
+from attnlab.exercises.rules.grading_mode import graded_use, must_pass
+from attnlab.exercises.rules.lint import notebook_refused, problems
+
+#: The names each lesson's own cells bind (:func:`lesson_names`), beside the lesson modules.
+LESSON_NAMES_FILE = Path(__file__).parents[1] / "lesson_names.json"
 
 
 def top_level_names(code: str) -> set[str]:
@@ -192,28 +199,21 @@ def _kind(cell: str, answers, shell):
     :func:`lesson_names`)."""
     if not any(re.search(rf"^(?:async\s+)?def\s+{re.escape(a)}\b", cell, re.M) for a in answers):
         return "other"
-    from attnlab.grading.lint import notebook_refused, problems
-
     refused = problems(cell, refused=notebook_refused(shell.user_ns))
     return ("refused", refused[0]) if refused else "answer"
 
 
 def unseen_reviewed(exercise, answer, feedback):
     """``feedback``, or why grading will not have what ``answer`` uses (:func:`unseen_names`),
-    as :func:`attnlab.exercises.answer_cells.reviewed` says where the answer itself is; under
-    :func:`~attnlab.exercises.kit.grading_mode.must_pass` that raises ``AssertionError``.
+    as :func:`attnlab.exercises.rules.answer_cells.reviewed` says where the answer itself is; under
+    :func:`~attnlab.exercises.rules.grading_mode.must_pass` that raises ``AssertionError``.
     Never fails on its own account."""
-    from attnlab.exercises.kit.calling import is_stub
-    from attnlab.exercises.kit.exercise_map import EXERCISES
-    from attnlab.exercises.kit.feedback import Feedback
-    from attnlab.exercises.kit.grading_mode import graded_use, must_pass
-    from attnlab.exercises.kit.outcomes import Outcome
-
     if exercise.id is None or is_stub(answer) or feedback.outcome is Outcome.NOT_GRADED:
         return feedback
     try:
         lesson = exercise.id.split(".")[0]
-        answers = {e.answer for key, e in EXERCISES.items() if key.split(".")[0] == lesson}
+        # the lesson's own exercises: its module, imported, has defined them all
+        answers = {e.answer for key, e in EXERCISES.loaded().items() if key.split(".")[0] == lesson}
         reasons = unseen_names(answer, int(lesson), answers)
     except Exception:  # noqa: BLE001 - looking must never break a check
         return feedback
