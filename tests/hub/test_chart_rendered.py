@@ -32,6 +32,9 @@ import pytest
 import yaml
 from conftest import in_ci
 
+# slow: the first run downloads the wheel (75 MB); later runs take a few seconds
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parents[2]
 CHART = Path(__file__).parent / "z2jh-chart" / "jupyterhub"
 VALUES = ROOT / "deploy" / "z2jh" / "values.yaml"
