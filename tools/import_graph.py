@@ -127,8 +127,8 @@ DYNAMIC = {
 }
 
 
-def module_name(path: Path) -> str:
-    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+def module_name(path: Path, root: Path = ROOT) -> str:
+    parts = list(path.relative_to(root).with_suffix("").parts)
     if parts[-1] == "__init__":
         parts.pop()
     return ".".join(parts)
@@ -253,7 +253,7 @@ def _function(node: ast.AST, parents: dict) -> str | None:
 
 def build(root: Path = ROOT) -> Graph:
     files = sorted((root / PACKAGE).rglob("*.py"))
-    names = {module_name(p): p for p in files}
+    names = {module_name(p, root): p for p in files}
     graph = Graph(sorted(names))
     numerics = [m for m in names if graph.floor(m) == 0]
 
