@@ -582,40 +582,58 @@ def _run_from(config, seed, seen, stopped) -> Run | None:
 class PhaseChange:
     """Where a loss curve falls, read from the data (:func:`phase_change`)."""
 
-    step: int  #: the evaluation step where the curve crosses halfway from plateau to final
-    start: int  #: the last step above 90 % of the way from final to plateau
-    end: int  #: the first step below 10 % of the way
-    plateau: float  #: the curve's level before the drop (its median up to ``start``)
+    step: int  #: the first evaluation below halfway from ``plateau`` to ``final``
+    start: int  #: the first evaluation below 80 % of the way up from ``final`` to ``plateau``
+    end: int  #: the first evaluation below 20 % of the way
+    plateau: float  #: the curve's highest level after step 0
     final: float  #: the mean of the last 10 % of the evaluations
+
+    @property
+    def width(self) -> int:
+        """Steps the middle 60 % of the fall took, ``end − start``."""
+        return self.end - self.start
+
+    @property
+    def suddenness(self) -> float:
+        """``start / width``: steps spent on the first 20 % of the fall per step of the next 60 %.
+
+        Several times 1 for a phase change; about 1 or less for a steady decline.
+        """
+        return self.start / max(self.width, 1)
 
 
 def phase_change(steps, loss) -> PhaseChange | None:
     """Locate the drop of a loss curve: where it leaves its plateau, crosses halfway, lands.
 
-    ``plateau`` is the highest point after the first evaluation that comes before the
-    steepest fall... read simply: ``high`` is the maximum of the curve after step 0, ``low``
-    the mean of its last 10 %; ``start`` is the last step whose loss is above
-    ``low + 0.9 (high − low)`` before the curve first goes below ``low + 0.1 (high − low)``
-    at ``end``; ``step`` the first crossing of halfway. ``None`` when the curve never falls
-    by 0.5 nats.
+    With ``plateau`` the curve's maximum after step 0 and ``final`` the mean of its last
+    10 %, ``start``, ``step`` and ``end`` are the first evaluations at or below 80 %, 50 % and
+    20 % of the way from ``final`` up to ``plateau``. ``None`` when the curve never falls by
+    0.5 nats. A *sudden* drop spends far longer on its first 20 % than on the next 60 %
+    (:attr:`PhaseChange.suddenness`); a steady decline spends about as long on each.
 
     Parameters
     ----------
     steps : array_like of int, shape (m,)
         Increasing evaluation steps.
     loss : array_like of float, shape (m,)
+        Finite.
 
     Returns
     -------
     PhaseChange or None
+
+    Raises
+    ------
+    ValueError
+        For arrays of different lengths, fewer than 3 points, or a loss that is not finite.
 
     Examples
     --------
     >>> s = np.arange(0, 1000, 50)
     >>> curve = np.where(s < 400, 3.0, np.where(s < 500, 1.5, 0.2))
     >>> pc = phase_change(s, curve)
-    >>> pc.start, pc.step, pc.end
-    (350, 400, 500)
+    >>> pc.start, pc.step, pc.end, pc.suddenness
+    (400, 400, 500, 4.0)
     """
     steps = np.asarray(steps)
     loss = np.asarray(loss, dtype=float)
@@ -631,15 +649,15 @@ def phase_change(steps, loss) -> PhaseChange | None:
     high = float(loss[1:].max())
     if high - low < 0.5:
         return None
-    end = int(np.flatnonzero(loss <= low + 0.1 * (high - low))[0])
-    above = np.flatnonzero(loss[:end] >= low + 0.9 * (high - low))
-    start = int(above[-1]) if above.size else 0
-    half = start + int(np.flatnonzero(loss[start:] <= low + 0.5 * (high - low))[0])
+
+    def first_below(fraction: float) -> int:
+        return int(steps[np.flatnonzero(loss <= low + fraction * (high - low))[0]])
+
     return PhaseChange(
-        step=int(steps[half]),
-        start=int(steps[start]),
-        end=int(steps[end]),
-        plateau=float(np.median(loss[: start + 1])),
+        step=first_below(0.5),
+        start=first_below(0.8),
+        end=first_below(0.2),
+        plateau=high,
         final=low,
     )
 
