@@ -177,17 +177,6 @@ def config_of(params) -> ModelConfig:
     return config
 
 
-def _shapes(config: ModelConfig) -> dict[str, tuple[int, ...]]:
-    c = config
-    shapes = {"embed": (c.vocab, c.d_model), "pos": (c.n_ctx, c.d_model)}
-    for layer in range(c.n_layers):
-        for name in ("w_q", "w_k", "w_v"):
-            shapes[f"{name}.{layer}"] = (c.n_heads, c.d_model, c.d_head)
-        shapes[f"w_o.{layer}"] = (c.n_heads, c.d_head, c.d_model)
-    shapes["unembed"] = (c.d_model, c.vocab)
-    return shapes
-
-
 def check_params(params, config: ModelConfig) -> None:
     """Raise a ValueError unless ``params`` has exactly the names and shapes ``config`` needs.
 
@@ -239,61 +228,6 @@ class Cache:
     weights: tuple  #: per layer (batch, n_heads, n, n)
     mixed: tuple  #: per layer (batch, n_heads, n, d_head): weights @ v, ablated heads zeroed
     keep: tuple  #: per layer (n_heads,) 1.0, or 0.0 for an ablated head
-
-
-def _check_tokens(tokens, config: ModelConfig) -> np.ndarray:
-    arr = np.asarray(tokens)
-    if arr.dtype.kind not in "iu" or arr.ndim != 2 or arr.shape[1] < 1:
-        raise ValueError(
-            f"tokens must be a 2-D int array (batch, n) with n >= 1, got shape {arr.shape} "
-            f"and dtype {arr.dtype}"
-        )
-    if arr.shape[1] > config.n_ctx:
-        raise ValueError(
-            f"tokens has {arr.shape[1]} positions (shape {arr.shape}) but the position "
-            f"embedding has n_ctx = {config.n_ctx} rows"
-        )
-    if arr.size and (arr.min() < 0 or arr.max() >= config.vocab):
-        raise ValueError(
-            f"tokens must lie in 0 … {config.vocab - 1} (vocab = {config.vocab}), got values "
-            f"from {arr.min()} to {arr.max()}"
-        )
-    return arr
-
-
-def _check_ablate(ablate, config: ModelConfig) -> list[np.ndarray]:
-    """One keep vector (n_heads,) per layer: 0.0 for each (layer, head) in ``ablate``."""
-    keep = [np.ones(config.n_heads) for _ in range(config.n_layers)]
-    for pair in ablate or ():
-        ok = (
-            isinstance(pair, tuple | list)
-            and len(pair) == 2
-            and all(isinstance(i, int | np.integer) and not isinstance(i, bool) for i in pair)
-        )
-        if not ok or not (0 <= pair[0] < config.n_layers and 0 <= pair[1] < config.n_heads):
-            raise ValueError(
-                f"ablate must hold (layer, head) pairs with 0 <= layer < {config.n_layers} and "
-                f"0 <= head < {config.n_heads}, got {pair!r}"
-            )
-        keep[pair[0]][pair[1]] = 0.0
-    return keep
-
-
-def _heads_in(x2d: np.ndarray, w: np.ndarray, batch: int, n: int) -> np.ndarray:
-    """``x @ w[h]`` for every head at once: (batch·n, d_model), (H, d_model, e) → (batch, H, n, e).
-
-    One matrix product through BLAS instead of ``batch · H`` small ones.
-    """
-    h, d, e = w.shape
-    out = x2d @ w.transpose(1, 0, 2).reshape(d, h * e)  # (batch·n, H·e)
-    # contiguous, so the per-head products below go through BLAS, not numpy's slow loop
-    return np.ascontiguousarray(out.reshape(batch, n, h, e).transpose(0, 2, 1, 3))
-
-
-def _heads_out(mixed: np.ndarray) -> np.ndarray:
-    """(batch, H, n, e) → (batch·n, H·e): the heads side by side, one row per token."""
-    b, h, n, e = mixed.shape
-    return mixed.transpose(0, 2, 1, 3).reshape(b * n, h * e)  # (batch·n, H·e)
 
 
 def forward(params, tokens, ablate=None, check: bool = True):
@@ -357,28 +291,6 @@ def forward(params, tokens, ablate=None, check: bool = True):
     logits = x @ params["unembed"]  # (batch, n, vocab)
     cache = Cache(tokens, tuple(residual), *map(tuple, (qs, ks, vs, ws, mixes, keep)))
     return logits, cache
-
-
-def _config_unchecked(params) -> ModelConfig:
-    vocab, d_model = np.shape(params["embed"])
-    n_heads, _, d_head = np.shape(params["w_q.0"])
-    n_layers = 0
-    while f"w_q.{n_layers}" in params:
-        n_layers += 1
-    n_ctx = np.shape(params["pos"])[0]
-    return ModelConfig(vocab, n_ctx, d_model, n_layers, n_heads, d_head)
-
-
-def _checked(params) -> tuple[ModelConfig, dict]:
-    """The config of ``params`` (validated) and the parameters as float arrays (a new dict)."""
-    config = config_of(params)
-    return config, {name: as_float_array(a, name) for name, a in params.items()}
-
-
-def _log_softmax(logits: np.ndarray) -> np.ndarray:
-    """Log-softmax along the last axis of finite logits (the unchecked core, lesson 3)."""
-    s = logits - logits.max(axis=-1, keepdims=True)  # (..., vocab), max 0
-    return s - _logsumexp_shifted(s, -1)  # (..., vocab)
 
 
 def position_losses(params, tokens, ablate=None, check: bool = True) -> np.ndarray:
@@ -532,3 +444,92 @@ def loss_and_grads(params, tokens, loss_mask, ablate=None, check: bool = True):
     grads["pos"] = np.zeros_like(params["pos"])  # (n_ctx, d_model)
     grads["pos"][:n] = dx.sum(axis=0)
     return loss, {name: grads[name] for name in params}, cache
+
+
+# ---------------------------------------------------------------- private helpers
+def _shapes(config: ModelConfig) -> dict[str, tuple[int, ...]]:
+    c = config
+    shapes = {"embed": (c.vocab, c.d_model), "pos": (c.n_ctx, c.d_model)}
+    for layer in range(c.n_layers):
+        for name in ("w_q", "w_k", "w_v"):
+            shapes[f"{name}.{layer}"] = (c.n_heads, c.d_model, c.d_head)
+        shapes[f"w_o.{layer}"] = (c.n_heads, c.d_head, c.d_model)
+    shapes["unembed"] = (c.d_model, c.vocab)
+    return shapes
+
+
+def _check_tokens(tokens, config: ModelConfig) -> np.ndarray:
+    arr = np.asarray(tokens)
+    if arr.dtype.kind not in "iu" or arr.ndim != 2 or arr.shape[1] < 1:
+        raise ValueError(
+            f"tokens must be a 2-D int array (batch, n) with n >= 1, got shape {arr.shape} "
+            f"and dtype {arr.dtype}"
+        )
+    if arr.shape[1] > config.n_ctx:
+        raise ValueError(
+            f"tokens has {arr.shape[1]} positions (shape {arr.shape}) but the position "
+            f"embedding has n_ctx = {config.n_ctx} rows"
+        )
+    if arr.size and (arr.min() < 0 or arr.max() >= config.vocab):
+        raise ValueError(
+            f"tokens must lie in 0 … {config.vocab - 1} (vocab = {config.vocab}), got values "
+            f"from {arr.min()} to {arr.max()}"
+        )
+    return arr
+
+
+def _check_ablate(ablate, config: ModelConfig) -> list[np.ndarray]:
+    """One keep vector (n_heads,) per layer: 0.0 for each (layer, head) in ``ablate``."""
+    keep = [np.ones(config.n_heads) for _ in range(config.n_layers)]
+    for pair in ablate or ():
+        ok = (
+            isinstance(pair, tuple | list)
+            and len(pair) == 2
+            and all(isinstance(i, int | np.integer) and not isinstance(i, bool) for i in pair)
+        )
+        if not ok or not (0 <= pair[0] < config.n_layers and 0 <= pair[1] < config.n_heads):
+            raise ValueError(
+                f"ablate must hold (layer, head) pairs with 0 <= layer < {config.n_layers} and "
+                f"0 <= head < {config.n_heads}, got {pair!r}"
+            )
+        keep[pair[0]][pair[1]] = 0.0
+    return keep
+
+
+def _heads_in(x2d: np.ndarray, w: np.ndarray, batch: int, n: int) -> np.ndarray:
+    """``x @ w[h]`` for every head at once: (batch·n, d_model), (H, d_model, e) → (batch, H, n, e).
+
+    One matrix product through BLAS instead of ``batch · H`` small ones.
+    """
+    h, d, e = w.shape
+    out = x2d @ w.transpose(1, 0, 2).reshape(d, h * e)  # (batch·n, H·e)
+    # contiguous, so the per-head products below go through BLAS, not numpy's slow loop
+    return np.ascontiguousarray(out.reshape(batch, n, h, e).transpose(0, 2, 1, 3))
+
+
+def _heads_out(mixed: np.ndarray) -> np.ndarray:
+    """(batch, H, n, e) → (batch·n, H·e): the heads side by side, one row per token."""
+    b, h, n, e = mixed.shape
+    return mixed.transpose(0, 2, 1, 3).reshape(b * n, h * e)  # (batch·n, H·e)
+
+
+def _config_unchecked(params) -> ModelConfig:
+    vocab, d_model = np.shape(params["embed"])
+    n_heads, _, d_head = np.shape(params["w_q.0"])
+    n_layers = 0
+    while f"w_q.{n_layers}" in params:
+        n_layers += 1
+    n_ctx = np.shape(params["pos"])[0]
+    return ModelConfig(vocab, n_ctx, d_model, n_layers, n_heads, d_head)
+
+
+def _checked(params) -> tuple[ModelConfig, dict]:
+    """The config of ``params`` (validated) and the parameters as float arrays (a new dict)."""
+    config = config_of(params)
+    return config, {name: as_float_array(a, name) for name, a in params.items()}
+
+
+def _log_softmax(logits: np.ndarray) -> np.ndarray:
+    """Log-softmax along the last axis of finite logits (the unchecked core, lesson 3)."""
+    s = logits - logits.max(axis=-1, keepdims=True)  # (..., vocab), max 0
+    return s - _logsumexp_shifted(s, -1)  # (..., vocab)

@@ -209,17 +209,6 @@ def adam_step(params: dict, grads: dict, state: dict, lr: float, betas=ADAM_BETA
 
 
 # ---------------------------------------------------------------- reading the heads
-def _check_weights(weights, batch: RepeatBatch) -> np.ndarray:
-    w = np.asarray(weights)
-    n = batch.tokens.shape[1]
-    if w.ndim != 4 or w.shape[0] != batch.tokens.shape[0] or w.shape[2:] != (n, n):
-        raise ValueError(
-            f"weights must be one layer's attention, (batch, n_heads, n, n) = "
-            f"({batch.tokens.shape[0]}, n_heads, {n}, {n}) for this batch; got shape {w.shape}"
-        )
-    return w
-
-
 def previous_token_score(weights, batch: RepeatBatch) -> np.ndarray:
     """Each head's mean weight on the previous position, ``W[i, i − 1]``, over the real tokens.
 
@@ -557,26 +546,6 @@ def train(
     return _run_from(config, seed, seen, stopped=stopped)
 
 
-def _run_from(config, seed, seen, stopped) -> Run | None:
-    if not seen:
-        return None
-    ev = [p.evaluation for p in seen]
-    return Run(
-        config=config,
-        seed=seed,
-        eval_steps=np.array([p.step for p in seen]),
-        train_loss=np.concatenate([p.losses for p in seen]),
-        first_loss=np.array([e.first_loss for e in ev]),
-        repeat_loss=np.array([e.repeat_loss for e in ev]),
-        previous_token=np.array([e.previous_token for e in ev]),
-        induction=np.array([e.induction for e in ev]),
-        params=seen[-1].params,
-        initial=seen[0].params,
-        seconds=seen[-1].elapsed,
-        stopped=stopped,
-    )
-
-
 # ---------------------------------------------------------------- the phase change
 @dataclass(frozen=True)
 class PhaseChange:
@@ -709,4 +678,36 @@ def read_circuit(run: Run) -> Circuit:
         induction_head=ind,
         ablated_previous=evaluate(run.params, held_out, ablate=[prev], check=False),
         ablated_induction=evaluate(run.params, held_out, ablate=[ind], check=False),
+    )
+
+
+# ---------------------------------------------------------------- private helpers
+def _check_weights(weights, batch: RepeatBatch) -> np.ndarray:
+    w = np.asarray(weights)
+    n = batch.tokens.shape[1]
+    if w.ndim != 4 or w.shape[0] != batch.tokens.shape[0] or w.shape[2:] != (n, n):
+        raise ValueError(
+            f"weights must be one layer's attention, (batch, n_heads, n, n) = "
+            f"({batch.tokens.shape[0]}, n_heads, {n}, {n}) for this batch; got shape {w.shape}"
+        )
+    return w
+
+
+def _run_from(config, seed, seen, stopped) -> Run | None:
+    if not seen:
+        return None
+    ev = [p.evaluation for p in seen]
+    return Run(
+        config=config,
+        seed=seed,
+        eval_steps=np.array([p.step for p in seen]),
+        train_loss=np.concatenate([p.losses for p in seen]),
+        first_loss=np.array([e.first_loss for e in ev]),
+        repeat_loss=np.array([e.repeat_loss for e in ev]),
+        previous_token=np.array([e.previous_token for e in ev]),
+        induction=np.array([e.induction for e in ev]),
+        params=seen[-1].params,
+        initial=seen[0].params,
+        seconds=seen[-1].elapsed,
+        stopped=stopped,
     )
