@@ -137,6 +137,17 @@ WHOLE_MODULES: dict[str, tuple[str, ...]] = {
         "steps_table",
         "tied_rates",
     ),
+    "attnlab.positions": (
+        "position_frequencies",
+        "sinusoidal_positions",
+        "learned_positions",
+        "rope_angles",
+        "apply_rope",
+        "rope_scores",
+        "alibi_slopes",
+        "alibi_bias",
+        "permute_tokens",
+    ),
     "attnlab.examples": (
         "cat_sat_down",
         "cat_sat_down_wide",
@@ -181,6 +192,8 @@ COMPUTES_WITH: dict[str, tuple[str, ...]] = {
     "attnlab.online.online_softmax": ("attnlab.online._prepare",),
     "attnlab.online.online_softmax_update": ("attnlab.online._no_posinf",),
     "attnlab.patterns.pattern_example": ("attnlab.patterns.PatternExample",),
+    "attnlab.positions.apply_rope": ("attnlab.positions._rotate",),
+    "attnlab.positions.rope_scores": ("attnlab.positions._rotate",),
     "attnlab.softmax_family.log_softmax": ("attnlab.softmax_family._logsumexp_shifted",),
     "attnlab.softmax_family.logsumexp": (
         "attnlab.softmax_family._keepdims",
