@@ -42,6 +42,7 @@ NUMERICS = (
     "attnlab.backward",
     "attnlab.training",
     "attnlab.sqrt_dk",
+    "attnlab.positions",
 )
 
 
@@ -52,7 +53,7 @@ class Lesson:
     Attributes
     ----------
     number : int
-        The lesson's number, 0 to 9.
+        The lesson's number, 0 to 10.
     title : str
         Its title, as its notebook's first heading says it.
     minutes : int
@@ -212,6 +213,15 @@ COURSE = (
         "backpropagation through attention; train a head; test the √d_k claim",
         ["training.TrainingExplorer"],
         ["backward", "training", "sqrt_dk", "attention", "softmax_family", "patterns"],
+    ),
+    _lesson(
+        10,
+        "10-where-is-each-token",
+        "Where is each token?",
+        55,
+        "attention cannot tell positions apart; sinusoidal, learned, rotary (RoPE) and ALiBi",
+        ["rope.RopeExplorer"],
+        ["positions", "attention", "softmax_family", "training"],
     ),
 )
 

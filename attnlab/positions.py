@@ -60,14 +60,6 @@ __all__ = [
 ]
 
 
-def _even_dimension(d, name: str) -> int:
-    """``d`` as a positive even int (dimensions come in pairs), or a ValueError naming it."""
-    d = positive_int(d, name)
-    if d % 2:
-        raise ValueError(f"{name} must be even (dimensions are used in pairs (2i, 2i+1)), got {d}")
-    return d
-
-
 def position_frequencies(d, base=10000.0):
     r"""The frequencies :math:`\theta_i = \text{base}^{-2i/d}` of the ``d/2`` dimension pairs.
 
@@ -239,50 +231,6 @@ def rope_angles(positions, d, base=10000.0):
     positions = as_float_array(positions, "positions", allow_inf=False)
     theta = position_frequencies(d, base)  # (d/2,)
     return positions.astype(np.float64)[..., None] * theta  # (..., d/2)
-
-
-def _rotate(x, positions, base, x_name: str, positions_name: str) -> np.ndarray:
-    """RoPE of ``x`` at ``positions``, with errors naming the caller's arguments."""
-    x = as_float_array(x, x_name, allow_inf=False)
-    if x.ndim < 2:
-        raise ValueError(
-            f"{x_name} must have at least 2 dimensions (..., n, d), got shape {x.shape}; "
-            f"for a single row use {x_name}[None, :]"
-        )
-    d = x.shape[-1]
-    if d == 0 or d % 2:
-        raise ValueError(
-            f"{x_name} must have an even, non-zero last dimension d (RoPE rotates pairs "
-            f"(2i, 2i+1)); {x_name} has shape {x.shape}"
-        )
-    pos = as_float_array(positions, positions_name, allow_inf=False)
-    rows = x.shape[:-1]  # (..., n)
-    try:
-        fits = pos.ndim >= 1 and np.broadcast_shapes(pos.shape, rows) == rows
-    except ValueError:
-        fits = False
-    if not fits:
-        raise ValueError(
-            f"{positions_name} must broadcast to {x_name}'s shape without its last axis, "
-            f"{rows} (one position per row of {x_name}): {positions_name} has shape "
-            f"{pos.shape}, {x_name} has shape {x.shape}"
-        )
-    work = work_dtype(x.dtype)
-    angles = pos.astype(np.float64)[..., None] * position_frequencies(d, base)  # (..., n, d/2)
-    cos = np.cos(angles).astype(work)  # (..., n, d/2)
-    sin = np.sin(angles).astype(work)  # (..., n, d/2)
-    pairs = x.astype(work, copy=False).reshape(*rows, d // 2, 2)  # (..., n, d/2, 2)
-    even, odd = pairs[..., 0], pairs[..., 1]  # (..., n, d/2) each
-    with np.errstate(over="ignore", invalid="ignore"):
-        turned = np.stack([even * cos - odd * sin, even * sin + odd * cos], axis=-1)
-    if not np.isfinite(turned).all():  # a pair longer than the dtype's largest number
-        raise ValueError(
-            f"{x_name} is too large to rotate in {work}: a pair's length overflows "
-            f"(max |{x_name}| = {float(np.max(np.abs(x)))}; {x_name} has shape {x.shape})"
-        )
-    out = turned.reshape(x.shape)  # (..., n, d)
-    with np.errstate(over="ignore"):
-        return out.astype(x.dtype, copy=False)
 
 
 def apply_rope(x, positions, base=10000.0):
@@ -553,3 +501,56 @@ def permute_tokens(x, order):
             f"tokens), got {raw.tolist() if raw.size <= 12 else f'shape {raw.shape}'}"
         )
     return x[..., raw, :]  # (..., n, d), a copy
+
+
+# ---------------------------------------------------------------- helpers
+def _even_dimension(d, name: str) -> int:
+    """``d`` as a positive even int (dimensions come in pairs), or a ValueError naming it."""
+    d = positive_int(d, name)
+    if d % 2:
+        raise ValueError(f"{name} must be even (dimensions are used in pairs (2i, 2i+1)), got {d}")
+    return d
+
+
+def _rotate(x, positions, base, x_name: str, positions_name: str) -> np.ndarray:
+    """RoPE of ``x`` at ``positions``, with errors naming the caller's arguments."""
+    x = as_float_array(x, x_name, allow_inf=False)
+    if x.ndim < 2:
+        raise ValueError(
+            f"{x_name} must have at least 2 dimensions (..., n, d), got shape {x.shape}; "
+            f"for a single row use {x_name}[None, :]"
+        )
+    d = x.shape[-1]
+    if d == 0 or d % 2:
+        raise ValueError(
+            f"{x_name} must have an even, non-zero last dimension d (RoPE rotates pairs "
+            f"(2i, 2i+1)); {x_name} has shape {x.shape}"
+        )
+    pos = as_float_array(positions, positions_name, allow_inf=False)
+    rows = x.shape[:-1]  # (..., n)
+    try:
+        fits = pos.ndim >= 1 and np.broadcast_shapes(pos.shape, rows) == rows
+    except ValueError:
+        fits = False
+    if not fits:
+        raise ValueError(
+            f"{positions_name} must broadcast to {x_name}'s shape without its last axis, "
+            f"{rows} (one position per row of {x_name}): {positions_name} has shape "
+            f"{pos.shape}, {x_name} has shape {x.shape}"
+        )
+    work = work_dtype(x.dtype)
+    angles = pos.astype(np.float64)[..., None] * position_frequencies(d, base)  # (..., n, d/2)
+    cos = np.cos(angles).astype(work)  # (..., n, d/2)
+    sin = np.sin(angles).astype(work)  # (..., n, d/2)
+    pairs = x.astype(work, copy=False).reshape(*rows, d // 2, 2)  # (..., n, d/2, 2)
+    even, odd = pairs[..., 0], pairs[..., 1]  # (..., n, d/2) each
+    with np.errstate(over="ignore", invalid="ignore"):
+        turned = np.stack([even * cos - odd * sin, even * sin + odd * cos], axis=-1)
+    if not np.isfinite(turned).all():  # a pair longer than the dtype's largest number
+        raise ValueError(
+            f"{x_name} is too large to rotate in {work}: a pair's length overflows "
+            f"(max |{x_name}| = {float(np.max(np.abs(x)))}; {x_name} has shape {x.shape})"
+        )
+    out = turned.reshape(x.shape)  # (..., n, d)
+    with np.errstate(over="ignore"):
+        return out.astype(x.dtype, copy=False)
