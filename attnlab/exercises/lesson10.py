@@ -95,12 +95,12 @@ def _frequencies(d: int, exponent_of=lambda i, d: 2 * i / d) -> np.ndarray:
 
 # ---------------------------------------------------------------- 10.1 one pair
 def pair_cases() -> list[tuple[str, np.ndarray, int, float]]:
-    """``(description, pair, position, theta)``: the point (1, 0) a quarter of the way round
-    and at 1 radian, a pair at position 0 (nothing turns), a pair of the slowest kind far out.
-    """
+    """``(description, pair, position, theta)``: a pair turned by 1.5 radians, the point
+    (1, 0) turned by 1 radian, a pair at position 0 (nothing turns), a pair of a slow kind far
+    out."""
     return [
-        ("the pair [1, 0] at position 1 with theta = 1", np.array([1.0, 0.0]), 1, 1.0),
         ("the pair [0.6, -0.8] at position 3 with theta = 0.5", np.array([0.6, -0.8]), 3, 0.5),
+        ("the pair [1, 0] at position 1 with theta = 1", np.array([1.0, 0.0]), 1, 1.0),
         ("the pair [2, 1] at position 0 with theta = 1", np.array([2.0, 1.0]), 0, 1.0),
         (
             "the pair [1.5, -0.5] at position 2000 with theta = 0.001",
@@ -367,8 +367,13 @@ def _judge_head(got, case, messages) -> None:
     what = _head_what(case)
     try:
         compare(got, expected, what, messages, _head_mistakes(x, positions), x.dtype)
-    except Wrong:
-        values = np.asarray(got, dtype=float)
+    except Wrong as wrong:
+        try:
+            values = np.asarray(got, dtype=float)
+        except (TypeError, ValueError):
+            raise wrong from None
+        if values.shape != expected.shape:
+            raise
         gaps = _angle_gaps(values, expected) if np.all(np.isfinite(values)) else None
         far = np.max(positions) >= 10_000
         if (
