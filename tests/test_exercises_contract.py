@@ -193,6 +193,10 @@ NOT_APPLICABLE = {
     ("Exercise 9.3 (which token does the head read?)", "float32"): "the answer is a token",
     ("Exercise 9.3 (which token does the head read?)", "lists"): "the answer is a token",
     ("Exercise 9.3 (which token does the head read?)", "row by row"): "the answer is a token",
+    ("Exercise 10.1 (rotate one pair)", "row by row"): "the answer is one pair, not rows",
+    ("Exercise 10.3 (attention with RoPE)", "row by row"): "every query attends to every key",
+    ("Exercise 10.4 (the causal ALiBi bias)", "row by row"): "the answer is built from sizes and "
+    "slopes, not from rows",
 }
 
 #: Exercises whose task hands over a batch of rows (a matrix, one row per query), with the
@@ -206,6 +210,7 @@ ROW_BATCHES = {
     "Exercise 5.2 (every output at once)": (0,),
     "Exercise 7.5 (bug hunt: softmax without the max shift)": (0,),
     "Exercise 9.1 (the gradient of softmax)": (0, 1),
+    "Exercise 10.2 (RoPE for a whole head)": (0, 1),
 }
 
 #: (exercise title, formulation) -> why the check fails it: other engineers' exercises, for
