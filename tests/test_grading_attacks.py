@@ -868,6 +868,76 @@ def attention_grads(q, k, v, g):
 """,
         # stopped by the cost of a backward pass: 98,304 entries of q, k, v on the long case
     ),
+    # ---------------- lesson 10: the library's positions under other names, and a table of
+    # the shipped cases (the cases drawn at grading time are not in it)
+    Attack(
+        "10.1-a-table-of-the-shipped-cases",
+        "10-where-is-each-token",
+        "rotate-pair",
+        """
+SHIPPED = {
+    (0.6, -0.8, 3, 0.5): [0.8404383102838653, 0.5419072306282704],
+    (1.0, 0.0, 1, 1.0): [0.5403023058681398, 0.8414709848078965],
+    (2.0, 1.0, 0, 1.0): [2.0, 1.0],
+    (1.5, -0.5, 2000, 0.001): [-0.16957154140787278, 1.5720195585120937],
+}
+
+
+def rotate_pair(pair, position, theta):
+    return SHIPPED[(float(pair[0]), float(pair[1]), int(position), float(theta))]
+""",
+    ),
+    Attack(
+        "10.2-apply-rope-imported-under-another-name",
+        "10-where-is-each-token",
+        "rope-head",
+        """
+from attnlab import positions as where
+
+
+def rope_head(x, positions):
+    return where.apply_rope(x, positions)
+""",
+    ),
+    Attack(
+        "10.3-rope-scores-then-softmax",
+        "10-where-is-each-token",
+        "rope-attention",
+        """
+import attnlab.positions
+
+
+def rope_attention(q, k, v, positions):
+    scores = attnlab.positions.rope_scores(q, k, positions, positions)
+    return attnlab.softmax(scores, axis=-1) @ v
+""",
+    ),
+    Attack(
+        "10.4-the-library-alibi-bias",
+        "10-where-is-each-token",
+        "causal-alibi",
+        """
+from attnlab.positions import alibi_bias as bias
+
+
+def causal_alibi(n_q, n_k, slopes):
+    return bias(n_q, n_k, slopes)
+""",
+    ),
+    Attack(
+        "10.2-the-private-rotation-helper",
+        "10-where-is-each-token",
+        "rope-head",
+        """
+import importlib
+
+helper = getattr(importlib.import_module("attnlab.positions"), "_rot" + "ate")
+
+
+def rope_head(x, positions):
+    return helper(x, positions, 10000.0, "x", "positions")
+""",
+    ),
     # (the bug hunts 7.3-7.5 are graded on mending the given code: the library's whole
     # attention handed back earns nothing, see the attacks at the end of this table)
     # ------------------------------------------- lesson 3: values that lie about themselves
