@@ -67,6 +67,7 @@ COURSE = "attnlab"
 EXCHANGE_REQUIREMENTS = DEPLOY / "exchange-requirements.txt"
 VENDOR = DEPLOY / "vendor" / "ngshare_exchange"  # upstream master c22c0d4 (VENDORED.md)
 NAMES = {"inst": "teach", "a": "ada", "b": "bo"}
+IDLE_S = 20  # a kernel's channels unused this long are reopened before the next request
 
 # deploy/hub/ngshare_service.py, as the values file starts it, but on loopback only (ngshare
 # listens on 0.0.0.0: in the hub pod the proxy pod must reach it)
@@ -152,19 +153,28 @@ class Class:
     def __init__(self, hub: Z2JHHub, pod_user: str, sandbox_env: dict[str, str]):
         self.hub, self.pod_user = hub, pod_user
         self.kernels = {role: hub.kernel(name) for role, name in NAMES.items()}
+        self.used = {role: time.monotonic() for role in NAMES}
         self.sandbox_env = sandbox_env
 
     def home(self, role: str) -> Path:
         return self.hub.home(NAMES[role])
 
     def send(self, role: str, code: str) -> str:
-        """Start ``code`` in ``role``'s kernel (as a front end does); returns the request id."""
+        """Start ``code`` in ``role``'s kernel (as a front end does); returns the request id.
+        A kernel unused for a while gets its channels reopened first, as JupyterLab reopens a
+        dropped connection: the server closes an idle client that answers no pings (A's kernel
+        waits through the flow, which A runs from the Assignments tab)."""
+        if time.monotonic() - self.used[role] > IDLE_S:
+            self.kernels[role].ws.close()
+            self.kernels[role].connect()
+        self.used[role] = time.monotonic()
         return self.kernels[role].execute_request(code)
 
     def result(self, role: str, request: str, timeout: float = 600) -> dict:
         """The one JSON line the code of ``request`` printed in ``role``'s kernel."""
         idle = lambda m: m["msg_type"] == "status" and m["content"]["execution_state"] == "idle"  # noqa: E731
         run = hubrun.Execution(self.kernels[role].wait_for(request, idle, timeout))
+        self.used[role] = time.monotonic()
         assert run.error is None, f"{NAMES[role]}: {run.error}"
         return json.loads(run.stdout.strip().splitlines()[-1])
 
