@@ -7,8 +7,11 @@ Lesson 11's experiment (Elhage et al. 2021; Olsson et al. 2022), in numpy on a C
    pure function of its settings). :func:`training` is a generator that yields a
    :class:`Progress` at every evaluation (a notebook draws its progress bar from it and may
    stop whenever it likes); :func:`train` runs it to the end, with an optional callback.
-2. **Watch the two halves**: the loss on the first half stays at chance, ``ln vocab``; the
-   loss on the repeated half sits on a plateau, then falls suddenly (:func:`phase_change`).
+2. **Watch the two halves**: the loss on the first half cannot go below chance, ``ln vocab``
+   (once the model copies it ends a little above: a token repeated by chance in the first
+   half sets the copying off, and the model cannot tell the halves apart, it never sees
+   ``L``); the loss on the repeated half sits on a plateau, then falls suddenly
+   (:func:`phase_change`).
 3. **Read the heads**: :func:`previous_token_score` (how much each query attends to the
    position just before it) finds a previous-token head in layer 0;
    :func:`induction_score` (how much a query in the repeat attends to the token *after* the
@@ -17,13 +20,13 @@ Lesson 11's experiment (Elhage et al. 2021; Olsson et al. 2022), in numpy on a C
    repeated half its low loss (:func:`evaluate` with ``ablate=``). A one-layer model
    (``ModelConfig(n_layers=1)``) trained the same way stays far above.
 
-Speed: the arrays are small, so OpenBLAS's threads cost more than they bring (on a loaded
-2-core machine, several times slower than one thread). :func:`train` and :func:`training`
-run with one BLAS thread through ``threadpoolctl`` when it is installed
-(:func:`one_blas_thread`); without it, set ``OPENBLAS_NUM_THREADS=1`` (and
-``OMP_NUM_THREADS=1``) in the environment *before* numpy is first imported, e.g. in the
-shell that starts Jupyter, or ``%env OPENBLAS_NUM_THREADS=1`` in a fresh kernel's first cell.
-``./run.sh test`` sets it for the tests.
+Speed: training runs in float32 (``InductionConfig.dtype``; about twice as fast as float64,
+the gradient checks use float64). The arrays are small, so OpenBLAS's threads cost more than
+they bring on a busy 2-core machine. :func:`train` and :func:`training` run with one BLAS
+thread through ``threadpoolctl`` when it is installed (:func:`one_blas_thread`); without it,
+set ``OPENBLAS_NUM_THREADS=1`` (and ``OMP_NUM_THREADS=1``) in the environment *before* numpy
+is first imported: in the shell that starts Jupyter, or with ``%env OPENBLAS_NUM_THREADS=1``
+as the first cell of a fresh kernel. ``./run.sh test`` sets it for the tests.
 
 This module needs numpy only.
 

@@ -8,7 +8,10 @@ and the conclusions lesson 11 draws from it (ranges measured on seeds 0-7, see t
 
 from __future__ import annotations
 
+import contextlib
 import math
+import sys
+import types
 
 import numpy as np
 import pytest
@@ -392,6 +395,25 @@ def test_read_circuit_names_heads_by_their_scores(quick_run):
 def test_one_blas_thread_says_whether_it_limited():
     with one_blas_thread() as limited:
         assert isinstance(limited, bool)
+
+
+def test_one_blas_thread_asks_threadpoolctl_for_one_blas_thread(monkeypatch):
+    calls = []
+
+    @contextlib.contextmanager
+    def threadpool_limits(**kwargs):
+        calls.append(kwargs)
+        yield
+
+    fake = types.ModuleType("threadpoolctl")
+    fake.threadpool_limits = threadpool_limits
+    monkeypatch.setitem(sys.modules, "threadpoolctl", fake)
+    with one_blas_thread() as limited:
+        assert limited is True
+    assert calls == [{"limits": 1, "user_api": "blas"}]
+    monkeypatch.setitem(sys.modules, "threadpoolctl", None)  # not installed: import fails
+    with one_blas_thread() as limited:
+        assert limited is False
 
 
 # ------------------------------------------------------------ the lesson's run, on three seeds
