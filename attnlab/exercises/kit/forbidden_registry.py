@@ -137,16 +137,9 @@ WHOLE_MODULES: dict[str, tuple[str, ...]] = {
         "steps_table",
         "tied_rates",
     ),
-    "attnlab.positions": (
-        "position_frequencies",
-        "sinusoidal_positions",
-        "learned_positions",
-        "rope_angles",
-        "apply_rope",
-        "rope_scores",
-        "alibi_slopes",
-        "alibi_bias",
-        "permute_tokens",
+    "attnlab.positions": tuple(
+        "position_frequencies sinusoidal_positions learned_positions rope_angles apply_rope "
+        "rope_scores alibi_slopes alibi_bias permute_tokens".split()
     ),
     "attnlab.examples": (
         "cat_sat_down",
