@@ -120,7 +120,7 @@ class InductionConfig:
     """
 
     model: ModelConfig = ModelConfig()
-    steps: int = 1500  #: Adam updates
+    steps: int = 1000  #: Adam updates
     batch: int = 64  #: sequences per update
     lr: float = 3e-3  #: Adam's learning rate
     min_repeat: int = 4  #: shortest repeat length L
@@ -429,6 +429,8 @@ def training(config: InductionConfig, seed: int = 0, params=None) -> Iterator[Pr
     ------
     ValueError
         For a bad ``config``, ``seed`` or ``params`` (on the first ``next``).
+    FloatingPointError
+        If the training loss stops being finite (a learning rate far too large).
 
     Examples
     --------

@@ -417,13 +417,14 @@ def test_one_blas_thread_asks_threadpoolctl_for_one_blas_thread(monkeypatch):
 
 
 # ------------------------------------------------------------ the lesson's run, on three seeds
-# Measured with the default InductionConfig on seeds 0-9 (train and read_circuit, as below):
-# phase change (halfway) at steps 475-525, suddenness 2.0-5.0 (the one-layer control's 0.5-1.4),
-# plateau 3.44-3.45 nats, repeated-half loss 0.57-0.66 nats (chance ln 32 = 3.47), first half
-# 3.74-3.86; previous-token score of layer 0's head 0.35-0.44 (layer 1's 0.03-0.09), induction
-# score of layer 1's head 0.74-0.83 (layer 0's <= 0.006); the previous-token head ablated: the
-# repeated half 3.19-3.88 nats, the induction score 0.16-0.21; the induction head ablated:
-# 3.50-4.64 nats; the control's repeated half 2.65-2.70 (its lowest 2.64), induction 0.19-0.20.
+# Measured with the default InductionConfig (1,000 steps) on seeds 0-9 (train and read_circuit,
+# as below): the repeated half's fall halfway at steps 475-525, suddenness 2.0-6.7, a fall of
+# 2.70-2.80 nats from a plateau of 3.44-3.45 (chance ln 32 = 3.47) to 0.63-0.73 at the end; the
+# first half 3.84-3.91; previous-token score of layer 0's head 0.33-0.42 (layer 1's 0.06-0.08),
+# induction score of layer 1's head 0.76-0.80 (layer 0's <= 0.007); the previous-token head
+# ablated: the repeated half 3.32-3.88 nats, the induction score 0.16-0.20; the induction head
+# ablated: 3.54-3.81 nats; the one-layer control: repeated half 2.71-2.77 (never below 2.70), a
+# fall of 0.69-0.74 nats (suddenness 0.6-1.7), induction score 0.19-0.20.
 # The bounds below leave room around those ranges; each says what the lesson claims.
 SEEDS = (0, 1, 2)
 CHANCE = chance_loss(InductionConfig().model.vocab)
@@ -447,6 +448,7 @@ def test_the_repeated_half_loss_drops_suddenly_and_far_below_chance(lesson_runs,
     assert pc is not None and 350 <= pc.step <= 700, pc
     assert pc.plateau > CHANCE - 0.1  # a plateau near chance first
     assert pc.suddenness >= 1.5, pc  # the first 20 % of the fall took longer than the next 60 %
+    assert pc.plateau - pc.final > 2.3  # most of the way from chance to zero
     assert circuit.repeat_loss < 1.0 < CHANCE - 2  # well below chance
     assert circuit.first_loss > CHANCE - 0.05  # the first half cannot be predicted
 
@@ -459,7 +461,7 @@ def test_the_scores_find_a_previous_token_head_in_layer_0_and_an_induction_head_
     _, circuit, _, _ = lesson_runs[seed]
     prev, ind = circuit.previous_token, circuit.induction  # (2, 1) each
     assert circuit.previous_token_head == (0, 0) and circuit.induction_head == (1, 0)
-    assert prev[0, 0] > 0.3 and prev[0, 0] > 3 * prev[1, 0]
+    assert prev[0, 0] > 0.25 and prev[0, 0] > 3 * prev[1, 0]
     assert ind[1, 0] > 0.65 and ind[0, 0] < 0.05
 
 
@@ -479,5 +481,6 @@ def test_the_one_layer_control_stays_high(lesson_runs, seed):
     _, circuit, control, control_circuit = lesson_runs[seed]
     assert control.repeat_loss.min() > 2.5
     assert control_circuit.repeat_loss > circuit.repeat_loss + 1.5
-    assert control_circuit.phase is None or control_circuit.phase.suddenness < 1.5
+    fall = control_circuit.phase
+    assert fall is None or fall.plateau - fall.final < 1.0  # it learns a little, then stalls
     assert control_circuit.induction.max() < 0.3
