@@ -84,18 +84,24 @@ class ModelConfig:
     --------
     >>> ModelConfig().n_layers, ModelConfig(n_layers=1).n_layers
     (2, 1)
+
+    ``n_layers=0`` is the zero-layer model: embeddings straight into the unembedding, a
+    bigram (and position) model with no attention at all.
     """
 
     vocab: int = 32  #: tokens 0 … vocab − 1
     n_ctx: int = 32  #: the longest sequence (rows of the position embedding)
     d_model: int = 32  #: width of the residual stream
-    n_layers: int = 2
+    n_layers: int = 2  #: >= 0
     n_heads: int = 1  #: heads per layer
     d_head: int = 16  #: width of each head's queries, keys and values
 
     def __post_init__(self):
-        for name in ("vocab", "n_ctx", "d_model", "n_layers", "n_heads", "d_head"):
+        for name in ("vocab", "n_ctx", "d_model", "n_heads", "d_head"):
             positive_int(getattr(self, name), name)
+        n = self.n_layers
+        if isinstance(n, bool) or not isinstance(n, int | np.integer) or n < 0:
+            raise ValueError(f"n_layers must be an int >= 0, got {n!r}")
 
 
 def init_params(config: ModelConfig, seed: int = 0, dtype=np.float64) -> dict[str, np.ndarray]:
@@ -149,6 +155,9 @@ def init_params(config: ModelConfig, seed: int = 0, dtype=np.float64) -> dict[st
 def config_of(params) -> ModelConfig:
     """The :class:`ModelConfig` that ``params`` were made for, read from their shapes.
 
+    A zero-layer model's parameters say nothing of heads: its ``n_heads`` and ``d_head`` are
+    :class:`ModelConfig`'s defaults.
+
     Raises
     ------
     ValueError
@@ -160,14 +169,17 @@ def config_of(params) -> ModelConfig:
     >>> config_of(init_params(ModelConfig(n_heads=3, n_layers=1)))  # doctest: +NORMALIZE_WHITESPACE
     ModelConfig(vocab=32, n_ctx=32, d_model=32, n_layers=1, n_heads=3, d_head=16)
     """
-    required = ("embed", "pos", "w_q.0", "unembed")
+    required = ("embed", "pos", "unembed")
     if not isinstance(params, dict) or any(name not in params for name in required):
         raise ValueError(
             f"params must be a dict from init_params (with {', '.join(required)}, …); got "
             + (f"keys {sorted(params)}" if isinstance(params, dict) else type(params).__name__)
         )
-    shapes = {name: np.shape(params[name]) for name in ("embed", "pos", "w_q.0")}
-    if [len(s) for s in shapes.values()] != [2, 2, 3] or 0 in sum(shapes.values(), ()):
+    names = ("embed", "pos", "w_q.0") if "w_q.0" in params else ("embed", "pos")
+    shapes = {name: np.shape(params[name]) for name in names}
+    if [len(s) for s in shapes.values()] != [2, 2, 3][: len(names)] or 0 in sum(
+        shapes.values(), ()
+    ):
         raise ValueError(
             "params['embed'] must be (vocab, d_model), params['pos'] (n_ctx, d_model) and "
             f"params['w_q.0'] (n_heads, d_model, d_head), none empty: got shapes {shapes}"
@@ -515,7 +527,10 @@ def _heads_out(mixed: np.ndarray) -> np.ndarray:
 
 def _config_unchecked(params) -> ModelConfig:
     vocab, d_model = np.shape(params["embed"])
-    n_heads, _, d_head = np.shape(params["w_q.0"])
+    if "w_q.0" in params:
+        n_heads, _, d_head = np.shape(params["w_q.0"])
+    else:  # the zero-layer model has no heads
+        n_heads, d_head = ModelConfig.n_heads, ModelConfig.d_head
     n_layers = 0
     while f"w_q.{n_layers}" in params:
         n_layers += 1

@@ -65,6 +65,7 @@ import numpy as np
 from attnlab._validate import positive_finite, positive_int
 from attnlab.attention_only import (
     ModelConfig,
+    check_params,
     config_of,
     forward,
     init_params,
@@ -349,8 +350,8 @@ def evaluate(params, batch: RepeatBatch, ablate=None, check: bool = True) -> Eva
     return Evaluation(
         first_loss=float(losses[batch.first].mean()),
         repeat_loss=float(losses[batch.repeat].mean()),
-        previous_token=np.array([previous_token_score(w, batch) for w in cache.weights]),
-        induction=np.array([induction_score(w, batch) for w in cache.weights]),
+        previous_token=_per_head(previous_token_score, cache, batch),
+        induction=_per_head(induction_score, cache, batch),
     )
 
 
@@ -447,10 +448,11 @@ def training(config: InductionConfig, seed: int = 0, params=None) -> Iterator[Pr
     if params is None:
         params = init_params(config.model, seed, dtype=config.dtype)
     else:
-        if config_of(params) != config.model:
-            raise ValueError(
-                f"params are for {config_of(params)}, but config.model is {config.model}"
-            )
+        config_of(params)  # a model's parameters, whole
+        try:
+            check_params(params, config.model)
+        except ValueError as why:
+            raise ValueError(f"params do not fit config.model = {config.model}: {why}") from None
         params = {name: np.array(a, dtype=config.dtype) for name, a in params.items()}  # copies
     rng = np.random.default_rng([int(seed), 1])
     held_out = eval_batch(config)
@@ -639,15 +641,19 @@ def phase_change(steps, loss) -> PhaseChange | None:
 # ---------------------------------------------------------------- reading a run
 @dataclass(frozen=True)
 class Circuit:
-    """What a trained run shows (:func:`read_circuit`): the drop, the two heads, the ablations."""
+    """What a trained run shows (:func:`read_circuit`): the drop, the two heads, the ablations.
+
+    A zero-layer model has no heads: both heads are ``None`` and the two "ablated"
+    evaluations are the model's own.
+    """
 
     phase: PhaseChange | None  #: the drop of the repeated-half loss, or None if it never fell
     first_loss: float  #: final loss on the first half
     repeat_loss: float  #: final loss on the repeated half
     previous_token: np.ndarray  #: (n_layers, n_heads) final previous-token scores
     induction: np.ndarray  #: (n_layers, n_heads) final induction scores
-    previous_token_head: tuple  #: (layer, head) with the highest previous-token score
-    induction_head: tuple  #: (layer, head) with the highest induction score
+    previous_token_head: tuple | None  #: (layer, head) with the highest previous-token score
+    induction_head: tuple | None  #: (layer, head) with the highest induction score
     ablated_previous: Evaluation  #: the evaluation with the previous-token head zeroed
     ablated_induction: Evaluation  #: the evaluation with the induction head zeroed
 
@@ -669,6 +675,19 @@ def read_circuit(run: Run) -> Circuit:
         raise ValueError(f"run must be a Run from train(), got {type(run).__name__}")
     held_out = eval_batch(run.config)
     final = evaluate(run.params, held_out, check=False)
+    if final.previous_token.size == 0:  # the zero-layer model: nothing to find or ablate
+        phase = phase_change(run.eval_steps, run.repeat_loss)
+        return Circuit(
+            phase,
+            final.first_loss,
+            final.repeat_loss,
+            final.previous_token,
+            final.induction,
+            None,
+            None,
+            final,
+            final,
+        )
     prev = tuple(
         int(i) for i in np.unravel_index(final.previous_token.argmax(), final.previous_token.shape)
     )
@@ -696,6 +715,12 @@ def _check_weights(weights, batch: RepeatBatch) -> np.ndarray:
             f"({batch.tokens.shape[0]}, n_heads, {n}, {n}) for this batch; got shape {w.shape}"
         )
     return w
+
+
+def _per_head(score, cache, batch) -> np.ndarray:
+    """``score`` of every layer's weights, as an (n_layers, n_heads) array (zero layers too)."""
+    rows = [score(w, batch) for w in cache.weights]  # n_layers × (n_heads,)
+    return np.array(rows).reshape(len(rows), -1 if rows else 0)  # (n_layers, n_heads)
 
 
 def _run_from(config, seed, seen, stopped) -> Run | None:

@@ -45,6 +45,7 @@ from attnlab.induction import (
 from attnlab.repeated_tokens import PAD, chance_loss, repeated_batch
 
 SMALL = ModelConfig(vocab=5, n_ctx=6, d_model=4, n_layers=2, n_heads=2, d_head=3)
+ZERO_LAYERS = ModelConfig(vocab=5, n_ctx=6, d_model=4, n_layers=0)  # the bigram model
 
 
 def _small_batch(seed=0, batch=3):
@@ -148,14 +149,18 @@ def _loop_forward(params, tokens, ablate=()):
     return logits, patterns
 
 
-@pytest.mark.parametrize("ablate", [(), ((0, 1),), ((1, 0), (0, 0))])
-def test_forward_matches_a_plain_loop(ablate):
-    params = init_params(SMALL, seed=3)
+@pytest.mark.parametrize(
+    ("config", "ablate"),
+    [(SMALL, ()), (SMALL, ((0, 1),)), (SMALL, ((1, 0), (0, 0))), (ZERO_LAYERS, ())],
+)
+def test_forward_matches_a_plain_loop(config, ablate):
+    params = init_params(config, seed=3)
     tokens = _small_batch(1).tokens
     logits, cache = forward(params, tokens, ablate=list(ablate))
     want, patterns = _loop_forward(params, tokens, ablate)
     np.testing.assert_allclose(logits, want, rtol=1e-12, atol=1e-12)
-    for layer in range(SMALL.n_layers):
+    assert len(cache.weights) == config.n_layers
+    for layer in range(config.n_layers):
         np.testing.assert_allclose(cache.weights[layer], patterns[layer], atol=1e-14)
 
 
@@ -172,9 +177,13 @@ def test_a_causal_head_never_looks_ahead_and_padding_changes_nothing_before_it()
     np.testing.assert_array_equal(a[:, :4], b[:, :4])
 
 
-@pytest.mark.parametrize("ablate", [None, [(0, 0)], [(1, 1)]])
-def test_gradients_match_central_finite_differences_for_every_parameter(ablate):
-    params = init_params(SMALL, seed=1)
+@pytest.mark.parametrize(
+    ("config", "ablate"),
+    [(SMALL, None), (SMALL, [(0, 0)]), (SMALL, [(1, 1)]), (ZERO_LAYERS, None)],
+    ids=["two-layers", "layer-0-head-0-ablated", "layer-1-head-1-ablated", "zero-layers"],
+)
+def test_gradients_match_central_finite_differences_for_every_parameter(config, ablate):
+    params = init_params(config, seed=1)
     b = _small_batch(0)
     loss, grads, _ = loss_and_grads(params, b.tokens, b.target, ablate=ablate)
     assert set(grads) == set(params)
@@ -271,6 +280,10 @@ def test_the_model_refuses_bad_input_with_a_clear_message(call, message):
 def test_configs_refuse_what_cannot_work():
     with pytest.raises(ValueError, match="d_head must be a positive int"):
         ModelConfig(d_head=0)
+    with pytest.raises(ValueError, match="n_layers must be an int >= 0"):
+        ModelConfig(n_layers=-1)
+    with pytest.raises(ValueError, match="params do not fit config.model"):
+        next(training(InductionConfig(steps=1), params=init_params(ModelConfig(n_layers=1))))
     with pytest.raises(ValueError, match="do not fit the model's n_ctx"):
         InductionConfig(max_repeat=17)
     with pytest.raises(ValueError, match="lr must be > 0"):
@@ -424,7 +437,8 @@ def test_one_blas_thread_asks_threadpoolctl_for_one_blas_thread(monkeypatch):
 # induction score of layer 1's head 0.76-0.80 (layer 0's <= 0.007); the previous-token head
 # ablated: the repeated half 3.32-3.88 nats, the induction score 0.16-0.20; the induction head
 # ablated: 3.54-3.81 nats; the one-layer control: repeated half 2.71-2.77 (never below 2.70), a
-# fall of 0.69-0.74 nats (suddenness 0.6-1.7), induction score 0.19-0.20.
+# fall of 0.69-0.74 nats (suddenness 0.6-1.7), induction score 0.19-0.20; the zero-layer
+# (bigram) model: both halves 3.465-3.469 at the end, never below 3.464.
 # The bounds below leave room around those ranges; each says what the lesson claims.
 SEEDS = (0, 1, 2)
 CHANCE = chance_loss(InductionConfig().model.vocab)
@@ -435,15 +449,17 @@ def lesson_runs():
     config = InductionConfig()
     runs = {seed: train(config, seed) for seed in SEEDS}
     controls = {seed: train(config.replace(n_layers=1), seed) for seed in SEEDS}
+    bigrams = {seed: train(config.replace(n_layers=0), seed) for seed in SEEDS}
     return {
-        s: (runs[s], read_circuit(runs[s]), controls[s], read_circuit(controls[s])) for s in SEEDS
+        s: (runs[s], read_circuit(runs[s]), controls[s], read_circuit(controls[s]), bigrams[s])
+        for s in SEEDS
     }
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("seed", SEEDS)
 def test_the_repeated_half_loss_drops_suddenly_and_far_below_chance(lesson_runs, seed):
-    run, circuit, _, _ = lesson_runs[seed]
+    run, circuit, *_ = lesson_runs[seed]
     pc = circuit.phase
     assert pc is not None and 350 <= pc.step <= 700, pc
     assert pc.plateau > CHANCE - 0.1  # a plateau near chance first
@@ -458,7 +474,7 @@ def test_the_repeated_half_loss_drops_suddenly_and_far_below_chance(lesson_runs,
 def test_the_scores_find_a_previous_token_head_in_layer_0_and_an_induction_head_in_layer_1(
     lesson_runs, seed
 ):
-    _, circuit, _, _ = lesson_runs[seed]
+    _, circuit, *_ = lesson_runs[seed]
     prev, ind = circuit.previous_token, circuit.induction  # (2, 1) each
     assert circuit.previous_token_head == (0, 0) and circuit.induction_head == (1, 0)
     assert prev[0, 0] > 0.25 and prev[0, 0] > 3 * prev[1, 0]
@@ -468,7 +484,7 @@ def test_the_scores_find_a_previous_token_head_in_layer_0_and_an_induction_head_
 @pytest.mark.slow
 @pytest.mark.parametrize("seed", SEEDS)
 def test_ablating_the_previous_token_head_breaks_induction(lesson_runs, seed):
-    _, circuit, _, _ = lesson_runs[seed]
+    _, circuit, *_ = lesson_runs[seed]
     layer, head = circuit.induction_head
     assert circuit.ablated_previous.induction[layer, head] < 0.3  # the pattern is gone
     assert circuit.ablated_previous.repeat_loss > CHANCE - 0.5  # and the copying with it
@@ -478,9 +494,16 @@ def test_ablating_the_previous_token_head_breaks_induction(lesson_runs, seed):
 @pytest.mark.slow
 @pytest.mark.parametrize("seed", SEEDS)
 def test_the_one_layer_control_stays_high(lesson_runs, seed):
-    _, circuit, control, control_circuit = lesson_runs[seed]
+    _, circuit, control, control_circuit, _ = lesson_runs[seed]
     assert control.repeat_loss.min() > 2.5
     assert control_circuit.repeat_loss > circuit.repeat_loss + 1.5
     fall = control_circuit.phase
     assert fall is None or fall.plateau - fall.final < 1.0  # it learns a little, then stalls
     assert control_circuit.induction.max() < 0.3
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", SEEDS)
+def test_a_bigram_model_cannot_predict_the_repeat(lesson_runs, seed):
+    *_, bigram = lesson_runs[seed]
+    assert bigram.repeat_loss.min() > CHANCE - 0.02 and bigram.first_loss.min() > CHANCE - 0.02
