@@ -220,7 +220,7 @@ COURSE = (
         "Where is each token?",
         55,
         "attention cannot tell positions apart; sinusoidal, learned, rotary (RoPE) and ALiBi",
-        ["rope.RopeExplorer"],
+        ["sinusoidal.SinusoidalExplorer", "rope.RopeExplorer"],
         ["positions", "attention", "softmax_family", "training"],
     ),
 )
