@@ -246,3 +246,18 @@ def test_each_content_keeps_its_own_background(explorer):
     assert np.array_equal(explorer.view.frame(), first)
     explorer.set(shift=400)  # only the arrows turn: the curves' pixels stay
     assert np.array_equal(explorer.view.frame()[:, 300:], first[:, 300:])
+
+
+def test_the_dots_stay_light_on_a_dark_page(explorer):
+    """An "auto" marker face took the line colour after the dark theme had lightened it and
+    was darkened again: the dots vanished on a dark page. Their face and edge are given."""
+    from matplotlib.colors import same_color, to_rgba
+
+    explorer.view.set_dark(True)
+    for name in ("near_dot", "far_dot"):
+        dot = explorer.artists[name]
+        for colour in (dot.get_color(), dot.get_markerfacecolor(), dot.get_markeredgecolor()):
+            red, green, blue, _ = to_rgba(colour)
+            assert 0.2126 * red + 0.7152 * green + 0.0722 * blue > 0.6, (name, colour)
+    explorer.view.set_dark(False)
+    assert same_color(explorer.artists["near_dot"].get_markerfacecolor(), "black")

@@ -42,6 +42,15 @@ OFFSETS = np.arange(-64, 65)  # (129,) the middle panel's offsets m − n
 DISTANCES = np.unique(np.round(np.logspace(0, 4, 240)).astype(int))  # (n_far,) 1 … 10^4
 CONTENTS = {"k = q": "same", "k independent of q": "independent"}
 KEY_COLOUR = PALETTE["vermillion"]
+# The dots' face and edge are given, not left "auto": an auto face took the line colour after
+# the dark theme had lightened it and was darkened again, so the dots vanished on a dark page.
+DOT_STYLE = {
+    "color": QUERY_COLOUR,
+    "markerfacecolor": QUERY_COLOUR,
+    "markeredgecolor": QUERY_COLOUR,
+    "markersize": 6,
+    "zorder": 5,
+}
 
 
 def _content(seed: int) -> np.ndarray:
@@ -280,7 +289,7 @@ class RopeExplorer(Explorer):
         ax_near.set(xlabel="offset m − n", ylabel="score  q·k / √d")
         ax_near.set_title("score against the offset", fontsize=10)
         ax_near.plot([], [], color=PALETTE["blue"], linewidth=1.2, gid="near")
-        (near_dot,) = ax_near.plot([], [], "o", color=QUERY_COLOUR, markersize=6, zorder=5)
+        (near_dot,) = ax_near.plot([], [], "o", **DOT_STYLE)
 
         ax_far.set_xscale("log")
         power_of_ten_labels(ax_far.xaxis)
@@ -297,7 +306,7 @@ class RopeExplorer(Explorer):
             gid="average",
         )
         ax_far.plot([], [], color=PALETTE["blue"], linewidth=1.0, label="this q, k", gid="far")
-        (far_dot,) = ax_far.plot([], [], "o", color=QUERY_COLOUR, markersize=6, zorder=5)
+        (far_dot,) = ax_far.plot([], [], "o", **DOT_STYLE)
         ax_far.legend(loc="lower left", fontsize=9, frameon=False)
         return {
             "before": before.arrows,
