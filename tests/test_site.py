@@ -215,7 +215,9 @@ def test_a_saved_lesson_shows_each_explorers_picture_in_nbconvert():
     soup = BeautifulSoup(page, features="html.parser")
     images = soup.select("img")
     shown = [img["src"].removeprefix(prefix) for img in images if img["src"].startswith(prefix)]
-    assert len(explorers) == 11 and shown == explorers
+    from attnlab.explorers import all_explorers
+
+    assert len(explorers) == len(all_explorers()) and shown == explorers  # every explorer
     assert soup.select('script[type="application/vnd.jupyter.widget-view+json"]') == []
 
 
