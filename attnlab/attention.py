@@ -19,12 +19,11 @@ This module needs numpy only.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
-from ._validate import as_bool_mask, as_float_array, positive_finite, positive_int, work_dtype
-from .softmax_family import _softmax_in_place
+from ._checks import check_causal, check_mask, check_qk, check_qkv, resolve_scale
+from ._kernels import scaled_scores, softmax_in_place
+from ._validate import positive_int
 
 __all__ = ["scaled_dot_product_attention", "attention_scores", "causal_mask", "padding_mask"]
 
@@ -77,8 +76,8 @@ def attention_scores(q, k, scale=None):
     >>> attention_scores(np.ones((2, 3, 4)), np.ones((5, 4))).shape
     (2, 3, 5)
     """
-    q, k = _check_qk(q, k)
-    scores = _scaled_scores(q, k, _resolve_scale(scale, q.shape[-1]))  # (..., n_q, n_k)
+    q, k = check_qk(q, k)
+    scores = scaled_scores(q, k, resolve_scale(scale, q.shape[-1]))  # (..., n_q, n_k)
     with np.errstate(over="ignore"):  # float32 -> float16 may overflow to ±inf
         return scores.astype(np.result_type(q, k), copy=False)
 
@@ -167,10 +166,10 @@ def scaled_dot_product_attention(q, k, v, mask=None, scale=None, *, causal: bool
         >>> w[1].tolist(), out[1].tolist()
         ([0.0, 0.0], [0.0, 0.0])
     """
-    q, k, v, batch = _check_qkv(q, k, v)  # batch: the common "..." of every result
+    q, k, v, batch = check_qkv(q, k, v)  # batch: the common "..." of every result
     dtype = np.result_type(q, k, v)
-    scores = _scaled_scores(
-        q, k, _resolve_scale(scale, q.shape[-1])
+    scores = scaled_scores(
+        q, k, resolve_scale(scale, q.shape[-1])
     )  # (q/k batch, n_q, n_k), work dtype
     shape = batch + scores.shape[-2:]  # (..., n_q, n_k)
     allowed = None
@@ -181,7 +180,7 @@ def scaled_dot_product_attention(q, k, v, mask=None, scale=None, *, causal: bool
     if scores.shape != shape:  # batch dims that only v (or the mask) has: a copy for each
         scores = np.broadcast_to(scores, shape).copy()
     # (..., n_q, n_k); an all -inf (fully masked) row gives zeros
-    weights = _softmax_in_place(scores, axis=-1, all_finite=allowed is None)
+    weights = softmax_in_place(scores, axis=-1, all_finite=allowed is None)
     output = weights @ v.astype(weights.dtype, copy=False)  # (..., n_q, d_v)
     output += 0.0  # turns -0.0 into 0.0
     return output.astype(dtype, copy=False), weights.astype(dtype, copy=False)
@@ -282,294 +281,6 @@ def padding_mask(lengths, n_k):
 
 
 # ---------------------------------------------------------------- helpers (private)
-def _shapes_of(**arrays) -> str:
-    """Name the shape of every array, for error messages that say what was passed.
-
-    Package-internal: shared with :mod:`attnlab.tiling` and :mod:`attnlab.backward`; not part
-    of the course's API (not in ``__all__``).
-
-    Parameters
-    ----------
-    **arrays : numpy.ndarray
-        The arrays, by the names the message should use.
-
-    Returns
-    -------
-    str
-
-    Examples
-    --------
-    >>> _shapes_of(q=np.zeros((2, 4)), k=np.zeros((3, 4)))
-    'q has shape (2, 4), k has shape (3, 4)'
-    """
-    return ", ".join(f"{name} has shape {arr.shape}" for name, arr in arrays.items())
-
-
-def _check_matrices(**arrays) -> dict:
-    """Convert to finite float arrays with at least 2 dims, naming every argument on error.
-
-    Package-internal: shared with :mod:`attnlab.backward`; not part of the course's API.
-
-    Parameters
-    ----------
-    **arrays : array_like
-        The arguments, by name (``q``, ``k``, ``v`` or any other).
-
-    Returns
-    -------
-    dict of str to numpy.ndarray
-        The same names, each a finite float array with ``ndim >= 2``.
-
-    Raises
-    ------
-    ValueError
-        An array is not finite or has fewer than 2 dimensions (the message names it and
-        the shapes of the others).
-
-    Examples
-    --------
-    >>> _check_matrices(q=[[1, 2]])["q"].dtype
-    dtype('float64')
-    """
-    arrays = {name: as_float_array(a, name, allow_inf=False) for name, a in arrays.items()}
-    layout = {"q": "(..., n_q, d_k)", "k": "(..., n_k, d_k)", "v": "(..., n_k, d_v)"}
-    for name, arr in arrays.items():
-        if arr.ndim < 2:
-            others = {n: a for n, a in arrays.items() if n != name}
-            raise ValueError(
-                f"{name} must have at least 2 dimensions {layout[name]}, got shape {arr.shape}; "
-                f"for a single row use {name}[None, :] (and {_shapes_of(**others)})"
-            )
-    return arrays
-
-
-def _check_qk(q, k) -> tuple[np.ndarray, np.ndarray]:
-    """Validate ``q`` and ``k``: finite floats, >= 2 dims, same d_k >= 1, broadcastable batch."""
-    arrays = _check_matrices(q=q, k=k)
-    q, k = arrays["q"], arrays["k"]
-    _check_qk_fit(q, k)
-    return q, k
-
-
-def _check_qk_fit(q: np.ndarray, k: np.ndarray) -> None:
-    """Checked float arrays ``q`` and ``k``: same d_k >= 1, a key, broadcastable batch."""
-    if q.shape[-1] != k.shape[-1]:
-        raise ValueError(f"q and k must have the same last dimension d_k: {_shapes_of(q=q, k=k)}")
-    if q.shape[-1] == 0:
-        raise ValueError(f"q and k must have d_k >= 1 (last dimension): {_shapes_of(q=q, k=k)}")
-    if k.shape[-2] == 0:
-        raise ValueError(f"k must contain at least one key (n_k >= 1): {_shapes_of(q=q, k=k)}")
-    _check_batch(q=q, k=k)
-
-
-def _check_batch(**arrays) -> tuple:
-    """Broadcast the leading (batch) dims of two or three arrays, or explain why not."""
-    batches = [a.shape[:-2] for a in arrays.values()]
-    if all(b == batches[0] for b in batches):  # the usual case, without numpy's machinery
-        return batches[0]
-    try:
-        return np.broadcast_shapes(*batches)
-    except ValueError:
-        names = " and ".join(arrays)
-        batches = ", ".join(f"{n} batch dims {a.shape[:-2]}" for n, a in arrays.items())
-        raise ValueError(
-            f"{names} have incompatible batch dimensions ({batches}): {_shapes_of(**arrays)}; "
-            "leading dimensions must broadcast by numpy rules"
-        ) from None
-
-
-def _resolve_scale(scale, d_k: int) -> float:
-    """The score scale to use: ``1/√d_k`` when ``scale`` is None, else ``scale`` checked.
-
-    Package-internal: shared with :mod:`attnlab.tiling` and :mod:`attnlab.backward`.
-
-    Parameters
-    ----------
-    scale : float or None
-    d_k : int
-        The key dimension (last axis of ``q`` and ``k``).
-
-    Returns
-    -------
-    float
-
-    Raises
-    ------
-    ValueError
-        ``scale`` is not a positive finite number.
-
-    Examples
-    --------
-    >>> _resolve_scale(None, 4), _resolve_scale(1.0, 4)
-    (0.5, 1.0)
-    """
-    return 1.0 / math.sqrt(d_k) if scale is None else positive_finite(scale, "scale")
-
-
-def _scaled_scores(q: np.ndarray, k: np.ndarray, scale: float) -> np.ndarray:
-    """``q @ kᵀ * scale`` as a new array in the work dtype (float32 for float16).
-
-    Refuses scores that overflow, with a message that says whether ``q·k`` itself or
-    only its product with ``scale`` is too large.  When Cauchy–Schwarz already bounds
-    every ``|q·k| * scale`` well below the largest float (``max ‖q_i‖ · max ‖k_j‖ · scale``,
-    an O(N d) computation), the O(N²) finiteness checks are skipped: they cannot fail.
-
-    Package-internal: shared with :mod:`attnlab.tiling` (the scores of one tile).
-
-    Parameters
-    ----------
-    q : numpy.ndarray, shape (..., n_q, d_k)
-    k : numpy.ndarray, shape (..., n_k, d_k)
-    scale : float
-
-    Returns
-    -------
-    numpy.ndarray, shape (..., n_q, n_k)
-
-    Raises
-    ------
-    ValueError
-        A score overflows the work dtype.
-
-    Examples
-    --------
-    >>> _scaled_scores(np.ones((1, 4)), np.ones((2, 4)), 0.5).tolist()
-    [[2.0, 2.0]]
-    """
-    work = work_dtype(np.result_type(q, k))
-    q, k = q.astype(work, copy=False), k.astype(work, copy=False)
-    kt = np.swapaxes(k, -1, -2)  # (..., d_k, n_k)
-    if _cannot_overflow(q, k, scale, work):
-        # Scaling q (n_q · d_k numbers) instead of the scores (n_q · n_k) saves a pass over
-        # the largest array; the two differ only by rounding.
-        return (q * work.type(scale)) @ kt  # (..., n_q, n_k), a new array
-    with np.errstate(over="ignore", invalid="ignore"):
-        raw = q @ kt  # (..., n_q, n_k)
-        scores = raw * scale  # (..., n_q, n_k)
-    if not np.all(np.isfinite(raw)):
-        raise ValueError(
-            f"q and k are too large: q·k overflows {work} "
-            f"(max |q| = {float(np.max(np.abs(q)))}, max |k| = {float(np.max(np.abs(k)))}); "
-            f"{_shapes_of(q=q, k=k)}"
-        )
-    if not np.all(np.isfinite(scores)):
-        raise ValueError(
-            f"scale = {scale!r} is too large: q·k * scale overflows {work} although q·k "
-            f"itself fits (max |q·k| = {float(np.max(np.abs(raw)))}); {_shapes_of(q=q, k=k)}"
-        )
-    return scores
-
-
-def _cannot_overflow(q: np.ndarray, k: np.ndarray, scale: float, work) -> bool:
-    """True when no ``|q_i · k_j|`` nor its product with ``scale`` can reach ``work``'s max.
-
-    By Cauchy–Schwarz ``|q_i · k_j| <= ‖q_i‖ ‖k_j‖``; a factor 4 of headroom covers the
-    rounding of the products and sums.  A norm that itself overflows is ``inf``, which
-    answers False (the caller then checks every score).
-
-    Package-internal: shared with :mod:`attnlab.tiling`.
-
-    Parameters
-    ----------
-    q : numpy.ndarray, shape (..., n_q, d_k)
-    k : numpy.ndarray, shape (..., n_k, d_k)
-    scale : float
-    work : numpy dtype
-        The dtype the scores are computed in.
-
-    Returns
-    -------
-    bool
-
-    Examples
-    --------
-    >>> q = np.ones((3, 2), dtype=np.float32)
-    >>> _cannot_overflow(q, q, 0.5, np.float32)
-    True
-    >>> _cannot_overflow(q * 1e19, q * 1e19, 1.0, np.float32)
-    False
-    """
-    biggest = float(np.finfo(work).max) / 4
-    with np.errstate(over="ignore"):
-        # First a cheaper, cruder bound: |q_i · k_j| <= d_k · max|q| · max|k|, with
-        # max(q) - min(q) >= max|q| (both taken against 0). It settles every everyday
-        # input with four reductions and no temporary array.
-        q_max = float(q.max(initial=0.0)) - float(q.min(initial=0.0))
-        k_max = float(k.max(initial=0.0)) - float(k.min(initial=0.0))
-        if q.shape[-1] * q_max * k_max * max(scale, 1.0) < biggest:
-            return True
-        q_norm = float(np.max(np.linalg.norm(q, axis=-1), initial=0.0))
-        k_norm = float(np.max(np.linalg.norm(k, axis=-1), initial=0.0))
-    return q_norm * k_norm * max(scale, 1.0) < biggest
-
-
-def _check_qkv(q, k, v) -> tuple[np.ndarray, np.ndarray, np.ndarray, tuple]:
-    """q, k, v as float arrays that fit together, and their common batch shape ``...``.
-
-    Package-internal: shared with :mod:`attnlab.tiling` and :mod:`attnlab.backward`.
-
-    Parameters
-    ----------
-    q, k, v : array_like
-        Shapes ``(..., n_q, d_k)``, ``(..., n_k, d_k)`` and ``(..., n_k, d_v)``.
-
-    Returns
-    -------
-    q, k, v : numpy.ndarray
-    batch : tuple of int
-        The broadcast batch shape ``...`` of all three.
-
-    Raises
-    ------
-    ValueError
-        The shapes do not fit together (the message names every shape).
-
-    Examples
-    --------
-    >>> _check_qkv(np.ones((2, 3, 4)), np.ones((5, 4)), np.ones((5, 6)))[3]
-    (2,)
-    """
-    arrays = _check_matrices(q=q, k=k, v=v)
-    q, k, v = arrays["q"], arrays["k"], arrays["v"]
-    _check_qk_fit(q, k)
-    if k.shape[-2] != v.shape[-2]:
-        raise ValueError(
-            f"k and v must have the same number of rows n_k (one value per key): "
-            f"{_shapes_of(k=k, v=v)}"
-        )
-    _check_batch(k=k, v=v)
-    _check_batch(q=q, v=v)
-    return q, k, v, _check_batch(q=q, k=k, v=v)
-
-
-def _check_causal(causal) -> bool:
-    """``causal`` as a bool; anything else (1, "yes", None) is refused.
-
-    Package-internal: shared with :mod:`attnlab.tiling`.
-
-    Parameters
-    ----------
-    causal : bool
-
-    Returns
-    -------
-    bool
-
-    Raises
-    ------
-    ValueError
-        ``causal`` is not a bool.
-
-    Examples
-    --------
-    >>> _check_causal(np.bool_(True))
-    True
-    """
-    if not isinstance(causal, bool | np.bool_):
-        raise ValueError(
-            f"causal must be True or False, got {causal!r} (type {type(causal).__name__})"
-        )
-    return bool(causal)
 
 
 def _allowed(mask, causal, scores_shape: tuple, q, k, v) -> np.ndarray | None:
@@ -579,51 +290,9 @@ def _allowed(mask, causal, scores_shape: tuple, q, k, v) -> np.ndarray | None:
     >>> _allowed(None, True, (2, 3), q, k, k).astype(int).tolist()
     [[1, 1, 0], [1, 1, 1]]
     """
-    allowed = None if mask is None else _check_mask(mask, scores_shape, q, k, v)
-    if _check_causal(causal):
+    allowed = None if mask is None else check_mask(mask, scores_shape, q, k, v)
+    if check_causal(causal):
         n_q, n_k = scores_shape[-2:]
         below = np.tri(n_q, n_k, k=n_k - n_q, dtype=bool)  # (n_q, n_k), as causal_mask
         allowed = below if allowed is None else allowed & below
     return allowed
-
-
-def _check_mask(mask, scores_shape: tuple, q, k, v) -> np.ndarray:
-    """``mask`` as a boolean array that broadcasts to the scores' shape.
-
-    Package-internal: shared with :mod:`attnlab.tiling`.
-
-    Parameters
-    ----------
-    mask : array_like of bool
-        True where a query may attend to a key.
-    scores_shape : tuple of int
-        ``(..., n_q, n_k)``.
-    q, k, v : numpy.ndarray
-        Named in the error message.
-
-    Returns
-    -------
-    numpy.ndarray of bool
-
-    Raises
-    ------
-    ValueError
-        ``mask`` is not boolean or does not broadcast to ``scores_shape``.
-
-    Examples
-    --------
-    >>> q = np.zeros((2, 1))
-    >>> _check_mask([True, False], (2, 2), q, q, q).tolist()
-    [True, False]
-    """
-    mask = as_bool_mask(mask, "mask")
-    try:
-        ok = np.broadcast_shapes(mask.shape, scores_shape) == scores_shape
-    except ValueError:
-        ok = False
-    if not ok:
-        raise ValueError(
-            f"mask must be broadcastable to the scores shape (..., n_q, n_k) = {scores_shape}: "
-            f"mask has shape {mask.shape}, {_shapes_of(q=q, k=k, v=v)}"
-        )
-    return mask

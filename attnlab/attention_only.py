@@ -25,7 +25,7 @@ name           shape                               what
 =============  ==================================  =================================
 
 The backward pass goes through each head with lesson 9's
-:func:`attnlab.backward._attention_backward_unchecked` (a masked key's weight is 0, and so is
+:func:`attnlab._kernels.attention_backward_unchecked` (a masked key's weight is 0, and so is
 its gradient); :func:`loss_and_grads` is checked against central finite differences in
 ``tests/test_induction.py``. A head is *ablated* (``ablate=[(layer, head)]``) by zeroing what
 it writes into the residual stream.
@@ -59,9 +59,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from attnlab._kernels import attention_backward_unchecked, logsumexp_shifted, softmax_in_place
 from attnlab._validate import as_float_array, positive_int
-from attnlab.backward import _attention_backward_unchecked
-from attnlab.softmax_family import _logsumexp_shifted, _softmax_in_place
 
 __all__ = [
     "Cache",
@@ -291,7 +290,7 @@ def forward(params, tokens, ablate=None, check: bool = True):
         scores = q @ k.swapaxes(-1, -2)  # (batch, H, n, n)
         scores *= c
         scores += hidden  # (batch, H, n, n) causal: -inf above the diagonal
-        weights = _softmax_in_place(scores)  # (batch, H, n, n), in scores
+        weights = softmax_in_place(scores)  # (batch, H, n, n), in scores
         mixed = weights @ v  # (batch, H, n, d_head)
         if not keep[layer].all():
             mixed *= keep[layer].astype(mixed.dtype)[:, None, None]  # ablated heads write 0
@@ -434,7 +433,7 @@ def loss_and_grads(params, tokens, loss_mask, ablate=None, check: bool = True):
         d_mixed = d_mixed.reshape(batch, n, config.n_heads, -1).transpose(0, 2, 1, 3)
         if not cache.keep[layer].all():
             d_mixed = d_mixed * cache.keep[layer].astype(d_mixed.dtype)[:, None, None]
-        dq, dk, dv = _attention_backward_unchecked(
+        dq, dk, dv = attention_backward_unchecked(
             cache.q[layer], cache.k[layer], cache.v[layer], cache.weights[layer], d_mixed, c
         )  # (batch, H, n, d_head) each: lesson 9's backward pass, every head at once
         x_in = cache.residual[layer].reshape(batch * n, -1)  # (batch·n, d_model)
@@ -547,4 +546,4 @@ def _checked(params) -> tuple[ModelConfig, dict]:
 def _log_softmax(logits: np.ndarray) -> np.ndarray:
     """Log-softmax along the last axis of finite logits (the unchecked core, lesson 3)."""
     s = logits - logits.max(axis=-1, keepdims=True)  # (..., vocab), max 0
-    return s - _logsumexp_shifted(s, -1)  # (..., vocab)
+    return s - logsumexp_shifted(s, -1)  # (..., vocab)

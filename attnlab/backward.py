@@ -53,12 +53,10 @@ from typing import NamedTuple
 
 import numpy as np
 
+from attnlab._checks import check_matrices, check_qkv, resolve_scale, shapes_of
+from attnlab._kernels import attention_backward_unchecked, softmax_vjp_unchecked
 from attnlab._validate import as_float_array, probabilities
 from attnlab.attention import (
-    _check_matrices,
-    _check_qkv,
-    _resolve_scale,
-    _shapes_of,
     causal_mask,  # noqa: F401 (the doctests use it)
     scaled_dot_product_attention,
 )
@@ -141,7 +139,7 @@ def softmax_vjp(weights, grad_weights, axis=-1):
             f"grad_weights must have the shape of weights (one gradient per weight): "
             f"weights has shape {w.shape}, grad_weights has shape {g.shape}"
         )
-    return _softmax_vjp_unchecked(w, g, ax)
+    return softmax_vjp_unchecked(w, g, ax)
 
 
 # ---------------------------------------------------------------- attention
@@ -192,19 +190,19 @@ def attention_backward(q, k, v, grad_output, mask=None, scale=None) -> Attention
     >>> grads.v.round(4).tolist()                        # each key's total weight, times g
     [[1.3302, 1.3302], [0.6698, 0.6698]]
     """
-    q, k, v, batch = _check_qkv(q, k, v)
+    q, k, v, batch = check_qkv(q, k, v)
     _, weights = scaled_dot_product_attention(q, k, v, mask=mask, scale=scale)  # (..., n_q, n_k)
     n_q, d_v = q.shape[-2], v.shape[-1]
-    g = _check_matrices(grad_output=grad_output)["grad_output"]
+    g = check_matrices(grad_output=grad_output)["grad_output"]
     if g.shape != (*batch, n_q, d_v):
         raise ValueError(
             f"grad_output must have the shape of the attention output (..., n_q, d_v) = "
-            f"{(*batch, n_q, d_v)}: grad_output has shape {g.shape}, {_shapes_of(q=q, k=k, v=v)}"
+            f"{(*batch, n_q, d_v)}: grad_output has shape {g.shape}, {shapes_of(q=q, k=k, v=v)}"
         )
     dtype = np.result_type(q, k, v, g)
     work = np.result_type(dtype, np.float32)
-    c = _resolve_scale(scale, q.shape[-1])
-    dq, dk, dv = _attention_backward_unchecked(
+    c = resolve_scale(scale, q.shape[-1])
+    dq, dk, dv = attention_backward_unchecked(
         q.astype(work), k.astype(work), v.astype(work), weights.astype(work), g.astype(work), c
     )
     return AttentionGrads(
@@ -338,72 +336,6 @@ def finite_difference_gradient(f, x, eps=1e-6):
 
 
 # ---------------------------------------------------------------- helpers (private)
-def _softmax_vjp_unchecked(w: np.ndarray, g: np.ndarray, axis: int = -1) -> np.ndarray:
-    """:func:`softmax_vjp` without its checks: ``w * (g - (w · g))`` along ``axis``.
-
-    Package-internal, not part of the course's API (not in ``__all__``): shared with
-    :func:`_attention_backward_unchecked` and lesson 9's worked examples.
-
-    Parameters
-    ----------
-    w : numpy.ndarray, shape (..., n, ...)
-        Softmax weights along ``axis`` (not checked).
-    g : numpy.ndarray, same shape as ``w``
-        ``∂L/∂weights``.
-    axis : int, default -1
-        The axis the softmax normalised over.
-
-    Returns
-    -------
-    numpy.ndarray, same shape as ``w``
-        ``∂L/∂scores``; zero where ``w`` is zero.
-
-    Examples
-    --------
-    >>> _softmax_vjp_unchecked(np.array([0.5, 0.5]), np.array([1.0, 0.0])).tolist()
-    [0.25, -0.25]
-    """
-    dot = np.sum(w * g, axis=axis, keepdims=True)  # (..., 1, ...) w · g per row
-    return w * (g - dot)  # (..., n, ...) zero where w is zero
-
-
-def _attention_backward_unchecked(q, k, v, weights, grad_output, c):
-    """The gradients of :func:`attention_backward` from the forward pass's weights, unchecked.
-
-    Package-internal, not part of the course's API (not in ``__all__``): the trainer's fast
-    path (:func:`attnlab.training.loss_and_grads`), which has the weights already.
-
-    Parameters
-    ----------
-    q, k, v : numpy.ndarray
-        ``(..., n_q, d_k)``, ``(..., n_k, d_k)``, ``(..., n_k, d_v)``, one float dtype.
-    weights : numpy.ndarray, shape (..., n_q, n_k)
-        The attention weights the forward pass computed from ``q``, ``k`` and ``c``.
-    grad_output : numpy.ndarray, shape (..., n_q, d_v)
-        ``∂L/∂output``.
-    c : float
-        The factor on ``q · k`` the forward pass used.
-
-    Returns
-    -------
-    dq, dk, dv : numpy.ndarray
-        Shaped like ``q``, ``k`` and ``v`` with the batch dims as broadcast (not summed back
-        to each input's own shape, as :func:`attention_backward` does).
-
-    Examples
-    --------
-    >>> q = k = v = np.eye(2)
-    >>> _, w = scaled_dot_product_attention(q, k, v)
-    >>> dq, dk, dv = _attention_backward_unchecked(q, k, v, w, np.ones((2, 2)), 2**-0.5)
-    >>> dv.round(4).tolist() == attention_backward(q, k, v, np.ones((2, 2))).v.round(4).tolist()
-    True
-    """
-    dv = np.swapaxes(weights, -1, -2) @ grad_output  # (..., n_k, d_v)
-    dw = grad_output @ np.swapaxes(v, -1, -2)  # (..., n_q, n_k)
-    ds = _softmax_vjp_unchecked(weights, dw)  # (..., n_q, n_k)
-    dq = c * (ds @ k)  # (..., n_q, d_k)
-    dk = c * (np.swapaxes(ds, -1, -2) @ q)  # (..., n_k, d_k)
-    return dq, dk, dv
 
 
 def _sum_to(grad: np.ndarray, shape: tuple) -> np.ndarray:
@@ -425,7 +357,7 @@ def _project_back(x, w_q, w_k, w_v, dq, dk, dv):
 
 
 def _check_projections(x, w_q, w_k, w_v):
-    x = _check_matrices(x=x)["x"]
+    x = check_matrices(x=x)["x"]
     ws = {
         name: as_float_array(w, name, allow_inf=False)
         for name, w in (("w_q", w_q), ("w_k", w_k), ("w_v", w_v))

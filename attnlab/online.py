@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._kernels import fold_block
 from ._validate import as_float_array, normalize_axis, positive_int, work_dtype
 
 __all__ = ["online_softmax_update", "online_normaliser", "online_softmax"]
@@ -123,7 +124,7 @@ def online_softmax_update(m, l, block):
             f"{l.shape}, block has shape {block.shape} (one running max and sum per row)"
         ) from None
     work = work_dtype(np.result_type(m, l, block))
-    m_new, l_new, _, _ = _fold_block(m.astype(work), l.astype(work), block.astype(work))
+    m_new, l_new, _, _ = fold_block(m.astype(work), l.astype(work), block.astype(work))
     return m_new, l_new
 
 
@@ -172,7 +173,7 @@ def online_normaliser(x, axis=-1, block_size=64):
     m = np.full(work.shape[:-1], -np.inf, dtype=work.dtype)  # (...) nothing seen yet
     l = np.zeros(work.shape[:-1], dtype=work.dtype)  # (...)
     for block in _blocks(work, block_size):  # block: (..., <= block_size)
-        m, l, _, _ = _fold_block(m, l, block)
+        m, l, _, _ = fold_block(m, l, block)
     return np.expand_dims(m, ax), np.expand_dims(l, ax)
 
 
@@ -244,52 +245,6 @@ def _no_posinf(arr: np.ndarray, name: str) -> np.ndarray:
             "finite or -inf (masked)"
         )
     return arr
-
-
-def _fold_block(m, l, block, *, in_place=False):
-    """Fold ``block`` into the running max ``m`` and sum ``l``, no checks.
-
-    Package-internal, not part of the course's API (not in ``__all__``): the unchecked step of
-    :func:`online_softmax_update`, shared with :func:`attnlab.tiled_attention` and lesson 8's
-    worked example. A max that is still ``-inf`` (nothing but masked scores so far) is taken
-    as 0 for the shift, so ``-inf - (-inf)`` never happens; every exponent is ``<= 0``.
-
-    Parameters
-    ----------
-    m, l : numpy.ndarray, shape (...)
-        The running max and the running sum of ``exp(score - m)``.
-    block : numpy.ndarray, shape (..., b)
-        The next ``b`` scores of each row: finite or ``-inf``.
-    in_place : bool, default False
-        The caller gives up ``block``: ``e`` is written into it (no new array of the block's
-        size), and ``block`` must already have the full broadcast shape of ``m`` plus ``b``.
-
-    Returns
-    -------
-    m_new, l_new : numpy.ndarray, shape (...)
-        The running max and sum with the block folded in.
-    rescale : numpy.ndarray, shape (...)
-        ``exp(m - m_new)``, in ``[0, 1]``: what anything summed against the old max must be
-        multiplied by.
-    e : numpy.ndarray, shape (..., b)
-        ``exp(block - m_new)``, the block's terms against the new max.
-
-    Examples
-    --------
-    >>> m, l, rescale, e = _fold_block(np.array(0.0), np.array(1.0), np.array([np.log(2.0)]))
-    >>> float(m.round(4)), float(l), float(rescale), e.tolist()
-    (0.6931, 1.5, 0.5, [1.0])
-    """
-    m_new = np.maximum(m, np.max(block, axis=-1))  # (...)
-    shift = np.where(np.isfinite(m_new), m_new, 0)  # (...) 0 while only -inf was seen
-    with np.errstate(over="ignore"):  # a huge gap can overflow to -inf: exp gives the right 0
-        rescale = np.exp(m - shift)  # (...) in [0, 1]
-        if in_place:
-            e = np.subtract(block, shift[..., None], out=block)  # (..., b), entries <= 0
-            np.exp(e, out=e)  # (..., b) in [0, 1]
-        else:
-            e = np.exp(block - shift[..., None])  # (..., b) in [0, 1]
-    return m_new, l * rescale + np.sum(e, axis=-1), rescale, e
 
 
 def _blocks(x: np.ndarray, block_size: int):

@@ -39,6 +39,7 @@ import math
 
 import numpy as np
 
+from ._kernels import logsumexp_shifted, normalised_exp
 from ._validate import as_float_array, normalize_axis, positive_finite, probabilities, work_dtype
 
 __all__ = [
@@ -125,7 +126,7 @@ def softmax(x, axis=-1, temperature=1.0):
     """
     x, ax, t, dtype = _prepare(x, axis, temperature)  # checked; float16 computed in float32
     z = _shifted(x, ax, t)  # (x - max) / T: every entry <= 0, a new array shaped as x
-    p = _normalised_exp(z, ax)  # exp(z) / sum(exp(z)) along ax, written into z
+    p = normalised_exp(z, ax)  # exp(z) / sum(exp(z)) along ax, written into z
     return p.astype(dtype, copy=False)
 
 
@@ -293,7 +294,7 @@ def logsumexp(x, axis=-1, keepdims=False):
     """
     keep = _keepdims(keepdims)
     x, ax, _, dtype = _prepare(x, axis)
-    lse = _logsumexp_shifted(_shifted(x, ax, 1.0), ax)  # (..., 1, ...), log sum exp(x - m)
+    lse = logsumexp_shifted(_shifted(x, ax, 1.0), ax)  # (..., 1, ...), log sum exp(x - m)
     m = np.max(x, axis=ax, keepdims=True)  # (..., 1, ...)
     with np.errstate(invalid="ignore"):  # -inf + -inf stays -inf; +inf handled below
         lse = np.where(np.isfinite(m), m + lse, m)  # +inf slice: +inf; all -inf: -inf
@@ -351,7 +352,7 @@ def log_softmax(x, axis=-1, temperature=1.0):
     """
     x, ax, t, dtype = _prepare(x, axis, temperature)
     s = _shifted(x, ax, t)  # same shape as x, <= 0 when the slice max is finite
-    lse = _logsumexp_shifted(s, ax)  # (..., 1, ...), -inf for an all -inf slice
+    lse = logsumexp_shifted(s, ax)  # (..., 1, ...), -inf for an all -inf slice
     empty = np.isneginf(lse)  # all -inf slice: nothing to normalise
     out = np.where(empty, -np.inf, s - np.where(empty, 0, lse))  # same shape as x
     with np.errstate(over="ignore"):  # float16: log-probabilities below -65504 become -inf
@@ -498,58 +499,6 @@ def _shifted(x, axis, temperature, out=None):
     return s
 
 
-def _normalised_exp(s, axis, all_finite=False):
-    """``exp(s) / Σ exp(s)`` along ``axis``, computed in place in ``s`` and returned.
-
-    ``s`` is max-shifted (entries ``<= 0``, or a slice all ``-inf``); an all ``-inf``
-    slice gives all zeros.  Working in place keeps attention on long sequences to one
-    N × N buffer instead of one per step (``benchmarks/numerics.py``).  A caller that
-    knows every entry is finite passes ``all_finite=True`` to skip the all ``-inf`` fix.
-    """
-    np.exp(s, out=s)  # entries in [0, 1]
-    total = np.sum(s, axis=axis, keepdims=True)  # (..., 1, ...), >= 1 unless all -inf
-    if not all_finite:
-        total[total == 0] = 1  # an all -inf slice: its zeros stay zeros
-    s /= total
-    return s
-
-
-def _softmax_in_place(s, axis=-1, all_finite=False):
-    """Softmax of ``s`` along ``axis``, written into ``s`` itself and returned.
-
-    Package-internal, not part of the course's API (not in ``__all__``): the unchecked core
-    that :func:`attnlab.scaled_dot_product_attention` and :func:`attnlab.training.head_forward`
-    share. For callers that own a fresh float array with no NaN and no ``+inf`` (``-inf``
-    entries, i.e. masked ones, get 0): no validation pass, no new N × N array.
-
-    Parameters
-    ----------
-    s : numpy.ndarray, shape (..., n, ...)
-        Float scores, no NaN, no ``+inf``; overwritten with the weights.
-    axis : int, default -1
-        The axis to normalise over.
-    all_finite : bool, default False
-        True when there is no ``-inf`` either (nothing masked): skips the two steps that keep
-        an all ``-inf`` slice at zeros.
-
-    Returns
-    -------
-    numpy.ndarray, shape (..., n, ...)
-        ``s`` itself, each slice along ``axis`` summing to 1 (an all ``-inf`` slice: zeros).
-
-    Examples
-    --------
-    >>> s = np.array([[0.0, np.log(3.0)], [-np.inf, -np.inf]])
-    >>> _softmax_in_place(s) is s, np.round(s, 3).tolist()
-    (True, [[0.25, 0.75], [0.0, 0.0]])
-    """
-    m = np.max(s, axis=axis, keepdims=True)  # (..., 1, ...)
-    if not all_finite:
-        m[np.isneginf(m)] = 0  # an all -inf slice stays all -inf
-    s -= m  # entries <= 0
-    return _normalised_exp(s, axis, all_finite)
-
-
 def _keepdims(keepdims) -> bool:
     """``keepdims`` as a bool; anything but True/False (or numpy's bools) is refused."""
     if not isinstance(keepdims, bool | np.bool_):
@@ -557,39 +506,3 @@ def _keepdims(keepdims) -> bool:
             f"keepdims must be True or False, got {keepdims!r} (type {type(keepdims).__name__})"
         )
     return bool(keepdims)
-
-
-def _logsumexp_shifted(s, axis):
-    r"""``log Σ exp(s)`` along ``axis`` for max-shifted ``s`` (max 0, or all ``-inf``), keepdims.
-
-    Package-internal, not part of the course's API (not in ``__all__``): the unchecked core of
-    :func:`logsumexp` and :func:`log_softmax`, shared with :mod:`attnlab.training`'s loss.
-    Computed as scipy does: the (first) maximal entry contributes exactly
-    :math:`e^0 = 1`, so :math:`\log \sum_j e^{s_j} = \operatorname{log1p}(\sum_{j \ne j^*}
-    e^{s_j})`, which keeps full relative accuracy when the others are tiny
-    (``log(1 + 4e-18)`` would round to 0).
-
-    Parameters
-    ----------
-    s : numpy.ndarray, shape (..., n, ...)
-        Float scores shifted by their max along ``axis``: every slice's max is 0, or the slice
-        is all ``-inf``. Not modified.
-    axis : int
-        The axis to reduce.
-
-    Returns
-    -------
-    numpy.ndarray, shape (..., 1, ...)
-        ``log Σ exp(s)`` per slice, ``>= 0``; ``-inf`` for an all ``-inf`` slice.
-
-    Examples
-    --------
-    >>> _logsumexp_shifted(np.array([[0.0, 0.0], [-np.inf, -np.inf]]), -1).round(4).tolist()
-    [[0.6931], [-inf]]
-    """
-    e = np.exp(s)  # same shape as s, entries in [0, 1]
-    top = np.argmax(s, axis=axis, keepdims=True)  # (..., 1, ...) index of a 0 (the max)
-    np.put_along_axis(e, top, 0.0, axis=axis)  # leave the max's exp(0) = 1 out of the sum
-    rest = np.sum(e, axis=axis, keepdims=True)  # (..., 1, ...), >= 0
-    empty = np.isneginf(np.max(s, axis=axis, keepdims=True))  # all -inf slice
-    return np.where(empty, -np.inf, np.log1p(rest))  # (..., 1, ...)

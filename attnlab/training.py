@@ -38,10 +38,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from attnlab._kernels import attention_backward_unchecked, logsumexp_shifted, softmax_in_place
 from attnlab._validate import positive_finite, positive_int
-from attnlab.backward import _attention_backward_unchecked
 from attnlab.patterns import diagonal_mass, normalised_entropy
-from attnlab.softmax_family import _logsumexp_shifted, _softmax_in_place
 
 __all__ = [
     "PROBE",
@@ -169,7 +168,7 @@ def head_forward(head: Head, x: np.ndarray, scale: float):
     """
     q, k, v = (_rows_times(x, w) for w in (head.w_q, head.w_k, head.w_v))  # (..., n, d_k|d_v)
     scores = (q @ np.swapaxes(k, -1, -2)) * scale  # (..., n, n)
-    weights = _softmax_in_place(scores, axis=-1, all_finite=True)  # (..., n, n), in scores
+    weights = softmax_in_place(scores, axis=-1, all_finite=True)  # (..., n, n), in scores
     mixed = weights @ v  # (..., n, d_v)
     return _rows_times(mixed, head.w_o), {
         "q": q,
@@ -213,7 +212,7 @@ def loss_and_grads(head: Head, x: np.ndarray, targets: np.ndarray, scale: float)
     d_logits /= count  # (batch, n, vocab) ∂loss/∂logits
     d_w_o = _sum_of_outer(cache["mixed"], d_logits)  # (d_v, vocab)
     d_mixed = d_logits @ head.w_o.T  # (batch, n, d_v)
-    dq, dk, dv = _attention_backward_unchecked(
+    dq, dk, dv = attention_backward_unchecked(
         cache["q"], cache["k"], cache["v"], cache["weights"], d_mixed, scale
     )
     grads = Head(
@@ -577,7 +576,7 @@ def _log_softmax_of_finite(logits: np.ndarray) -> np.ndarray:
     the public function cost more than the arithmetic at these sizes.
     """
     s = logits - logits.max(axis=-1, keepdims=True)  # (..., vocab), max 0
-    return s - _logsumexp_shifted(s, -1)  # (..., vocab)
+    return s - logsumexp_shifted(s, -1)  # (..., vocab)
 
 
 def _sum_of_outer(a: np.ndarray, b: np.ndarray) -> np.ndarray:

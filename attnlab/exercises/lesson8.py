@@ -79,6 +79,7 @@ from dataclasses import dataclass
 import numpy as np
 
 import attnlab
+from attnlab._kernels import fold_block
 from attnlab.examples import cat_sat_down, dog_bites_man
 from attnlab.exercises.kit.calling import call_watching
 from attnlab.exercises.kit.cases import Cases
@@ -89,7 +90,7 @@ from attnlab.exercises.kit.judging import as_numbers, quietly
 from attnlab.exercises.kit.outcomes import Wrong
 from attnlab.exercises.kit.precision import judging_tolerance
 from attnlab.exercises.rules.unseen_names import cells_run, running_shell, top_level_names
-from attnlab.online import _fold_block, online_softmax_update
+from attnlab.online import online_softmax_update
 
 __all__ = [
     "scores_memory",
@@ -108,7 +109,7 @@ __all__ = [
 #: The library's own online softmax and tiled attention: 8.2 and 8.3 ask for the step itself.
 _LIBRARY_FOLDS = (
     "attnlab.online.online_softmax_update",
-    "attnlab.online._fold_block",
+    "attnlab._kernels.fold_block",
     "attnlab.online_softmax",
     "attnlab.tiled_attention",
 )
@@ -803,7 +804,7 @@ def attention_case(text, q, k, v, size) -> StreamCase:
 
 
 def _attention_reference(m, l, acc, scores, v_block):
-    m_new, l_new, rescale, e = _fold_block(m, l, scores)
+    m_new, l_new, rescale, e = fold_block(m, l, scores)
     return m_new, l_new, acc * rescale[:, None] + e @ v_block
 
 
@@ -964,8 +965,8 @@ _WHOLE_ROW_SOFTMAX = (
     "attnlab.naive_softmax",
     "attnlab.log_softmax",
     "attnlab.logsumexp",
-    "attnlab.softmax_family._softmax_in_place",
-    "attnlab.softmax_family._logsumexp_shifted",
+    "attnlab._kernels.softmax_in_place",
+    "attnlab._kernels.logsumexp_shifted",
     "attnlab.online_softmax",
     "attnlab.online_normaliser",
     "scipy.special.softmax",

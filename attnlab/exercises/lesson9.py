@@ -55,7 +55,8 @@ from dataclasses import dataclass
 import numpy as np
 
 import attnlab
-from attnlab.backward import _softmax_vjp_unchecked, attention_backward
+from attnlab._kernels import softmax_vjp_unchecked
+from attnlab.backward import attention_backward
 from attnlab.examples import cat_sat_down, dog_bites_man
 from attnlab.exercises.kit.calling import CALL_LIMIT, OverTimeLimit, call_watching
 from attnlab.exercises.kit.cases import Cases
@@ -85,7 +86,7 @@ __all__ = [
 READ_STEP = 80  #: the training step whose heatmap 9.3 asks about
 _LIBRARY = (
     "attnlab.backward.softmax_vjp",
-    "attnlab.backward._softmax_vjp_unchecked",
+    "attnlab._kernels.softmax_vjp_unchecked",
     "attnlab.backward.attention_backward",
     "attnlab.backward.self_attention_backward",
 )
@@ -294,7 +295,7 @@ def _long_row(seed: int) -> VjpCase:
     rng = np.random.default_rng(seed)
     scores = rng.normal(size=LONG_ROW) * 4  # (LONG_ROW,)
     weights, g = attnlab.softmax(scores), rng.normal(size=LONG_ROW)  # (LONG_ROW,) each
-    expected = _softmax_vjp_unchecked(weights, g)  # (LONG_ROW,)
+    expected = softmax_vjp_unchecked(weights, g)  # (LONG_ROW,)
     _read_only(scores, weights, g, expected)
     return VjpCase(f"one long row of {LONG_ROW:,} weights", scores, weights, g, expected)
 
@@ -558,7 +559,7 @@ def _attention_mistakes(q, k, v, g) -> list[tuple[tuple, str]]:
     c = 1 / math.sqrt(q.shape[-1])
     w = attnlab.softmax(q @ k.T * c)  # (n_q, n_k)
     dw = g @ v.T  # (n_q, n_k)
-    ds = _softmax_vjp_unchecked(w, dw)  # (n_q, n_k)
+    ds = softmax_vjp_unchecked(w, dw)  # (n_q, n_k)
     dv = w.T @ g  # (n_k, d_v)
     mistakes = [
         (
@@ -585,7 +586,7 @@ def _attention_mistakes(q, k, v, g) -> list[tuple[tuple, str]]:
     if d_v != q.shape[-1]:
         cv = 1 / math.sqrt(d_v)
         w_v = attnlab.softmax(q @ k.T * cv)  # (n_q, n_k) weights scaled by 1/√d_v
-        ds_v = _softmax_vjp_unchecked(w_v, dw)
+        ds_v = softmax_vjp_unchecked(w_v, dw)
         mistakes.append(
             (
                 (cv * ds_v @ k, cv * ds_v.T @ q, w_v.T @ g),

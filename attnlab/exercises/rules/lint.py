@@ -48,6 +48,8 @@ ALLOWED_MODULES = (
 )
 #: Submodules of those that an answer may not import.
 REFUSED_MODULES = (
+    "attnlab._checks",  # the numerics' shared checks and unchecked cores: plain names inside,
+    "attnlab._kernels",  # private to the package (an answer reaches none of them)
     "attnlab.grading",
     "attnlab.exercises",
     "attnlab.selftest",
