@@ -271,7 +271,9 @@ class RopeExplorer(Explorer):
         ax_plane.set_xticks([-1, 0, 1])
         ax_plane.set_yticks([-1, 0, 1])
         ax_plane.set(xlabel="dimension 2i", ylabel="dimension 2i + 1")
-        ax_plane.set_title("pair i: q black, k orange", fontsize=10)
+        ax_plane.set_title(
+            "pair i: k orange, q the other", fontsize=10
+        )  # q is ink: black, white on a dark page
         colours = [QUERY_COLOUR, KEY_COLOUR]
         before = plot_vectors([[1.0, 0.0], [0.0, 1.0]], colors=colours, ax=ax_plane, width=0.012)
         before.arrows.set_alpha(0.3)  # faint: before the rotation
