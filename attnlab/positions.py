@@ -1,8 +1,10 @@
 r"""Where is each token? Positions for attention: sinusoidal, learned, rotary (RoPE) and ALiBi.
 
-Attention by itself does not know where a token is: permute the rows of ``q``, ``k`` and
-``v`` together and the output rows come out permuted the same way (:func:`permute_tokens`
-shows it). Every transformer therefore adds positions, in one of four ways:
+Attention by itself, without a causal mask, does not know where a token is: permute the rows
+of ``q``, ``k`` and ``v`` together and the output rows come out permuted the same way
+(:func:`permute_tokens` shows it). A causal mask breaks that symmetry (the first token can
+only attend to itself), and models with no positions at all do exist, but nearly every
+transformer adds positions, most often in one of four ways:
 
 * **sinusoidal** [1]_: ``x + PE[pos]`` before the projections (:func:`sinusoidal_positions`);
 * **learned absolute** [4]_: ``x + table[pos]``, one trained row per position
@@ -343,7 +345,7 @@ def rope_scores(q, k, q_positions, k_positions, *, base=10000.0, scale=None):
 
 
 def alibi_slopes(n_heads):
-    r"""ALiBi's head slopes ``m_h`` (Press et al. 2022): a geometric sequence.
+    r"""ALiBi's head slopes ``m_h`` (Press et al. 2022), geometric if ``n_heads`` is a power of 2.
 
     For ``n`` heads, a power of 2, the slopes are ``2^(-8/n), 2^(-16/n), …, 2^(-8)``: for
     8 heads ``1/2, 1/4, …, 1/256``. For other ``n`` the paper takes the ``2^⌊log2 n⌋``
@@ -390,8 +392,9 @@ def alibi_bias(n_q, n_k, slopes, causal=True):
     :func:`attnlab.attention.causal_mask`; ``i`` itself when ``n_q == n_k``), so its
     distance to key ``j`` is ``i + n_k − n_q − j``. Head ``h`` subtracts ``m_h`` times that
     distance: the further back a key, the lower its score, by the same amount per step
-    whatever the sequence length, which is what lets ALiBi run on longer sequences than it
-    was trained on.
+    whatever the sequence length, so the bias is defined for sequences longer than the
+    trained ones (that a model's quality holds up there is Press et al.'s measurement, not a
+    property of the bias).
 
     Parameters
     ----------
@@ -452,9 +455,9 @@ def alibi_bias(n_q, n_k, slopes, causal=True):
 def permute_tokens(x, order):
     """Reorder the tokens (rows) of ``x``: row ``i`` of the result is row ``order[i]``.
 
-    Attention without positions is *permutation-equivariant*: permuting the tokens of
-    ``q``, ``k`` and ``v`` permutes the output rows the same way and changes nothing
-    else, so it cannot tell "the token two places back" from any other.
+    Attention without positions and without a causal mask is *permutation-equivariant*:
+    permuting the tokens of ``q``, ``k`` and ``v`` permutes the output rows the same way
+    and changes nothing else, so it cannot tell "the token two places back" from any other.
 
     Parameters
     ----------
