@@ -43,6 +43,8 @@ LAYERS = (
         "numerics",
         (
             "attnlab._validate",
+            "attnlab._checks",
+            "attnlab._kernels",
             "attnlab.softmax_family",
             "attnlab.attention",
             "attnlab.mixing",

@@ -13,7 +13,7 @@ import functools
 import importlib
 import types
 
-from attnlab.exercises.kit.forbidden_registry import COMPUTES_WITH, RUNS_INSIDE
+from attnlab.exercises.kit.forbidden_registry import COMPUTES_WITH, RUNS_INSIDE, SHARED_MODULES
 
 
 def codes_within(code) -> list:
@@ -57,8 +57,8 @@ def course_index() -> dict[str, list]:
 
 
 def _course_functions() -> tuple:
-    """Every function of the course's numerics (:data:`attnlab.course.NUMERICS`), with class
-    methods."""
+    """Every function of the course's numerics (:data:`attnlab.course.NUMERICS` and the internal
+    modules they share, ``SHARED_MODULES``), with class methods."""
     return tuple(f for functions in _named_functions().values() for f in functions)
 
 
@@ -68,7 +68,7 @@ def _named_functions() -> dict:
     from attnlab.course import NUMERICS
 
     found = {}
-    for module_name in NUMERICS:
+    for module_name in (*NUMERICS, *SHARED_MODULES):
         module = importlib.import_module(module_name)
         for key, value in list(vars(module).items()):
             if getattr(value, "__module__", None) == module_name:
@@ -150,7 +150,7 @@ def _registered(names, index) -> set:
 def reaching_codes(codes) -> dict:
     """Code object -> the course function it belongs to, for every course function that
     computes what the functions with ``codes`` compute: the helpers those compute with
-    (``COMPUTES_WITH``: ``softmax`` -> ``_normalised_exp``), and every course function that
+    (``COMPUTES_WITH``: ``softmax`` -> ``normalised_exp``), and every course function that
     calls into one of them, however indirectly (``training.head_forward``), except what runs
     inside a building block the codes leave allowed (``RUNS_INSIDE``).
 
