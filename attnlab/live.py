@@ -190,6 +190,8 @@ class FigureTheme:
             self.restyle(artist.get_bbox_patch())
 
     def _restyle_property(self, artist: Artist, name: str) -> None:
+        if _follows_line_colour(artist, name):
+            return  # an "auto" marker colour is the line's colour, restyled with it
         key = (id(artist), name)
         current = _raw_colour(artist, name)
         known = key in self._originals
@@ -362,6 +364,18 @@ def _raw_colour(artist: Artist, name: str):
         if alpha is not None:
             return (*colour[:3], 1.0)
     return colour
+
+
+def _follows_line_colour(artist: Artist, name: str) -> bool:
+    """Whether ``name`` is a line's marker colour left on "auto", which draws the line's colour.
+
+    Restyled on its own it would be read after the line's colour had changed and taken for an
+    original: a black marker on a dark page came out dark grey (0.15), and light again after.
+    """
+    if not isinstance(artist, Line2D) or name not in ("markerfacecolor", "markeredgecolor"):
+        return False
+    raw = getattr(artist, f"_{name}", None)  # matplotlib keeps "auto" here until drawn
+    return isinstance(raw, str) and raw.lower() == "auto"
 
 
 def _copy(colour):

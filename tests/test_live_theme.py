@@ -100,6 +100,24 @@ def test_colour_mapped_content_keeps_its_colours():
     assert to_rgba(title.get_color())[0] > 0.8  # the title above the data follows the page
 
 
+def test_auto_marker_colours_follow_their_line_on_a_dark_page_and_back():
+    """A black marker left on "auto" was restyled after its line and taken for a new
+    original: dark grey (0.15) on the dark page, invisible, and light grey back on white."""
+    live = LiveFigure(figsize=(3, 2), dpi=50)
+    ax = live.figure.subplots()
+    (dots,) = ax.plot([0, 1], [0, 1], linestyle="none", marker="o", color="black")
+    (ringed,) = ax.plot([0, 1], [1, 0], marker="o", color="black", markerfacecolor="white")
+    live.render()
+    live.set_dark(True)
+    for colour in (dots.get_markerfacecolor(), dots.get_markeredgecolor()):
+        assert to_rgba(colour)[0] > 0.8, colour  # light ink, as the line
+    assert to_rgba(ringed.get_markerfacecolor())[0] < 0.1  # a set white face: the page grey
+    live.set_dark(False)
+    assert to_rgba(dots.get_markerfacecolor()) == to_rgba("black")
+    assert to_rgba(dots.get_markeredgecolor()) == to_rgba("black")
+    assert to_rgba(ringed.get_markerfacecolor()) == to_rgba("white")
+
+
 def test_pixels_come_back_exactly_on_a_settled_figure():
     live = LiveFigure(figsize=(3, 2), dpi=50)
     ax = live.figure.subplots()
