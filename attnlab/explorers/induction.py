@@ -200,7 +200,7 @@ class InductionExplorer(Explorer):
     """
 
     name = "induction"
-    figsize = (9.6, 3.5)
+    figsize = (9.2, 3.9)
 
     def __init__(self, history: TrainingHistory | None = None, **initial):
         self.history = default_history() if history is None else history
@@ -221,25 +221,27 @@ class InductionExplorer(Explorer):
     def build(self, figure):
         h = self.history
         ax0, ax1, ax_curve = figure.subplots(1, 3, width_ratios=[1, 1, 1.35])
-        labels = [str(t) for t in h.tokens]
         images = []
         for layer, ax in enumerate((ax0, ax1)):
             image = ax.imshow(
                 np.zeros((h.n, h.n)), cmap=WEIGHT_CMAP, vmin=0, vmax=1, interpolation="nearest"
             )
-            ax.set_xticks(range(h.n), labels, fontsize=6, rotation=90)
-            ax.set_yticks(range(h.n), labels, fontsize=6)
+            ticks = [0, h.length, h.n - 1]  # the start, the repeat's first token, the last
+            ax.set_xticks(ticks, [str(t) for t in ticks], fontsize=9)
+            ax.set_yticks(ticks, [str(t) for t in ticks], fontsize=9)
             ax.axhline(h.length - 0.5, color=PALETTE["vermillion"], linewidth=0.8)
             ax.set_title(f"layer {layer}", fontsize=10)
-            ax.set_xlabel("key", fontsize=9)
+            ax.set_xlabel("key position", fontsize=9)
             images.append(image)
-        ax0.set_ylabel("query", fontsize=9)
+        ax0.set_ylabel("query position", fontsize=9)
         steps = h.steps
-        ax_curve.plot(steps, h.first_loss, color=PALETTE["blue"], label="first half (nats)")
+        ax_curve.plot(steps, h.first_loss, color=PALETTE["blue"], label="first half")
         ax_curve.plot(steps, h.repeat_loss, color=PALETTE["orange"], label="repeated half")
         score_axis = ax_curve.twinx()
-        score_axis.plot(steps, h.previous_token, "--", color=PALETTE["green"], label="prev. score")
-        score_axis.plot(steps, h.induction, "--", color=PALETTE["purple"], label="ind. score")
+        score_axis.plot(
+            steps, h.previous_token, "--", color=PALETTE["green"], label="previous-token score"
+        )
+        score_axis.plot(steps, h.induction, "--", color=PALETTE["purple"], label="induction score")
         score_axis.set_ylim(0, 1)
         score_axis.set_ylabel("score (mean weight)", fontsize=9)
         ax_curve.set_ylim(0, max(4.2, float(np.max(h.first_loss)) + 0.2))
@@ -248,7 +250,15 @@ class InductionExplorer(Explorer):
         ax_curve.set_title("losses (solid) and scores (dashed)", fontsize=10)
         here = ax_curve.axvline(steps[-1], color="0.4", linewidth=1.2)
         handles = ax_curve.get_lines()[:2] + score_axis.get_lines()
-        ax_curve.legend(handles=handles, fontsize=7, loc="center right")
+        figure.legend(
+            handles=handles,
+            loc="outside lower right",
+            ncols=4,
+            fontsize=9,
+            frameon=False,
+            columnspacing=1.2,
+            handlelength=1.6,
+        )
         return {"layer0": images[0], "layer1": images[1], "here": here}
 
     def draw(self, artists, state) -> None:
