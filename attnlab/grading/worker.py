@@ -46,7 +46,7 @@ import warnings
 import numpy as np
 
 from attnlab.course import NUMERICS
-from attnlab.exercises.kit.forbidden_registry import WHOLE_MODULES
+from attnlab.exercises.rules.forbidden_registry import WHOLE_MODULES
 from attnlab.exercises.rules.grading_mode import arm_grading_kernel
 from attnlab.grading.wire import dumps, encode
 
@@ -88,7 +88,7 @@ def _codes_within(code) -> list:
 def _members(value, module_name=None) -> list:
     """The functions ``value`` stands for: itself; a whole module's, the functions and classes
     the registry lists for it (``WHOLE_MODULES``, as the learner's check reads them:
-    :func:`attnlab.exercises.kit.forbidden.forbidden_code_objects`); a class's, the methods it
+    :func:`attnlab.exercises.rules.forbidden.forbidden_code_objects`); a class's, the methods it
     defines in its module (properties and dataclass methods included)."""
     if _isinstance(value, _ModuleType):
         module_name = value.__name__
@@ -369,7 +369,7 @@ def start(key: str, names=()) -> None:
 
     _STATE["sign"] = sign
     arm_grading_kernel()  # "are we grading?": yes, in this kernel, from here on
-    from attnlab.exercises.kit.reach import reaching_codes
+    from attnlab.exercises.rules.reach import reaching_codes
 
     for name in names:
         if "." in name and name not in _REGISTRY:
