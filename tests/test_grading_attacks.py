@@ -1375,7 +1375,7 @@ def multi_head_attention(x, w_q, w_k, w_v, n_heads):
         "\n"
         "def softmax_vjp(w, g):\n"
         '    """dL/ds from the softmax weights w and g = dL/dw, both (..., n)."""\n'
-        '    return bi.getattr(bw, "_softmax_vjp_unchecked")(np.asarray(w, float), np.asarray(g, float))\n',
+        '    return bi.getattr(bw, "softmax_vjp_unchecked")(np.asarray(w, float), np.asarray(g, float))\n',
         targets=("softmax-vjp", "attention-grads"),
         extra=(
             (
@@ -1387,7 +1387,7 @@ def multi_head_attention(x, w_q, w_k, w_v, n_heads):
                 '    """Gradients of sum(g * attention(q, k, v)) with respect to q, k and v."""\n'
                 "    c = 1.0 / np.sqrt(q.shape[-1])\n"
                 "    weights = attnlab.softmax(q @ np.swapaxes(k, -1, -2) * c)\n"
-                '    return tuple(bi.getattr(bw, "_attention_backward_unchecked")(q, k, v, weights, g, c))\n',
+                '    return tuple(bi.getattr(bw, "attention_backward_unchecked")(q, k, v, weights, g, c))\n',
             ),
         ),
         alone=True,
