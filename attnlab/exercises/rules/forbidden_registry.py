@@ -31,6 +31,7 @@ SOFTMAX_LIBRARY = (
     "attnlab.softmax_family",
     "attnlab._kernels.softmax_in_place",
     "attnlab._kernels.logsumexp_shifted",
+    "attnlab._kernels.normalised_exp",  # the core of softmax_in_place and of softmax itself
     "attnlab.online",
     "attnlab.tiling",
     "attnlab.scaled_dot_product_attention",
