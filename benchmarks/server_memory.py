@@ -1,4 +1,4 @@
-"""Memory of one student's server after each lesson, lessons 0-9, on a real JupyterHub.
+"""Memory of one student's server after each lesson, every lesson, on a real JupyterHub.
 
 One private JupyterHub (tests/hub/hubrun.py, as benchmarks/capacity.py starts it) and one
 student. Every lesson ``notebooks/NN-*.ipynb`` is copied into the student's home and run top to
@@ -20,7 +20,8 @@ with them), RSS of that lesson's kernel, the kernel's own peak RSS while it ran 
 (``ru_maxrss``: what a memory limit must leave room for, since a cell's temporary arrays are
 gone by the time the lesson ends), the seconds the lesson took and how many cells raised.
 
-Usage: ``python benchmarks/server_memory.py [--lessons 0-9] [--passes fresh,cumulative]``.
+Usage: ``python benchmarks/server_memory.py [--lessons 0-10] [--passes fresh,cumulative]``
+(every lesson by default).
 A smoke test: ``--lessons 0,1 --passes fresh``. Prints figures; asserts nothing.
 """
 
@@ -125,7 +126,7 @@ def parse_lessons(text: str, names: list[str]) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--lessons", default="0-9", help="e.g. 0-9 or 0,1,8")
+    parser.add_argument("--lessons", default="0-99", help="e.g. 0-10 or 0,1,8 (default: all)")
     parser.add_argument("--passes", default="fresh,cumulative", help="fresh, cumulative or both")
     parser.add_argument("--cell-timeout", type=float, default=600.0, help="seconds per cell")
     args = parser.parse_args(argv)

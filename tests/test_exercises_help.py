@@ -27,8 +27,8 @@ from attnlab.course import lesson
 from attnlab.exercises import Feedback, Outcome
 from attnlab.exercises.kit.exercise import _PANEL
 from attnlab.exercises.kit.feedback import joined
-from attnlab.exercises.kit.forbidden import _FORBIDDEN
 from attnlab.exercises.kit.outcomes import NotAttempted, Recorded, Wrong
+from attnlab.exercises.rules.forbidden import _FORBIDDEN
 from attnlab.exercises.solutions import defined_names
 
 NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"

@@ -2,7 +2,7 @@
 
 For every exercise of the map (:data:`attnlab.exercises.EXERCISES`) the learner's check turns
 its forbidden names (the declared ones and the course helpers that pass it by themselves) into
-code objects (:func:`attnlab.exercises.kit.forbidden.forbidden_code_objects`: whole modules by
+code objects (:func:`attnlab.exercises.rules.forbidden.forbidden_code_objects`: whole modules by
 their public API, forbidden functions with their helpers and callers). This test compares the
 qualified names of those code objects with ``forbidden_reach.json``, so a change to a lesson's
 forbidden list, to what a module exports or to the helper rule shows up as a diff to review.
@@ -32,7 +32,7 @@ def _qualified(code) -> str:
 def reached() -> dict[str, list[str]]:
     """Exercise id -> the sorted qualified names its check forbids (learner's kernel)."""
     from attnlab.exercises import EXERCISES
-    from attnlab.exercises.kit.forbidden import forbidden_code_objects
+    from attnlab.exercises.rules.forbidden import forbidden_code_objects
 
     found = {}
     for exercise_id, exercise in EXERCISES.items():

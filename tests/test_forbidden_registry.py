@@ -1,4 +1,4 @@
-"""The forbidden-call rule's registry (:mod:`attnlab.exercises.kit.forbidden_registry`) says
+"""The forbidden-call rule's registry (:mod:`attnlab.exercises.rules.forbidden_registry`) says
 what the code does: what may run inside each building block is what the block runs, what a
 forbidden function computes with is what it calls, and every name an exercise forbids is found.
 A stale entry would flag a learner who calls an allowed block, or skip a forbidden function."""
@@ -11,8 +11,8 @@ import pytest
 
 import attnlab
 from attnlab.course import NUMERICS
-from attnlab.exercises.kit import reach
-from attnlab.exercises.kit.forbidden_registry import COMPUTES_WITH, RUNS_INSIDE, WHOLE_MODULES
+from attnlab.exercises.rules import reach
+from attnlab.exercises.rules.forbidden_registry import COMPUTES_WITH, RUNS_INSIDE, WHOLE_MODULES
 
 
 def _graph_and_index():

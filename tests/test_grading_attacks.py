@@ -1430,7 +1430,7 @@ def multi_head_attention(x, w_q, w_k, w_v, n_heads):
         "\n"
         "def softmax_vjp(w, g):\n"
         '    """dL/ds from the softmax weights w and g = dL/dw, both (..., n)."""\n'
-        '    return bi.getattr(bw, "_softmax_vjp_unchecked")(np.asarray(w, float), np.asarray(g, float))\n',
+        '    return bi.getattr(bw, "softmax_vjp_unchecked")(np.asarray(w, float), np.asarray(g, float))\n',
         targets=("softmax-vjp", "attention-grads"),
         extra=(
             (
@@ -1442,10 +1442,102 @@ def multi_head_attention(x, w_q, w_k, w_v, n_heads):
                 '    """Gradients of sum(g * attention(q, k, v)) with respect to q, k and v."""\n'
                 "    c = 1.0 / np.sqrt(q.shape[-1])\n"
                 "    weights = attnlab.softmax(q @ np.swapaxes(k, -1, -2) * c)\n"
-                '    return tuple(bi.getattr(bw, "_attention_backward_unchecked")(q, k, v, weights, g, c))\n',
+                '    return tuple(bi.getattr(bw, "attention_backward_unchecked")(q, k, v, weights, g, c))\n',
             ),
         ),
         alone=True,
+    ),
+    # the red team of the one-house redesign (issue 45): the numerics' cores moved to
+    # attnlab._kernels under plain names, and the public modules import them by those names.
+    # softmax's core, normalised_exp, was imported from attnlab.softmax_family and passed
+    # both the lint and the watch (attention_backward, allowed in lessons 3 and 6, runs it):
+    # 7 of 7 points on 3.1, 3.2, 3.3 and 6.3 before the fix (lint.INTERNAL_NAMES, and
+    # normalised_exp in SOFTMAX_LIBRARY); the 8.2 and 9.2 routes earned 0 then too.
+    *(
+        Attack(
+            f"{exercise}-softmax-core-imported-from-softmax-family",
+            lesson,
+            target,
+            "import numpy as np\nfrom attnlab.softmax_family import normalised_exp\n\n\n" + body,
+        )
+        for exercise, lesson, target, body in (
+            (
+                "3.1",
+                "03-softmax",
+                "softmax-row",
+                "def softmax_row(x):\n    return normalised_exp(np.array(x, dtype=float), -1)\n",
+            ),
+            (
+                "3.2",
+                "03-softmax",
+                "stable-softmax",
+                "def stable_softmax(scores):\n"
+                "    s = np.array(scores, dtype=float)\n"
+                "    return normalised_exp(s - s.max(axis=-1, keepdims=True), -1)\n",
+            ),
+            (
+                "3.3",
+                "03-softmax",
+                "softmax-temperature",
+                "def softmax_with_temperature(x, T):\n"
+                "    z = np.asarray(x, dtype=float) / T\n"
+                "    return normalised_exp(z - z.max(axis=-1, keepdims=True), -1)\n",
+            ),
+            (
+                "6.3",
+                "06-full-formula",
+                "masked-softmax",
+                "def masked_softmax(scores, mask):\n"
+                "    filled = np.where(mask, scores, -np.inf)\n"
+                "    top = np.max(filled, axis=-1, keepdims=True)\n"
+                "    return normalised_exp(filled - np.where(np.isfinite(top), top, 0.0), -1)\n",
+            ),
+        )
+    ),
+    Attack(
+        "3.1-softmax-core-as-an-attribute-of-softmax-family",
+        "03-softmax",
+        "softmax-row",
+        "import numpy as np\n"
+        "import attnlab.softmax_family as sf\n"
+        "\n"
+        "\n"
+        "def softmax_row(x):\n"
+        "    return sf.normalised_exp(np.array(x, dtype=float), -1)\n",
+    ),
+    Attack(
+        "8.2-online-normaliser-folds-the-state-as-one-score",
+        "08-cost-of-attention",
+        "online-update",
+        "import numpy as np\n"
+        "from attnlab.online import online_normaliser\n"
+        "\n"
+        "\n"
+        "def online_update(m, l, block):\n"
+        "    m, l = np.asarray(m, dtype=float), np.asarray(l, dtype=float)\n"
+        "    block = np.asarray(block, dtype=float)\n"
+        '    with np.errstate(divide="ignore"):\n'
+        "        state = np.where(l > 0, m + np.log(np.where(l > 0, l, 1.0)), -np.inf)\n"
+        "    big_m, big_l = online_normaliser(np.concatenate([state[:, None], block], axis=1))\n"
+        "    big_m, big_l = big_m[:, 0], big_l[:, 0]\n"
+        "    m_new = np.maximum(m, block.max(axis=1))\n"
+        "    shift = np.where(np.isfinite(m_new), m_new, 0.0)\n"
+        "    top = np.where(np.isfinite(big_m), big_m, shift)\n"
+        "    return m_new, big_l * np.exp(top - shift)\n",
+    ),
+    Attack(
+        "9.2-backward-core-by-its-plain-name-in-attnlab-backward",
+        "09-watch-a-head-learn",
+        "attention-grads",
+        "import numpy as np\n"
+        "import attnlab\n"
+        "from attnlab.backward import attention_backward_unchecked\n"
+        "\n"
+        "\n"
+        "def attention_grads(q, k, v, g):\n"
+        "    c = 1 / np.sqrt(q.shape[-1])\n"
+        "    weights = attnlab.softmax(q @ k.T * c)\n"
+        "    return attention_backward_unchecked(q, k, v, weights, g, c)\n",
     ),
     Attack(
         # the red team of 2026-12-06: 0 points, but 300,000 warnings of its own, each named

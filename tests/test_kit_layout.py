@@ -22,9 +22,7 @@ MOST_LINES = 350
 
 def test_core_is_gone_and_the_kit_has_its_modules():
     assert not (EXERCISES / "core.py").exists()
-    assert {"outcomes", "feedback", "exercise", "calling", "forbidden", "cases", "judging"} <= set(
-        KIT_MODULES
-    )
+    assert {"outcomes", "feedback", "exercise", "calling", "cases", "judging"} <= set(KIT_MODULES)
 
 
 @pytest.mark.parametrize("name", KIT_MODULES)
@@ -34,9 +32,17 @@ def test_each_kit_module_is_small(name):
 
 
 def test_the_rules_have_their_modules_and_the_grader_none_of_them():
-    assert {"grading_mode", "lint", "answer_lint", "unseen_names", "answer_cells"} <= set(
-        RULES_MODULES
-    )
+    assert {
+        "grading_mode",
+        "lint",
+        "answer_lint",
+        "unseen_names",
+        "answer_cells",
+        "forbidden",
+        "forbidden_registry",
+        "reach",
+    } <= set(RULES_MODULES)
+    assert not {"forbidden", "forbidden_registry", "reach"} & set(KIT_MODULES)
     grading = ROOT / "attnlab" / "grading"
     assert not (grading / "lint.py").exists()
     assert not (KIT / "grading_mode.py").exists() and not (KIT / "answer_lint.py").exists()

@@ -108,7 +108,7 @@ def test_a_numerics_module_exports_its_api_and_keeps_its_helpers_private(module_
     or class the module defines without a leading underscore is in it: a helper is private."""
     import importlib
 
-    from attnlab.exercises.kit.forbidden_registry import WHOLE_MODULES
+    from attnlab.exercises.rules.forbidden_registry import WHOLE_MODULES
 
     module = importlib.import_module(module_name)
     assert list(module.__all__) == list(WHOLE_MODULES[module_name])

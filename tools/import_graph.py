@@ -109,8 +109,8 @@ LAYERS = (
 #: A dynamic import in any other module is reported as undeclared.
 DYNAMIC = {
     # a numerics module named in attnlab.course.NUMERICS, or that a lesson's `forbidden=` names
-    "attnlab.exercises.kit.forbidden": ("attnlab.<numerics>",),
-    "attnlab.exercises.kit.reach": ("attnlab.<numerics>",),
+    "attnlab.exercises.rules.forbidden": ("attnlab.<numerics>",),
+    "attnlab.exercises.rules.reach": ("attnlab.<numerics>",),
     "attnlab.exercises.kit.passing_helpers": ("attnlab.<numerics>",),
     "attnlab.grading.worker": ("attnlab.<numerics>",),
     # every lesson's exercise module, from attnlab.course.COURSE

@@ -319,7 +319,7 @@ def _head_mistakes(x, positions) -> list[tuple[np.ndarray, str]]:
         (
             _rope(x, positions, exponent_of=lambda i, d: i / d) if d >= 4 else None,
             "Your frequencies use 10000 ** (−i/d): the exponent counts dimensions, not "
-            "pairs, so pair i (dimensions 2i and 2i+1) has θ_i = 10000 ** (−2i/d).",
+            "pairs, so pair i (dimensions 2i and 2i+1) has θ_i = 10000^(−2i/d).",
         ),
         (
             _rope(x, positions, exponent_of=lambda i, d: 2 * i / (d // 2)) if d >= 4 else None,
@@ -329,7 +329,7 @@ def _head_mistakes(x, positions) -> list[tuple[np.ndarray, str]]:
         (
             _rope(x, positions, exponent_of=lambda i, d: 0 * i) if d >= 4 else None,
             "Every pair turned at θ_0 = 1: each pair i has its own frequency "
-            "θ_i = 10000 ** (−2i/d), from 1 down to almost 1/10000.",
+            "θ_i = 10000^(−2i/d), from 1 down to almost 1/10000.",
         ),
     ]
     if d >= 4:
@@ -410,7 +410,7 @@ whole_head = Exercise(
         "Every row is a list of d/2 pairs, and each pair turns exactly as in 10.1: pair i of "
         "the row at position m by the angle m times its own frequency. Only the frequency "
         "changes from pair to pair, and only the position from row to row.",
-        "The frequencies are θ_i = 10000 ** (−2i/d) for i = 0 .. d/2 − 1, and the angles "
+        "The frequencies are θ_i = 10000^(−2i/d) for i = 0 .. d/2 − 1, and the angles "
         "form an (n, d/2) table, positions as a column times "
         "θ as a row. Pair i is the columns 2i and 2i+1: x[:, 0::2] and x[:, 1::2].",
         "Build the angle table by broadcasting in float64, take its cosine and sine, turn the "

@@ -35,10 +35,10 @@ from attnlab.examples import SCORE_ROW, cat_sat_down, please_study_man
 from attnlab.exercises.kit.cases import Cases
 from attnlab.exercises.kit.display import one_line, warned
 from attnlab.exercises.kit.exercise import Exercise
-from attnlab.exercises.kit.forbidden import SOFTMAX_LIBRARY
 from attnlab.exercises.kit.judging import quietly, recognised
 from attnlab.exercises.kit.outcomes import Wrong
 from attnlab.exercises.kit.precision import judging_tolerance
+from attnlab.exercises.rules.forbidden import SOFTMAX_LIBRARY
 
 __all__ = [
     "softmax_row",
@@ -433,7 +433,7 @@ def _judge_softmax_row(got, case, messages) -> None:
     )
 
 
-#: Every library softmax (:data:`~attnlab.exercises.kit.forbidden.SOFTMAX_LIBRARY`) and the
+#: Every library softmax (:data:`~attnlab.exercises.rules.forbidden.SOFTMAX_LIBRARY`) and the
 #: lesson's own worked example: the exercises of this lesson are to write it.
 FORBIDDEN = (*SOFTMAX_LIBRARY, "softmax_steps")
 

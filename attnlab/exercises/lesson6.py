@@ -47,10 +47,10 @@ from attnlab.exercises.kit.calling import call_watching
 from attnlab.exercises.kit.cases import Cases
 from attnlab.exercises.kit.display import hidden_difference, one_line, short, warned
 from attnlab.exercises.kit.exercise import Exercise
-from attnlab.exercises.kit.forbidden import SOFTMAX_LIBRARY
 from attnlab.exercises.kit.judging import as_numbers, quietly, recognised
 from attnlab.exercises.kit.outcomes import Wrong
 from attnlab.exercises.kit.precision import judging_tolerance
+from attnlab.exercises.rules.forbidden import SOFTMAX_LIBRARY
 
 __all__ = [
     "attention_shapes",

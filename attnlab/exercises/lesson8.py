@@ -967,6 +967,7 @@ _WHOLE_ROW_SOFTMAX = (
     "attnlab.logsumexp",
     "attnlab._kernels.softmax_in_place",
     "attnlab._kernels.logsumexp_shifted",
+    "attnlab._kernels.normalised_exp",
     "attnlab.online_softmax",
     "attnlab.online_normaliser",
     "scipy.special.softmax",

@@ -28,8 +28,8 @@ from traitlets import Float
 from traitlets.config import LoggingConfigurable
 
 from attnlab.exercises.kit.calling import CALL_LIMIT, stop_now
-from attnlab.exercises.kit.forbidden import forbidden_now
 from attnlab.exercises.kit.outcomes import Forbidden
+from attnlab.exercises.rules.forbidden import forbidden_now
 from attnlab.grading import sandbox
 from attnlab.grading.wire import decode, encode
 

@@ -46,6 +46,7 @@ import warnings
 import numpy as np
 
 from attnlab.course import NUMERICS
+from attnlab.exercises.rules.forbidden_registry import WHOLE_MODULES
 from attnlab.exercises.rules.grading_mode import arm_grading_kernel
 from attnlab.grading.wire import dumps, encode
 
@@ -85,21 +86,25 @@ def _codes_within(code) -> list:
 
 
 def _members(value, module_name=None) -> list:
-    """The functions ``value`` stands for: itself, or a module's (or class's) public ones (a
-    module's public API as :func:`attnlab.exercises.kit.reach.public_names` says)."""
+    """The functions ``value`` stands for: itself; a whole module's, the functions and classes
+    the registry lists for it (``WHOLE_MODULES``, as the learner's check reads them:
+    :func:`attnlab.exercises.rules.forbidden.forbidden_code_objects`); a class's, the methods it
+    defines in its module (properties and dataclass methods included)."""
     if _isinstance(value, _ModuleType):
         module_name = value.__name__
-        exported = _getattr(value, "__all__", None)
         found = []
-        for key, member in list(_vars(value).items()):
-            public = key in exported if exported is not None else not key.startswith("_")
-            if not public or _getattr(member, "__module__", None) != module_name:
+        for key in WHOLE_MODULES.get(module_name, ()):
+            member = _getattr(value, key, None)
+            if _getattr(member, "__module__", None) != module_name:
                 continue
             found += _members(member, module_name) if _isinstance(member, type) else [member]
         return found
     if _isinstance(value, type):
-        return [
-            m for k, m in list(_vars(value).items()) if not k.startswith("_") or k == "__init__"
+        module_name = module_name or value.__module__
+        return [  # a property by its getter, a static or class method by its function
+            m
+            for m in list(_vars(value).values())
+            if _getattr(_getattr(m, "fget", m), "__module__", None) == module_name
         ]
     return [value]
 
@@ -139,14 +144,18 @@ def _resolve(name: str):
 
 
 def _library() -> None:
-    """Record every public function of the course's numerics, by every name it has."""
+    """Record every function of the course's numerics' API (``WHOLE_MODULES``), by every name
+    it has."""
     import attnlab
 
     for module_name in NUMERICS:
         module = importlib.import_module(module_name)
         _record(module_name, module)
         for key, value in list(vars(module).items()):
-            if not key.startswith("_") and getattr(value, "__module__", None) == module_name:
+            if (
+                key in WHOLE_MODULES.get(module_name, ())
+                and getattr(value, "__module__", None) == module_name
+            ):
                 _record(f"{module_name}.{key}", value)
     for key in attnlab.__all__:
         _record(f"attnlab.{key}", getattr(attnlab, key))
@@ -360,7 +369,7 @@ def start(key: str, names=()) -> None:
 
     _STATE["sign"] = sign
     arm_grading_kernel()  # "are we grading?": yes, in this kernel, from here on
-    from attnlab.exercises.kit.reach import reaching_codes
+    from attnlab.exercises.rules.reach import reaching_codes
 
     for name in names:
         if "." in name and name not in _REGISTRY:
@@ -369,7 +378,7 @@ def start(key: str, names=()) -> None:
                 _record(name, value)
         if "." in name and _REGISTRY.get(name):
             # the course functions (private ones too) that compute the same thing:
-            # ``training.head_forward`` runs softmax through ``softmax_in_place``
+            # ``training.head_forward`` runs softmax through ``_kernels.softmax_in_place``
             _REGISTRY[name] = _REGISTRY[name] | frozenset(reaching_codes(set(_REGISTRY[name])))
 
 

@@ -6,11 +6,7 @@ module                    what
 ``outcomes``              the outcomes of a check and the exceptions a checker raises
 ``feedback``              :class:`Feedback` and :class:`Text`, and the sentence helpers
 ``display``               numbers and arrays written as a learner writes them
-``grading_mode``          when a check must pass, hidden solutions, the grading salt
-``reach``                 the course's call graph: what else computes what a function does
-``forbidden``             forbidden calls: their code objects and the watch on a call
 ``passing_helpers``       the course helpers that pass a check by themselves
-``answer_lint``           what grading would refuse in an answer's notebook cell
 ``calling``               calling a learner's function, its failures turned into feedback
 ``cases``                 :class:`Cases`, the one checking loop
 ``judging``               comparing what came back, recognising known mistakes
@@ -20,5 +16,6 @@ module                    what
 ========================  =====================================================================
 
 Import from the module that holds a name (``from attnlab.exercises.kit.cases import Cases``);
-this package re-exports nothing.
+this package re-exports nothing. What grading refuses (forbidden calls among it) is in
+:mod:`attnlab.exercises.rules`.
 """

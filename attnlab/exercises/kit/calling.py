@@ -14,8 +14,8 @@ import numpy as np
 
 from attnlab.exercises.kit.display import short
 from attnlab.exercises.kit.feedback import NOT_ATTEMPTED_TEXT, finished
-from attnlab.exercises.kit.forbidden import forbidden_now, forbidding
 from attnlab.exercises.kit.outcomes import Forbidden, NotAttempted, Wrong
+from attnlab.exercises.rules.forbidden import forbidden_now, forbidding
 from attnlab.exercises.rules.received import as_received
 
 #: Longest one call of a learner's function may take (seconds), in the learner's check and in

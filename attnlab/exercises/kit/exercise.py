@@ -37,7 +37,6 @@ from attnlab.exercises.kit.feedback import (
     interrupted_sentence,
     joined,
 )
-from attnlab.exercises.kit.forbidden import forbidden_during
 from attnlab.exercises.kit.outcomes import (
     CheckInterrupted,
     NotAttempted,
@@ -49,6 +48,7 @@ from attnlab.exercises.kit.passing_helpers import helpers_that_pass
 from attnlab.exercises.progress import record
 from attnlab.exercises.rules.answer_cells import reviewed
 from attnlab.exercises.rules.answer_lint import answer_cell_problems, refused_message
+from attnlab.exercises.rules.forbidden import forbidden_during
 from attnlab.exercises.rules.grading_mode import must_pass, solutions_hidden
 from attnlab.exercises.rules.unseen_names import unseen_reviewed
 

@@ -9,7 +9,7 @@ import warnings
 
 import numpy as np
 
-from attnlab.exercises.kit.forbidden import forbidden_during
+from attnlab.exercises.rules.forbidden import forbidden_during
 
 
 def course_helpers() -> dict[str, object]:
@@ -18,7 +18,7 @@ def course_helpers() -> dict[str, object]:
     lists for the module (``WHOLE_MODULES``), by its qualified name
     (``"attnlab.softmax_family.softmax"``)."""
     from attnlab.course import NUMERICS
-    from attnlab.exercises.kit.forbidden_registry import WHOLE_MODULES
+    from attnlab.exercises.rules.forbidden_registry import WHOLE_MODULES
 
     found = {}
     for module_name in (*NUMERICS, "attnlab.examples"):

@@ -10,9 +10,12 @@ module                    what
 ``unseen_names``          names an answer uses from cells grading does not run
 ``answer_cells``          is the answer in its tagged answer cell, where grading reads it?
 ``received``              an answer's result as grading receives it (object arrays)
+``forbidden_registry``    what a forbidden name stands for: a whole module's API, what a
+                          forbidden function computes with, what runs inside a building block
+``reach``                 the course's call graph read with the registry: what else computes
+                          what a forbidden function does
+``forbidden``             forbidden calls: their code objects and the watch on a call
 ========================  =====================================================================
 
-The forbidden calls and their reach (``attnlab.exercises.kit.forbidden``, ``reach``) are rules
-too; they sit in the kit for now. Grading (:mod:`attnlab.grading`) imports these modules; they
-import nothing of it.
+Grading (:mod:`attnlab.grading`) imports these modules; they import nothing of it.
 """

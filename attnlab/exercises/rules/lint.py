@@ -29,6 +29,8 @@ from __future__ import annotations
 
 import ast
 
+from attnlab import _checks, _kernels
+
 #: Modules (and their submodules) an answer may import.
 ALLOWED_MODULES = (
     "numpy",
@@ -66,6 +68,18 @@ REFUSED_MODULES = (
     "scipy.io",
     "scipy.datasets",
     "numpy.ma.mrecords",
+)
+#: The plain names of the numerics' internal modules (their shared checks and unchecked cores).
+#: The public modules import them by these names, so ``from attnlab.softmax_family import
+#: normalised_exp`` would reach a core no exercise's forbidden list names in that form: refused
+#: wherever it is imported from or read as an attribute.
+INTERNAL_NAMES = frozenset(
+    name
+    for module in (_checks, _kernels)
+    for name, value in vars(module).items()
+    if callable(value)
+    and getattr(value, "__module__", None) == module.__name__
+    and not name.startswith("_")
 )
 #: Builtins and notebook names that reach into the interpreter, the kernel or the disk.
 REFUSED_NAMES = frozenset(
@@ -295,6 +309,10 @@ _IMPORTS = (
     "(itertools, collections, fractions, statistics, warnings, copy, typing, dataclasses, "
     "functools)"
 )
+_INTERNAL = (
+    "the course's internal checks and cores cannot be used in an answer; write the steps "
+    "yourself or call the course function the exercise allows"
+)
 _REBIND = (
     "an answer may not change a module's names; give your own function or value a name "
     "of its own instead"
@@ -442,6 +460,8 @@ def problems(source: str, forbidden=(), refused=()) -> list[str]:
                         f"from {module} import {alias.name}",
                         "graded answers cannot use it, whichever module it is imported from",
                     )
+                elif alias.name in INTERNAL_NAMES and module.partition(".")[0] == "attnlab":
+                    refuse(node, f"from {module} import {alias.name}", _INTERNAL)
         elif isinstance(node, ast.Name):
             if node.id in bare:
                 refuse(node, node.id, f"this exercise asks you not to use {bare[node.id]}")
@@ -478,6 +498,8 @@ def problems(source: str, forbidden=(), refused=()) -> list[str]:
                 node.attr.startswith("_") and node.attr not in NAMEDTUPLE_API
             ) or node.attr in REFUSED_ATTRIBUTES:
                 refuse(node, f".{node.attr}", "graded answers cannot use it")
+            elif node.attr in INTERNAL_NAMES:
+                refuse(node, f".{node.attr}", _INTERNAL)
         elif (
             isinstance(node, ast.Call)
             and isinstance(node.func, ast.Name)

@@ -6,9 +6,9 @@ library's functions (``forbidden=``); :func:`forbidden_during` sets the list for
 :func:`forbidding` watches one call of the learner's function.
 
 What a forbidden name stands for is read from the registry
-(:mod:`attnlab.exercises.kit.forbidden_registry`): a whole forbidden module is the functions and
+(:mod:`attnlab.exercises.rules.forbidden_registry`): a whole forbidden module is the functions and
 classes it lists for the module; a forbidden function also forbids the helpers it computes with
-and what calls into them (:mod:`attnlab.exercises.kit.reach`).
+and what calls into them (:mod:`attnlab.exercises.rules.reach`).
 """
 
 from __future__ import annotations
@@ -20,9 +20,9 @@ import inspect
 import sys
 import types
 
-from attnlab.exercises.kit.forbidden_registry import SOFTMAX_LIBRARY, WHOLE_MODULES
 from attnlab.exercises.kit.outcomes import Forbidden
-from attnlab.exercises.kit.reach import codes_within, reaching_codes
+from attnlab.exercises.rules.forbidden_registry import SOFTMAX_LIBRARY, WHOLE_MODULES
+from attnlab.exercises.rules.reach import codes_within, reaching_codes
 
 __all__ = [
     "SOFTMAX_LIBRARY",

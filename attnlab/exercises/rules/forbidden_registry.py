@@ -11,7 +11,7 @@ is spelled (a leading underscore) or on a module's ``__all__``:
   the same);
 * :data:`COMPUTES_WITH`: forbidding a function also forbids the helpers it computes with, and
   every course function that calls into one of them
-  (:func:`attnlab.exercises.kit.reach.reaching_codes`);
+  (:func:`attnlab.exercises.rules.reach.reaching_codes`);
 * :data:`RUNS_INSIDE`: the course's building blocks (what ``import attnlab`` gives) stay
   allowed unless an exercise names them, and so does every course function that runs inside
   an allowed one (``tests/test_forbidden_registry.py`` checks these lists against the code).
@@ -31,6 +31,7 @@ SOFTMAX_LIBRARY = (
     "attnlab.softmax_family",
     "attnlab._kernels.softmax_in_place",
     "attnlab._kernels.logsumexp_shifted",
+    "attnlab._kernels.normalised_exp",  # the core of softmax_in_place and of softmax itself
     "attnlab.online",
     "attnlab.tiling",
     "attnlab.scaled_dot_product_attention",
@@ -148,7 +149,7 @@ WHOLE_MODULES: dict[str, tuple[str, ...]] = {
 }
 
 #: The package's internal modules the numerics share (checks, unchecked cores): their functions
-#: are part of the course's call graph (:mod:`attnlab.exercises.kit.reach`), as the numerics' are.
+#: are part of the course's call graph (:mod:`attnlab.exercises.rules.reach`), as the numerics' are.
 SHARED_MODULES = ("attnlab._checks", "attnlab._kernels")
 
 #: Forbidden function -> the helpers it computes with: forbidding the function forbids them

@@ -1,5 +1,5 @@
 """Which course functions compute what a forbidden one computes: the course's call graph read
-with the registry (:mod:`attnlab.exercises.kit.forbidden_registry`).
+with the registry (:mod:`attnlab.exercises.rules.forbidden_registry`).
 
 A forbidden function also forbids the helpers it computes with (``COMPUTES_WITH``) and every
 course function that calls into them, except what runs inside an allowed building block
@@ -13,7 +13,7 @@ import functools
 import importlib
 import types
 
-from attnlab.exercises.kit.forbidden_registry import COMPUTES_WITH, RUNS_INSIDE, SHARED_MODULES
+from attnlab.exercises.rules.forbidden_registry import COMPUTES_WITH, RUNS_INSIDE, SHARED_MODULES
 
 
 def codes_within(code) -> list:
