@@ -83,3 +83,23 @@ def test_every_name_an_exercise_forbids_is_found():
                 )
             else:
                 assert name in WHOLE_MODULES, f"{exercise_id} forbids {whole}, not registered"
+
+
+def test_what_is_never_tried_as_an_answer_is_a_course_helper_callable_with_no_arguments():
+    """NOT_TRIED_AS_ANSWERS holds only live names, each a function the passing-helpers search
+    would otherwise call with no arguments (induction.train trained a model in every quiz's
+    first check: test_quiz's malformed-answer test took minutes)."""
+    import inspect
+
+    from attnlab.exercises.kit.passing_helpers import course_helpers
+    from attnlab.exercises.rules.forbidden_registry import NOT_TRIED_AS_ANSWERS
+
+    tried = course_helpers()
+    for name in NOT_TRIED_AS_ANSWERS:
+        module, _, short = name.rpartition(".")
+        function = getattr(importlib.import_module(module), short)
+        assert name not in tried
+        assert all(
+            p.default is not p.empty or p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+            for p in inspect.signature(function).parameters.values()
+        ), f"{name} needs arguments: it never runs as a no-input answer, list it no longer"

@@ -15,10 +15,10 @@ from attnlab.exercises.rules.forbidden import forbidden_during
 def course_helpers() -> dict[str, object]:
     """Every function of the course's numerics (:data:`attnlab.course.NUMERICS`) and running
     examples (:mod:`attnlab.examples`), the modules an answer may import, that the registry
-    lists for the module (``WHOLE_MODULES``), by its qualified name
-    (``"attnlab.softmax_family.softmax"``)."""
+    lists for the module (``WHOLE_MODULES``) and does not keep from being tried
+    (``NOT_TRIED_AS_ANSWERS``), by its qualified name (``"attnlab.softmax_family.softmax"``)."""
     from attnlab.course import NUMERICS
-    from attnlab.exercises.rules.forbidden_registry import WHOLE_MODULES
+    from attnlab.exercises.rules.forbidden_registry import NOT_TRIED_AS_ANSWERS, WHOLE_MODULES
 
     found = {}
     for module_name in (*NUMERICS, "attnlab.examples"):
@@ -30,7 +30,7 @@ def course_helpers() -> dict[str, object]:
                 and value.__module__ == module_name
             ):
                 found[f"{module_name}.{key}"] = value
-    return found
+    return {name: f for name, f in found.items() if name not in NOT_TRIED_AS_ANSWERS}
 
 
 def _covered(name: str, function, declared) -> bool:

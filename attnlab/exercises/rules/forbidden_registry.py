@@ -150,6 +150,15 @@ WHOLE_MODULES: dict[str, tuple[str, ...]] = {
 
 #: The package's internal modules the numerics share (checks, unchecked cores): their functions
 #: are part of the course's call graph (:mod:`attnlab.exercises.rules.reach`), as the numerics' are.
+#: Course functions never tried as an answer by
+#: :func:`attnlab.exercises.kit.passing_helpers.helpers_that_pass`, and why: callable with no
+#: arguments, each would run in full in the first check of every exercise whose answer takes
+#: none (a quiz question, a fixed fact), in a learner's kernel and in grading, and what it
+#: returns is no exercise's answer.
+NOT_TRIED_AS_ANSWERS: dict[str, str] = {
+    "attnlab.induction.train": "trains lesson 11's model, about 10 s, and returns a Run",
+}
+
 SHARED_MODULES = ("attnlab._checks", "attnlab._kernels")
 
 #: Forbidden function -> the helpers it computes with: forbidding the function forbids them
