@@ -23,9 +23,17 @@ SNAPSHOT = Path(__file__).with_name("forbidden_reach.json")
 
 
 def _qualified(code) -> str:
-    path = Path(code.co_filename)
-    parts = path.with_suffix("").parts
-    where = ".".join(parts[parts.index("attnlab") :]) if "attnlab" in parts else path.stem
+    """``attnlab.<module path>.<qualname>`` for the package's code, ``<file stem>.<qualname>``
+    for a library's, whatever the folders above the checkout are called (a checkout cloned
+    into a folder named ``attnlab`` once gave ``attnlab.attnlab.softmax_family...``)."""
+    import attnlab
+
+    path = Path(code.co_filename).resolve()
+    package = Path(attnlab.__file__).resolve().parent
+    if path.is_relative_to(package):
+        where = ".".join(("attnlab", *path.relative_to(package).with_suffix("").parts))
+    else:
+        where = path.stem
     return f"{where}.{code.co_qualname}"
 
 

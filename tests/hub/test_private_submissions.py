@@ -26,6 +26,7 @@ means.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import glob
 import json
 import os
@@ -165,31 +166,69 @@ def unix_users_for_the_test(prefix: str) -> Iterator[tuple[Path, Users]]:
         shutil.rmtree(base, ignore_errors=True)
 
 
+#: Folders opened by reachable_by_others, shared by every test process (xdist's workers run the
+#: Unix-user tests side by side): folder -> its mode before, and how many tests still need it.
+_OPENED = Path(tempfile.gettempdir()) / "attnlab-reachable-by-others.json"
+
+
+@contextlib.contextmanager
+def _opened_folders() -> Iterator[dict]:
+    """The shared record of opened folders, locked (flock) while the caller changes it."""
+    with open(f"{_OPENED}.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            state = json.loads(_OPENED.read_text()) if _OPENED.exists() else {}
+            yield state
+            _OPENED.write_text(json.dumps(state))
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
 @contextlib.contextmanager
 def reachable_by_others(*paths: Path) -> Iterator[list[Path]]:
     """Let other users pass through (o+x, not list) every folder above ``paths`` that stops them,
-    for as long as the test runs; the modes are put back afterwards.
+    for as long as the test runs; the modes are put back when the last test that needs them ends.
 
     The test's users read the checkout (deploy/'s configs, the environment's site-packages, the
     editable attnlab): a checkout in a folder only its owner can enter (``git clone`` into
     ``mktemp -d``, mode 0700) would refuse them all. Folders owned by someone else than the
-    user running the test are left alone.
+    user running the test are left alone. Tests in other processes share the folders: each
+    counts itself in (:data:`_OPENED`), and the mode comes back with the last one out (a test
+    that ended first once closed the folder under another one's students: "No module named
+    nbgrader").
     """
-    changed: list[tuple[Path, int]] = []
-    try:
+    mine: list[Path] = []
+    with _opened_folders() as state:
         for path in paths:
             for folder in reversed(Path(path).resolve().parents):
+                if folder in mine:
+                    continue
                 info = folder.stat()
-                if not info.st_mode & stat.S_IXOTH and info.st_uid == os.geteuid():
-                    if folder not in [f for f, _ in changed]:
-                        changed.append((folder, stat.S_IMODE(info.st_mode)))
-                        folder.chmod(stat.S_IMODE(info.st_mode) | stat.S_IXOTH)
-        if changed:
-            print(f"o+x for the test's users, until it ends: {[str(f) for f, _ in changed]}")
-        yield [f for f, _ in changed]
+                entry = state.get(str(folder))
+                if (
+                    entry is None
+                    and not info.st_mode & stat.S_IXOTH
+                    and info.st_uid == os.geteuid()
+                ):
+                    entry = state[str(folder)] = {"mode": stat.S_IMODE(info.st_mode), "users": 0}
+                    folder.chmod(stat.S_IMODE(info.st_mode) | stat.S_IXOTH)
+                if entry is not None:
+                    if not folder.stat().st_mode & stat.S_IXOTH:  # a record left by a killed run
+                        folder.chmod(stat.S_IMODE(folder.stat().st_mode) | stat.S_IXOTH)
+                    entry["users"] += 1
+                    mine.append(folder)
+    if mine:
+        print(f"o+x for the test's users, until it ends: {[str(f) for f in mine]}")
+    try:
+        yield mine
     finally:
-        for folder, mode in reversed(changed):
-            folder.chmod(mode)
+        with _opened_folders() as state:
+            for folder in reversed(mine):
+                entry = state[str(folder)]
+                entry["users"] -= 1
+                if entry["users"] == 0:
+                    folder.chmod(entry["mode"])
+                    del state[str(folder)]
 
 
 @pytest.fixture
