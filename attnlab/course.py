@@ -43,6 +43,9 @@ NUMERICS = (
     "attnlab.training",
     "attnlab.sqrt_dk",
     "attnlab.positions",
+    "attnlab.repeated_tokens",
+    "attnlab.attention_only",
+    "attnlab.induction",
 )
 
 
@@ -53,7 +56,7 @@ class Lesson:
     Attributes
     ----------
     number : int
-        The lesson's number, 0 to 10.
+        The lesson's number, 0 to 11.
     title : str
         Its title, as its notebook's first heading says it.
     minutes : int
@@ -222,6 +225,15 @@ COURSE = (
         "attention cannot tell positions apart; sinusoidal, learned, rotary (RoPE) and ALiBi",
         ["sinusoidal.SinusoidalExplorer", "rope.RopeExplorer"],
         ["positions", "attention", "softmax_family", "training"],
+    ),
+    _lesson(
+        11,
+        "11-induction-heads",
+        "Two layers make an induction head",
+        60,
+        "train a two-layer attention-only model live: the phase change, the induction circuit",
+        ["induction.InductionExplorer"],
+        ["induction", "attention_only", "repeated_tokens", "backward"],
     ),
 )
 

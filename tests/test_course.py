@@ -44,7 +44,7 @@ def resolve(dotted: str):
 # ------------------------------------------------------------ lessons <-> notebooks on disk
 def test_course_map_lists_the_lessons_in_order():
     numbers = [entry.number for entry in COURSE]
-    assert numbers == list(range(11))
+    assert numbers == list(range(12))
     ready = [entry.ready for entry in COURSE]
     assert ready == sorted(ready, reverse=True), "ready lessons come first, in order"
 
@@ -201,8 +201,8 @@ def test_the_map_names_what_the_lesson_cells_import(entry):
 def test_lesson_finds_each_lesson_and_refuses_other_numbers():
     for entry in COURSE:
         assert lesson(entry.number) is entry
-    for bad in (11, -1, True, "3", 2.0 + 0.5):
-        with pytest.raises(ValueError, match="number must be a lesson number 0 to 10"):
+    for bad in (12, -1, True, "3", 2.0 + 0.5):
+        with pytest.raises(ValueError, match="number must be a lesson number 0 to 11"):
             lesson(bad)
 
 

@@ -197,6 +197,14 @@ NOT_APPLICABLE = {
     ("Exercise 10.3 (attention with RoPE)", "row by row"): "every query attends to every key",
     ("Exercise 10.4 (the causal ALiBi bias)", "row by row"): "the answer is built from sizes and "
     "slopes, not from rows",
+    ("Exercise 11.1 (previous-token scores)", "row by row"): "a head's score averages over all "
+    "its rows (queries)",
+    ("Exercise 11.2 (the induction score: prefix matching)", "row by row"): "a head's score "
+    "averages over the repeat's rows, found by the length",
+    ("Exercise 11.3 (predict the next token as the two heads do)", "row by row"): "each "
+    "prediction looks back over the whole sequence",
+    ("Exercise 11.3 (predict the next token as the two heads do)", "float32"): "the inputs and "
+    "the answer are token ids, integers",
 }
 
 #: Exercises whose task hands over a batch of rows (a matrix, one row per query), with the

@@ -938,6 +938,61 @@ def rope_head(x, positions):
     return helper(x, positions, 10000.0, "x", "positions")
 """,
     ),
+    # ---------------- lesson 11: the library's scores under other names, and a table of the
+    # shipped cases (the cases drawn at grading time are not in it)
+    Attack(
+        "11.3-a-table-of-the-shipped-cases",
+        "11-induction-heads",
+        "induction-predictions",
+        """
+SHIPPED = {
+    (3, 1, 4, 1, 5, 3, 1, 4, 1, 5): [-1, -1, -1, 4, -1, 1, 5, 1, 4, 3],
+    (0, 1, 2, 3): [-1, -1, -1, -1],
+    (7, 2, 7, 5, 7, 2): [-1, -1, 2, -1, 5, 7],
+    (6, 6, 2, 9, 2, 9): [-1, 6, -1, -1, 9, 2],
+}
+
+
+def induction_predictions(tokens):
+    return SHIPPED[tuple(int(t) for t in tokens)]
+""",
+    ),
+    Attack(
+        "11.1-previous-token-score-under-another-name",
+        "11-induction-heads",
+        "previous-token-scores",
+        """
+import numpy as np
+
+from attnlab import induction as circuit
+from attnlab.repeated_tokens import RepeatBatch
+
+
+def previous_token_scores(weights):
+    n = np.asarray(weights).shape[-1]
+    batch = RepeatBatch(np.zeros((1, n), dtype=int), np.array([(n + 1) // 2]), None, None, None)
+    return circuit.previous_token_score(np.asarray(weights)[None], batch)
+""",
+    ),
+    Attack(
+        "11.2-induction-score-through-importlib",
+        "11-induction-heads",
+        "prefix-matching-scores",
+        """
+import importlib
+
+import numpy as np
+
+from attnlab.repeated_tokens import repeated_batch
+
+score = getattr(importlib.import_module("attnlab." + "induction"), "induction" + "_score")
+
+
+def prefix_matching_scores(weights, length):
+    batch = repeated_batch(np.random.default_rng(0), 1, 4, length, length)
+    return score(np.asarray(weights)[None], batch)
+""",
+    ),
     # (the bug hunts 7.3-7.5 are graded on mending the given code: the library's whole
     # attention handed back earns nothing, see the attacks at the end of this table)
     # ------------------------------------------- lesson 3: values that lie about themselves

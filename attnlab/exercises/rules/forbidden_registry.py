@@ -83,24 +83,10 @@ WHOLE_MODULES: dict[str, tuple[str, ...]] = {
         "self_attention_backward",
         "softmax_vjp",
     ),
-    "attnlab.training": (
-        "PROBE",
-        "TOKENS",
-        "OPTIMIZERS",
-        "AdamState",
-        "Head",
-        "Run",
-        "TrainingStopped",
-        "adam_init",
-        "adam_step",
-        "anti_diagonal_mass",
-        "encode",
-        "head_forward",
-        "init_head",
-        "loss_and_grads",
-        "reverse_batch",
-        "sgd_step",
-        "train",
+    "attnlab.training": tuple(
+        "PROBE TOKENS OPTIMIZERS AdamState Head Run TrainingStopped adam_init adam_step "
+        "anti_diagonal_mass encode head_forward init_head loss_and_grads reverse_batch sgd_step "
+        "train".split()
     ),
     "attnlab.sqrt_dk": (
         "CAP",
@@ -141,6 +127,17 @@ WHOLE_MODULES: dict[str, tuple[str, ...]] = {
     "attnlab.positions": tuple(
         "position_frequencies sinusoidal_positions learned_positions rope_angles apply_rope "
         "rope_scores alibi_slopes alibi_bias permute_tokens".split()
+    ),
+    "attnlab.repeated_tokens": ("PAD", "RepeatBatch", "chance_loss", "repeated_batch"),
+    "attnlab.attention_only": tuple(
+        "Cache ModelConfig check_params config_of forward init_params loss_and_grads "
+        "next_token_losses position_losses".split()
+    ),
+    "attnlab.induction": tuple(
+        "ADAM_BETAS ADAM_EPS Circuit EVAL_SEED Evaluation InductionConfig InductionStopped "
+        "PhaseChange Progress Run adam_init adam_step chance_loss evaluate eval_batch "
+        "induction_score one_blas_thread phase_change previous_token_score read_circuit train "
+        "training".split()
     ),
     "attnlab.examples": (
         "cat_sat_down",
