@@ -202,7 +202,7 @@ NOT_APPLICABLE = {
     ("Exercise 11.2 (the induction score: prefix matching)", "row by row"): "a head's score "
     "averages over the repeat's rows, found by the length",
     ("Exercise 11.3 (predict the next token as the two heads do)", "row by row"): "each "
-    "prediction looks back over the whole sequence",
+    "prediction reads the earlier copy, L positions back in the sequence",
     ("Exercise 11.3 (predict the next token as the two heads do)", "float32"): "the inputs and "
     "the answer are token ids, integers",
 }

@@ -145,65 +145,66 @@ PREFIX_WRONG = {
 
 
 # ---------------------------------------------------------------- 11.3 predictions
-def predictions_by_dictionary(tokens):
-    tokens = list(tokens)
-    last, out = {}, []
-    for i, t in enumerate(tokens):
-        out.append(tokens[last[t] + 1] if t in last else -1)
-        last[t] = i
-    return np.array(out)
-
-
-def predictions_by_searching_back(tokens):
-    """Walk back from i − 1; a list of ints."""
-    t = [int(x) for x in tokens]
-    out = []
-    for i in range(len(t)):
-        guess = -1
-        for k in range(i - 1, -1, -1):
-            if t[k] == t[i]:
-                guess = t[k + 1]
-                break
-        out.append(guess)
+def predictions_by_slicing(tokens, length):
+    out = np.full(2 * length, -1)
+    out[length:] = np.asarray(tokens)[1 : length + 1]
     return out
 
 
-def predictions_by_a_match_matrix(tokens):
-    """An (n, n) match matrix, strictly below the diagonal, its last True per row."""
+def predictions_by_looping(tokens, length):
+    """Position by position, a list of ints."""
+    t = [int(x) for x in tokens]
+    return [t[i - length + 1] if i >= length else -1 for i in range(len(t))]
+
+
+def predictions_by_a_shifted_pattern(tokens, length):
+    """An induction pattern (2L, 2L) with query i on key i − L + 1, applied to one-hot tokens,
+    in float32."""
     t = np.asarray(tokens)
     n = t.size
-    match = (t[:, None] == t[None, :]) & np.tri(n, k=-1, dtype=bool)  # (n, n) k < i
-    last = n - 1 - np.argmax(match[:, ::-1], axis=1)  # (n,) the most recent match
-    found = match.any(axis=1)
-    return np.where(found, t[np.minimum(last + 1, n - 1)], -1)
+    pattern = np.zeros((n, n), dtype=np.float32)  # (n, n)
+    i = np.arange(length, n)
+    pattern[i, i - length + 1] = 1
+    read = pattern @ np.eye(t.max() + 1, dtype=np.float32)[t]  # (n, vocab)
+    return np.where(read.any(axis=1), read.argmax(axis=1), -1)
 
 
-def _predict(tokens, **options):
-    return L._predict(tokens, **options)
+def _predict(tokens, length, **options):
+    return L._predict(tokens, length, **options)
 
 
 PREDICTIONS_RIGHT = [
-    predictions_by_dictionary,
-    predictions_by_searching_back,
-    predictions_by_a_match_matrix,
+    predictions_by_slicing,
+    predictions_by_looping,
+    predictions_by_a_shifted_pattern,
 ]
 PREDICTIONS_WRONG = {
-    "the matching token itself": (lambda t: _predict(t, offset=0), "the matching token itself"),
-    "the first occurrence": (
-        lambda t: _predict(t, most_recent=False),
-        "You matched the first earlier occurrence",
+    "the earlier copy itself": (
+        lambda t, n: _predict(t, n, shift=0),
+        "You predicted the earlier copy itself",
     ),
-    "a query matching itself": (lambda t: _predict(t, self_match=True), "reads the future"),
-    "the token before the match": (lambda t: _predict(t, offset=-1), "the token *before*"),
+    "one too far": (lambda t, n: _predict(t, n, shift=2), "one too far"),
+    "the most recent earlier occurrence": (
+        lambda t, n: L._by_content(t),
+        "its most recent earlier occurrence",
+    ),
+    "the first earlier occurrence": (
+        lambda t, n: L._by_content(t, most_recent=False),
+        "its first earlier occurrence",
+    ),
+    "the next token itself": (lambda t, n: np.append(np.asarray(t)[1:], -1), "reads the future"),
+    "a prediction at L - 1": (
+        lambda t, n: _predict(t, n, first=n - 1),
+        "You predicted at position L − 1 too",
+    ),
     "the previous token": (
-        lambda t: np.concatenate([[-1], np.asarray(t)[:-1]]),
+        lambda t, n: np.concatenate([[-1], np.asarray(t)[:-1]]),
         "That is the previous token",
     ),
     "0 for no prediction": (
-        lambda t: np.maximum(predictions_by_dictionary(t), 0),
+        lambda t, n: np.maximum(predictions_by_slicing(t, n), 0),
         "return -1 (no prediction), not 0",
     ),
-    "the next token itself": (lambda t: np.append(np.asarray(t)[1:], -1), "reads the future"),
 }
 
 
@@ -218,11 +219,16 @@ def test_the_references_agree_with_the_library():
 def test_the_cases_hold_the_edges_each_exercise_is_about():
     assert any(c[1].shape[-1] == 2 for c in L.previous_cases())  # one query with a previous
     assert any(c[2] == 2 for c in L.prefix_cases())  # the shortest repeat
-    tokens = [c[1] for c in L.prediction_cases()]
-    assert any((L._predict(t) == -1).all() for t in tokens)  # nothing repeats
-    assert any(not np.array_equal(L._predict(t), L._predict(t, most_recent=False)) for t in tokens)
-    fresh = L.prediction_fresh(np.random.default_rng(0))[0][1]
-    assert not np.array_equal(L._predict(fresh), L._predict(fresh, most_recent=False))
+    cases = L.prediction_cases()
+    assert any(c[2] == 2 for c in cases)  # the shortest repeat
+    # a token twice in the first half: both rules without L go wrong there
+    for most_recent in (True, False):
+        assert any(
+            not np.array_equal(L._predict(t, n), L._by_content(t, most_recent)) for _, t, n in cases
+        )
+    for seed in range(5):
+        _, fresh, n = L.prediction_fresh(np.random.default_rng(seed))[0]
+        assert not np.array_equal(L._predict(fresh, n), L._by_content(fresh))
 
 
 # ---------------------------------------------------------------- the tables

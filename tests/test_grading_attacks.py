@@ -946,15 +946,15 @@ def rope_head(x, positions):
         "induction-predictions",
         """
 SHIPPED = {
-    (3, 1, 4, 1, 5, 3, 1, 4, 1, 5): [-1, -1, -1, 4, -1, 1, 5, 1, 4, 3],
-    (0, 1, 2, 3): [-1, -1, -1, -1],
-    (7, 2, 7, 5, 7, 2): [-1, -1, 2, -1, 5, 7],
-    (6, 6, 2, 9, 2, 9): [-1, 6, -1, -1, 9, 2],
+    ((3, 1, 4, 1, 5, 3, 1, 4, 1, 5), 5): [-1, -1, -1, -1, -1, 1, 4, 1, 5, 3],
+    ((0, 1, 2, 3, 0, 1, 2, 3), 4): [-1, -1, -1, -1, 1, 2, 3, 0],
+    ((7, 7, 2, 7, 7, 2), 3): [-1, -1, -1, 7, 2, 7],
+    ((6, 2, 6, 2), 2): [-1, -1, 2, 6],
 }
 
 
-def induction_predictions(tokens):
-    return SHIPPED[tuple(int(t) for t in tokens)]
+def induction_predictions(tokens, length):
+    return SHIPPED[(tuple(int(t) for t in tokens), int(length))]
 """,
     ),
     Attack(

@@ -10,10 +10,13 @@
   same ``L`` tokens again, and returns each head's induction (prefix-matching) score: the
   mean over the queries of the repeat, ``i = L … 2L − 1``, of ``weights[h, i, i − L + 1]``,
   the weight on the token that came *after* the earlier copy of the query's token.
-* :data:`predictions` (11.3): ``induction_predictions(tokens)`` does by hand what the two
-  heads do together: for each position ``i`` of ``tokens`` (shape (n,)), find the most recent
-  earlier position ``k < i`` holding the same token, and predict the token that followed it,
-  ``tokens[k + 1]``; ``-1`` where the token has not been seen before. Shape (n,).
+* :data:`predictions` (11.3): ``induction_predictions(tokens, length)`` does by hand what
+  the two heads do together on ``L = length`` tokens followed by the same ``L`` again
+  (``tokens`` of shape (2L,)): each query of the repeat, ``i = L … 2L − 1``, predicts the token
+  after its earlier copy at ``i − L``, ``tokens[i − L + 1]`` (the key whose previous token is
+  the query's token); ``-1`` in the first half, which has no earlier copy. Shape (2L,). The
+  rule that needs no ``L``, the token after an earlier occurrence of the same token, is wrong
+  wherever a token occurs twice in the first half: it is a known mistake, not the reference.
 
 The references are written here from the definitions and agree with
 :func:`attnlab.induction.previous_token_score` and :func:`attnlab.induction.induction_score`
@@ -22,9 +25,9 @@ Known mistakes are named from what the answer returns: the diagonal read in plac
 sub-diagonal, query 0 counted, the transposed pattern, a sum in place of a mean; the key off
 by one either way in the prefix match (``i − L``, the earlier copy itself: a duplicate-token
 head), the first half counted, the repeat's first query left out, the previous-token score
-in place of the prefix match; the matching token copied instead of the one after it, the
-first occurrence in place of the most recent, a query matching itself (reading the future),
-the token before the match, the previous token.
+in place of the prefix match; the earlier copy itself instead of the token after it, one too
+far, matching by content (most recent or first earlier occurrence), the next token itself
+(reading the future), a prediction at L − 1, the previous token, 0 in place of -1.
 
 Examples
 --------
@@ -336,101 +339,130 @@ prefix_matching = Exercise(
 
 
 # ---------------------------------------------------------------- 11.3 predict the next token
-def prediction_cases() -> list[tuple[str, np.ndarray]]:
-    """``(description, tokens)``: a repeated sequence with a token repeated by chance in its
-    first half; a sequence with no repeat at all; one token three times; a repeat of length
-    2 after a chance pair."""
+def _repeat(half) -> np.ndarray:
+    """The sequence (2L,): ``half`` (L,) then the same L tokens again."""
+    half = np.asarray(half)
+    return np.concatenate([half, half])
+
+
+def prediction_cases() -> list[tuple[str, np.ndarray, int]]:
+    """``(description, tokens, length)``: a repeat whose first half holds one token twice (a
+    rule that matches tokens by content finds the wrong copy there); a repeat with no token
+    twice; a first half that starts with a doubled token; the shortest repeat, L = 2."""
     return [
-        ("the tokens [3, 1, 4, 1, 5, 3, 1, 4, 1, 5]", np.array([3, 1, 4, 1, 5, 3, 1, 4, 1, 5])),
-        ("the tokens [0, 1, 2, 3] (nothing repeats)", np.array([0, 1, 2, 3])),
-        ("the tokens [7, 2, 7, 5, 7, 2]", np.array([7, 2, 7, 5, 7, 2])),
-        ("the tokens [6, 6, 2, 9, 2, 9]", np.array([6, 6, 2, 9, 2, 9])),
+        ("the tokens [3, 1, 4, 1, 5] twice, L = 5", _repeat([3, 1, 4, 1, 5]), 5),
+        ("the tokens [0, 1, 2, 3] twice, L = 4", _repeat([0, 1, 2, 3]), 4),
+        ("the tokens [7, 7, 2] twice, L = 3", _repeat([7, 7, 2]), 3),
+        ("the tokens [6, 2] twice, L = 2", _repeat([6, 2]), 2),
     ]
 
 
-def prediction_fresh(rng) -> list[tuple[str, np.ndarray]]:
+def prediction_fresh(rng) -> list[tuple[str, np.ndarray, int]]:
     """Cases drawn anew for every grading (``Cases(fresh=...)``): L = 4 to 10 tokens from a
-    vocabulary of 6, with a token repeated in the first half so that the most recent copy
-    and the first one predict differently, followed by the same L again; then 5 to 12 tokens
-    from a vocabulary of 30 with no repeat forced."""
+    vocabulary of 6, with a token twice in the first half (so that matching by content goes
+    wrong somewhere), then the same L again; then L = 2 to 8 tokens from a vocabulary of 30."""
     length = int(rng.integers(4, 11))
     half = rng.integers(0, 6, size=length)
-    while np.array_equal(_predict(np.tile(half, 2), most_recent=False), _predict(np.tile(half, 2))):
-        half = rng.integers(0, 6, size=length)  # until a chance repeat makes "most recent" matter
-    other = rng.integers(0, 30, size=int(rng.integers(5, 13)))
+    while np.array_equal(_by_content(_repeat(half)), _predict(_repeat(half), length)):
+        half = rng.integers(0, 6, size=length)  # until a token twice makes content matching fail
+    m = int(rng.integers(2, 9))
+    other = rng.integers(0, 30, size=m)
     return [
-        (f"the tokens {np.concatenate([half, half]).tolist()}", np.concatenate([half, half])),
-        (f"the tokens {other.tolist()}", other),
+        (f"the tokens {half.tolist()} twice, L = {length}", _repeat(half), length),
+        (f"the tokens {other.tolist()} twice, L = {m}", _repeat(other), m),
     ]
 
 
-def _predict(tokens, offset: int = 1, most_recent: bool = True, self_match: bool = False):
-    """For each i, the last (or first) k < i (k ≤ i with ``self_match``) with
-    tokens[k] == tokens[i]: tokens[k + offset], or -1 (-1 also where k + offset is out of
-    range)."""
+def _predict(tokens, length: int, first: int | None = None, shift: int = 1) -> np.ndarray:
+    """For each query i = ``first`` … 2L − 1 (``first`` defaults to L), the token at
+    i − L + ``shift`` (-1 if out of range); -1 at every other position."""
     t = np.asarray(tokens).tolist()
+    first = length if first is None else first
     out = []
-    for i, token in enumerate(t):
-        seen = [k for k in range(i + (1 if self_match else 0)) if t[k] == token]
-        if not seen:
-            out.append(-1)
-            continue
-        k = seen[-1] if most_recent else seen[0]
-        out.append(t[k + offset] if 0 <= k + offset < len(t) else -1)
+    for i in range(len(t)):
+        k = i - length + shift
+        out.append(t[k] if i >= first and 0 <= k < len(t) else -1)
     return np.array(out)
 
 
-def _prediction_mistakes(tokens) -> list[tuple[np.ndarray | None, str]]:
+def _by_content(tokens, most_recent: bool = True) -> np.ndarray:
+    """The rule without L: for each i, the token after the most recent (or first) earlier
+    position k < i holding the same token, tokens[k + 1]; -1 where there is none."""
+    t = np.asarray(tokens).tolist()
+    out = []
+    for i, token in enumerate(t):
+        seen = [k for k in range(i) if t[k] == token]
+        out.append(t[(seen[-1] if most_recent else seen[0]) + 1] if seen else -1)
+    return np.array(out)
+
+
+def _prediction_mistakes(tokens, length: int) -> list[tuple[np.ndarray | None, str]]:
     t = np.asarray(tokens)
+    right = _predict(t, length)
     return [
         (
-            _predict(t, offset=0),
-            "You predicted the matching token itself (the earlier copy, which is the query's "
-            "own token). The induction head copies the token that came *after* it: "
-            "tokens[k + 1].",
+            _predict(t, length, shift=0),
+            "You predicted the earlier copy itself, tokens[i − L]: that is the query's own "
+            "token. The induction head copies the token that came *after* it, "
+            "tokens[i − L + 1].",
         ),
         (
-            _predict(t, most_recent=False),
-            "You matched the first earlier occurrence. When a token appeared more than once, "
-            "take the most recent one, the last k < i with tokens[k] == tokens[i].",
+            _predict(t, length, shift=2),
+            "You predicted tokens[i − L + 2], one too far: the earlier copy of query i's "
+            "token is at i − L, and the token after it at i − L + 1.",
         ),
         (
-            _predict(t, self_match=True),
-            "Your search includes k = i, the query itself, so you predict tokens[i + 1]: "
-            "that reads the future, which a causal model cannot see. Look only at k < i.",
+            _by_content(t),
+            "You matched the token by content: the token after its most recent earlier "
+            "occurrence. That fails where a token occurs twice in the first half (the most "
+            "recent occurrence is then the wrong copy) and predicts in the first half too. "
+            "Use the repeat length: the earlier copy of query i is at i − L.",
         ),
         (
-            _predict(t, offset=-1),
-            "You predicted tokens[k − 1], the token *before* the earlier copy. Copy the one "
-            "that followed it, tokens[k + 1].",
+            _by_content(t, most_recent=False),
+            "You matched the token by content: the token after its first earlier "
+            "occurrence. That fails where a token occurs twice in the first half (the first "
+            "occurrence is then not the copy i − L) and predicts in the first half too. Use "
+            "the repeat length: the earlier copy of query i is at i − L.",
+        ),
+        (
+            np.append(t[1:], -1),
+            "You predicted tokens[i + 1], the next token itself: that reads the future, "
+            "which a causal model cannot see. Copy the token after the earlier copy, "
+            "tokens[i − L + 1].",
+        ),
+        (
+            _predict(t, length, first=length - 1),
+            "You predicted at position L − 1 too. It is the last token of the first half: "
+            "it has no earlier copy, and nothing up to it says that a repeat starts next. "
+            "Predict only at i = L … 2L − 1.",
         ),
         (
             np.concatenate([[-1], t[:-1]]),
             "That is the previous token at every position: what the layer-0 head reads, not "
-            "the prediction. Match the current token with an earlier copy and copy what came "
-            "after it.",
+            "the prediction. Find the earlier copy at i − L and copy what came after it.",
         ),
         (
-            np.where(_predict(t) < 0, 0, _predict(t)),
-            "Where the token has not been seen before, return -1 (no prediction), not 0: "
-            "0 is a token too.",
+            np.where(right < 0, 0, right),
+            "In the first half, where there is no earlier copy, return -1 (no prediction), "
+            "not 0: 0 is a token too.",
         ),
     ]
 
 
 def _prediction_what(case) -> str:
-    return f"induction_predictions(tokens) for {case[0]}"
+    return f"induction_predictions(tokens, length) for {case[0]}"
 
 
 def _judge_prediction(got, case, messages) -> None:
     """Judge the predictions ``got`` for one of :func:`prediction_cases`."""
-    _, tokens = case
+    _, tokens, length = case
     compare(
         got,
-        _predict(tokens),
+        _predict(tokens, length),
         _prediction_what(case),
         messages,
-        _prediction_mistakes(tokens),
+        _prediction_mistakes(tokens, length),
         np.float64,
     )
 
@@ -439,16 +471,15 @@ predictions = Exercise(
     "Exercise 11.3 (predict the next token as the two heads do)",
     Cases(prediction_cases, _judge_prediction, what=_prediction_what, fresh=prediction_fresh),
     hints=[
-        "The previous-token head lets every position know which token came just before it. "
-        "The induction head at position i then looks for a position whose previous token is "
-        "the token at i, and copies the token found there. Say that in terms of an earlier "
-        "copy of the current token.",
-        "For position i, look back over k = 0 … i − 1 for tokens[k] == tokens[i]; the most "
-        "recent such k wins, and the prediction is tokens[k + 1], the token that followed "
-        "it. With no earlier copy, the answer at i is -1.",
-        "Loop over the positions; for each, walk k backwards from i − 1 to 0 and stop at the "
-        "first match (that is the most recent). Collect one integer per position and return "
-        "them as an array of the same length as tokens.",
+        "In the repeat, the token at query i was seen before at position i − L. The "
+        "induction head finds that copy by matching its token against what the "
+        "previous-token head wrote into each key: 'my previous token was t'. Which key has "
+        "the query's token as its previous token, and what should be predicted?",
+        "The key whose previous token is the earlier copy is i − L + 1; the prediction is "
+        "the token there, tokens[i − L + 1], for i = L … 2L − 1. The first half has no "
+        "earlier copy: -1 at i = 0 … L − 1.",
+        "Start from an array of 2L values of -1 and fill its second half with the slice of "
+        "tokens that starts at position 1 and holds L tokens.",
     ],
     forbidden=_LIBRARY,
     id="11.3",
