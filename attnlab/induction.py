@@ -563,6 +563,8 @@ class PhaseChange:
     end: int  #: the first evaluation below 20 % of the way
     plateau: float  #: the curve's highest level after step 0
     final: float  #: the mean of the last 10 % of the evaluations
+    steepest: float  #: the largest fall within any window of 10 % of the run, in loss units
+    window: tuple  #: (first, last) evaluated step of that steepest window
 
     @property
     def width(self) -> int:
@@ -571,11 +573,15 @@ class PhaseChange:
 
     @property
     def suddenness(self) -> float:
-        """``start / width``: steps spent on the first 20 % of the fall per step of the next 60 %.
+        """The share of the whole fall, ``plateau − final``, inside the steepest window of 10 %
+        of the run (:attr:`steepest` over the fall): from 0 to 1.
 
-        Several times 1 for a phase change; about 1 or less for a steady decline.
+        A steady decline of any shape spreads its fall over the run: a straight line puts
+        about 10 % of it in any such window, one that starts late about 10 % / (the share of
+        the run it lasts), an exponential decline with a time constant of a third of the run
+        about 28 %. A phase change puts half of its fall or more in one window.
         """
-        return self.start / max(self.width, 1)
+        return self.steepest / (self.plateau - self.final)
 
 
 def phase_change(steps, loss) -> PhaseChange | None:
@@ -584,8 +590,10 @@ def phase_change(steps, loss) -> PhaseChange | None:
     With ``plateau`` the curve's maximum after step 0 and ``final`` the mean of its last
     10 %, ``start``, ``step`` and ``end`` are the first evaluations at or below 80 %, 50 % and
     20 % of the way from ``final`` up to ``plateau``. ``None`` when the curve never falls by
-    0.5 nats. A *sudden* drop spends far longer on its first 20 % than on the next 60 %
-    (:attr:`PhaseChange.suddenness`); a steady decline spends about as long on each.
+    0.5 nats. How *sudden* the drop is comes from its slope: ``steepest`` is the largest fall
+    ``loss[i] − loss[j]`` between evaluations at most 10 % of the run apart
+    (``steps[j] − steps[i] <= (steps[-1] − steps[0]) / 10``), and
+    :attr:`PhaseChange.suddenness` is its share of the whole fall.
 
     Parameters
     ----------
@@ -601,15 +609,19 @@ def phase_change(steps, loss) -> PhaseChange | None:
     Raises
     ------
     ValueError
-        For arrays of different lengths, fewer than 3 points, or a loss that is not finite.
+        For arrays of different lengths, fewer than 3 points, steps that do not increase, or
+        a loss that is not finite.
 
     Examples
     --------
-    >>> s = np.arange(0, 1000, 50)
+    >>> s = np.arange(0, 1001, 25)
     >>> curve = np.where(s < 400, 3.0, np.where(s < 500, 1.5, 0.2))
     >>> pc = phase_change(s, curve)
-    >>> pc.start, pc.step, pc.end, pc.suddenness
-    (400, 400, 500, 4.0)
+    >>> pc.start, pc.step, pc.end, pc.window, round(pc.suddenness, 2)
+    (400, 400, 500, (300, 400), 0.54)
+    >>> line = 3.0 - 2.8 * s / s[-1]  # a straight decline over the whole run
+    >>> round(phase_change(s, line).suddenness, 2)
+    0.11
     """
     steps = np.asarray(steps)
     loss = np.asarray(loss, dtype=float)
@@ -618,6 +630,8 @@ def phase_change(steps, loss) -> PhaseChange | None:
             f"steps and loss must be 1-D of the same length >= 3, got shapes {steps.shape} "
             f"and {loss.shape}"
         )
+    if not (np.diff(steps) > 0).all():
+        raise ValueError("steps must increase")
     if not np.isfinite(loss).all():
         raise ValueError("loss must be finite")
     tail = max(1, loss.size // 10)
@@ -629,12 +643,22 @@ def phase_change(steps, loss) -> PhaseChange | None:
     def first_below(fraction: float) -> int:
         return int(steps[np.flatnonzero(loss <= low + fraction * (high - low))[0]])
 
+    span = (steps[-1] - steps[0]) / 10
+    steepest, window = 0.0, (int(steps[0]), int(steps[0]))
+    for i in range(steps.size):
+        j = int(np.searchsorted(steps, steps[i] + span, side="right")) - 1  # last within span
+        fall = float(loss[i] - loss[i : j + 1].min())
+        if fall > steepest:
+            k = i + int(np.argmin(loss[i : j + 1]))
+            steepest, window = fall, (int(steps[i]), int(steps[k]))
     return PhaseChange(
         step=first_below(0.5),
         start=first_below(0.8),
         end=first_below(0.2),
         plateau=high,
         final=low,
+        steepest=steepest,
+        window=window,
     )
 
 

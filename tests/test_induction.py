@@ -323,9 +323,41 @@ def test_phase_change_reads_the_drop_from_the_curve():
     pc = phase_change(steps, curve)
     assert 600 <= pc.step <= 625 and pc.start < pc.step < pc.end
     assert pc.end - pc.start < 250 and pc.plateau == pytest.approx(3.3, abs=0.05)
+    assert pc.suddenness > 0.5  # most of the fall in the steepest tenth of the run
+    assert pc.window[0] < 600 < pc.window[1]
     assert phase_change(steps, np.full(steps.shape, 3.0)) is None
     with pytest.raises(ValueError, match="same length"):
         phase_change(steps, curve[:-1])
+    with pytest.raises(ValueError, match="steps must increase"):
+        phase_change(steps[::-1], curve)
+
+
+@pytest.mark.parametrize(
+    "name, curve",
+    [
+        # flat for half the run, then a straight line from 3.4 to 0.7: late, but not sudden
+        ("flat then linear", lambda s: np.where(s < 500, 3.4, 3.4 - 2.7 * (s - 500) / 500)),
+        ("a slow straight decline", lambda s: 3.4 - 0.7 * s / 1000),
+        (
+            "a late slow straight decline",
+            lambda s: np.where(s < 400, 3.4, 3.4 - 0.7 * (s - 400) / 600),
+        ),
+        ("an exponential decline", lambda s: 0.5 + 2.9 * np.exp(-s / 300)),
+    ],
+)
+def test_a_steady_decline_is_not_sudden(name, curve):
+    """The slope, not the timing, decides: a decline that starts late is still steady."""
+    steps = np.arange(0, 1001, 25)
+    pc = phase_change(steps, curve(steps))
+    assert pc is None or pc.suddenness < 0.4, (name, pc)
+
+
+def test_a_sharp_fall_is_sudden_wherever_it_happens():
+    steps = np.arange(0, 1001, 25)
+    for centre in (200, 500, 800):
+        curve = 0.6 + 2.8 / (1 + np.exp((steps - centre) / 20))  # (m,) a fall of ~100 steps
+        pc = phase_change(steps, curve)
+        assert pc.suddenness > 0.6 and pc.width <= 100, (centre, pc)
 
 
 # ------------------------------------------------------------ training
@@ -431,14 +463,17 @@ def test_one_blas_thread_asks_threadpoolctl_for_one_blas_thread(monkeypatch):
 
 # ------------------------------------------------------------ the lesson's run, on three seeds
 # Measured with the default InductionConfig (1,000 steps) on seeds 0-9 (train and read_circuit,
-# as below): the repeated half's fall halfway at steps 475-525, suddenness 2.0-6.7, a fall of
+# as below): the repeated half's fall halfway at steps 475-525, a fall of
 # 2.70-2.80 nats from a plateau of 3.44-3.45 (chance ln 32 = 3.47) to 0.63-0.73 at the end; the
 # first half 3.84-3.91; previous-token score of layer 0's head 0.33-0.42 (layer 1's 0.06-0.08),
 # induction score of layer 1's head 0.76-0.80 (layer 0's <= 0.007); the previous-token head
 # ablated: the repeated half 3.32-3.88 nats, the induction score 0.16-0.20; the induction head
 # ablated: 3.54-3.81 nats; the one-layer control: repeated half 2.71-2.77 (never below 2.70), a
-# fall of 0.69-0.74 nats (suddenness 0.6-1.7), induction score 0.19-0.20; the zero-layer
+# fall of 0.69-0.74 nats, induction score 0.19-0.20; the zero-layer
 # (bigram) model: both halves 3.465-3.469 at the end, never below 3.464.
+# The suddenness (phase_change: the share of the fall in the steepest tenth of the run), measured
+# on seeds 0-9 on 2026-12-06: two layers 0.40-0.64 (80 % to 20 % of the fall in 75-200 steps),
+# one layer 0.24-0.34 (225-475 steps).
 # The bounds below leave room around those ranges; each says what the lesson claims.
 SEEDS = (0, 1, 2)
 CHANCE = chance_loss(InductionConfig().model.vocab)
@@ -463,7 +498,7 @@ def test_the_repeated_half_loss_drops_suddenly_and_far_below_chance(lesson_runs,
     pc = circuit.phase
     assert pc is not None and 350 <= pc.step <= 700, pc
     assert pc.plateau > CHANCE - 0.1  # a plateau near chance first
-    assert pc.suddenness >= 1.5, pc  # the first 20 % of the fall took longer than the next 60 %
+    assert pc.suddenness >= 0.38, pc  # the steepest tenth of the run holds much of the fall
     assert pc.plateau - pc.final > 2.3  # most of the way from chance to zero
     assert circuit.repeat_loss < 1.0 < CHANCE - 2  # well below chance
     assert circuit.first_loss > CHANCE - 0.05  # the first half cannot be predicted
@@ -499,6 +534,7 @@ def test_the_one_layer_control_stays_high(lesson_runs, seed):
     assert control_circuit.repeat_loss > circuit.repeat_loss + 1.5
     fall = control_circuit.phase
     assert fall is None or fall.plateau - fall.final < 1.0  # it learns a little, then stalls
+    assert fall is None or (fall.suddenness < 0.36 and fall.width > circuit.phase.width), fall
     assert control_circuit.induction.max() < 0.3
 
 
