@@ -228,7 +228,10 @@ def test_the_site_has_every_explorer_and_every_help_panel(visits):
     from attnlab.exercises.kit.exercise_map import EXERCISES
 
     lessons = visits["report"]["lessons"]
-    explorers = sum(counts["explorers"] for counts in lessons.values())
-    assert explorers == sum(len(entry.explorers) for entry in COURSE) == 11
+    # Each lesson's page shows each of the explorers the course map gives it (a count written
+    # here went stale when lesson 10 brought two).
+    shown = {name: counts["explorers"] for name, counts in lessons.items()}
+    assert shown == {entry.notebook: len(entry.explorers) for entry in COURSE if entry.ready}
+    assert sum(shown.values()) >= 11  # lessons 1-9 alone have 11
     assert sum(counts["help"] for counts in lessons.values()) == len(EXERCISES)
     assert sum(info["hints"] > 0 for info in visits["pages"].values()) == len(LESSONS)
