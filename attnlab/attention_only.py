@@ -28,7 +28,9 @@ The backward pass goes through each head with lesson 9's
 :func:`attnlab._kernels.attention_backward_unchecked` (a masked key's weight is 0, and so is
 its gradient); :func:`loss_and_grads` is checked against central finite differences in
 ``tests/test_induction.py``. A head is *ablated* (``ablate=[(layer, head)]``) by zeroing what
-it writes into the residual stream.
+it writes into the residual stream. A *path* is ablated (``ablate_paths=[(source, target,
+part)]``) by removing what one head wrote from the stream only where a later head reads its
+queries, its keys or its values: Elhage et al.'s Q-, K- and V-composition, one at a time.
 
 This module needs numpy only.
 
@@ -241,7 +243,7 @@ class Cache:
     keep: tuple  #: per layer (n_heads,) 1.0, or 0.0 for an ablated head
 
 
-def forward(params, tokens, ablate=None, check: bool = True):
+def forward(params, tokens, ablate=None, check: bool = True, *, ablate_paths=None):
     """Logits for every position, and the :class:`Cache` of everything computed on the way.
 
     Parameters
@@ -254,6 +256,14 @@ def forward(params, tokens, ablate=None, check: bool = True):
         ``(layer, head)`` pairs whose output is zeroed before it reaches the residual stream.
     check : bool, default True
         Validate ``params`` (the trainer, which made them, passes False).
+    ablate_paths : iterable of (source, target, part), optional
+        Path ablations. ``source`` and ``target`` are ``(layer, head)`` pairs, the source in
+        an earlier layer; ``part`` is ``"q"``, ``"k"`` or ``"v"``. The target head computes
+        that part from the residual stream *minus* what the source head wrote into it in this
+        same pass, ``(x − out_source) W_part[target]``; everything else (its other parts,
+        other heads, the logits' direct path) reads the whole stream. Listing a path twice
+        removes it once. The ``q``, ``k``, ``v`` and ``weights`` of the cache are the ablated
+        ones; ``residual`` is the stream itself. Default: none, and ``forward`` is unchanged.
 
     Returns
     -------
@@ -265,7 +275,7 @@ def forward(params, tokens, ablate=None, check: bool = True):
     ------
     ValueError
         For parameters of the wrong names or shapes, tokens that are not a 2-D int array in
-        range or longer than ``n_ctx``, or a bad ``ablate`` pair.
+        range or longer than ``n_ctx``, a bad ``ablate`` pair or a bad ``ablate_paths`` triple.
 
     Examples
     --------
@@ -273,10 +283,27 @@ def forward(params, tokens, ablate=None, check: bool = True):
     >>> logits, cache = forward(p, [[0, 1, 2]], ablate=[(1, 0)])
     >>> logits.shape, cache.keep[1].tolist()
     ((1, 3, 5), [0.0])
+
+    Remove head (0, 0)'s output from the keys of head (1, 0) only: layer 1's pattern changes,
+    layer 0's cannot.
+
+    >>> _, full = forward(p, [[0, 1, 2]])
+    >>> _, cut = forward(p, [[0, 1, 2]], ablate_paths=[((0, 0), (1, 0), "k")])
+    >>> bool(np.allclose(cut.weights[0], full.weights[0]))
+    True
+    >>> bool(np.allclose(cut.k[1], full.k[1])), bool(np.allclose(cut.q[1], full.q[1]))
+    (False, True)
+
+    References
+    ----------
+    Elhage, N. et al. (2021). A mathematical framework for transformer circuits. *Transformer
+    Circuits Thread*: Q-, K- and V-composition, and ablating one path of a head's output.
     """
     config, params = _checked(params) if check else (_config_unchecked(params), params)
     tokens = _check_tokens(tokens, config)
     keep = _check_ablate(ablate, config)
+    paths = _check_paths(ablate_paths, config)  # {target layer: [(head, part, sources)]}
+    writes = {}  # (layer, head) -> (batch, n, d_model): a source head's output, if paths
     batch, n = tokens.shape
     c = 1.0 / math.sqrt(config.d_head)
     hidden = np.triu(np.full((n, n), -np.inf), 1)  # (n, n) -inf on the keys in the future
@@ -287,6 +314,12 @@ def forward(params, tokens, ablate=None, check: bool = True):
         q = _heads_in(x2d, params[f"w_q.{layer}"], batch, n)  # (batch, H, n, d_head)
         k = _heads_in(x2d, params[f"w_k.{layer}"], batch, n)  # (batch, H, n, d_head)
         v = _heads_in(x2d, params[f"w_v.{layer}"], batch, n)  # (batch, H, n, d_head)
+        for head, part, sources in paths.get(layer, ()):
+            removed = writes[sources[0]]  # (batch, n, d_model) what the target must not read
+            for source in sources[1:]:
+                removed = removed + writes[source]  # (batch, n, d_model)
+            w = params[f"w_{part}.{layer}"][head]  # (d_model, d_head)
+            {"q": q, "k": k, "v": v}[part][:, head] -= removed @ w  # (batch, n, d_head)
         scores = q @ k.swapaxes(-1, -2)  # (batch, H, n, n)
         scores *= c
         scores += hidden  # (batch, H, n, n) causal: -inf above the diagonal
@@ -295,6 +328,8 @@ def forward(params, tokens, ablate=None, check: bool = True):
         if not keep[layer].all():
             mixed *= keep[layer].astype(mixed.dtype)[:, None, None]  # ablated heads write 0
         w_o = params[f"w_o.{layer}"]  # (H, d_head, d_model)
+        for head in paths.get("sources", {}).get(layer, ()):
+            writes[(layer, head)] = mixed[:, head] @ w_o[head]  # (batch, n, d_model)
         out = _heads_out(mixed) @ w_o.reshape(-1, w_o.shape[-1])  # (batch·n, d_model)
         x = x + out.reshape(x.shape)  # (batch, n, d_model)
         residual.append(x)
@@ -304,12 +339,14 @@ def forward(params, tokens, ablate=None, check: bool = True):
     return logits, cache
 
 
-def position_losses(params, tokens, ablate=None, check: bool = True) -> np.ndarray:
+def position_losses(
+    params, tokens, ablate=None, check: bool = True, *, ablate_paths=None
+) -> np.ndarray:
     """The loss ``−ln p(token at p + 1)`` at every position ``p`` (0 at the last one).
 
     Parameters
     ----------
-    params, tokens, ablate, check
+    params, tokens, ablate, check, ablate_paths
         As for :func:`forward`.
 
     Returns
@@ -324,8 +361,8 @@ def position_losses(params, tokens, ablate=None, check: bool = True) -> np.ndarr
     >>> position_losses(p, [[0, 1, 2]]).shape
     (1, 3)
     """
-    logits, cache = forward(params, tokens, ablate=ablate, check=check)  # (batch, n, vocab)
-    return next_token_losses(logits, cache.tokens)
+    logits, cache = forward(params, tokens, ablate, check, ablate_paths=ablate_paths)
+    return next_token_losses(logits, cache.tokens)  # (batch, n)
 
 
 def next_token_losses(logits: np.ndarray, tokens: np.ndarray) -> np.ndarray:
@@ -505,6 +542,59 @@ def _check_ablate(ablate, config: ModelConfig) -> list[np.ndarray]:
             )
         keep[pair[0]][pair[1]] = 0.0
     return keep
+
+
+def _check_paths(ablate_paths, config: ModelConfig) -> dict:
+    """``ablate_paths`` checked and grouped for :func:`forward`; ``{}`` when there are none.
+
+    Returns ``{target layer: [(target head, part, sources)], "sources": {layer: heads}}``:
+    per target layer, what each of its heads' parts must not read; and which heads' outputs
+    forward has to keep apart for that.
+    """
+    if ablate_paths is None:
+        return {}
+    if isinstance(ablate_paths, str | bytes) or not hasattr(ablate_paths, "__iter__"):
+        raise ValueError(
+            "ablate_paths must be an iterable of (source, target, part) triples, got "
+            f"{type(ablate_paths).__name__}"
+        )
+
+    def is_head(pair) -> bool:
+        return (
+            isinstance(pair, tuple | list)
+            and len(pair) == 2
+            and all(isinstance(i, int | np.integer) and not isinstance(i, bool) for i in pair)
+            and 0 <= pair[0] < config.n_layers
+            and 0 <= pair[1] < config.n_heads
+        )
+
+    grouped: dict = {}
+    for path in ablate_paths:
+        ok = (
+            isinstance(path, tuple | list)
+            and len(path) == 3
+            and is_head(path[0])
+            and is_head(path[1])
+            and path[0][0] < path[1][0]
+            and isinstance(path[2], str)
+            and path[2] in ("q", "k", "v")
+        )
+        if not ok:
+            raise ValueError(
+                "ablate_paths must hold (source, target, part) triples: source and target "
+                f"(layer, head) pairs with 0 <= layer < {config.n_layers} and 0 <= head < "
+                f"{config.n_heads}, the source's layer before the target's, part 'q', 'k' or "
+                f"'v'; got {path!r}"
+            )
+        (s_layer, s_head), (t_layer, t_head), part = path
+        key = (int(t_layer), int(t_head), part)
+        grouped.setdefault(key, set()).add((int(s_layer), int(s_head)))
+    paths: dict = {"sources": {}}
+    for (t_layer, t_head, part), sources in sorted(grouped.items()):
+        paths.setdefault(t_layer, []).append((t_head, part, sorted(sources)))
+        for s_layer, s_head in sources:
+            paths["sources"].setdefault(s_layer, set()).add(s_head)
+    return paths
 
 
 def _heads_in(x2d: np.ndarray, w: np.ndarray, batch: int, n: int) -> np.ndarray:

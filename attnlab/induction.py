@@ -18,7 +18,12 @@ Lesson 11's experiment (Elhage et al. 2021; Olsson et al. 2022), in numpy on a C
    earlier occurrence of its own token: prefix matching) finds an induction head in layer 1.
 4. **Ablate**: zero the previous-token head and the induction head loses its pattern and the
    repeated half its low loss (:func:`evaluate` with ``ablate=``). A one-layer model
-   (``ModelConfig(n_layers=1)``) trained the same way stays far above.
+   (``ModelConfig(n_layers=1)``) trained the same way stays far above. Ablate one *path*
+   (``ablate_paths=``): the previous-token head's output removed only from the induction
+   head's keys, or its queries, or its values (K-, Q- and V-composition).
+5. **Read the weights**: :func:`ov_circuit` is a head's token-to-token OV circuit (what
+   attending to a token adds to each output logit); :func:`diagonal_top_share` and
+   :func:`copying_score` say how much of it copies the token it reads.
 
 Speed: training runs in float32 (``InductionConfig.dtype``; about twice as fast as float64,
 the gradient checks use float64). The arrays are small, so OpenBLAS's threads cost more than
@@ -89,10 +94,13 @@ __all__ = [
     "adam_init",
     "adam_step",
     "chance_loss",
+    "copying_score",
+    "diagonal_top_share",
     "evaluate",
     "eval_batch",
     "induction_score",
     "one_blas_thread",
+    "ov_circuit",
     "phase_change",
     "previous_token_score",
     "read_circuit",
@@ -309,7 +317,9 @@ def eval_batch(config: InductionConfig) -> RepeatBatch:
     )
 
 
-def evaluate(params, batch: RepeatBatch, ablate=None, check: bool = True) -> Evaluation:
+def evaluate(
+    params, batch: RepeatBatch, ablate=None, check: bool = True, *, ablate_paths=None
+) -> Evaluation:
     """Losses on the two halves of ``batch`` and the scores of every head.
 
     Parameters
@@ -322,6 +332,10 @@ def evaluate(params, batch: RepeatBatch, ablate=None, check: bool = True) -> Eva
         Heads zeroed for this evaluation (:func:`attnlab.attention_only.forward`).
     check : bool, default True
         Validate ``params`` and ``batch``.
+    ablate_paths : iterable of (source, target, part), optional
+        Paths removed for this evaluation: ``((0, 0), (1, 0), "k")`` takes head ``(0, 0)``'s
+        output out of what head ``(1, 0)`` reads its keys from
+        (:func:`attnlab.attention_only.forward`).
 
     Returns
     -------
@@ -345,7 +359,7 @@ def evaluate(params, batch: RepeatBatch, ablate=None, check: bool = True) -> Eva
             "batch must be a RepeatBatch (repeated_batch or eval_batch), got "
             f"{type(batch).__name__}"
         )
-    logits, cache = forward(params, batch.tokens, ablate=ablate, check=check)  # (b, n, vocab)
+    logits, cache = forward(params, batch.tokens, ablate, check, ablate_paths=ablate_paths)
     losses = next_token_losses(logits, batch.tokens)  # (batch, n)
     return Evaluation(
         first_loss=float(losses[batch.first].mean()),
@@ -353,6 +367,140 @@ def evaluate(params, batch: RepeatBatch, ablate=None, check: bool = True) -> Eva
         previous_token=_per_head(previous_token_score, cache, batch),
         induction=_per_head(induction_score, cache, batch),
     )
+
+
+# ---------------------------------------------------------------- reading the weights
+def ov_circuit(params, head) -> np.ndarray:
+    r"""A head's OV circuit from token to token: ``E W_V[h] W_O[h] U``, shape (vocab, vocab).
+
+    Row ``s`` is what the head adds to each output logit when it puts all its weight on a
+    position holding token ``s``, through that token's embedding alone: the position
+    embedding is left out (it does not depend on the token), and so is, for a head in layer 1
+    or later, what earlier heads wrote at that position (the direct path only, as in Elhage et
+    al. 2021). Entry ``[s, t]`` is the logit it adds to token ``t``. Elhage et al. write the
+    same matrix transposed, ``W_U W_O W_V W_E`` (columns in, rows out): it has the same
+    eigenvalues.
+
+    Parameters
+    ----------
+    params : dict of str to ndarray
+        A model's parameters (:func:`attnlab.attention_only.init_params` or a run's); never
+        modified.
+    head : (int, int)
+        ``(layer, head)``.
+
+    Returns
+    -------
+    ndarray, shape (vocab, vocab)
+        float64, whatever the parameters' dtype.
+
+    Raises
+    ------
+    ValueError
+        For parameters that are not a model's, or a ``head`` the model does not have.
+
+    Examples
+    --------
+    >>> p = init_params(ModelConfig(vocab=6, d_model=8, n_heads=2, d_head=4))
+    >>> ov = ov_circuit(p, (1, 0))
+    >>> ov.shape
+    (6, 6)
+    >>> plain = p["embed"] @ p["w_v.1"][0] @ p["w_o.1"][0] @ p["unembed"]
+    >>> bool(np.allclose(ov, plain))
+    True
+
+    References
+    ----------
+    Elhage, N. et al. (2021). A mathematical framework for transformer circuits. *Transformer
+    Circuits Thread*, https://transformer-circuits.pub/2021/framework/index.html
+    """
+    layer, h = _check_head(head, config_of(params))
+    w_v = np.asarray(params[f"w_v.{layer}"][h], dtype=np.float64)  # (d_model, d_head)
+    w_o = np.asarray(params[f"w_o.{layer}"][h], dtype=np.float64)  # (d_head, d_model)
+    embed = np.asarray(params["embed"], dtype=np.float64)  # (vocab, d_model)
+    unembed = np.asarray(params["unembed"], dtype=np.float64)  # (d_model, vocab)
+    return embed @ (w_v @ w_o) @ unembed  # (vocab, vocab)
+
+
+def diagonal_top_share(matrix) -> float:
+    """The share of rows whose largest entry is on the diagonal.
+
+    For an OV circuit (:func:`ov_circuit`): the share of tokens whose highest output logit is
+    the token itself, so that attending to a token pushes the prediction towards that same
+    token. About ``1/vocab`` for a matrix with no such structure. A tie counts for the first
+    column holding the row's largest entry (``argmax``).
+
+    Parameters
+    ----------
+    matrix : array_like, shape (m, m)
+        Finite; never modified.
+
+    Returns
+    -------
+    float
+        From 0 to 1.
+
+    Raises
+    ------
+    ValueError
+        For a ``matrix`` that is not square, empty or not finite.
+
+    Examples
+    --------
+    >>> diagonal_top_share(np.eye(4)), diagonal_top_share(np.ones((4, 4)) - np.eye(4))
+    (1.0, 0.0)
+    >>> diagonal_top_share([[2.0, 1.0], [3.0, 1.0]])           # row 0 copies, row 1 does not
+    0.5
+    """
+    m = _check_square(matrix)  # (m, m)
+    return float((m.argmax(axis=1) == np.arange(m.shape[0])).mean())
+
+
+def copying_score(matrix) -> float:
+    r"""Elhage et al.'s summary of how much a matrix copies: ``Σ λ / Σ |λ|`` over its eigenvalues.
+
+    A matrix that copies maps a vector mostly back onto itself, so its eigenvalues are mostly
+    positive. The score is the sum of the eigenvalues over the sum of their absolute values
+    (moduli, as they may be complex). The sum is real (complex eigenvalues of a real matrix
+    come in conjugate pairs; it equals the trace), so this is also
+    ``Σ Re λ / Σ |λ|``: 1 when every eigenvalue is positive (the identity: perfect copying),
+    −1 when every one is negative (minus the identity: every token pushed *away* from
+    itself), near 0 for a random matrix, whose eigenvalues spread around 0 in all directions.
+
+    Parameters
+    ----------
+    matrix : array_like, shape (m, m)
+        Finite, not all zero; never modified. Computed in float64.
+
+    Returns
+    -------
+    float
+        From −1 to 1.
+
+    Raises
+    ------
+    ValueError
+        For a ``matrix`` that is not square, empty, not finite, or whose eigenvalues are all 0.
+
+    Examples
+    --------
+    >>> copying_score(np.eye(3)), copying_score(-np.eye(3))
+    (1.0, -1.0)
+    >>> round(copying_score([[0.0, -1.0], [1.0, 0.0]]), 12)   # a rotation: eigenvalues ±i
+    0.0
+
+    References
+    ----------
+    Elhage, N. et al. (2021). A mathematical framework for transformer circuits. *Transformer
+    Circuits Thread*, https://transformer-circuits.pub/2021/framework/index.html (detecting
+    copying behaviour: the positive eigenvalues of the OV circuit).
+    """
+    m = _check_square(matrix)  # (m, m)
+    eig = np.linalg.eigvals(m)  # (m,) complex
+    total = float(np.abs(eig).sum())
+    if not total > 0.0:
+        raise ValueError("matrix must have a non-zero eigenvalue, got all eigenvalues 0")
+    return float(eig.real.sum()) / total
 
 
 # ---------------------------------------------------------------- one BLAS thread
@@ -730,6 +878,32 @@ def read_circuit(run: Run) -> Circuit:
 
 
 # ---------------------------------------------------------------- private helpers
+def _check_head(head, config: ModelConfig) -> tuple[int, int]:
+    """``head`` as a ``(layer, head)`` pair of ints the model has."""
+    ok = isinstance(head, tuple | list) and len(head) == 2
+    for i in head if ok else ():
+        ok = ok and isinstance(i, int | np.integer) and not isinstance(i, bool)
+    if not ok or not (0 <= head[0] < config.n_layers and 0 <= head[1] < config.n_heads):
+        raise ValueError(
+            f"head must be a (layer, head) pair with 0 <= layer < {config.n_layers} and "
+            f"0 <= head < {config.n_heads}, got {head!r}"
+        )
+    return int(head[0]), int(head[1])
+
+
+def _check_square(matrix) -> np.ndarray:
+    """``matrix`` as a new float64 (m, m) array, m >= 1, finite."""
+    try:
+        m = np.array(matrix, dtype=np.float64)  # a copy: the caller's array is never touched
+    except (TypeError, ValueError):
+        raise ValueError(f"matrix must be a square array of numbers, got {matrix!r}") from None
+    if m.ndim != 2 or m.shape[0] != m.shape[1] or m.size == 0:
+        raise ValueError(f"matrix must be square and not empty, (m, m), got shape {m.shape}")
+    if not np.isfinite(m).all():
+        raise ValueError("matrix must be finite, got NaN or inf entries")
+    return m
+
+
 def _check_weights(weights, batch: RepeatBatch) -> np.ndarray:
     w = np.asarray(weights)
     n = batch.tokens.shape[1]

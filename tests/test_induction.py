@@ -32,10 +32,13 @@ from attnlab.induction import (
     Run,
     adam_init,
     adam_step,
+    copying_score,
+    diagonal_top_share,
     eval_batch,
     evaluate,
     induction_score,
     one_blas_thread,
+    ov_circuit,
     phase_change,
     previous_token_score,
     read_circuit,
@@ -45,6 +48,7 @@ from attnlab.induction import (
 from attnlab.repeated_tokens import PAD, chance_loss, repeated_batch
 
 SMALL = ModelConfig(vocab=5, n_ctx=6, d_model=4, n_layers=2, n_heads=2, d_head=3)
+THREE_LAYERS = ModelConfig(vocab=5, n_ctx=6, d_model=4, n_layers=3, n_heads=2, d_head=3)
 ZERO_LAYERS = ModelConfig(vocab=5, n_ctx=6, d_model=4, n_layers=0)  # the bigram model
 
 
@@ -120,28 +124,48 @@ def test_the_task_refuses_bad_arguments(kwargs, message):
 
 
 # ------------------------------------------------------------ the model
-def _loop_forward(params, tokens, ablate=()):
-    """The model written as plain loops over sequences, layers, heads, queries and keys."""
+def _loop_forward(params, tokens, ablate=(), paths=()):
+    """The model written as plain loops over sequences, layers, heads, queries and keys.
+
+    ``paths`` holds (source, target, part) triples: the target head reads that part from the
+    stream minus the source head's own write (kept per head and position below).
+    """
     config = config_of(params)
+    params = {name: np.asarray(a, dtype=np.float64) for name, a in params.items()}
     batch, n = tokens.shape
     logits = np.zeros((batch, n, config.vocab))
     patterns = np.zeros((config.n_layers, batch, config.n_heads, n, n))
     for b in range(batch):
         x = [params["embed"][tokens[b, i]] + params["pos"][i] for i in range(n)]  # n × (d,)
+        head_writes = {}  # (layer, head) -> n × (d,), what each head added at each position
         for layer in range(config.n_layers):
             writes = [np.zeros(config.d_model) for _ in range(n)]
             for h in range(config.n_heads):
                 w_q, w_k = params[f"w_q.{layer}"][h], params[f"w_k.{layer}"][h]
                 w_v, w_o = params[f"w_v.{layer}"][h], params[f"w_o.{layer}"][h]
+                seen = {}  # part -> n × (d,): the stream this head reads that part from
+                for part in "qkv":
+                    cut = {
+                        tuple(src)
+                        for src, tgt, p in paths
+                        if tuple(tgt) == (layer, h) and p == part
+                    }
+                    seen[part] = [
+                        x[i] - sum((head_writes[c][i] for c in cut), 0.0) for i in range(n)
+                    ]
+                head_writes[(layer, h)] = [np.zeros(config.d_model) for _ in range(n)]
                 for i in range(n):
-                    q = x[i] @ w_q
-                    scores = [q @ (x[j] @ w_k) / math.sqrt(config.d_head) for j in range(i + 1)]
+                    q = seen["q"][i] @ w_q
+                    scores = [
+                        q @ (seen["k"][j] @ w_k) / math.sqrt(config.d_head) for j in range(i + 1)
+                    ]
                     top = max(scores)
                     e = [math.exp(s - top) for s in scores]
                     weights = [v / sum(e) for v in e]
                     patterns[layer, b, h, i, : i + 1] = weights
-                    mixed = sum(w * (x[j] @ w_v) for j, w in enumerate(weights))
+                    mixed = sum(w * (seen["v"][j] @ w_v) for j, w in enumerate(weights))
                     if (layer, h) not in ablate:
+                        head_writes[(layer, h)][i] = mixed @ w_o
                         writes[i] = writes[i] + mixed @ w_o
             x = [x[i] + writes[i] for i in range(n)]
         for i in range(n):
@@ -162,6 +186,79 @@ def test_forward_matches_a_plain_loop(config, ablate):
     assert len(cache.weights) == config.n_layers
     for layer in range(config.n_layers):
         np.testing.assert_allclose(cache.weights[layer], patterns[layer], atol=1e-14)
+
+
+@pytest.mark.parametrize(
+    ("config", "ablate", "paths"),
+    [
+        (SMALL, (), [((0, 1), (1, 0), "k")]),
+        (SMALL, (), [((0, 0), (1, 1), "q"), ((0, 1), (1, 1), "q"), ((0, 0), (1, 0), "v")]),
+        (SMALL, ((0, 1),), [((0, 1), (1, 0), "k"), ((0, 0), (1, 0), "k")]),
+        (SMALL, (), [((0, 0), (1, 0), p) for p in "qkv"]),
+        (THREE_LAYERS, (), [((0, 0), (2, 1), "k"), ((1, 1), (2, 1), "k"), ((0, 1), (1, 0), "v")]),
+    ],
+    ids=["one-k-path", "q-and-v-paths", "ablated-source", "all-three", "three-layers"],
+)
+def test_a_path_ablation_matches_a_plain_float64_loop(config, ablate, paths):
+    params = init_params(config, seed=7, dtype=np.float32)  # the loop recomputes in float64
+    exact = {name: a.astype(np.float64) for name, a in params.items()}
+    tokens = _small_batch(4).tokens
+    logits, cache = forward(exact, tokens, ablate=list(ablate), ablate_paths=paths)
+    want, patterns = _loop_forward(params, tokens, ablate, paths)
+    np.testing.assert_allclose(logits, want, rtol=1e-12, atol=1e-12)
+    for layer in range(config.n_layers):
+        np.testing.assert_allclose(cache.weights[layer], patterns[layer], atol=1e-14)
+    # the path changed something: it is not the intact model
+    assert not np.allclose(logits, forward(exact, tokens, ablate=list(ablate))[0])
+    low, _ = forward(params, tokens, ablate=list(ablate), ablate_paths=paths)  # float32
+    assert low.dtype == np.float32
+    np.testing.assert_allclose(low, want, rtol=1e-4, atol=1e-4)
+
+
+def test_no_paths_is_the_model_itself_bit_for_bit():
+    params = init_params(SMALL, seed=8)
+    tokens = _small_batch(2).tokens
+    logits, cache = forward(params, tokens, ablate=[(0, 1)])
+    for none in (None, [], ()):
+        again, other = forward(params, tokens, ablate=[(0, 1)], ablate_paths=none)
+        assert np.array_equal(logits, again)
+        assert all(np.array_equal(a, b) for a, b in zip(cache.weights, other.weights, strict=True))
+
+
+def test_removing_all_three_paths_is_the_head_ablation_minus_its_direct_path():
+    # Ablating head (0, 0) removes its output from everything after it: the queries, keys and
+    # values of every head of layer 1, and the final stream the unembedding reads (its direct
+    # path to the logits). Removing only the three paths into every head of layer 1 leaves
+    # the direct path: layer 1 computes exactly what it computes under the ablation, and the
+    # logits differ by the head's own output times U.
+    params = init_params(SMALL, seed=9)
+    tokens = _small_batch(3).tokens
+    paths = [((0, 0), (1, h), p) for h in range(SMALL.n_heads) for p in "qkv"]
+    cut_logits, cut = forward(params, tokens, ablate_paths=paths)
+    ablated_logits, ablated = forward(params, tokens, ablate=[(0, 0)])
+    _, intact = forward(params, tokens)
+    np.testing.assert_allclose(cut.weights[0], intact.weights[0], atol=0)  # layer 0: untouched
+    np.testing.assert_allclose(cut.weights[1], ablated.weights[1], atol=1e-13)
+    np.testing.assert_allclose(cut.mixed[1], ablated.mixed[1], atol=1e-13)
+    direct = intact.mixed[0][:, 0] @ params["w_o.0"][0] @ params["unembed"]  # (batch, n, vocab)
+    np.testing.assert_allclose(cut_logits, ablated_logits + direct, atol=1e-12)
+    # and one head of layer 1 cut from (0, 0) on all three paths is that head alone "ablated"
+    one = [((0, 0), (1, 1), p) for p in "qkv"]
+    _, cut_one = forward(params, tokens, ablate_paths=one)
+    np.testing.assert_allclose(cut_one.weights[1][:, 1], ablated.weights[1][:, 1], atol=1e-13)
+    np.testing.assert_allclose(cut_one.weights[1][:, 0], intact.weights[1][:, 0], atol=0)
+
+
+def test_evaluate_and_position_losses_pass_the_paths_on():
+    params = init_params(SMALL, seed=10)
+    b = _small_batch(5, batch=4)
+    paths = [((0, 1), (1, 0), "k")]
+    per_position = position_losses(params, b.tokens, ablate_paths=paths)  # (batch, n)
+    e = evaluate(params, b, ablate_paths=paths)
+    assert e.repeat_loss == pytest.approx(per_position[b.repeat].mean(), rel=1e-12)
+    assert e.repeat_loss != evaluate(params, b).repeat_loss
+    logits, cache = forward(params, b.tokens, ablate_paths=paths)
+    np.testing.assert_allclose(e.induction[1], induction_score(cache.weights[1], b))
 
 
 def test_a_causal_head_never_looks_ahead_and_padding_changes_nothing_before_it():
@@ -226,6 +323,14 @@ def test_nothing_it_is_given_is_modified():
     state = adam_init(params)
     adam_step(params, grads, state, 0.1)
     evaluate(params, b)
+    paths = [((0, 0), (1, 1), "k"), ((0, 1), (1, 1), "v")]
+    forward(params, b.tokens, ablate_paths=paths)
+    evaluate(params, b, ablate=[(0, 0)], ablate_paths=paths)
+    for head in ((0, 0), (1, 1)):
+        ov = ov_circuit(params, head)
+        ov_before = ov.copy()
+        assert -1 <= copying_score(ov) <= 1 and 0 <= diagonal_top_share(ov) <= 1
+        assert np.array_equal(ov, ov_before)
     for name in params:
         assert np.array_equal(params[name], before[name])
         assert not state["m"][name].any() and not state["v"][name].any()
@@ -267,6 +372,21 @@ def test_adam_first_step_moves_every_entry_by_lr_against_its_gradient():
             lambda p: forward({**p, "w_v.1": np.full((2, 4, 3), np.nan)}, [[0]]),
             r"params\['w_v.1'\] contains NaN",
         ),
+        (lambda p: forward(p, [[0, 1]], ablate_paths=[((1, 0), (1, 1), "k")]), r"ablate_paths"),
+        (lambda p: forward(p, [[0, 1]], ablate_paths=[((1, 0), (0, 0), "k")]), r"before the"),
+        (lambda p: forward(p, [[0, 1]], ablate_paths=[((0, 0), (1, 0), "o")]), r"'q', 'k'"),
+        (lambda p: forward(p, [[0, 1]], ablate_paths=[((0, 0), (1, 2), "q")]), r"0 <= head < 2"),
+        (lambda p: forward(p, [[0, 1]], ablate_paths=[((0, 0), (1, 0))]), r"\(source, target"),
+        (lambda p: forward(p, [[0, 1]], ablate_paths="k"), r"ablate_paths must be an iterable"),
+        (lambda p: forward(p, [[0, 1]], ablate_paths=[((0, True), (1, 0), "q")]), r"got \(\(0, T"),
+        (lambda p: ov_circuit(p, (2, 0)), r"head must be a \(layer, head\) pair"),
+        (lambda p: ov_circuit(p, 1), r"head must be a \(layer, head\) pair"),
+        (lambda p: ov_circuit({"embed": p["embed"]}, (0, 0)), r"params must be a dict"),
+        (lambda p: copying_score(np.ones((2, 3))), r"matrix must be square"),
+        (lambda p: copying_score(np.zeros((3, 3))), r"matrix must have a non-zero eigenvalue"),
+        (lambda p: copying_score([[np.nan]]), r"matrix must be finite"),
+        (lambda p: diagonal_top_share(np.ones(3)), r"matrix must be square"),
+        (lambda p: diagonal_top_share([["a"]]), r"matrix must be a square array of numbers"),
         (lambda p: loss_and_grads(p, [[0, 1]], [[1, 0]]), r"loss_mask must be a bool array"),
         (lambda p: loss_and_grads(p, [[0, 1]], [[False, True]]), r"never the last one"),
         (lambda p: loss_and_grads(p, [[0, 1]], [[False, False]]), r"at least one position"),
@@ -315,6 +435,65 @@ def test_scores_of_hand_made_patterns():
     assert prev[2] == pytest.approx(np.mean([1 / (q + 1) for _, q in real]))
     with pytest.raises(ValueError, match=r"weights must be one layer's attention"):
         previous_token_score(w[:, :, :-1], b)
+
+
+def test_the_ov_circuit_is_the_plain_composition_of_its_four_matrices():
+    params = init_params(SMALL, seed=11, dtype=np.float32)
+    for layer in range(SMALL.n_layers):
+        for h in range(SMALL.n_heads):
+            ov = ov_circuit(params, (layer, h))
+            assert ov.shape == (SMALL.vocab, SMALL.vocab) and ov.dtype == np.float64
+            want = np.zeros((SMALL.vocab, SMALL.vocab))
+            for s in range(SMALL.vocab):  # the token attended to
+                value = params["embed"][s].astype(float) @ params[f"w_v.{layer}"][h]
+                write = value @ params[f"w_o.{layer}"][h].astype(float)  # (d_model,)
+                for t in range(SMALL.vocab):  # the output logit
+                    want[s, t] = sum(
+                        write[d] * float(params["unembed"][d, t]) for d in range(SMALL.d_model)
+                    )
+            np.testing.assert_allclose(ov, want, rtol=1e-6, atol=1e-7)
+    # a head whose value and output matrices make W_V W_O the identity: E U
+    eye = {**init_params(SMALL, seed=12)}
+    eye["w_v.1"] = np.zeros((2, 4, 3))
+    eye["w_o.1"] = np.zeros((2, 3, 4))
+    eye["w_v.1"][0, :3, :3], eye["w_o.1"][0, :3, :3] = np.eye(3), np.eye(3)
+    keep = np.diag([1.0, 1.0, 1.0, 0.0])  # (d_model, d_model) W_V W_O
+    np.testing.assert_allclose(
+        ov_circuit(eye, (1, 0)), eye["embed"] @ keep @ eye["unembed"], atol=1e-14
+    )
+
+
+def test_the_copying_score_on_matrices_built_to_copy_or_not():
+    rng = np.random.default_rng(0)
+    a = rng.normal(size=(6, 6))
+    s = rng.normal(size=(6, 6))  # an invertible change of basis
+    assert copying_score(np.eye(5)) == pytest.approx(1.0)  # copies: every eigenvalue 1
+    assert copying_score(-2 * np.eye(5)) == pytest.approx(-1.0)  # the opposite: all -2
+    assert copying_score(a @ a.T) == pytest.approx(1.0)  # positive definite
+    assert copying_score(np.diag([3.0, -1.0, 0.0])) == pytest.approx(2 / 4)
+    assert copying_score([[0.0, -1.0], [1.0, 0.0]]) == pytest.approx(0.0, abs=1e-12)  # ±i
+    # the eigenvalues do not depend on the basis: S A S⁻¹ scores as A
+    assert copying_score(s @ a @ np.linalg.inv(s)) == pytest.approx(copying_score(a), rel=1e-8)
+    # the sum of the eigenvalues is the trace
+    eig = np.linalg.eigvals(a)
+    assert copying_score(a) == pytest.approx(np.trace(a) / np.abs(eig).sum(), rel=1e-10)
+    # a low-rank copying matrix, like a head's OV circuit (rank d_head < vocab): still 1
+    u = rng.normal(size=(8, 3))
+    assert copying_score(u @ u.T) == pytest.approx(1.0, abs=1e-9)
+    # a large random matrix neither copies nor anti-copies
+    assert abs(copying_score(rng.normal(size=(300, 300)))) < 0.05
+    assert copying_score(np.eye(3, dtype=np.float32)) == pytest.approx(1.0)
+
+
+def test_the_diagonal_top_share_counts_rows_that_peak_on_themselves():
+    assert diagonal_top_share(np.eye(7)) == 1.0
+    assert diagonal_top_share(np.roll(np.eye(7), 1, axis=1)) == 0.0  # each row peaks next door
+    assert diagonal_top_share(-np.eye(7) + 5) == 0.0
+    m = np.zeros((4, 4))
+    m[0, 0] = m[1, 1] = 1.0  # rows 2 and 3 are ties everywhere: argmax says column 0
+    assert diagonal_top_share(m) == pytest.approx(0.5)
+    big = np.random.default_rng(1).normal(size=(400, 400))  # chance: 1 / 400 each row
+    assert diagonal_top_share(big) < 0.02
 
 
 def test_phase_change_reads_the_drop_from_the_curve():

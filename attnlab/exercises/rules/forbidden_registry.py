@@ -135,9 +135,9 @@ WHOLE_MODULES: dict[str, tuple[str, ...]] = {
     ),
     "attnlab.induction": tuple(
         "ADAM_BETAS ADAM_EPS Circuit EVAL_SEED Evaluation InductionConfig InductionStopped "
-        "PhaseChange Progress Run adam_init adam_step chance_loss evaluate eval_batch "
-        "induction_score one_blas_thread phase_change previous_token_score read_circuit train "
-        "training".split()
+        "PhaseChange Progress Run adam_init adam_step chance_loss copying_score "
+        "diagonal_top_share evaluate eval_batch induction_score one_blas_thread ov_circuit "
+        "phase_change previous_token_score read_circuit train training".split()
     ),
     "attnlab.examples": (
         "cat_sat_down",
