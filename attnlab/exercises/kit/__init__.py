@@ -10,6 +10,7 @@ module                    what
 ``calling``               calling a learner's function, its failures turned into feedback
 ``cases``                 :class:`Cases`, the one checking loop
 ``judging``               comparing what came back, recognising known mistakes
+``mistakes``              known mistakes as data (``Mistake``), a judge as data (``Compared``)
 ``precision``             judging an array to the precision it was computed in
 ``exercise_map``          the course's map of exercises, id -> exercise (``EXERCISES``)
 ``exercise``              :class:`Exercise`: check, hints, solution, stub, help panel
