@@ -30,7 +30,8 @@ from attnlab.examples import cat_sat_down, dog_bites_man, query_and_keys_2d
 from attnlab.exercises.kit.cases import Cases
 from attnlab.exercises.kit.display import short
 from attnlab.exercises.kit.exercise import Exercise
-from attnlab.exercises.kit.judging import as_number, expect_close
+from attnlab.exercises.kit.judging import as_number
+from attnlab.exercises.kit.mistakes import Compared, Mistake
 from attnlab.exercises.kit.outcomes import Wrong
 from attnlab.exercises.kit.precision import judging_tolerance
 
@@ -97,65 +98,60 @@ def dot_fresh(rng) -> list[tuple[np.ndarray, np.ndarray]]:
     return pairs
 
 
-def _judge_dot(got, case, messages) -> None:
-    """``got`` must be the raw score ``q · k`` of the pair ``case``; known mistakes are named."""
-    q, k = case
-    what = f"dot({short(q)}, {short(k)})"
-    expected = float(raw_scores(q[None, :], k[None, :])[0, 0])
-    _diagnose_dot(got, q, k, expected, what)
-    expect_close(got, expected, what, atol=_float_atol(got, q[None, :], k[None, :]))
+def _dot_what(q, k) -> str:
+    return f"dot({short(q)}, {short(k)})"
 
 
-def _products_of(got, q, k) -> bool:
-    """``got`` is the products ``q[d]·k[d]``, not yet added up (False for anything ragged)."""
+def _products_not_added(got, expected, what, q, k) -> None:
+    """The products ``q[d]·k[d]`` not yet added up get a sentence of their own."""
     try:
-        return np.shape(got) == q.shape and bool(np.allclose(np.asarray(got, dtype=float), q * k))
-    except (TypeError, ValueError):
-        return False
-
-
-def _diagnose_dot(got, q, k, expected, what) -> None:
-    if _products_of(got, q, k):
-        raise Wrong(
-            f"{what} should be one number, {expected:.4g}, but yours gave the {len(q)} products "
-            f"q[d]·k[d], {short(np.asarray(got))}: add the products up."
-        )
-    number = _finite_number(got)
-    atol = max(1e-9, _float_atol(got, q[None, :], k[None, :]))  # a float32 answer's rounding
-    if number is None or math.isclose(number, expected, rel_tol=1e-6, abs_tol=atol):
+        products = np.shape(got) == q.shape and np.allclose(np.asarray(got, dtype=float), q * k)
+    except (TypeError, ValueError):  # anything ragged
         return
-    said = f"{what} should be {expected:.4g}, but yours gave {number:.4g}"
-    known = [
-        (
-            q.sum() + k.sum(),
-            "that is the sum of all entries of q plus those of k. Multiply "
-            "matching entries first (q[d]·k[d]), then add those products.",
+    if products:
+        raise Wrong(
+            f"{what} should be one number, {float(expected):.4g}, but yours gave the {len(q)} "
+            f"products q[d]·k[d], {short(np.asarray(got))}: add the products up."
+        )
+
+
+_MULTIPLY_FIRST = "Multiply matching entries first (q[d]·k[d]), then add those products."
+
+_judge_dot = Compared(
+    reference=lambda q, k: raw_scores(q[None, :], k[None, :])[0, 0],
+    what=_dot_what,
+    mistakes=[
+        Mistake(
+            lambda q, k: q.sum() + k.sum(),
+            f"that is the sum of all entries of q plus those of k. {_MULTIPLY_FIRST}",
         ),
-        (
-            q.sum() * k.sum(),
-            "that is (sum of q) × (sum of k). Multiply matching entries first "
-            "(q[d]·k[d]), then add those products.",
+        Mistake(
+            lambda q, k: q.sum() * k.sum(), f"that is (sum of q) × (sum of k). {_MULTIPLY_FIRST}"
         ),
-        (
-            np.abs(q * k).sum(),
+        Mistake(
+            lambda q, k: np.abs(q * k).sum(),
             "it looks like you took absolute values. Dot products can be "
             "negative — that is how a key pointing away shows up.",
         ),
-        ((q * k).mean(), "that is the mean of the products; the dot product is their sum."),
-        (
-            expected / math.sqrt(len(q)),
+        Mistake(
+            lambda q, k: (q * k).mean(),
+            "that is the mean of the products; the dot product is their sum.",
+        ),
+        Mistake(
+            lambda q, k: raw_scores(q[None, :], k[None, :])[0, 0] / math.sqrt(len(q)),
             "it looks like you divided by √d. That scaling comes in "
             "lesson 2; here we want the raw dot product.",
         ),
-        (float(q @ q), "that is q · q; use k as the second vector."),
-    ]
-    for value, reason in known:
-        if math.isclose(number, float(value), rel_tol=1e-6, abs_tol=1e-9):
-            raise Wrong(f"{said}: {reason}")
-    raise Wrong(
-        f"{said}. Check that you multiply q[d] by k[d] for every d, all {len(q)} of them, "
+        Mistake(lambda q, k: q @ q, "that is q · q; use k as the second vector."),
+    ],
+    tolerance=lambda got, q, k: (1e-6, _float_atol(got, q[None, :], k[None, :])),
+    check=_products_not_added,
+    shown=lambda x: f"{float(x):.4g}",
+    otherwise=lambda q, k: (
+        f". Check that you multiply q[d] by k[d] for every d, all {len(q)} of them, "
         "and add up every product."
-    )
+    ),
+)
 
 
 dot = Exercise(
@@ -203,15 +199,6 @@ def _score_matrix_what(q, k) -> str:
     return f"score_matrix(Q, K) for Q of shape {q.shape} and K of shape {k.shape}"
 
 
-def _judge_score_matrix(got, case, messages) -> None:
-    """``got`` must be ``Q Kᵀ`` for the ``(Q, K)`` of ``case``; known mistakes are named."""
-    q, k = case
-    what = _score_matrix_what(q, k)
-    expected = raw_scores(q, k)  # (n_q, n_k)
-    _diagnose_score_matrix(got, q, k, expected, what)
-    expect_close(got, expected, what, atol=_float_atol(got, q, k))
-
-
 def _score_matrix_failed(exc, case) -> str | None:
     """A ValueError (shapes that do not fit together) says how the shapes must line up."""
     q, k = case
@@ -234,38 +221,28 @@ def _shape_advice(q, k) -> str:
     )
 
 
-def _diagnose_score_matrix(got, q, k, expected, what) -> None:
-    try:
-        got = np.asarray(got, dtype=float)
-    except (TypeError, ValueError):
-        return
-    d_k = q.shape[1]
-    known = [  # Qᵀ K, Q K and K ᵀQ fail on the first case already (see _shape_advice)
-        (
-            expected.T,
+_judge_score_matrix = Compared(  # Qᵀ K, Q K and K ᵀQ fail on the first case (_shape_advice)
+    reference=raw_scores,
+    what=_score_matrix_what,
+    mistakes=[
+        Mistake(
+            lambda q, k: raw_scores(q, k).T,
             "you computed K Qᵀ, the transpose: its rows are keys. Rows of the score "
             "matrix must be queries, so put Q first: Q @ K.T.",
         ),
-        (
-            expected / math.sqrt(d_k),
+        Mistake(
+            lambda q, k: raw_scores(q, k) / math.sqrt(q.shape[1]),
             "it looks like you divided by √d_k. That is lesson 2's "
             "step; this exercise wants the raw scores Q Kᵀ.",
         ),
-        (
-            expected / d_k,
+        Mistake(
+            lambda q, k: raw_scores(q, k) / q.shape[1],
             "it looks like you divided by d_k. This exercise wants the raw "
             "scores Q Kᵀ, with no scaling.",
         ),
-    ]
-    for value, reason in known:
-        if got.shape == value.shape and np.allclose(got, value):
-            if value.shape == expected.shape and np.allclose(value, expected):
-                continue  # this "mistake" gives the right answer for this input
-            if got.shape != expected.shape:
-                said = f"should have shape {expected.shape}, but yours has shape {got.shape}"
-            else:
-                said = f"should be {short(expected)}, but yours gave {short(got)}"
-            raise Wrong(f"{what} {said}: {reason}")
+    ],
+    tolerance=lambda got, q, k: (1e-6, _float_atol(got, q, k)),
+)
 
 
 score_matrix = Exercise(
