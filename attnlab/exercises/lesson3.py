@@ -35,8 +35,8 @@ from attnlab.examples import SCORE_ROW, cat_sat_down, please_study_man
 from attnlab.exercises.kit.cases import Cases
 from attnlab.exercises.kit.display import one_line, warned
 from attnlab.exercises.kit.exercise import Exercise
-from attnlab.exercises.kit.judging import quietly, recognised
-from attnlab.exercises.kit.outcomes import Wrong
+from attnlab.exercises.kit.judging import quietly, same_values
+from attnlab.exercises.kit.mistakes import Compared, Mistake
 from attnlab.exercises.kit.precision import judging_tolerance
 from attnlab.exercises.rules.forbidden import SOFTMAX_LIBRARY
 
@@ -105,45 +105,46 @@ def _tolerances(got, exponents) -> tuple[float, float]:
     return judging_tolerance(got, ulps=8 * (1 + spread), abs_ulps=8)
 
 
-def _expect(got, expected, what, mistakes=(), messages=(), exponents=None):
-    """Raise :class:`Wrong` unless ``got`` matches ``expected``; name the likely mistake.
-
-    Like :func:`~attnlab.exercises.kit.judging.expect_close`, but arrays are shown with
-    tiny values as 0 (softmax rows often hold 1e-261), and the reason ends with
-    the likely cause when there is one: an overflow (from the numpy warnings
-    the learner's code raised, or a result equal to the unshifted formula on
-    ``exponents``), or one of the recognised ``mistakes``.
-    """
-    try:
-        values = np.asarray(got, dtype=float)
-    except (TypeError, ValueError):
-        raise Wrong(f"{what} should be an array of numbers; got {_show(got)}.") from None
-    finite = bool(np.all(np.isfinite(values)))
-    rtol, atol = _tolerances(got, exponents)
-    if values.shape != expected.shape:
-        problem = f"should have shape {expected.shape}, but yours has shape {values.shape}."
-    elif not finite:
-        problem = f"contain nan or inf: {_show(values)}. Expected {_show(expected)}."
-    elif not np.allclose(values, expected, rtol=rtol, atol=atol):
-        problem = f"should be {_show(expected)}, but yours gave {_show(values)}."
-    else:
-        return values
-    cause = _likely_cause(values, expected, mistakes, messages, exponents)
-    raise Wrong(f"{what} {problem} {cause}".rstrip())
+def _exponents(x, t=None) -> np.ndarray:
+    """The numbers softmax exponentiates: the scores ``x``, or ``x / T``."""
+    return np.asarray(x if t is None else x / t, dtype=float)
 
 
-def _likely_cause(values, expected, mistakes, messages, exponents) -> str:
-    largest = float(np.max(exponents)) if exponents is not None else 0.0
+def _overflowed(values, expected, messages, *arguments) -> str:
+    """The cause that outranks the known mistakes: an overflow, from the numpy warnings the
+    learner's code raised or a result equal to the unshifted formula."""
+    exponents = _exponents(*arguments)
+    largest = float(np.max(exponents))
     if any("overflow" in message for message in messages):
         return _overflow_note(messages, largest)
-    if exponents is not None and largest > _EXP_LIMIT:
-        mistakes = [(quietly(_naive, exponents), _overflow_note(messages, largest)), *mistakes]
-    cause = recognised(values, mistakes)
-    if not cause and exponents is not None:
-        cause = _diagnosis(values, expected, np.asarray(exponents, dtype=float))
-    if not cause and messages:
-        cause = warned(messages).lstrip()
-    return cause
+    if largest > _EXP_LIMIT and same_values(values, quietly(_naive, exponents)):
+        return _overflow_note(messages, largest)
+    return ""
+
+
+def _diagnosed(values, expected, messages, *arguments) -> str:
+    """The cause when no known mistake matches: :func:`_diagnosis`, else numpy's warnings."""
+    cause = _diagnosis(values, expected, _exponents(*arguments))
+    return cause or warned(messages).lstrip()
+
+
+def _softmax_judge(reference, what, mistakes, **options) -> Compared:
+    """The judge of every exercise here: arrays shown with tiny values as 0 (softmax rows often
+    hold 1e-261), judged to the answer's precision (:func:`_tolerances`), the likely cause
+    named (:func:`_overflowed`, the known ``mistakes``, :func:`_diagnosed`)."""
+    return Compared(
+        reference,
+        what,
+        mistakes,
+        tolerance=lambda got, *arguments: _tolerances(got, _exponents(*arguments)),
+        before=_overflowed,
+        after=_diagnosed,
+        shown=_show,
+        joiner=". ",
+        plural=True,
+        kind="an array of numbers",
+        **options,
+    )
 
 
 def _fits_line(x, y, tol=1e-9) -> tuple[bool, float]:
@@ -293,96 +294,94 @@ def _sum_without_keepdims(x):
     return e / np.sum(e, axis=-1)  # the row sums broadcast along the wrong axis
 
 
-def _row_mistakes(x):
-    return [
-        (
-            quietly(_sum_normalised, x),
-            "It looks like you divided the scores by their sum without exponentiating first: "
-            "apply np.exp to the scores, then divide by the sum of the exponentials."
+_ROW_MISTAKES = [
+    Mistake(
+        _sum_normalised,
+        lambda x: (
+            "It looks like you divided the scores by their sum without exponentiating "
+            "first: apply np.exp to the scores, then divide by the sum of the exponentials."
             + (
                 " (Or you squared the scores instead of exponentiating them: with only 0s and "
                 "1s here the two look the same.)"
                 if np.array_equal(x**2, x)
                 else ""
-            ),
+            )
         ),
-        (quietly(_exp_only, x), "These are exp(x) but they do not sum to 1: divide by their sum."),
-        (
-            quietly(_exp_over_max, x),
-            "You divided by the largest exponential; divide by the sum of all of them.",
-        ),
-        (
-            quietly(_exp_over_score_sum, x),
-            "You divided exp(x) by the sum of the raw scores; divide by the sum of exp(x).",
-        ),
-        (
-            quietly(lambda v: attnlab.softmax(-v), x),
-            "Your weights favour the smallest score: use exp(x), not exp(-x).",
-        ),
-        (
-            quietly(lambda v: 2.0**v / np.sum(2.0**v, axis=-1, keepdims=True), x),
-            "You used 2**x where softmax uses e**x: a different base gives different "
-            "weights (2**x is exp(x · ln 2), so the scores are shrunk by ln 2 ≈ 0.69). "
-            "Use np.exp(x).",
-        ),
-        (
-            quietly(lambda v: v**2 / np.sum(v**2, axis=-1, keepdims=True), x),
-            "You squared the scores instead of exponentiating them: x**2 gives -2 and 2 the "
-            "same weight and a score of 0 no weight at all. Softmax uses np.exp(x), which "
-            "keeps the order of the scores.",
-        ),
-    ]
+    ),
+    Mistake(_exp_only, "These are exp(x) but they do not sum to 1: divide by their sum."),
+    Mistake(
+        _exp_over_max, "You divided by the largest exponential; divide by the sum of all of them."
+    ),
+    Mistake(
+        _exp_over_score_sum,
+        "You divided exp(x) by the sum of the raw scores; divide by the sum of exp(x).",
+    ),
+    Mistake(
+        lambda x: attnlab.softmax(-x),
+        "Your weights favour the smallest score: use exp(x), not exp(-x).",
+    ),
+    Mistake(
+        lambda x: 2.0**x / np.sum(2.0**x, axis=-1, keepdims=True),
+        "You used 2**x where softmax uses e**x: a different base gives different "
+        "weights (2**x is exp(x · ln 2), so the scores are shrunk by ln 2 ≈ 0.69). "
+        "Use np.exp(x).",
+    ),
+    Mistake(
+        lambda x: x**2 / np.sum(x**2, axis=-1, keepdims=True),
+        "You squared the scores instead of exponentiating them: x**2 gives -2 and 2 the "
+        "same weight and a score of 0 no weight at all. Softmax uses np.exp(x), which "
+        "keeps the order of the scores.",
+    ),
+]
 
 
-def _matrix_mistakes(x):
-    mistakes = []
-    if x.shape[-1] == x.shape[-2]:  # a square matrix broadcasts the mistake silently
-        mistakes.append(
-            (
-                quietly(_sum_without_keepdims, x),
-                "Your max kept its axis (keepdims=True), but your sum did not: "
-                "e.sum(axis=-1) has shape (n,), and dividing by it lines the row sums up "
-                "with the columns, so entry (i, j) is divided by row j's sum. Add "
-                "keepdims=True to the sum as well.",
-            )
-        )
-        mistakes += [
-            (
-                quietly(formula, x),
-                "Your row maxima or row sums lost their axis, so they were broadcast along the "
-                "wrong one: use keepdims=True to keep them of shape (n, 1).",
-            )
-            for formula in (_no_keepdims, _max_without_keepdims)
-        ]
-    return [
-        *mistakes,
-        *_row_mistakes(x),
-        (
-            _whole_array(x),
-            "Your weights sum to 1 over the whole matrix, not along each row: reduce with "
-            "axis=-1 and keepdims=True.",
-        ),
-        (
-            attnlab.softmax(x, axis=0),
-            "Your columns sum to 1, not your rows: normalise along the last axis (axis=-1).",
-        ),
-        (
-            quietly(_global_sum_normalised, x),
-            "You divided by the sum of all scores, without exp and over the whole matrix.",
-        ),
-        (
-            quietly(_column_max_shift, x),
-            "You subtracted each column's maximum (axis=0). A shift cancels only when the "
-            "whole row moves by the same amount: subtract each row's maximum, "
-            "scores.max(axis=-1, keepdims=True).",
-        ),
-        (
-            quietly(_global_max_shift, x),
-            "You subtracted the largest score of the whole matrix; subtract each row's own "
-            "maximum (axis=-1, keepdims=True). With one max for everything, a row far below it "
-            "underflows to all zeros and 0 / 0 gives nan.",
-        ),
-    ]
+def _square_only(formula):
+    """``formula`` where a square matrix broadcasts the mistake silently; None elsewhere."""
+    return lambda x: formula(x) if x.shape[-1] == x.shape[-2] else None
+
+
+_LOST_AXIS = (
+    "Your row maxima or row sums lost their axis, so they were broadcast along the "
+    "wrong one: use keepdims=True to keep them of shape (n, 1)."
+)
+
+_MATRIX_MISTAKES = [
+    Mistake(
+        _square_only(_sum_without_keepdims),
+        "Your max kept its axis (keepdims=True), but your sum did not: "
+        "e.sum(axis=-1) has shape (n,), and dividing by it lines the row sums up "
+        "with the columns, so entry (i, j) is divided by row j's sum. Add "
+        "keepdims=True to the sum as well.",
+    ),
+    Mistake(_square_only(_no_keepdims), _LOST_AXIS),
+    Mistake(_square_only(_max_without_keepdims), _LOST_AXIS),
+    *_ROW_MISTAKES,
+    Mistake(
+        _whole_array,
+        "Your weights sum to 1 over the whole matrix, not along each row: reduce with "
+        "axis=-1 and keepdims=True.",
+    ),
+    Mistake(
+        lambda x: attnlab.softmax(x, axis=0),
+        "Your columns sum to 1, not your rows: normalise along the last axis (axis=-1).",
+    ),
+    Mistake(
+        _global_sum_normalised,
+        "You divided by the sum of all scores, without exp and over the whole matrix.",
+    ),
+    Mistake(
+        _column_max_shift,
+        "You subtracted each column's maximum (axis=0). A shift cancels only when the "
+        "whole row moves by the same amount: subtract each row's maximum, "
+        "scores.max(axis=-1, keepdims=True).",
+    ),
+    Mistake(
+        _global_max_shift,
+        "You subtracted the largest score of the whole matrix; subtract each row's own "
+        "maximum (axis=-1, keepdims=True). With one max for everything, a row far below it "
+        "underflows to all zeros and 0 / 0 gives nan.",
+    ),
+]
 
 
 # ---------------------------------------------------------------- 3.1 softmax of one row
@@ -420,17 +419,12 @@ def _cat_qk():
     return ex.x @ ex.w_q, ex.x @ ex.w_k  # (4, d_k) each
 
 
-def _judge_softmax_row(got, case, messages) -> None:
-    """``got`` must be the softmax of the row of ``case``; known mistakes are named."""
-    what, x = case
-    _expect(
-        got,
-        attnlab.softmax(x),
-        f"For {what}, {_show(x)}, the weights",
-        _row_mistakes(x),
-        messages,
-        exponents=x,
-    )
+_judge_softmax_row = _softmax_judge(
+    attnlab.softmax,
+    lambda what, x: f"For {what}, {_show(x)}, the weights",
+    _ROW_MISTAKES,
+    arguments=lambda case: case[1:],  # (description, scores)
+)
 
 
 #: Every library softmax (:data:`~attnlab.exercises.rules.forbidden.SOFTMAX_LIBRARY`) and the
@@ -485,18 +479,12 @@ def matrix_fresh(rng) -> list[tuple[str, np.ndarray]]:
     ]
 
 
-def _judge_stable_softmax(got, case, messages) -> None:
-    """``got`` must be the row-wise softmax of the matrix of ``case``; known mistakes are
-    named."""
-    what, x = case
-    _expect(
-        got,
-        attnlab.softmax(x, axis=-1),
-        f"For {what}, {_show(x)}, the weights",
-        _matrix_mistakes(x),
-        messages,
-        exponents=x,
-    )
+_judge_stable_softmax = _softmax_judge(
+    lambda x: attnlab.softmax(x, axis=-1),
+    lambda what, x: f"For {what}, {_show(x)}, the weights",
+    _MATRIX_MISTAKES,
+    arguments=lambda case: case[1:],  # (description, scores)
+)
 
 
 stable_softmax = Exercise(
@@ -550,39 +538,51 @@ def temperature_fresh(rng) -> list[tuple[np.ndarray, float]]:
     ]
 
 
-def _temperature_mistakes(x, t):
-    p = attnlab.softmax(x)
-    matrix = _matrix_mistakes(x / t) if x.ndim == 2 else []
-    return [
-        *matrix,
-        (
-            attnlab.softmax(x * t),
-            f"It looks like you multiplied the scores by T = {t:g}; divide by T instead "
-            "(small T must sharpen the weights).",
+def _of_x_over_t(mistake: Mistake) -> Mistake:
+    """A mistake of 3.2 made on ``x / T``, where ``x`` is a matrix (one row per query)."""
+    return Mistake(
+        lambda x, t: mistake.output(x / t) if x.ndim == 2 else None,
+        lambda x, t: mistake.why(x / t),
+    )
+
+
+def _temperature_what(x, t) -> str:
+    kind = "x" if x.ndim == 1 else f"the {x.shape[0]}-row matrix x"
+    return f"For {kind} = {_show(x)} and T = {t:g}, the weights"
+
+
+_judge_temperature = _softmax_judge(
+    lambda x, t: attnlab.softmax(x, temperature=t),
+    _temperature_what,
+    [
+        *(_of_x_over_t(mistake) for mistake in _MATRIX_MISTAKES),
+        Mistake(
+            lambda x, t: attnlab.softmax(x * t),
+            lambda x, t: (
+                f"It looks like you multiplied the scores by T = {t:g}; divide by T "
+                "instead (small T must sharpen the weights)."
+            ),
         ),
-        (p / t, "You divided the softmax output by T: apply T to the scores before softmax."),
-        (p * t, "You multiplied the softmax output by T: apply T to the scores before softmax."),
-        (p, f"These are the weights at T = 1; T = {t:g} was ignored. Use softmax(x / T)."),
-        (
-            quietly(_sum_normalised, x / t),
+        Mistake(
+            lambda x, t: attnlab.softmax(x) / t,
+            "You divided the softmax output by T: apply T to the scores before softmax.",
+        ),
+        Mistake(
+            lambda x, t: attnlab.softmax(x) * t,
+            "You multiplied the softmax output by T: apply T to the scores before softmax.",
+        ),
+        Mistake(
+            lambda x, t: attnlab.softmax(x),
+            lambda x, t: (
+                f"These are the weights at T = 1; T = {t:g} was ignored. Use softmax(x / T)."
+            ),
+        ),
+        Mistake(
+            lambda x, t: _sum_normalised(x / t),
             "You divided x / T by its sum without exponentiating first.",
         ),
-    ]
-
-
-def _judge_temperature(got, case, messages) -> None:
-    """``got`` must be softmax(x / T) for the ``(x, T)`` of ``case``; known mistakes are
-    named."""
-    x, t = case
-    kind = "x" if x.ndim == 1 else f"the {x.shape[0]}-row matrix x"
-    _expect(
-        got,
-        attnlab.softmax(x, temperature=t),
-        f"For {kind} = {_show(x)} and T = {t:g}, the weights",
-        _temperature_mistakes(x, t),
-        messages,
-        exponents=x / t,
-    )
+    ],
+)
 
 
 temperature = Exercise(
