@@ -32,6 +32,7 @@ from attnlab.exercises.kit.cases import Cases
 from attnlab.exercises.kit.display import one_line, short
 from attnlab.exercises.kit.exercise import Exercise
 from attnlab.exercises.kit.judging import as_number, quietly
+from attnlab.exercises.kit.mistakes import Mistake, named_mistake
 from attnlab.exercises.kit.outcomes import NotAttempted, Wrong
 from attnlab.exercises.kit.precision import judging_tolerance
 
@@ -110,57 +111,59 @@ def variance_fresh(rng) -> list[tuple[np.ndarray, np.ndarray]]:
     return cases
 
 
-def _variance_mistakes(q, k) -> list[tuple[float | np.ndarray, str]]:
-    """(what a known mistake returns, what to say about it) for one case."""
-    dots = paired_dot_products(q, k)  # (n,)
-    d_k = q.shape[1]
-    return [
-        (
-            np.var(q @ k.T),
-            "It looks like you took the variance of q @ k.T, which pairs every "
-            "row of q with every row of k. Pair row i with row i only: np.sum(q * k, axis=1).",
-        ),
-        (
-            np.var(q * k),
-            "It looks like you took the variance of the single products q_d·k_d "
-            "(each has variance about 1). Add each row's products up first: "
-            "np.sum(q * k, axis=1), then take the variance of those n sums.",
-        ),
-        (
-            np.var(np.sum(q * k, axis=0)),
-            "It looks like you summed over axis 0 (the samples) "
-            "instead of axis 1 (the d_k coordinates of each vector).",
-        ),
-        (np.std(dots), "That is the standard deviation (about √d_k); the variance is its square."),
-        (np.mean(dots), "That is the mean of the dot products (about 0); use np.var."),
-        (
-            np.var(dots / math.sqrt(d_k)),
-            "That is the variance after dividing by √d_k; here "
-            "we want the raw dot products, before any scaling.",
-        ),
-        (
-            np.mean(dots**2),
-            "np.mean(dots**2) equals the variance only when the sample mean is "
-            "exactly 0; subtract the mean first (np.var does that for you).",
-        ),
-        (
-            float(d_k),
-            "You returned d_k itself. The exercise is to *measure* the variance from "
-            "the samples q and k, and see that it comes out close to d_k.",
-        ),
-        (
-            q.var() * k.var() * d_k,
-            "That is the theory's prediction Var(q_i)·Var(k_i)·d_k "
-            "filled in with measured variances. Measure the variance of the n dot products "
-            "themselves: np.var(np.sum(q * k, axis=1)).",
-        ),
-        (
-            np.sum(np.var(q * k, axis=0)),
-            "You added up the variances of the d_k coordinates "
-            "(Step 2 of the derivation). Measure the variance of the dot products themselves: "
-            "first the n sums np.sum(q * k, axis=1), then np.var of those.",
-        ),
-    ]
+_VARIANCE_MISTAKES = [
+    Mistake(
+        lambda q, k: np.var(q @ k.T),
+        "It looks like you took the variance of q @ k.T, which pairs every "
+        "row of q with every row of k. Pair row i with row i only: np.sum(q * k, axis=1).",
+    ),
+    Mistake(
+        lambda q, k: np.var(q * k),
+        "It looks like you took the variance of the single products q_d·k_d "
+        "(each has variance about 1). Add each row's products up first: "
+        "np.sum(q * k, axis=1), then take the variance of those n sums.",
+    ),
+    Mistake(
+        lambda q, k: np.var(np.sum(q * k, axis=0)),
+        "It looks like you summed over axis 0 (the samples) "
+        "instead of axis 1 (the d_k coordinates of each vector).",
+    ),
+    Mistake(
+        lambda q, k: np.std(paired_dot_products(q, k)),
+        "That is the standard deviation (about √d_k); the variance is its square.",
+    ),
+    Mistake(
+        lambda q, k: np.mean(paired_dot_products(q, k)),
+        "That is the mean of the dot products (about 0); use np.var.",
+    ),
+    Mistake(
+        lambda q, k: np.var(paired_dot_products(q, k) / math.sqrt(q.shape[1])),
+        "That is the variance after dividing by √d_k; here "
+        "we want the raw dot products, before any scaling.",
+    ),
+    Mistake(
+        lambda q, k: np.mean(paired_dot_products(q, k) ** 2),
+        "np.mean(dots**2) equals the variance only when the sample mean is "
+        "exactly 0; subtract the mean first (np.var does that for you).",
+    ),
+    Mistake(
+        lambda q, k: float(q.shape[1]),
+        "You returned d_k itself. The exercise is to *measure* the variance from "
+        "the samples q and k, and see that it comes out close to d_k.",
+    ),
+    Mistake(
+        lambda q, k: q.var() * k.var() * q.shape[1],
+        "That is the theory's prediction Var(q_i)·Var(k_i)·d_k "
+        "filled in with measured variances. Measure the variance of the n dot products "
+        "themselves: np.var(np.sum(q * k, axis=1)).",
+    ),
+    Mistake(
+        lambda q, k: np.sum(np.var(q * k, axis=0)),
+        "You added up the variances of the d_k coordinates "
+        "(Step 2 of the derivation). Measure the variance of the dot products themselves: "
+        "first the n sums np.sum(q * k, axis=1), then np.var of those.",
+    ),
+]
 
 
 def _variance_rtol(result) -> float:
@@ -182,14 +185,7 @@ def _judge_variance(result, case, messages) -> None:
         for v in (np.var(dots), np.var(dots, ddof=1))
     ):
         return
-    reason = next(
-        (
-            text
-            for wrong, text in _variance_mistakes(q, k)
-            if np.ndim(wrong) == 0 and _close(got, float(wrong))
-        ),
-        "",
-    )
+    reason = named_mistake(got, _VARIANCE_MISTAKES, (q, k), _RTOL, _ATOL)
     raise Wrong(
         f"{what} (n = {n} pairs, d_k = {d_k}) should be {np.var(dots):.6g}, but yours gave "
         f"{got:.6g}. {reason}".rstrip()
@@ -236,34 +232,34 @@ def scale_fresh(rng) -> list[int]:
     return [int(rng.integers(5, 100)), int(rng.integers(100, 4097))]
 
 
-_SCALE_MISTAKES = (
-    (
+_SCALE_MISTAKES = [
+    Mistake(
         lambda d: 1 / d,
         "It looks like you divided by d_k instead of √d_k: the variance would "
         "be d_k / d_k² = 1/d_k, shrinking towards 0 (over-correction).",
     ),
-    (
+    Mistake(
         lambda d: math.sqrt(d),
         "That is √d_k, the standard deviation itself. Multiplying by it "
         "makes the variance d_k², even larger; you want its reciprocal.",
     ),
-    (
+    Mistake(
         lambda d: d ** (-1 / 3),
         "That is 1/d_k^(1/3): the variance would be d_k^(1/3), which "
         "still grows with d_k (under-correction).",
     ),
-    (
+    Mistake(
         lambda d: d ** (-2 / 3),
         "That is 1/d_k^(2/3): the variance would be d_k^(-1/3), which "
         "shrinks towards 0 (over-correction).",
     ),
-    (
+    Mistake(
         lambda d: float(d),
         "That is d_k: the variance would be d_k³. Scaling should make the scores smaller.",
     ),
-    (lambda d: 1.0, "That leaves the scores unscaled, so the variance stays d_k."),
-    (lambda d: 1 / d**2, "That divides by d_k²; the variance would be 1/d_k³."),
-)
+    Mistake(lambda d: 1.0, "That leaves the scores unscaled, so the variance stays d_k."),
+    Mistake(lambda d: 1 / d**2, "That divides by d_k²; the variance would be 1/d_k³."),
+]
 
 
 def _judge_scale(result, d_k, messages) -> None:
@@ -280,7 +276,7 @@ def _judge_scale(result, d_k, messages) -> None:
             "negative scale flips the sign of every score: each query would then attend "
             "most to the keys that point *away* from it. Take the positive root."
         )
-    reason = next((text for wrong, text in _SCALE_MISTAKES if _close(got, wrong(d_k))), "")
+    reason = named_mistake(got, _SCALE_MISTAKES, (d_k,), _RTOL, _ATOL)
     raise Wrong(
         f"{what} should be {expected:.6g}, but yours gave {got:.6g}: with your factor c the "
         f"variance of c·(q·k) would be c²·d_k = {got**2 * d_k:.4g}, not 1. {reason}".rstrip()
