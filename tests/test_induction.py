@@ -653,6 +653,13 @@ def test_one_blas_thread_asks_threadpoolctl_for_one_blas_thread(monkeypatch):
 # The suddenness (phase_change: the share of the fall in the steepest tenth of the run), measured
 # on seeds 0-9 on 2026-12-06: two layers 0.40-0.64 (80 % to 20 % of the fall in 75-200 steps),
 # one layer 0.24-0.34 (225-475 steps).
+# Path ablations (the previous-token head's output removed from one input of the induction
+# head), as a share of the whole ablation's rise of the repeated-half loss, seeds 0-9: keys only
+# 0.95-1.15 (induction score 0.16-0.20), queries only 0.00-0.06 (score 0.70-0.78), values only
+# -0.04 to 0.18 (seed 8; the others <= 0.01; score unchanged), all three 1.00-1.09. OV circuits
+# E W_V W_O U: the induction head's largest output is itself for 100 % of tokens, copying score
+# 0.999-1.000; the previous-token head's 0 % and -0.996 to -0.966 (its own logit the lowest for
+# 97-100 %); before training 0-16 % and -0.35 to 0.28.
 # The bounds below leave room around those ranges; each says what the lesson claims.
 SEEDS = (0, 1, 2)
 CHANCE = chance_loss(InductionConfig().model.vocab)
@@ -703,6 +710,41 @@ def test_ablating_the_previous_token_head_breaks_induction(lesson_runs, seed):
     assert circuit.ablated_previous.induction[layer, head] < 0.3  # the pattern is gone
     assert circuit.ablated_previous.repeat_loss > CHANCE - 0.5  # and the copying with it
     assert circuit.ablated_induction.repeat_loss > CHANCE - 0.3
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", SEEDS)
+def test_the_previous_token_head_works_through_the_induction_heads_keys(lesson_runs, seed):
+    run, circuit, *_ = lesson_runs[seed]
+    prev, ind = circuit.previous_token_head, circuit.induction_head
+    held_out = eval_batch(run.config)
+    intact, whole = circuit.repeat_loss, circuit.ablated_previous.repeat_loss
+    cut = {
+        parts: evaluate(run.params, held_out, ablate_paths=[(prev, ind, p) for p in parts])
+        for parts in ("q", "k", "v", "qkv")
+    }
+    share = {parts: (e.repeat_loss - intact) / (whole - intact) for parts, e in cut.items()}
+    assert share["k"] > 0.85 and cut["k"].induction[ind] < 0.3  # K-composition
+    assert share["q"] < 0.15 and cut["q"].induction[ind] > 0.6
+    assert abs(share["v"]) < 0.3 and share["v"] < share["k"] / 3
+    assert cut["v"].induction[ind] == pytest.approx(circuit.induction[ind], abs=1e-6)
+    assert abs(share["qkv"] - 1) < 0.15  # all but the direct path: about the whole ablation
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", SEEDS)
+def test_the_induction_heads_ov_circuit_copies_and_the_previous_token_heads_does_not(
+    lesson_runs, seed
+):
+    run, circuit, *_ = lesson_runs[seed]
+    ind = ov_circuit(run.params, circuit.induction_head)  # (vocab, vocab)
+    prev = ov_circuit(run.params, circuit.previous_token_head)  # (vocab, vocab)
+    assert diagonal_top_share(ind) >= 0.9 and copying_score(ind) > 0.95
+    assert diagonal_top_share(prev) < 0.1 and copying_score(prev) < -0.8
+    assert diagonal_top_share(-prev) > 0.8  # it lowers the token's own logit most
+    for head in (circuit.induction_head, circuit.previous_token_head):
+        before = ov_circuit(run.initial, head)  # (vocab, vocab) at step 0
+        assert diagonal_top_share(before) < 0.25 and abs(copying_score(before)) < 0.6
 
 
 @pytest.mark.slow
