@@ -654,9 +654,33 @@ def _settled_box(page: lab.LessonPage, control: dict) -> dict:
     raise AssertionError(f"{control['kind']} {control['label']!r} kept moving: {last}")
 
 
-def _keyboard_focus(page: lab.LessonPage, stops: list[dict], k: int) -> str | None:
-    """Put the focus on stop ``k`` with the keyboard (Tab from the previous stop, or Shift+Tab
-    from the next for the first), so ``:focus-visible`` applies; returns the focused id."""
+# What has the focus, for messages: the tag, its label or class, and the notebook cell it is in.
+_FOCUSED = """attr => {
+  const el = document.activeElement;
+  if (!el || el === document.body) return 'the page itself (nothing focused)';
+  const cell = el.closest('.jp-Cell');
+  const cells = cell ? [...document.querySelectorAll('.jp-Cell')] : [];
+  const name = el.getAttribute('aria-label') || el.getAttribute(attr)
+    || (el.textContent || '').trim().slice(0, 30) || String(el.className).slice(0, 60);
+  return `<${el.tagName.toLowerCase()}> ${JSON.stringify(name)}`
+    + (cell ? ` in cell ${cells.indexOf(cell)}` : ' outside the cells');
+}"""
+
+
+def _keyboard_focus(page: lab.LessonPage, stops: list[dict], k: int) -> tuple[str | None, str]:
+    """Put the focus on stop ``k`` with the keyboard, so ``:focus-visible`` applies: Tab from
+    the previous stop, or Shift+Tab from the next for the first. A lone stop is reached with
+    Tab from whatever precedes it in the page's tab order (Shift+Tab from it first).
+
+    Tab then Shift+Tab does not bring a lone stop back in a notebook: Tab leaves the explorer
+    for the next cell's first control (lesson 11: a help panel's "Next hint"), which makes that
+    cell the active one, and JupyterLab puts the active cell (tabindex 0) and, in Notebook 7,
+    its toolbar in the tab order before that control; Shift+Tab lands there, not back on the
+    slider (a learner presses it once or twice more).
+
+    Returns the focused control's id (None if the focus is not on a control) and a description
+    of the focused element for messages.
+    """
 
     def focus(control: dict) -> None:
         page.page.locator(f"[{CONTROL_ATTR}='{control['id']}']").focus()
@@ -669,10 +693,15 @@ def _keyboard_focus(page: lab.LessonPage, stops: list[dict], k: int) -> str | No
         page.page.keyboard.press("Shift+Tab")
     else:
         focus(stops[0])
+        page.page.keyboard.press("Shift+Tab")  # to the element before it in the tab order
+        page.page.wait_for_timeout(50)
+        before = page.js(f"() => document.activeElement.getAttribute('{CONTROL_ATTR}')")
+        if before == stops[0]["id"]:
+            return None, "the control itself (Shift+Tab did not leave it: Tab cannot arrive)"
         page.page.keyboard.press("Tab")
-        page.page.keyboard.press("Shift+Tab")
     page.page.wait_for_timeout(50)
-    return page.js(f"() => document.activeElement.getAttribute('{CONTROL_ATTR}')")
+    focused = page.js(f"() => document.activeElement.getAttribute('{CONTROL_ATTR}')")
+    return focused, page.js(_FOCUSED, CONTROL_ATTR)
 
 
 def focus_ring_problems(page: lab.LessonPage, explorer: int) -> list[str]:
@@ -691,11 +720,11 @@ def focus_ring_problems(page: lab.LessonPage, explorer: int) -> list[str]:
             page.js("() => document.activeElement && document.activeElement.blur()")
             box = _settled_box(page, control)
             plain = _clip_pixels(page, box)
-            focused = _keyboard_focus(page, stops, k)
+            focused, where = _keyboard_focus(page, stops, k)
             if page.js(_RING_BOX, control["id"]) == box:
                 break
         if focused != control["id"]:
-            problems.append(f"{name}: the keyboard did not reach it (focus on {focused})")
+            problems.append(f"{name}: the keyboard did not reach it (focus on {where})")
             continue
         changed = contrast_changed_pixels(plain, _clip_pixels(page, box))
         perimeter = 2 * (box["width"] + box["height"])

@@ -3,6 +3,7 @@
 Shared by the browser tests (``tests/browser``) and ``benchmarks/latency.py``. It knows:
 
 * how to start a private JupyterLab (own PID, free port, token, temp HOME and Jupyter dirs,
+  one OpenBLAS thread per kernel unless the environment sets OPENBLAS_NUM_THREADS,
   root_dir a temp copy of ``notebooks/``) and how to stop exactly that process and its kernels;
 * how to launch Debian's Chromium (Playwright cannot download browsers here);
 * how to open a notebook, run all cells the way a learner does (Run menu), and read the result
@@ -114,6 +115,8 @@ class LabServer:
     token: str = field(default_factory=lambda: secrets.token_hex(16))
     process: subprocess.Popen | None = None
     workdir: Path | None = None
+    #: OPENBLAS_NUM_THREADS of the kernels when the environment does not set it (None: unset)
+    blas_threads: int | None = 1
 
     @property
     def root_dir(self) -> Path:
@@ -182,6 +185,15 @@ class LabServer:
         # The course's server settings, as ./run.sh lab applies them (kernel websockets
         # without Nagle's delay: attnlab/kernel_websocket.py).
         env["JUPYTER_CONFIG_PATH"] = str(REPO_ROOT / "jupyter-config")
+        # One OpenBLAS thread per kernel unless the environment says otherwise, as `./run.sh
+        # test` sets it, so a suite started with plain pytest runs the lessons the same way.
+        # OpenBLAS's threads spin while they wait for a core: with two busy processes on this
+        # 2-core machine lesson 11 ran in 321 s (nbconvert; its training 187 s) with them and
+        # in 26 s (9.9 s) with one thread, 16 s either way when idle. Lesson 11 limits its own
+        # training through threadpoolctl (requirements.txt); in an environment without it, its
+        # Run All outlasted RUN_ALL_S on a loaded machine.
+        if self.blas_threads is not None:
+            env.setdefault("OPENBLAS_NUM_THREADS", str(self.blas_threads))
         _write_lab_settings(Path(env["JUPYTER_CONFIG_DIR"]))
         return env
 
