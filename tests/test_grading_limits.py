@@ -671,6 +671,46 @@ def test_an_armed_grading_kernel_starts_no_process(tmp_path):
     assert status == "ok", error
 
 
+#: Run in an armed grading kernel: no widget leads to the kernel, the shell runs no string.
+_NO_KERNEL_REACH = """
+import ipywidgets as widgets
+from IPython import get_ipython
+
+from attnlab.explorers.score_row import ScoreRowExplorer
+
+bar = widgets.IntProgress(max=10)
+bar.value = 3  # a widget still works: its state changes, its messages go nowhere
+explorer = ScoreRowExplorer()
+reached = []
+for made in (bar, widgets.HTML("x"), *explorer.controls.values()):
+    if hasattr(made.comm, "kernel"):
+        reached.append(type(made).__name__)
+assert not reached, reached
+shell = get_ipython()
+refused = []
+for run in (lambda: shell.ev("1"), lambda: shell.ex("x = 1"),
+            lambda: shell.run_line_magic("time", "1"), lambda: shell.getoutput("true")):
+    try:
+        run()
+    except PermissionError as exc:
+        refused.append("kernel's shell" in str(exc))
+assert refused == [True] * 4, refused
+"""
+
+
+def test_an_armed_grading_kernel_leads_no_widget_to_the_kernel(tmp_path):
+    """A red team's 5/5 in lesson 11: ``bar.comm.kernel.shell.ev("lesson11._previous")`` (the
+    lesson's progress bar, or a widget the answer made) ran code the lint never read: the
+    checker's reference, the forbidden library with the tripwire switched off, a thread. Armed,
+    the kernel's widgets have inert comms and its shell refuses string code."""
+    from attnlab.grading.remote import CleanKernel, arm
+
+    with CleanKernel(tmp_path, hidden=[]) as kernel:
+        arm(kernel)
+        status, error = kernel.run(_NO_KERNEL_REACH)
+    assert status == "ok", error
+
+
 #: Run in a grading kernel: what it can see of the checkout the grader's ``attnlab`` is
 #: installed (editable) from, while the course folder is elsewhere.
 _EDITABLE_HUNT = """

@@ -353,6 +353,52 @@ def forbid_files() -> None:
     sys.addaudithook(_no_files_hook(*file_roots()))
 
 
+#: The kernel shell's methods that run code from a string, a magic or a shell command: none is
+#: what a cell needs to run (the kernel runs cells with ``run_cell``), so the armed kernel
+#: answers each with :data:`NO_KERNEL_REACH`.
+SHELL_RUNNERS = (
+    "ev",
+    "ex",
+    "run_line_magic",
+    "run_cell_magic",
+    "system",
+    "system_piped",
+    "system_raw",
+    "getoutput",
+    "safe_execfile",
+    "safe_execfile_ipy",
+    "safe_run_module",
+)
+NO_KERNEL_REACH = "graded answers may not run code in the kernel's shell"
+
+
+def forbid_kernel_reach() -> None:
+    """From now on no widget made in this kernel leads to the kernel, and its shell runs no code
+    from a string.
+
+    A widget's comm holds the kernel, and the kernel its shell (``bar.comm.kernel.shell.ev(...)``
+    ran any code, unseen by the lint: a red team's 5/5 in lesson 11, through the lesson's own
+    progress bar or a widget an answer made). Grading has no front end to talk to, so every comm
+    opened from here on is the ``comm`` package's inert ``DummyComm``, which keeps no kernel; and
+    the shell's string runners (:data:`SHELL_RUNNERS`) refuse.
+    """
+    import comm
+
+    comm.create_comm = comm.DummyComm  # what ipywidgets' Widget.open calls for its comm
+
+    from IPython import get_ipython
+
+    shell = get_ipython()
+    if shell is None:
+        return
+
+    def refuse(*args, **kwargs):
+        raise PermissionError(NO_KERNEL_REACH)
+
+    for name in SHELL_RUNNERS:
+        setattr(shell, name, refuse)
+
+
 def start(key: str, names=()) -> None:
     """Arm the worker (once, before any student code): the report key, the forbidden names;
     from here on no process can be started in this kernel (:func:`forbid_processes`)."""
@@ -360,6 +406,7 @@ def start(key: str, names=()) -> None:
         raise RuntimeError("the grading worker is already armed")
     _STATE["processes"] = forbid_processes()
     forbid_files()
+    forbid_kernel_reach()
     secret = bytes.fromhex(key)
     inner_pad = bytes(b ^ 0x36 for b in secret.ljust(64, b"\0"))
     outer_pad = bytes(b ^ 0x5C for b in secret.ljust(64, b"\0"))
