@@ -319,12 +319,12 @@ def test_grading_draws_other_cases_than_the_learners_check():
     drawn = []
     cases = Cases(lambda: [("random", np.random.default_rng(7).normal(size=3))], judge_double)
     record = lambda x: drawn.append(x.copy()) or 2 * x  # noqa: E731
-    cases(record)
-    cases(record)
-    with grading_seed(12345):
-        cases(record)
-    with grading_seed(67890):
-        cases(record)
+    firsts = []  # each check's first call (a graded check calls again at the end)
+    for salt in (None, None, 12345, 67890):
+        firsts.append(len(drawn))
+        with grading_seed(salt):
+            cases(record)
+    drawn = [drawn[i] for i in firsts]
     assert np.array_equal(drawn[0], drawn[1])  # the learner's check is deterministic
     assert not np.array_equal(drawn[0], drawn[2]) and not np.array_equal(drawn[2], drawn[3])
 
@@ -355,6 +355,45 @@ def test_fresh_cases_come_after_the_shipped_ones_and_are_drawn_anew_when_graded(
     cases(looked_up)  # passes the learner's check
     with grading_seed(12345), pytest.raises(Wrong):
         cases(looked_up)
+
+
+def test_a_graded_check_makes_a_number_of_calls_no_answer_can_count_on():
+    """A red team's 11.2 was right for the six calls the check was known to make and returned
+    zeros from the seventh: under grading, one to three cases come back at the end, their
+    number drawn from the salt, so an answer that counts its calls is caught by some grading."""
+    from attnlab.exercises.kit.cases import again
+    from attnlab.exercises.rules.grading_mode import grading_seed
+
+    cases = Cases(lambda: [("a", 1.0), ("b", 2.0), ("c", 3.0)], judge_double)
+    assert [c[0] for c in cases.drawn()] == ["a", "b", "c"]  # a learner's check: each once
+    counts = set()
+    for salt in range(40):
+        with grading_seed(salt):
+            drawn = cases.drawn()
+        assert drawn[:3] == [("a", 1.0), ("b", 2.0), ("c", 3.0)] and 4 <= len(drawn) <= 6
+        assert drawn[3:] == again(drawn[:3], salt)
+        counts.add(len(drawn))
+    assert counts == {4, 5, 6}
+
+    def counting(limit):
+        calls = []
+
+        def answer(x):
+            calls.append(x)
+            return 2 * x if len(calls) <= limit else 0.0
+
+        return answer
+
+    caught = 0
+    for salt in range(40):
+        with grading_seed(salt):
+            try:
+                cases(counting(4))  # right for four calls, then wrong
+            except Wrong:
+                caught += 1
+    assert 0 < caught < 40  # caught whenever the check makes a fifth call
+    with grading_seed(7):
+        cases(lambda x: 2 * x)  # right work is called again and still right
 
 
 def test_no_unforbidden_course_helper_passes_any_exercise():

@@ -993,6 +993,164 @@ def prefix_matching_scores(weights, length):
     return score(np.asarray(weights)[None], batch)
 """,
     ),
+    # ---------------- lesson 11, a ninth round (2026-12-07): the kernel's shell reached through
+    # a widget's comm (the lesson's progress bar, or one the answer made), code run from strings
+    # there; and answers right only where the check was seen to look. Each won points before
+    # (5/5 for the shell routes); now the lint refuses the attributes, the armed kernel's comms
+    # are inert and its shell runs no string, and the graded cases reach past the shipped ones.
+    Attack(
+        "11.1-the-checkers-reference-through-the-progress-bars-kernel",
+        "11-induction-heads",
+        "previous-token-scores",
+        """
+reference_previous = bar.comm.kernel.shell.ev("lesson11._previous")
+
+
+def previous_token_scores(weights):
+    return reference_previous(weights)
+""",
+    ),
+    Attack(
+        "11.2-a-widget-of-its-own-leads-to-the-kernel",
+        "11-induction-heads",
+        "prefix-matching-scores",
+        """
+import attnlab.widget_lifetime as lifetime
+
+sh = lifetime.widgets.IntProgress().comm.kernel.shell
+sh.ex("import sys as s_\\nprefix_ref_ = s_.modules['attnlab.exercises.lesson11']._prefix")
+prefix_ref = sh.user_ns["prefix_ref_"]
+
+
+def prefix_matching_scores(weights, length):
+    return prefix_ref(weights, length)
+""",
+    ),
+    Attack(
+        "11.3-the-checker-as-an-oracle-through-the-shells-namespace",
+        "11-induction-heads",
+        "induction-predictions",
+        """
+import numpy as np
+
+
+def induction_predictions(tokens, length):
+    judge = bar.comm.kernel.shell.user_ns["lesson11"].predictions.checker.judge
+    guess = np.full(2 * length, 999.0)
+    for _ in range(80):
+        try:
+            judge(guess, ("x", np.asarray(tokens), length), [])
+            break
+        except Exception as wrong:
+            text = str(wrong)
+            if " should be " not in text:
+                break
+            shown = text.split(" should be ", 1)[1].split(", but yours gave", 1)[0]
+            guess = np.array([float(v) for v in shown.strip("[] ").split(",")])
+    return guess.astype(int)
+""",
+    ),
+    Attack(
+        "11.1-the-tripwire-switched-off-through-the-shell",
+        "11-induction-heads",
+        "previous-token-scores",
+        """
+import numpy as np
+
+from attnlab.induction import previous_token_score
+from attnlab.repeated_tokens import RepeatBatch
+
+sh = bar.comm.kernel.shell
+
+
+def previous_token_scores(weights):
+    sh.ex("import sys; sys.setprofile(None)")
+    w = np.asarray(weights)
+    n = w.shape[-1]
+    batch = RepeatBatch(np.zeros((1, n), dtype=int), np.array([n]), None, None, None)
+    return previous_token_score(w[None], batch)
+""",
+    ),
+    Attack(
+        "11.2-the-forbidden-score-in-a-thread-the-shell-started",
+        "11-induction-heads",
+        "prefix-matching-scores",
+        """
+sh = bar.comm.kernel.shell
+sh.ex(
+    "import threading as t_, queue as q_\\n"
+    "import numpy as n_\\n"
+    "from attnlab.induction import induction_score as i_\\n"
+    "from attnlab.repeated_tokens import RepeatBatch as b_\\n"
+    "jobs_, done_ = q_.Queue(), q_.Queue()\\n"
+    "def serve_():\\n"
+    "    while True:\\n"
+    "        w, L = jobs_.get()\\n"
+    "        w = n_.asarray(w)\\n"
+    "        z = n_.zeros((1, 2 * L), int)\\n"
+    "        done_.put(i_(w[None], b_(z, n_.array([L]), None, None, None)))\\n"
+    "t_.Thread(target=serve_, daemon=True).start()\\n"
+)
+jobs, done = sh.user_ns["jobs_"], sh.user_ns["done_"]
+
+
+def prefix_matching_scores(weights, length):
+    jobs.put((weights, length))
+    return done.get()
+""",
+    ),
+    Attack(
+        "11.1-right-only-up-to-the-shipped-sizes",
+        "11-induction-heads",
+        "previous-token-scores",
+        """
+import numpy as np
+
+
+def previous_token_scores(weights):
+    w = np.asarray(weights, dtype=float)
+    if w.shape[-1] > 13 or w.shape[0] > 4:  # past what the shipped cases show: wrong
+        return np.zeros(w.shape[0])
+    i = np.arange(1, w.shape[-1])
+    return w[:, i, i - 1].mean(axis=1)
+""",
+    ),
+    Attack(
+        "11.2-right-for-as-many-calls-as-the-check-makes",
+        "11-induction-heads",
+        "prefix-matching-scores",
+        """
+import numpy as np
+
+calls = [0]
+
+
+def prefix_matching_scores(weights, length):
+    calls[0] += 1
+    w = np.asarray(weights, dtype=float)
+    if calls[0] > 6:  # the learner's check makes six calls
+        return np.zeros(w.shape[0])
+    i = np.arange(length, 2 * length)
+    return w[:, i, i - length + 1].mean(axis=1)
+""",
+    ),
+    Attack(
+        "11.3-right-only-for-the-shipped-tokens",
+        "11-induction-heads",
+        "induction-predictions",
+        """
+import numpy as np
+
+
+def induction_predictions(tokens, length):
+    t = np.asarray(tokens)
+    if t.max() >= 30:  # the shipped cases' tokens are all below 30
+        return np.zeros(2 * length, dtype=int)
+    out = np.full(2 * length, -1)
+    out[length:] = t[1 : length + 1]
+    return out
+""",
+    ),
     # (the bug hunts 7.3-7.5 are graded on mending the given code: the library's whole
     # attention handed back earns nothing, see the attacks at the end of this table)
     # ------------------------------------------- lesson 3: values that lie about themselves

@@ -105,10 +105,12 @@ def previous_cases() -> list[tuple[str, np.ndarray]]:
 
 
 def previous_fresh(rng) -> list[tuple[str, np.ndarray]]:
-    """Cases drawn anew for every grading (``Cases(fresh=...)``): 1 to 4 random causal heads
-    on 3 to 12 tokens, then 2 heads of which one mostly reads the previous token."""
-    h, n = int(rng.integers(1, 5)), int(rng.integers(3, 13))
-    m = int(rng.integers(4, 10))
+    """Cases drawn anew for every grading (``Cases(fresh=...)``): 1 to 8 random causal heads
+    on 3 to 40 tokens, then 2 heads on 14 to 24 tokens (more than any shipped case) of which
+    one mostly reads the previous token: an answer right only up to the sizes the shipped
+    cases show (a red team's 11.1) is wrong on these."""
+    h, n = int(rng.integers(1, 9)), int(rng.integers(3, 41))
+    m = int(rng.integers(14, 25))
     mostly = 0.7 * _shifted(m, 1) + 0.3 * _causal_patterns(rng, 1, m)[0]  # (m, m)
     return [
         (f"{h} random causal heads on {n} tokens", _causal_patterns(rng, h, n)),
@@ -235,10 +237,10 @@ def prefix_cases() -> list[tuple[str, np.ndarray, int]]:
 
 
 def prefix_fresh(rng) -> list[tuple[str, np.ndarray, int]]:
-    """Cases drawn anew for every grading (``Cases(fresh=...)``): 1 to 3 random causal heads
-    with L from 2 to 8, then a noisy induction head beside a random one, L from 3 to 8."""
-    h, length = int(rng.integers(1, 4)), int(rng.integers(2, 9))
-    m = int(rng.integers(3, 9))
+    """Cases drawn anew for every grading (``Cases(fresh=...)``): 1 to 6 random causal heads
+    with L from 2 to 20, then a noisy induction head beside a random one, L from 3 to 16."""
+    h, length = int(rng.integers(1, 7)), int(rng.integers(2, 21))
+    m = int(rng.integers(3, 17))
     noisy = _induction_pattern(m, sharp=float(rng.uniform(0.4, 0.9)), rng=rng)
     return [
         (f"{h} random causal heads, L = {length}", _causal_patterns(rng, h, 2 * length), length),
@@ -360,13 +362,17 @@ def prediction_cases() -> list[tuple[str, np.ndarray, int]]:
 def prediction_fresh(rng) -> list[tuple[str, np.ndarray, int]]:
     """Cases drawn anew for every grading (``Cases(fresh=...)``): L = 4 to 10 tokens from a
     vocabulary of 6, with a token twice in the first half (so that matching by content goes
-    wrong somewhere), then the same L again; then L = 2 to 8 tokens from a vocabulary of 30."""
+    wrong somewhere), then the same L again; then L = 2 to 24 tokens from a vocabulary of 30 to
+    1,000, one of them 30 or more (an answer right only for the tokens the shipped cases use
+    is caught)."""
     length = int(rng.integers(4, 11))
     half = rng.integers(0, 6, size=length)
     while np.array_equal(_by_content(_repeat(half)), _predict(_repeat(half), length)):
         half = rng.integers(0, 6, size=length)  # until a token twice makes content matching fail
-    m = int(rng.integers(2, 9))
-    other = rng.integers(0, 30, size=m)
+    m = int(rng.integers(2, 25))
+    vocab = int(rng.integers(31, 1001))
+    other = rng.integers(0, vocab, size=m)  # (m,)
+    other[rng.integers(m)] = rng.integers(30, vocab)  # a token past any shipped case's
     return [
         (f"the tokens {half.tolist()} twice, L = {length}", _repeat(half), length),
         (f"the tokens {other.tolist()} twice, L = {m}", _repeat(other), m),

@@ -9,7 +9,7 @@ import numpy as np
 
 from attnlab.exercises.kit.calling import call_watching
 from attnlab.exercises.kit.outcomes import Wrong
-from attnlab.exercises.rules.grading_mode import salted_seeds
+from attnlab.exercises.rules.grading_mode import grading_salt, salted_seeds
 
 
 # ------------------------------------------------------------------ the case loop, written once
@@ -18,6 +18,26 @@ def fresh_seed(fresh) -> int:
     (under grading, :func:`salted_seeds` mixes the salt in), so no two exercises draw alike."""
     name = f"{getattr(fresh, '__module__', '')}.{getattr(fresh, '__qualname__', '')}"
     return zlib.crc32(name.encode())
+
+
+def again(cases: list, salt: int | None) -> list:
+    """Under grading (a ``salt``), one to three of ``cases`` drawn again, to be tried last.
+
+    An answer that counts its calls could be right for as many calls as a check is known to
+    make and wrong after (a red team's 11.2: right for six calls, zeros from the seventh). How
+    many calls a graded check makes, and which case comes back, is drawn from the grading salt,
+    so no count is safe. A learner's check (no salt) tries each case once.
+
+    >>> again([1, 2, 3], None)
+    []
+    >>> 1 <= len(again([1, 2, 3], 12345)) <= 3 and set(again([1, 2, 3], 12345)) <= {1, 2, 3}
+    True
+    """
+    if salt is None or not cases:
+        return []
+    rng = np.random.default_rng([int(salt) % 2**64, len(cases), 2])
+    picks = rng.integers(0, len(cases), size=int(rng.integers(1, 4)))  # (1 to 3,)
+    return [cases[int(i)] for i in picks]
 
 
 def _after_description(case) -> tuple:
@@ -99,12 +119,13 @@ class Cases:
     fresh: object = None
 
     def drawn(self) -> list:
-        """The cases a check tries, in order: ``cases()``, then ``fresh(rng)`` (see above)."""
+        """The cases a check tries, in order: ``cases()``, then ``fresh(rng)`` (see above);
+        under grading, then one to three of those again (:func:`again`)."""
         with salted_seeds():
             cases = list(self.cases())
             if self.fresh is not None:
                 cases += list(self.fresh(np.random.default_rng(fresh_seed(self.fresh))))
-        return cases
+        return cases + again(cases, grading_salt())
 
     def __call__(self, answer) -> None:
         call_answer = self.call or call_watching

@@ -146,6 +146,11 @@ def grading_seed(salt: int | None):
         _SALT.reset(token)
 
 
+def grading_salt() -> int | None:
+    """The salt of the grading under way (:func:`grading_seed`), or None in a learner's check."""
+    return _SALT.get()
+
+
 @contextlib.contextmanager
 def salted_seeds():
     """While a check draws its cases: ``np.random.default_rng(seed)`` seeded with the grading
