@@ -62,9 +62,20 @@ def _code(cell) -> str:
     return source if isinstance(source, str) else "".join(source)
 
 
-def _skipped(code: str) -> bool:
-    """Lesson cells the grading kernel need not run: help panels and explorers."""
-    return ".help_panel()" in code or "Explorer(" in code
+#: A lesson cell's metadata that tells grading to leave it out: ``{"attnlab": {"grading":
+#: "skip"}}``, on cells no answer needs (lesson 11's training and what reads the trained model:
+#: the grading kernel would train it again for every submission). Read from the instructor's
+#: source notebook only; ``tests/test_grading_skips.py`` checks that no cell grading runs uses
+#: a name only a skipped cell binds.
+SKIP = ("attnlab", "grading", "skip")
+
+
+def skipped(cell: dict) -> bool:
+    """Lesson cells the grading kernel need not run: help panels, explorers, and the cells the
+    source marks :data:`SKIP`."""
+    code = _code(cell)
+    marked = cell.get("metadata", {}).get(SKIP[0], {}).get(SKIP[1]) == SKIP[2]
+    return marked or ".help_panel()" in code or "Explorer(" in code
 
 
 def _bound_names(code: str) -> set[str]:
@@ -267,7 +278,7 @@ def grade_notebook(source_nb, student_nb, cwd, config=None) -> list[Result]:
                 if reasons:
                     for name in defined_names(code):
                         refused_names[name] = reasons
-            elif not _skipped(code):
+            elif not skipped(cell):
                 kernel.run(code, remember=True)
                 remember(kernel, bare & _bound_names(code))
     return results
