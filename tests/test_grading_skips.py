@@ -1,6 +1,6 @@
-"""Lesson cells marked for grading to leave out (``attnlab.grading.grade.SKIP``) are safe to leave
-out: no cell the grading kernel runs (lesson cells, answers, checks) uses a name that only a
-skipped cell binds, and no answer or check cell is marked."""
+"""Lesson cells marked for grading to leave out (``attnlab.exercises.rules.left_out.SKIP``) are
+safe to leave out: no cell the grading kernel runs (lesson cells, answers, checks) uses a name
+that only a skipped cell binds, and no answer or check cell is marked."""
 
 from __future__ import annotations
 
@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from attnlab.grading.grade import SKIP, skipped
+from attnlab.exercises.rules.left_out import SKIP
+from attnlab.grading.grade import skipped
 
 ROOT = Path(__file__).resolve().parents[1]
 SOURCES = sorted(ROOT.glob("source/*/*.ipynb"))

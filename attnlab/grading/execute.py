@@ -57,6 +57,7 @@ from nbclient.exceptions import CellTimeoutError, DeadKernelError
 from nbgrader.preprocessors import Execute, NbGraderPreprocessor
 from traitlets import Integer
 
+from attnlab.exercises.rules.left_out import LEFT_OUT_NOTE, left_out
 from attnlab.exercises.rules.lint import MAX_CELL
 from attnlab.grading.sandbox import AsyncSandboxedKernelManager
 from attnlab.grading.sanitize import sanitize_notebook
@@ -295,6 +296,13 @@ class LimitedExecute(Execute):
         if source_nb is None:
             self.log.info("No source notebook found: only answer cells count as student code")
         self._student = {id(nb.cells[i]) for i in student_cells(nb, source_nb)}
+        #: The lesson cells the source marks to be left out, by their code (a submission's own
+        #: metadata is not read): a cell the student wrote or changed is never one of them.
+        self._left_out = Counter(
+            _same_code(cell.get("source", ""))
+            for cell in (source_nb or {}).get("cells", [])
+            if left_out(cell)
+        )
         self._student_left = float(self.student_cells_timeout)
         self._hooks_kept = False
         self._processes_banned = False
@@ -342,6 +350,10 @@ class LimitedExecute(Execute):
             if not await self._silently(BAN_PROCESSES):
                 self.log.warning("The kernel's processes could not be banned")
         student, charged = id(cell) in self._student, self._charged(cell)
+        if not student and self._left_out[_same_code(cell.source)] > 0:
+            self._left_out[_same_code(cell.source)] -= 1
+            cell.outputs = [_note(LEFT_OUT_NOTE)]
+            return cell
         if charged and self._student_left < 1:
             cell.outputs = [_note(self._student_note())]
             return cell

@@ -18,6 +18,7 @@ from attnlab.exercises.kit.outcomes import Outcome
 from attnlab.exercises.rules.answer_cells import grading_note
 from attnlab.exercises.rules.answer_lint import refused_message
 from attnlab.exercises.rules.grading_mode import grading_seed
+from attnlab.exercises.rules.left_out import left_out
 from attnlab.exercises.rules.lint import (
     MAX_CELL,
     imported_modules,
@@ -62,20 +63,11 @@ def _code(cell) -> str:
     return source if isinstance(source, str) else "".join(source)
 
 
-#: A lesson cell's metadata that tells grading to leave it out: ``{"attnlab": {"grading":
-#: "skip"}}``, on cells no answer needs (lesson 11's training and what reads the trained model:
-#: the grading kernel would train it again for every submission). Read from the instructor's
-#: source notebook only; ``tests/test_grading_skips.py`` checks that no cell grading runs uses
-#: a name only a skipped cell binds.
-SKIP = ("attnlab", "grading", "skip")
-
-
 def skipped(cell: dict) -> bool:
     """Lesson cells the grading kernel need not run: help panels, explorers, and the cells the
-    source marks :data:`SKIP`."""
+    source marks to be left out (:mod:`attnlab.exercises.rules.left_out`)."""
     code = _code(cell)
-    marked = cell.get("metadata", {}).get(SKIP[0], {}).get(SKIP[1]) == SKIP[2]
-    return marked or ".help_panel()" in code or "Explorer(" in code
+    return left_out(cell) or ".help_panel()" in code or "Explorer(" in code
 
 
 def _bound_names(code: str) -> set[str]:
