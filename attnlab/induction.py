@@ -61,6 +61,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import math
+import os
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -508,9 +509,10 @@ def copying_score(matrix) -> float:
 def one_blas_thread():
     """Limit BLAS to one thread inside the ``with`` block, if ``threadpoolctl`` is installed.
 
-    Yields ``True`` when the limit is in force and ``False`` when ``threadpoolctl`` is not
-    installed (nothing is changed then: set ``OPENBLAS_NUM_THREADS=1`` before numpy is
-    imported instead, as the module's docstring says). Nothing is downloaded.
+    Yields ``True`` when the limit is in force: through ``threadpoolctl``, or without it when
+    ``OPENBLAS_NUM_THREADS`` (or ``OMP_NUM_THREADS``) is ``1`` in this process's environment
+    (set before numpy was imported, as the module's docstring says); ``False`` otherwise, and
+    nothing is changed then. Nothing is downloaded.
 
     Examples
     --------
@@ -521,7 +523,9 @@ def one_blas_thread():
     try:
         from threadpoolctl import threadpool_limits
     except ImportError:
-        yield False
+        yield any(
+            os.environ.get(name) == "1" for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS")
+        )
         return
     with threadpool_limits(limits=1, user_api="blas"):
         yield True

@@ -764,3 +764,22 @@ def test_the_one_layer_control_stays_high(lesson_runs, seed):
 def test_a_bigram_model_cannot_predict_the_repeat(lesson_runs, seed):
     *_, bigram = lesson_runs[seed]
     assert bigram.repeat_loss.min() > CHANCE - 0.02 and bigram.first_loss.min() > CHANCE - 0.02
+
+
+def test_one_blas_thread_says_yes_without_threadpoolctl_when_the_environment_sets_one(
+    monkeypatch,
+):
+    """Lesson 11's first cell said "no" under OPENBLAS_NUM_THREADS=1 when threadpoolctl was
+    missing, though training then ran with one thread."""
+    import sys
+
+    from attnlab.induction import one_blas_thread
+
+    monkeypatch.setitem(sys.modules, "threadpoolctl", None)  # an import of it fails
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    monkeypatch.setenv("OPENBLAS_NUM_THREADS", "4")
+    with one_blas_thread() as limited:
+        assert limited is False
+    monkeypatch.setenv("OPENBLAS_NUM_THREADS", "1")
+    with one_blas_thread() as limited:
+        assert limited is True
