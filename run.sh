@@ -200,9 +200,7 @@ site_tests() {  # the site built from this checkout without network, for the bro
     stage "site: every lesson run, no network" site_build --out "$ATTNLAB_SITE_DIR"
 }
 # The browser suite (waits most: a server, Chromium, lesson after lesson) runs in a background
-# lane beside what computes, and the notebooks under nbval after it: the grading stage is the
-# longer lane (in a fresh-clone CI the browser suite ended 225 s before it, and nbval's two
-# stages took 94 s ahead of it). Two lanes, not three, and one browser process: the machine's
+# lane beside what computes. Two lanes, not three, and one browser process: the machine's
 # two cores are the limit. With the browser suite in two shards in two more lanes
 # (ATTNLAB_BROWSER_SHARD), each shard took as long as the whole suite (1169 and 1175 s,
 # against 1132 s), its CPU went from 373 to 620 s, and the fast tests took 1558 s (418 s
@@ -210,9 +208,13 @@ site_tests() {  # the site built from this checkout without network, for the bro
 # In --all the site's build stands in for nbval's learner-notebook stage: it executes the same
 # notebooks (notebooks/, no output checks, any error fails it) in fresh kernels from the same
 # folder, and fails on any cell error too. The fast loop keeps nbval_learner.
-browser_lane() { site_tests; browser_tests ""; nbval_source; }
+# nbval of the solved sources runs at the end of the computing lane, not after the browser
+# suite: in the fresh-clone CI of 2026-12-07 the machine's two cores were busy the whole run
+# (vmstat: 0 % idle until the computing lane ended at 1491 s) and the browser lane, with nbval,
+# ended 130 s after it, its last minutes on a half-idle machine.
+browser_lane() { site_tests; browser_tests ""; }
 computing_lane() {
-    fast_tests "$@"; feedback_assets; grading_tests
+    fast_tests "$@"; feedback_assets; grading_tests; nbval_source
 }
 
 run_tests() {  # $1: 1 for every test, 0 for the fast loop; the rest go to pytest

@@ -2,8 +2,9 @@
 
 Fast: gradients against central finite differences (float64, every parameter), the forward
 pass against a plain loop written here, the task's properties, the scores on hand-made
-patterns, a short seeded run whose loss falls. Slow: the lesson's default run on three seeds
-and the conclusions lesson 11 draws from it (ranges measured on seeds 0-7, see the slow test).
+patterns, a short seeded run whose loss falls. Slow: the lesson's default run on two seeds
+other than the lesson's own and the conclusions lesson 11 draws from it (ranges measured on
+seeds 0-9, see the slow tests).
 """
 
 from __future__ import annotations
@@ -661,7 +662,9 @@ def test_one_blas_thread_asks_threadpoolctl_for_one_blas_thread(monkeypatch):
 # 0.999-1.000; the previous-token head's 0 % and -0.996 to -0.966 (its own logit the lowest for
 # 97-100 %); before training 0-16 % and -0.35 to 0.28.
 # The bounds below leave room around those ranges; each says what the lesson claims.
-SEEDS = (0, 1, 2)
+# Seed 0 is the lesson's own run: its cells assert every claim on it wherever the lesson is
+# executed (the site, nbval, Binder, the browser suite), so the slow tests train two others.
+SEEDS = (1, 2)
 CHANCE = chance_loss(InductionConfig().model.vocab)
 
 
