@@ -637,6 +637,8 @@ def test_one_blas_thread_asks_threadpoolctl_for_one_blas_thread(monkeypatch):
         assert limited is True
     assert calls == [{"limits": 1, "user_api": "blas"}]
     monkeypatch.setitem(sys.modules, "threadpoolctl", None)  # not installed: import fails
+    monkeypatch.delenv("OPENBLAS_NUM_THREADS", raising=False)  # ./run.sh test sets it to 1
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
     with one_blas_thread() as limited:
         assert limited is False
 
