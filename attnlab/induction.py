@@ -523,9 +523,8 @@ def one_blas_thread():
     try:
         from threadpoolctl import threadpool_limits
     except ImportError:
-        yield any(
-            os.environ.get(name) == "1" for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS")
-        )
+        environ = os.environ
+        yield environ.get("OPENBLAS_NUM_THREADS") == "1" or environ.get("OMP_NUM_THREADS") == "1"
         return
     with threadpool_limits(limits=1, user_api="blas"):
         yield True
