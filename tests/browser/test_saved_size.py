@@ -34,7 +34,10 @@ from attnlab import save_hook
 
 pytestmark = pytest.mark.browser
 
-LESSONS = ["00-start-here.ipynb", "06-full-formula.ipynb", "09-watch-a-head-learn.ipynb"]
+#: The smallest lesson and the one with the most pictures (issue 29 measured 0, 6 and 9; lesson 6
+#: was dropped on 2026-12-07 to keep CI within 25 minutes: its two extra Run Alls cost 21 s, and
+#: it saves nothing the other two do not: explorers, static figures, the same save hook).
+LESSONS = ["00-start-here.ipynb", "09-watch-a-head-learn.ipynb"]
 
 
 def save(page: lab.LessonPage) -> None:
