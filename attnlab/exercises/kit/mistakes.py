@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from attnlab.exercises.kit.display import short
+from attnlab.exercises.kit.display import hidden_difference, short, warned
 from attnlab.exercises.kit.judging import quietly, same_values
 from attnlab.exercises.kit.outcomes import Wrong
 from attnlab.exercises.kit.precision import judging_tolerance
@@ -93,6 +93,42 @@ def named_mistake(got, mistakes, arguments, rtol=1e-6, atol=1e-9, expected=None)
     return ""
 
 
+def must_not_warn(noun: str, advice: str | Callable = "") -> Callable:
+    """A ``right`` hook for :class:`Compared`: a right answer whose computation made numpy warn
+    fails all the same, "<what> gives the right <noun>, but numpy warned: …. Your function must
+    not warn.<advice>".
+
+    Parameters
+    ----------
+    noun : str
+        What was right: ``"values"``, ``"mask"``, ``"weights"``.
+    advice : str or callable, optional
+        What follows the sentence (with its leading space), or ``advice(*arguments)``.
+
+    Examples
+    --------
+    >>> right = must_not_warn("mask", " Compare positions instead.")
+    >>> right(None, None, "causal(3)", []) is None
+    True
+    >>> try:
+    ...     right(None, None, "causal(3)", ["invalid value encountered in divide"])
+    ... except Wrong as exc:
+    ...     print(exc)
+    causal(3) gives the right mask, but numpy warned: invalid value encountered in divide. \
+Your function must not warn. Compare positions instead.
+    """
+
+    def right(values, expected, what, messages, *arguments) -> None:
+        if messages:
+            said = advice(*arguments) if callable(advice) else advice
+            raise Wrong(
+                f"{what} gives the right {noun}, but numpy warned: {'; '.join(messages)}. "
+                f"Your function must not warn.{said}"
+            )
+
+    return right
+
+
 def _whole_case(case) -> tuple:
     """The call's arguments of a case that is nothing but them (``Cases(inputs=tuple)``)."""
     return tuple(case)
@@ -148,6 +184,22 @@ class Compared:
     arguments : callable, optional
         ``arguments(case)``: the call's arguments; the whole case by default (for
         ``Cases(inputs=tuple)``); ``lambda case: case[1:]`` for ``(description, *arguments)``.
+    screen : callable, optional
+        ``screen(got, expected, what, messages, *arguments)``, run right after ``check``, with
+        numpy's warnings: raises :class:`Wrong` with a sentence of the exercise's own for an
+        answer of the wrong shape, or with nan or inf.
+    right : callable, optional
+        ``right(values, expected, what, messages, *arguments)``, run when the answer is
+        right: raises :class:`Wrong` when being right is not enough, e.g. numpy warned
+        (:func:`must_not_warn`).
+    hidden : bool, optional
+        A wrong value that prints like the expected one is followed (after ``joiner``) by
+        how far apart the two are (:func:`~attnlab.exercises.kit.display.hidden_difference`).
+    warned : bool, optional
+        Every sentence after the answer was read as numbers ends with numpy's warnings
+        (:func:`~attnlab.exercises.kit.display.warned`).
+    mistake_tolerance : tuple, optional
+        ``(rtol, atol)`` the rows are matched to; the judging tolerance by default.
 
     Examples
     --------
@@ -165,6 +217,28 @@ class Compared:
     ... except Wrong as exc:
     ...     print(exc)
     square(3) should be 9, but yours gave 6: that is x + x; multiply x by itself.
+
+    The sentences of lessons 4-6: a reason after ". ", the digits that print alike, numpy's
+    warnings named, and a right answer refused when numpy warned:
+
+    >>> quiet = Compared(
+    ...     lambda x: x * x,
+    ...     lambda x: f"square({x:g})",
+    ...     [Mistake(lambda x: 2 * x, "That is x + x.")],
+    ...     joiner=". ",
+    ...     hidden=True,
+    ...     warned=True,
+    ...     right=must_not_warn("value"),
+    ... )
+    >>> for got, messages in ((6.0, ["overflow"]), (9.00001, []), (9.0, ["overflow"])):
+    ...     try:
+    ...         quiet(got, (3.0,), messages)
+    ...     except Wrong as exc:
+    ...         print(exc)
+    square(3) should be 9, but yours gave 6. That is x + x. numpy warned: overflow.
+    square(3) should be 9, but yours gave 9. They agree to the digits shown, but differ by up \
+to 1e-05, more than rounding (even in float32) explains.
+    square(3) gives the right value, but numpy warned: overflow. Your function must not warn.
     """
 
     reference: Callable
@@ -180,6 +254,11 @@ class Compared:
     plural: bool = False
     kind: str = "numbers"
     arguments: Callable = _whole_case
+    screen: Callable | None = None
+    right: Callable | None = None
+    hidden: bool = False
+    warned: bool = False
+    mistake_tolerance: tuple[float, float] | None = None
 
     def __call__(self, got, case, messages) -> None:
         arguments = tuple(self.arguments(case))
@@ -187,6 +266,8 @@ class Compared:
         expected = np.asarray(self.reference(*arguments), dtype=float)
         if self.check is not None:
             self.check(got, expected, what, *arguments)
+        if self.screen is not None:
+            self.screen(got, expected, what, messages, *arguments)
         try:
             values = np.asarray(got, dtype=float)
         except (TypeError, ValueError):
@@ -198,6 +279,8 @@ class Compared:
         finite = bool(np.all(np.isfinite(values)))
         shape_right = values.shape == expected.shape
         if shape_right and finite and np.allclose(values, expected, rtol=rtol, atol=atol):
+            if self.right is not None:
+                self.right(values, expected, what, messages, *arguments)
             return
         if not shape_right:
             said = f"{what} should have shape {expected.shape}, but yours has shape {values.shape}"
@@ -208,13 +291,20 @@ class Compared:
             )
         else:
             said = f"{what} should be {self.shown(expected)}, but yours gave {self.shown(values)}"
+        if self.mistake_tolerance is not None:
+            rtol, atol = self.mistake_tolerance
         reason = self._cause(values, expected, messages, arguments, rtol, atol)
+        noted = warned(messages) if self.warned else ""
+        hidden = ""
+        if self.hidden and shape_right and finite:
+            hidden = hidden_difference(values, expected)
         if reason:
-            raise Wrong(f"{said}{self.joiner}{reason}")
+            hidden = f"{hidden.strip()} " if hidden else ""
+            raise Wrong(f"{said}{self.joiner}{hidden}{reason}{noted}")
         if shape_right and finite:
             ending = self.otherwise(*arguments) if callable(self.otherwise) else self.otherwise
-            raise Wrong(f"{said}{ending}")
-        raise Wrong(f"{said}.")
+            raise Wrong(f"{said}{ending}{hidden}{noted}")
+        raise Wrong(f"{said}.{noted}")
 
     def _cause(self, values, expected, messages, arguments, rtol, atol) -> str:
         """``before``'s reason, else the first matching row's, else ``after``'s, or ''."""
