@@ -41,9 +41,9 @@ import attnlab
 from attnlab.examples import cat_sat_down
 from attnlab.exercises.kit.calling import call, call_watching
 from attnlab.exercises.kit.cases import Cases
-from attnlab.exercises.kit.display import hidden_difference, short, warned
+from attnlab.exercises.kit.display import short, warned
 from attnlab.exercises.kit.exercise import Exercise
-from attnlab.exercises.kit.judging import quietly, recognised
+from attnlab.exercises.kit.mistakes import Compared, Mistake, must_not_warn
 from attnlab.exercises.kit.outcomes import NotAttempted, Wrong
 from attnlab.exercises.kit.precision import judging_tolerance
 from attnlab.exercises.quiz import Question, Questions
@@ -126,48 +126,54 @@ def _terms(w):
     return -w * np.log(np.where(w > 0, w, 1.0))
 
 
-def _entropy_mistakes(w, expected) -> list[tuple[np.ndarray, str]]:
-    """(what a known mistake returns for weights ``w``, what to say about it)."""
-    n_q, n_k = w.shape
-    columns = _terms(w).sum(axis=0)  # (n_k,)
-    return [
-        (
-            -expected,
-            "Your entropies are negative: H = -Σ p log p has a minus sign in front "
-            "(every log p is ≤ 0, so the minus makes H ≥ 0).",
+_ENTROPY_MISTAKES = [
+    Mistake(
+        lambda w: -attnlab.entropy(w),
+        "Your entropies are negative: H = -Σ p log p has a minus sign in front "
+        "(every log p is ≤ 0, so the minus makes H ≥ 0).",
+    ),
+    Mistake(
+        lambda w: attnlab.entropy(w) / math.log(2),
+        "These are in bits (log base 2). The exercise wants nats: "
+        "use the natural logarithm, np.log.",
+    ),
+    Mistake(
+        lambda w: attnlab.entropy(w) / math.log(10),
+        "These use log base 10. The exercise wants nats: use the natural logarithm, np.log.",
+    ),
+    Mistake(
+        lambda w: attnlab.entropy(w) / math.log(w.shape[1]),
+        lambda w: (
+            f"You divided by log n = log {w.shape[1]}: that is the "
+            "normalised entropy, between 0 and 1. Return the entropy itself, in nats."
         ),
-        (
-            expected / math.log(2),
-            "These are in bits (log base 2). The exercise wants nats: "
-            "use the natural logarithm, np.log.",
-        ),
-        (
-            expected / math.log(10),
-            "These use log base 10. The exercise wants nats: use the natural logarithm, np.log.",
-        ),
-        (
-            expected / math.log(n_k),
-            f"You divided by log n = log {n_k}: that is the "
-            "normalised entropy, between 0 and 1. Return the entropy itself, in nats.",
-        ),
-        (
-            columns,
-            "These are the entropies of the columns: you summed down axis=0. Each row "
-            "is one query's distribution over the keys — sum along each row, axis=1.",
-        ),
-        (np.exp(expected), "That is exp(H), the effective number of keys. Return H itself."),
-        (
-            quietly(lambda: -np.log(w).sum(axis=1)),
-            "You added up -log p without weighting each term by p: H = -Σ p · log p.",
-        ),
-        (expected / n_k, "You took the mean of the terms along each row; entropy is their sum."),
-        (
-            np.full(n_q, math.log(n_k)),
-            f"You returned log n = log {n_k} for every row: that "
+    ),
+    Mistake(
+        lambda w: _terms(w).sum(axis=0),  # (n_k,)
+        "These are the entropies of the columns: you summed down axis=0. Each row "
+        "is one query's distribution over the keys — sum along each row, axis=1.",
+    ),
+    Mistake(
+        lambda w: np.exp(attnlab.entropy(w)),
+        "That is exp(H), the effective number of keys. Return H itself.",
+    ),
+    Mistake(
+        lambda w: -np.log(w).sum(axis=1),
+        "You added up -log p without weighting each term by p: H = -Σ p · log p.",
+    ),
+    Mistake(
+        lambda w: attnlab.entropy(w) / w.shape[1],
+        "You took the mean of the terms along each row; entropy is their sum.",
+    ),
+    Mistake(
+        lambda w: np.full(w.shape[0], math.log(w.shape[1])),
+        lambda w: (
+            f"You returned log n = log {w.shape[1]} for every row: that "
             "is the largest entropy a row can have (a uniform row), not the entropy of these "
-            "rows.",
+            "rows."
         ),
-    ]
+    ),
+]
 
 
 _ZERO_LOG = (
@@ -178,83 +184,102 @@ _ZERO_LOG = (
 )
 
 
-def _entropy_what(case) -> str:
-    return f"row_entropy(weights) for {case[0]}"
+def _entropy_what(description, *_) -> str:
+    return f"row_entropy(weights) for {description}"
 
 
-def _judge_row_entropy(got, case, messages) -> None:
-    """``got`` must be the entropy of every row of the weights of ``case``, computed without
-    a numpy warning; a wrong shape, a nan from 0·log 0 and known mistakes are named."""
-    what, w = _entropy_what(case), case[1]
-    expected = attnlab.entropy(w)  # (n_q,)
+def _entropy_shape(got, expected, what, w) -> None:
+    """The sentences of an answer that is not numbers or not one entropy per row: one number
+    for the whole matrix, one per key (summed down the columns), keepdims kept, no sum."""
     n_q, n_k = w.shape
     try:
-        values = np.asarray(got, dtype=float)
+        shape = np.asarray(got, dtype=float).shape
     except (TypeError, ValueError):
         raise Wrong(f"{what} should be an array of {n_q} numbers; got {short(got)}.") from None
     said = f"{what} should be {short(expected)}"
-    if values.shape != expected.shape:
-        if values.ndim == 0:
-            raise Wrong(
-                f"{said}, one entropy per row (shape {expected.shape}), but yours gave "
-                f"one number for the whole matrix, {short(values)}. Sum -p·log p "
-                "along each row only (axis=1), not over every entry."
-            )
-        if values.shape == (n_k,) and n_k != n_q:
-            raise Wrong(
-                f"{said}, shape {expected.shape} (one entropy per query), but yours "
-                f"has shape {values.shape}, one number per key: you summed down the "
-                "columns (axis=0). Sum along each row, axis=1."
-            )
-        if values.shape == (n_q, 1):
-            raise Wrong(
-                f"{said}, shape {expected.shape}, but yours has shape {values.shape}: "
-                "one entropy per row is right, but drop keepdims=True (or return "
-                "the result .ravel()ed) so it is a plain 1-D array."
-            )
-        if values.shape == w.shape:
-            raise Wrong(
-                f"{said}, shape {expected.shape}, but yours has the shape of the "
-                f"weights, {values.shape}: add the terms -p·log p up along each row "
-                "(axis=1)."
-            )
-        raise Wrong(f"{said}, shape {expected.shape}, but yours has shape {values.shape}.")
-    if not np.all(np.isfinite(values)):
-        if np.any(w == 0):
-            raise Wrong(f"{said}, but yours gave {short(values)}. {_ZERO_LOG}{warned(messages)}")
-        raise Wrong(f"{said}, but yours contains nan or inf: {short(values)}.{warned(messages)}")
-    # a float32 answer is judged to its precision: a sum of n_k terms p·log p, each rounded
-    rtol, atol = judging_tolerance(got, ulps=16 * n_k, abs_ulps=16)
-    if np.allclose(values, expected, rtol=rtol, atol=atol):
-        if messages:
-            raise Wrong(
-                f"{what} gives the right values, but numpy warned: {'; '.join(messages)}. "
-                "Your function must not warn. np.where(w > 0, w * np.log(w), 0) and "
-                "np.nansum still compute log(0) for every zero weight (np.where evaluates "
-                "both branches first). Never take the log of 0: take the log of "
-                "np.where(w > 0, w, 1) instead, or skip the zero weights in a loop."
-            )
+    if shape == expected.shape:
         return
-    cause = recognised(values, _entropy_mistakes(w, expected))
-    if not cause and np.any(values < 0):
-        cause = (
+    if shape == ():
+        raise Wrong(
+            f"{said}, one entropy per row (shape {expected.shape}), but yours gave "
+            f"one number for the whole matrix, {short(np.asarray(got, dtype=float))}. Sum "
+            "-p·log p along each row only (axis=1), not over every entry."
+        )
+    if shape == (n_k,) and n_k != n_q:
+        raise Wrong(
+            f"{said}, shape {expected.shape} (one entropy per query), but yours "
+            f"has shape {shape}, one number per key: you summed down the "
+            "columns (axis=0). Sum along each row, axis=1."
+        )
+    if shape == (n_q, 1):
+        raise Wrong(
+            f"{said}, shape {expected.shape}, but yours has shape {shape}: "
+            "one entropy per row is right, but drop keepdims=True (or return "
+            "the result .ravel()ed) so it is a plain 1-D array."
+        )
+    if shape == w.shape:
+        raise Wrong(
+            f"{said}, shape {expected.shape}, but yours has the shape of the "
+            f"weights, {shape}: add the terms -p·log p up along each row "
+            "(axis=1)."
+        )
+    raise Wrong(f"{said}, shape {expected.shape}, but yours has shape {shape}.")
+
+
+def _entropy_nan(got, expected, what, messages, w) -> None:
+    """A nan or inf: from 0·log 0 when a weight is 0 (:data:`_ZERO_LOG`)."""
+    values = np.asarray(got, dtype=float)
+    if np.all(np.isfinite(values)):
+        return
+    said = f"{what} should be {short(expected)}"
+    if np.any(w == 0):
+        raise Wrong(f"{said}, but yours gave {short(values)}. {_ZERO_LOG}{warned(messages)}")
+    raise Wrong(f"{said}, but yours contains nan or inf: {short(values)}.{warned(messages)}")
+
+
+def _entropy_property(values, expected, messages, w) -> str:
+    """The cause when no known mistake matches: a negative entropy, a one-hot row whose
+    entropy is not 0, else the formula."""
+    if np.any(values < 0):
+        return (
             "Entropy is never negative: every log p is ≤ 0, and H = -Σ p log p puts a "
             "minus sign in front."
         )
     one_hot = np.isclose(w.max(axis=1), 1.0)  # (n_q,) rows with all weight on one key
-    if not cause and np.any(one_hot) and not np.allclose(values[one_hot], 0.0, atol=1e-9):
-        cause = "A one-hot row has no uncertainty at all: its entropy must be exactly 0."
-    if not cause:
-        cause = "Check the formula H = -Σ_j w_ij · log w_ij, summed along each row."
-    hidden = hidden_difference(values, expected)
-    raise Wrong(f"{said}, but yours gave {short(values)}.{hidden} {cause}{warned(messages)}")
+    if np.any(one_hot) and not np.allclose(values[one_hot], 0.0, atol=1e-9):
+        return "A one-hot row has no uncertainty at all: its entropy must be exactly 0."
+    return "Check the formula H = -Σ_j w_ij · log w_ij, summed along each row."
+
+
+_judge_row_entropy = Compared(
+    attnlab.entropy,
+    _entropy_what,
+    _ENTROPY_MISTAKES,
+    # a float32 answer is judged to its precision: a sum of n_k terms p·log p, each rounded
+    tolerance=lambda got, w: judging_tolerance(got, ulps=16 * w.shape[1], abs_ulps=16),
+    mistake_tolerance=(1e-6, 1e-9),
+    check=_entropy_shape,
+    screen=_entropy_nan,
+    after=_entropy_property,
+    right=must_not_warn(
+        "values",
+        " np.where(w > 0, w * np.log(w), 0) and "
+        "np.nansum still compute log(0) for every zero weight (np.where evaluates "
+        "both branches first). Never take the log of 0: take the log of "
+        "np.where(w > 0, w, 1) instead, or skip the zero weights in a loop.",
+    ),
+    joiner=". ",
+    hidden=True,
+    warned=True,
+    arguments=lambda case: case[1:],  # (description, weights)
+)
 
 
 def _entropy_failed(exc, case) -> str:
     """The call that failed, and why ``math.log`` fails on a zero weight."""
     if "math domain error" in str(exc):
-        return f"{_entropy_what(case)} failed. {exc}: math.log(0) fails. {_ZERO_LOG}"
-    return f"{_entropy_what(case)} failed. {exc}"
+        return f"{_entropy_what(*case)} failed. {exc}: math.log(0) fails. {_ZERO_LOG}"
+    return f"{_entropy_what(*case)} failed. {exc}"
 
 
 row_entropy = Exercise(
