@@ -39,6 +39,7 @@ from attnlab.exercises.kit.cases import Cases
 from attnlab.exercises.kit.display import hidden_difference, one_line, short, warned
 from attnlab.exercises.kit.exercise import Exercise
 from attnlab.exercises.kit.judging import as_numbers, recognised, same_values
+from attnlab.exercises.kit.mistakes import Compared, Mistake, named_mistake
 from attnlab.exercises.kit.outcomes import NotAttempted, Wrong
 from attnlab.exercises.kit.precision import judging_tolerance
 from attnlab.mixing import coordinate_bounds, weighted_values
@@ -521,84 +522,104 @@ def output_cases() -> list[tuple[str, np.ndarray, np.ndarray]]:
     ]
 
 
-def _output_mistakes(weights, values) -> list[tuple[np.ndarray | None, str]]:
-    """(what a known mistake returns for ``weights`` and ``values``, what to say about it)."""
-    n_q, n_k = weights.shape
-    d_v = values.shape[1]
-    out = weights @ values  # (n_q, d_v)
-    terms = weights[:, :, None] * values[None, :, :]  # (n_q, n_k, d_v)
-    return [
-        (
-            out.T,
+def _weighted_terms(weights, values) -> np.ndarray:
+    """Every weighted value vector weights[i, j]·values[j], shape (n_q, n_k, d_v)."""
+    return weights[:, :, None] * values[None, :, :]  # (n_q, n_k, d_v)
+
+
+_OUTPUT_MISTAKES = [
+    Mistake(
+        lambda weights, values: (weights @ values).T,  # (d_v, n_q)
+        lambda weights, values: (
             f"Rows and columns are swapped: yours has one row per coordinate, shape "
-            f"({d_v}, {n_q}). Row i must be query i's output: weights @ values, with no "
-            "transpose (values.T @ weights.T is its transpose).",
+            f"({values.shape[1]}, {len(weights)}). Row i must be query i's output: "
+            "weights @ values, with no transpose (values.T @ weights.T is its transpose)."
         ),
-        (
-            weights.T @ values if n_q == n_k else None,
-            "You mixed with weights.T: column j of "
-            "weights is what key j gives to every query, not one query's weights. Row i of "
-            "weights is query i's mix: weights @ values.",
-        ),
-        (
-            values @ weights if d_v == n_q else None,
-            "You computed values @ weights: that mixes "
-            "the coordinates, not the value vectors. weights @ values puts the keys in the "
-            "middle, where they are added up.",
-        ),
-        (
-            terms,
+    ),
+    Mistake(
+        lambda weights, values: weights.T @ values if len(weights) == len(values) else None,
+        "You mixed with weights.T: column j of "
+        "weights is what key j gives to every query, not one query's weights. Row i of "
+        "weights is query i's mix: weights @ values.",
+    ),
+    Mistake(
+        lambda weights, values: values @ weights if values.shape[1] == len(weights) else None,
+        "You computed values @ weights: that mixes "
+        "the coordinates, not the value vectors. weights @ values puts the keys in the "
+        "middle, where they are added up.",
+    ),
+    Mistake(
+        _weighted_terms,
+        lambda weights, values: (
             f"These are all the weighted value vectors weights[i, j]·values[j], shape "
-            f"({n_q}, {n_k}, {d_v}): add them up over the keys (axis=1).",
+            f"({len(weights)}, {len(values)}, {values.shape[1]}): add them up over the keys "
+            "(axis=1)."
         ),
-        (
-            terms.sum(axis=0),
+    ),
+    Mistake(
+        lambda weights, values: _weighted_terms(weights, values).sum(axis=0),  # (n_k, d_v)
+        lambda weights, values: (
             f"You added over the queries (axis=0), which leaves one row per "
-            f"key, shape ({n_k}, {d_v}). Add over the keys instead (axis=1): one row per query.",
+            f"key, shape ({len(values)}, {values.shape[1]}). Add over the keys instead "
+            "(axis=1): one row per query."
         ),
-        (
-            terms.sum(axis=2),
+    ),
+    Mistake(
+        lambda weights, values: _weighted_terms(weights, values).sum(axis=2),  # (n_q, n_k)
+        lambda weights, values: (
             "You added up the coordinates of each weighted value vector "
-            f"(axis=2), which leaves shape ({n_q}, {n_k}). Add over the keys instead (axis=1).",
+            f"(axis=2), which leaves shape ({len(weights)}, {len(values)}). Add over the keys "
+            "instead (axis=1)."
         ),
-        (
-            weights,
-            "You returned the weights unchanged. They say how much of each value vector "
-            "each query takes; the outputs are those mixes: weights @ values.",
-        ),
-        (
-            out[0],
+    ),
+    Mistake(
+        lambda weights, values: weights,
+        "You returned the weights unchanged. They say how much of each value vector "
+        "each query takes; the outputs are those mixes: weights @ values.",
+    ),
+    Mistake(
+        lambda weights, values: (weights @ values)[0],  # (d_v,)
+        lambda weights, values: (
             f"That is the output of the first query only. Return one row for each of the "
-            f"{n_q} queries, shape ({n_q}, {d_v}).",
+            f"{len(weights)} queries, shape ({len(weights)}, {values.shape[1]})."
         ),
-        (
-            out.sum(axis=0),
-            f"You added the outputs of all {n_q} queries into one vector. Keep "
-            f"one row per query, shape ({n_q}, {d_v}).",
+    ),
+    Mistake(
+        lambda weights, values: (weights @ values).sum(axis=0),  # (d_v,)
+        lambda weights, values: (
+            f"You added the outputs of all {len(weights)} queries into one vector. Keep "
+            f"one row per query, shape ({len(weights)}, {values.shape[1]})."
         ),
-        (
-            np.tile(values.mean(axis=0), (n_q, 1)),
-            f"Every row of yours is the plain mean of the "
-            f"{n_k} value vectors, the output of uniform weights 1/{n_k}. Use each query's own "
-            "weights.",
+    ),
+    Mistake(
+        lambda weights, values: np.tile(values.mean(axis=0), (len(weights), 1)),
+        lambda weights, values: (
+            f"Every row of yours is the plain mean of the {len(values)} value vectors, the "
+            f"output of uniform weights 1/{len(values)}. Use each query's own weights."
         ),
-        (
-            np.tile(values.sum(axis=0), (n_q, 1)),
-            "Every row of yours is the sum of the value "
-            "vectors, unweighted. Scale values[j] by weights[i, j] for query i.",
-        ),
-        (
-            attnlab.softmax(weights) @ values,
-            "You put the weights through softmax again. They "
-            "are softmax output already (rows adding up to 1): use them as they are.",
-        ),
-        (
-            values[np.argmax(weights, axis=1)],
-            "Each row of yours is the value vector of that "
-            "query's largest weight alone. Attention mixes all of them: every values[j] counts, "
-            "in proportion to weights[i, j].",
-        ),
-    ]
+    ),
+    Mistake(
+        lambda weights, values: np.tile(values.sum(axis=0), (len(weights), 1)),
+        "Every row of yours is the sum of the value "
+        "vectors, unweighted. Scale values[j] by weights[i, j] for query i.",
+    ),
+    Mistake(
+        lambda weights, values: attnlab.softmax(weights) @ values,
+        "You put the weights through softmax again. They "
+        "are softmax output already (rows adding up to 1): use them as they are.",
+    ),
+    Mistake(
+        lambda weights, values: values[np.argmax(weights, axis=1)],
+        "Each row of yours is the value vector of that "
+        "query's largest weight alone. Attention mixes all of them: every values[j] counts, "
+        "in proportion to weights[i, j].",
+    ),
+]
+
+
+def _output_mistakes(weights, values) -> list[tuple[np.ndarray | None, str]]:
+    """(what each known mistake returns for ``weights`` and ``values``, what to say about it)."""
+    return [(m.output(weights, values), m.why(weights, values)) for m in _OUTPUT_MISTAKES]
 
 
 def _output_shape_note(shape, n_q, n_k, d_v) -> str:
@@ -686,41 +707,52 @@ def _output_failed(exc, case) -> str:
     return f"{_output_what(description)} failed. {exc}{_output_error_note(exc, weights, values)}"
 
 
-def _judge_output(got, case, messages) -> None:
-    """Judge ``got`` for one of :func:`output_cases`."""
-    description, weights, values = case
-    what = _output_what(description)
-    expected = weighted_values(weights, values)  # (n_q, d_v)
+def _output_screen(got, expected, what, messages, weights, values) -> None:
+    """The sentences of 5.2 for an answer of another shape (a known mistake, else what the
+    shape is) or with nan or inf."""
+    got = np.asarray(got, dtype=float)
     (n_q, n_k), d_v = weights.shape, values.shape[1]
-    got = as_numbers(got, what, expected.shape)
-    said = f"{what} should have shape {expected.shape}, one row per query"
     if got.shape != expected.shape:
-        cause = recognised(
-            got, _output_mistakes(weights, values), _RTOL, _ATOL
+        cause = named_mistake(
+            got, _OUTPUT_MISTAKES, (weights, values), _RTOL, _ATOL
         ) or _output_shape_note(got.shape, n_q, n_k, d_v)
-        raise Wrong(f"{said}, but yours has shape {got.shape}. {cause}{warned(messages)}".rstrip())
-    said = f"{what} should be {short(expected)}"
+        raise Wrong(
+            f"{what} should have shape {expected.shape}, one row per query, but yours has "
+            f"shape {got.shape}. {cause}{warned(messages)}".rstrip()
+        )
     if not np.all(np.isfinite(got)):
-        raise Wrong(f"{said}, but yours contains nan or inf: {short(got)}.{warned(messages)}")
-    if np.allclose(got, expected, rtol=_RTOL, atol=_ATOL):
-        return
-    cause = recognised(got, _output_mistakes(weights, values), _RTOL, _ATOL)
-    if not cause:
-        i = next(
-            i for i in range(n_q) if not np.allclose(got[i], expected[i], rtol=_RTOL, atol=_ATOL)
+        raise Wrong(
+            f"{what} should be {short(expected)}, but yours contains nan or inf: "
+            f"{short(got)}.{warned(messages)}"
         )
-        name = f"weights[{i}]"
-        diagnosis = _mix_diagnosis(
-            got[i], weights[i], values, expected[i], name, f"weights[{i}, j]"
-        )
-        cause = (
-            f"Row {i} (query {i}'s output) should be {short(expected[i])}, but yours is "
-            f"{short(got[i])}. {_one_hot_note(weights[i], values, name)}{diagnosis}"
-        )
-    raise Wrong(
-        f"{said}, but yours gave {short(got)}.{hidden_difference(got, expected)} "
-        f"{cause}{warned(messages)}"
+
+
+def _output_row(got, expected, messages, weights, values) -> str:
+    """The cause when no known mistake matches: the first wrong row, diagnosed as a mix."""
+    i = next(
+        i for i in range(len(got)) if not np.allclose(got[i], expected[i], rtol=_RTOL, atol=_ATOL)
     )
+    name = f"weights[{i}]"
+    diagnosis = _mix_diagnosis(got[i], weights[i], values, expected[i], name, f"weights[{i}, j]")
+    return (
+        f"Row {i} (query {i}'s output) should be {short(expected[i])}, but yours is "
+        f"{short(got[i])}. {_one_hot_note(weights[i], values, name)}{diagnosis}"
+    )
+
+
+_judge_output = Compared(
+    weighted_values,
+    lambda description, weights, values: _output_what(description),
+    _OUTPUT_MISTAKES,
+    tolerance=lambda got, weights, values: (_RTOL, _ATOL),
+    check=lambda got, expected, what, *arguments: as_numbers(got, what, expected.shape),
+    screen=_output_screen,
+    after=_output_row,
+    joiner=". ",
+    hidden=True,
+    warned=True,
+    arguments=lambda case: case[1:],  # (description, weights, values)
+)
 
 
 attention_output = Exercise(
