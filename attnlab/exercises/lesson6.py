@@ -48,6 +48,7 @@ from attnlab.exercises.kit.cases import Cases
 from attnlab.exercises.kit.display import hidden_difference, one_line, short, warned
 from attnlab.exercises.kit.exercise import Exercise
 from attnlab.exercises.kit.judging import as_numbers, quietly, recognised
+from attnlab.exercises.kit.mistakes import Mistake, must_not_warn, named_mistake
 from attnlab.exercises.kit.outcomes import Wrong
 from attnlab.exercises.kit.precision import judging_tolerance
 from attnlab.exercises.rules.forbidden import SOFTMAX_LIBRARY
@@ -292,42 +293,44 @@ def causal_fresh(rng) -> list[int]:
     return [int(rng.integers(2, 6)), int(rng.integers(7, 13))]
 
 
-def _causal_mistakes(n) -> list[tuple[np.ndarray, str]]:
-    """(a boolean mask a known mistake gives, what to say about it)."""
-    ones = np.ones((n, n), dtype=bool)
-    return [
-        (
-            np.triu(ones),
-            "Yours is the upper triangle, so it looks at the future: row i is "
-            "query i, and True in column j > i lets it see a later token. Keep j ≤ i, the lower "
-            "triangle (np.tril).",
-        ),
-        (
-            np.tril(ones, k=-1),
-            "Yours is the strict lower triangle, so a query can't see "
-            "itself: the diagonal must be True too (j ≤ i, not j < i). With np.tril, leave k=0.",
-        ),
-        (
-            np.triu(ones, k=1),
-            "Yours is True exactly where the query must not look, the keys "
-            "after it: the mask is inverted. In attnlab True means may attend, so flip it.",
-        ),
-        (
-            ones,
-            "Yours lets every query see every key: nothing is masked. The keys after "
-            "query i (j > i) must be False.",
-        ),
-        (
-            np.eye(n, dtype=bool),
-            "Yours lets each query see only itself. Causal means every "
-            "key up to and including the query's own position: j ≤ i.",
-        ),
-        (
-            np.tril(ones)[::-1],
-            "Yours is the lower triangle upside down (the rows reversed): "
-            "row i is query i, so row 0 has a single True, at column 0.",
-        ),
-    ]
+def _ones(n) -> np.ndarray:
+    """An (n, n) mask that is True everywhere."""
+    return np.ones((n, n), dtype=bool)
+
+
+_CAUSAL_MISTAKES = [
+    Mistake(
+        lambda n: np.triu(_ones(n)),
+        "Yours is the upper triangle, so it looks at the future: row i is "
+        "query i, and True in column j > i lets it see a later token. Keep j ≤ i, the lower "
+        "triangle (np.tril).",
+    ),
+    Mistake(
+        lambda n: np.tril(_ones(n), k=-1),
+        "Yours is the strict lower triangle, so a query can't see "
+        "itself: the diagonal must be True too (j ≤ i, not j < i). With np.tril, leave k=0.",
+    ),
+    Mistake(
+        lambda n: np.triu(_ones(n), k=1),
+        "Yours is True exactly where the query must not look, the keys "
+        "after it: the mask is inverted. In attnlab True means may attend, so flip it.",
+    ),
+    Mistake(
+        _ones,
+        "Yours lets every query see every key: nothing is masked. The keys after "
+        "query i (j > i) must be False.",
+    ),
+    Mistake(
+        lambda n: np.eye(n, dtype=bool),
+        "Yours lets each query see only itself. Causal means every "
+        "key up to and including the query's own position: j ≤ i.",
+    ),
+    Mistake(
+        lambda n: np.tril(_ones(n))[::-1],
+        "Yours is the lower triangle upside down (the rows reversed): "
+        "row i is query i, so row 0 has a single True, at column 0.",
+    ),
+]
 
 
 def _causal_what(n) -> str:
@@ -378,7 +381,7 @@ def _judge_causal(got, n, messages) -> None:
     if np.array_equal(mask, expected):
         cause = ""
     else:
-        cause = recognised(mask, _causal_mistakes(n), rtol=0, atol=0)
+        cause = named_mistake(mask, _CAUSAL_MISTAKES, (n,), rtol=0, atol=0)
     if not cause and not np.array_equal(mask, expected):
         i, j = (int(x) for x in np.argwhere(mask != expected)[0])
         cause = (
@@ -388,11 +391,7 @@ def _judge_causal(got, n, messages) -> None:
         )
     if cause:
         raise Wrong(f"{said} {f'{note} ' if note else ''}{cause}")
-    if messages:
-        raise Wrong(
-            f"{what} gives the right mask, but numpy warned: "
-            f"{'; '.join(messages)}. Your function must not warn."
-        )
+    must_not_warn("mask")(mask, expected, what, messages)
 
 
 causal_mask_from_scratch = Exercise(
@@ -674,10 +673,7 @@ def _judge_softmax(answer, got, case, messages) -> None:
                 if fully.any()
                 else ""
             )
-            raise Wrong(
-                f"{what} gives the right weights, but numpy warned: "
-                f"{'; '.join(messages)}. Your function must not warn.{why}"
-            )
+            must_not_warn("weights", why)(weights, expected, what, messages)
         return
     cause = recognised(weights, _softmax_mistakes(scores, mask), **tol)
     leaked = ~mask & (np.abs(weights) > tol["atol"])
