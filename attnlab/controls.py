@@ -660,3 +660,32 @@ class Readout(anywidget.AnyWidget):
 
     def __init__(self, value: str = "", **kwargs):
         super().__init__(value=value, **kwargs)
+
+    def show(self, html: str, carried: bool = False) -> None:
+        """Set ``value`` to ``html``; with ``carried``, without sending it to the page.
+
+        ``carried`` says the page already has this HTML in the model: an explorer's frame
+        message carried it, and the figure canvas' view set the Readout model from it
+        (:meth:`attnlab.figure_canvas.FigureCanvas.show`). The state update would then only
+        repeat it (one kernel message per slider step, relayed by the server). The kernel's
+        ``value`` is set either way, through ipywidgets' own property lock, the mechanism
+        that keeps a value the page sent from being echoed back.
+
+        Examples
+        --------
+        >>> r = Readout("<b>T = 1</b>")
+        >>> sent = []
+        >>> r._send = lambda msg, buffers=None: sent.append(msg["state"])
+        >>> r.show("<b>T = 2</b>", carried=True)
+        >>> r.value, sent
+        ('<b>T = 2</b>', [])
+        >>> r.show("<b>T = 3</b>")
+        >>> r.value, sent
+        ('<b>T = 3</b>', [{'value': '<b>T = 3</b>'}])
+        """
+        if not carried:
+            self.value = html
+            return
+        with self._lock_property(value=html):
+            self.value = html
+

@@ -4,14 +4,16 @@
 //
 // Messages from the kernel: {kind: "tiles", width, height, rects: [[x, y, w, h], ...]} with
 // one buffer holding the tiles' RGBA rows back to back, in the order of `rects`, and the
-// explorer's readout HTML when it goes with the frame ({..., readout}): it is handed, in the
-// same task, to the readout of the explorer around this view as a READOUT_EVENT, so figure
-// and numbers change in one painted frame (controls.js shows it).
+// explorer's readout HTML when it goes with the frame ({..., readout, readout_model}): it is
+// set, in the same task, on that Readout's model (or, until the model is found, handed to the
+// readout view of the explorer around this view as a READOUT_EVENT), so figure and numbers
+// change in one painted frame (controls.js shows it).
 // Messages to the kernel: {kind: "frame-please"}, asking for the whole current frame (sent
 // by every new view, so a view never shows a stale picture); {kind: "theme", dark} with the
 // page's JupyterLab theme, when the view appears and whenever the theme changes;
 // {kind: "screen", ratio} with the screen's devicePixelRatio, when the view appears and
-// whenever it changes (browser zoom, a window moved to another screen).
+// whenever it changes (browser zoom, a window moved to another screen); {kind:
+// "readout-handoff", model} once this view sets that Readout's model from the frames.
 //
 // HiDPI: the kernel draws the figure at its dpi times that ratio and says so in the model's
 // "scale" (and in each tiles message): the canvas then holds width x height device pixels
@@ -119,7 +121,9 @@ function render({ model, el }) {
       offset += n;
     }
     painted = true;
-    if (typeof msg.readout === "string") {
+    // The readout's HTML: set on its model by initialize() below once that model is found;
+    // until then (or where it cannot be looked up) handed to this explorer's readout view.
+    if (typeof msg.readout === "string" && !READOUT_MODELS.get(msg.readout_model)) {
       const explorer = el.closest(".attnlab-explorer");
       const detail = msg.readout;
       explorer?.dispatchEvent(new CustomEvent(READOUT_EVENT, { detail, bubbles: true }));
@@ -230,4 +234,44 @@ function render({ model, el }) {
   };
 }
 
-export default { render };
+// ---- the readout that goes with a frame, for the model (not a view): every frame's
+// readout is set on the explorer's Readout model, so its views change in the task that paints
+// the frame, whichever cell or window shows them, and a view that appears later, or a saved
+// notebook, has it. Once that model is found the kernel is told, and stops sending the same
+// HTML again as the Readout's state (one message fewer per slider step: FigureCanvas.show).
+// Until then, and in front ends that cannot look a model up, render() hands it to the
+// readout view by a DOM event and the kernel keeps sending the state. Listening on the model
+// means this works with no view of the canvas at all (an output cleared, shown again later).
+const READOUT_MODELS = new Map(); // Readout model id -> its WidgetModel, or null while looked up
+
+function initialize({ model }) {
+  const newest = new Map(); // Readout model id -> the newest HTML that came for it
+  function onFrame(msg) {
+    if (!msg || msg.kind !== "tiles" || typeof msg.readout !== "string") return;
+    const id = msg.readout_model;
+    if (typeof id !== "string") return;
+    const readout = READOUT_MODELS.get(id);
+    if (readout) {
+      readout.set_state({ value: msg.readout }); // as a state update from the kernel would
+      return;
+    }
+    newest.set(id, msg.readout);
+    const manager = model.widget_manager;
+    if (READOUT_MODELS.has(id) || typeof manager?.get_model !== "function") return;
+    READOUT_MODELS.set(id, null);
+    manager.get_model(id).then(
+      (found) => {
+        if (!found || typeof found.set_state !== "function") return;
+        READOUT_MODELS.set(id, found);
+        found.set_state({ value: newest.get(id) });
+        found.once("destroy", () => READOUT_MODELS.delete(id));
+        model.send({ kind: "readout-handoff", model: id });
+      },
+      (err) => console.warn("attnlab: no readout model; the kernel keeps sending it", err),
+    );
+  }
+  model.on("msg:custom", onFrame);
+  return () => model.off("msg:custom", onFrame);
+}
+
+export default { initialize, render };

@@ -136,19 +136,26 @@ class FigureCanvas(anywidget.AnyWidget):
         The frame last shown (read-only), None before the first.
     messages_sent : int
         Binary frame messages sent so far (a frame with no changed pixel sends none).
+    readouts_handed_over : set of str
+        Model ids of the :class:`~attnlab.controls.Readout` widgets whose HTML the page sets
+        itself from the frames (a view said so): their own ``value`` need not travel again.
 
     Examples
     --------
     >>> canvas = FigureCanvas()
     >>> frame = np.full((4, 6, 4), 255, dtype=np.uint8)
-    >>> canvas.show(frame)
+    >>> canvas.show(frame)  # sent, with no readout for a page to hand over
+    False
     >>> (canvas.width, canvas.height, canvas.messages_sent)
     (6, 4, 1)
     >>> frame[1, 2] = (0, 0, 0, 255)
-    >>> canvas.show(frame)
+    >>> canvas.readouts_handed_over.add("r1")  # a view said it sets readout r1 from frames
+    >>> canvas.show(frame, "<b>1</b>", "r1")  # the frame carried r1's HTML to the page
+    True
     >>> canvas.messages_sent, canvas.pixels[1, 2].tolist()
     (2, [0, 0, 0, 255])
-    >>> canvas.show(frame)  # nothing changed: nothing sent
+    >>> canvas.show(frame, "<b>1</b>", "r1")  # nothing changed: nothing sent, nothing carried
+    False
     >>> canvas.messages_sent
     2
     """
@@ -171,6 +178,7 @@ class FigureCanvas(anywidget.AnyWidget):
         super().__init__(**kwargs)
         self._pixels: np.ndarray | None = None
         self.messages_sent = 0
+        self.readouts_handed_over: set[str] = set()
         self.on_msg(self._on_view_message)
 
     @property
@@ -182,7 +190,9 @@ class FigureCanvas(anywidget.AnyWidget):
         view.flags.writeable = False
         return view
 
-    def show(self, rgba: np.ndarray, readout: str | None = None) -> None:
+    def show(
+        self, rgba: np.ndarray, readout: str | None = None, readout_model: str | None = None
+    ) -> bool:
         """Show a new frame, sending the browser only the rectangles that changed.
 
         Parameters
@@ -197,6 +207,19 @@ class FigureCanvas(anywidget.AnyWidget):
             came 1-5 ms later and now and then a frame later). The Readout's own ``value``
             must still be set: it is what the kernel, a saved notebook and a view that
             appears later read.
+        readout_model : str, optional
+            The ``model_id`` of that Readout. The page then sets the Readout model's value
+            itself, in the same task (``figure_canvas.js``), and once a view has said it does
+            so, the Readout's own state update need not be sent: one kernel message fewer per
+            slider step (:meth:`attnlab.controls.Readout.show`).
+
+        Returns
+        -------
+        bool
+            True when this frame's message carried ``readout`` to a page that hands it to
+            ``readout_model`` (so the Readout's value has reached every view without a
+            message of its own); False otherwise (nothing changed, so nothing was sent, or no
+            view has said it hands readouts over).
         """
         rgba = np.asarray(rgba)
         if rgba.dtype != np.uint8 or rgba.ndim != 3 or rgba.shape[2] != 4:
@@ -210,8 +233,10 @@ class FigureCanvas(anywidget.AnyWidget):
         else:
             rects = changed_rects(self._pixels, rgba)
         self._pixels = rgba.copy()
-        if rects:
-            self._send_tiles(rects, readout)
+        if not rects:
+            return False
+        self._send_tiles(rects, readout, readout_model)
+        return readout is not None and readout_model in self.readouts_handed_over
 
     def prepare_display(self) -> None:
         """Store the current frame as PNG in the widget state, for views about to appear.
@@ -222,13 +247,17 @@ class FigureCanvas(anywidget.AnyWidget):
         if self._pixels is not None:
             self.initial_png = encode_png(self._pixels)
 
-    def _send_tiles(self, rects: list[tuple], readout: str | None = None) -> None:
+    def _send_tiles(
+        self, rects: list[tuple], readout: str | None = None, readout_model: str | None = None
+    ) -> None:
         tiles = [self._pixels[y : y + h, x : x + w] for x, y, w, h in rects]  # (h, w, 4) each
         payload = b"".join(np.ascontiguousarray(tile).tobytes() for tile in tiles)
         message = {"kind": "tiles", "width": int(self.width), "height": int(self.height)}
         message["scale"] = float(self.scale)
         if readout is not None:
             message["readout"] = str(readout)
+            if readout_model is not None:
+                message["readout_model"] = str(readout_model)
         self.send({**message, "rects": [list(r) for r in rects]}, buffers=[payload])
         self.messages_sent += 1
 
@@ -238,5 +267,7 @@ class FigureCanvas(anywidget.AnyWidget):
             self.dark = PAGE["dark"] = bool(content.get("dark"))
         elif kind == "screen":
             self.pixel_ratio = pixel_ratio(content.get("ratio"))
+        elif kind == "readout-handoff" and isinstance(content.get("model"), str):
+            self.readouts_handed_over.add(content["model"])
         elif kind == "frame-please" and self._pixels is not None:
             self._send_tiles([(0, 0, self._pixels.shape[1], self._pixels.shape[0])])

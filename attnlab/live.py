@@ -425,7 +425,8 @@ class LiveFigure:
     >>> ax = live.figure.subplots()
     >>> line, = ax.plot([0, 1], [0, 1])
     >>> live.set_moving([line])
-    >>> live.render()
+    >>> live.render()  # True only when a readout rode along to a page that hands it over
+    False
     >>> live.widget.pixels.shape  # (height, width, RGBA)
     (50, 100, 4)
     """
@@ -523,12 +524,13 @@ class LiveFigure:
     def _on_pixel_ratio(self, change) -> None:
         self.set_pixel_ratio(change["new"])
 
-    def render(self, readout: str | None = None) -> None:
+    def render(self, readout: str | None = None, readout_model: str | None = None) -> bool:
         """Draw the current state and send it to the browser (with ``readout``'s HTML, if given).
 
-        See :meth:`attnlab.figure_canvas.FigureCanvas.show` for what ``readout`` does.
+        See :meth:`attnlab.figure_canvas.FigureCanvas.show` for what ``readout`` and
+        ``readout_model`` do and what is returned.
         """
-        self.widget.show(self.frame(), readout)
+        return self.widget.show(self.frame(), readout, readout_model)
 
     def to_png(self, dpi=None) -> bytes:
         """The whole figure as a PNG file (slow path, for saving and slides)."""

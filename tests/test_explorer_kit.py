@@ -297,3 +297,42 @@ def test_a_step_sends_its_readout_with_its_pixels(cls, monkeypatch):
             ), (name, value)
             return
     pytest.fail(f"no step of {name!r} changed the figure")
+
+
+@pytest.mark.parametrize("cls", all_explorers(), ids=lambda cls: cls.name)
+def test_a_handed_over_readout_travels_once_per_step(cls, monkeypatch):
+    """Once the page says it sets the Readout model from the frames (``readout-handoff``), a
+    step that changes pixels sends one message (the frame, carrying the readout and its model
+    id) and no Readout state update; the kernel's ``readout.value`` is still the step's. A step
+    with no new pixels, or before the page said so, sends the Readout's state as before."""
+    explorer = cls()
+    canvas, readout = explorer.view.widget, explorer.readout
+    frames, states = [], []
+    monkeypatch.setattr(canvas, "send", lambda content, buffers=None: frames.append(content))
+    monkeypatch.setattr(readout, "_send", lambda msg, buffers=None: states.append(msg["state"]))
+    name, control = next(iter(explorer.controls.items()))
+    values = [v for v in control_values(control, max_steps=8) if v != control.value]
+    handed = False
+    for value in values:
+        frames.clear(), states.clear()
+        before = readout.value
+        control.value = value
+        assert explorer.last_error is None, explorer.last_error
+        step_readout = explorer.describe(explorer.state)
+        assert readout.value == step_readout, (name, value)
+        tiles = [m for m in frames if m.get("kind") == "tiles"]
+        if not tiles:  # nothing drawn changed: the readout goes as state, if it changed
+            assert states == ([{"value": step_readout}] if step_readout != before else [])
+            continue
+        assert tiles[-1]["readout"] == step_readout
+        assert tiles[-1]["readout_model"] == readout.model_id
+        if not handed:  # the page has not said it hands readouts over: the state goes too
+            assert states == ([{"value": step_readout}] if step_readout != before else [])
+            canvas._on_view_message(
+                canvas, {"kind": "readout-handoff", "model": readout.model_id}, []
+            )
+            handed = True
+        else:
+            assert states == [], (name, value, states)
+            return
+    pytest.fail(f"fewer than two steps of {name!r} changed the figure")

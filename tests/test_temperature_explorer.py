@@ -133,7 +133,9 @@ def test_presets_are_buttons_that_set_several_controls(explorer):
 def test_one_redraw_per_preset(explorer, monkeypatch):
     explorer.set(score_1=2.0, score_4=3.0, temperature=0.5)
     calls = []
-    monkeypatch.setattr(explorer.view, "render", lambda readout=None: calls.append(readout))
+    monkeypatch.setattr(
+        explorer.view, "render", lambda readout=None, model=None: calls.append(readout) or False
+    )
     reset = next(b for b in buttons(explorer.widget) if b.description == "reset")
     reset.click()
     assert len(calls) == 1 and explorer.values == {**PRESETS["reset"]}

@@ -159,8 +159,10 @@ class Explorer:
             state = self.compute(**self.values)
             self.draw(self.artists, state)
             readout = self.describe(state)
-            self.view.render(readout)  # pixels and readout in one message: one painted frame
-            self.readout.value = readout  # what the kernel and a later view read
+            # Pixels and readout in one message: one painted frame. Where the page sets the
+            # Readout model from that message, its value needs no message of its own.
+            carried = self.view.render(readout, self.readout.model_id)
+            self.readout.show(readout, carried=carried)  # what the kernel and later views read
         except Exception as exc:  # shown to the learner, kept for tests
             self.last_error = exc
             self.error.value = format_error(exc)
