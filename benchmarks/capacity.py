@@ -193,10 +193,41 @@ class Student:
     lag: list[float] = field(default_factory=list)  # how late each step was fired (s)
     dead: str = ""
     reconnects: int = 0
+    bytes_in: int = 0  # websocket bytes received (every frame, status messages included)
+    frames_in: int = 0
 
 
-def parse_frame(frame: str | bytes) -> dict:
-    """A kernel message from a websocket frame (JSON, or the binary form with buffers)."""
+V1 = "v1.kernel.websocket.jupyter.org"  # the protocol JupyterLab 4 speaks when the server has it
+
+
+def encode_message(message: dict, protocol: str) -> str | bytes:
+    """A kernel message as the front end writes it to the websocket: JSON (the legacy
+    protocol) or v1's binary frame, made by Jupyter Server's own serializer."""
+    if protocol != "v1":
+        return json.dumps(message)
+    from jupyter_server.services.kernels.connection.base import serialize_msg_to_ws_v1
+
+    def pack(part: dict) -> bytes:
+        return json.dumps(part).encode()
+
+    return serialize_msg_to_ws_v1(message, message["channel"], pack)
+
+
+def parse_frame(frame: str | bytes, protocol: str = "json") -> dict:
+    """A kernel message from a websocket frame: header fields, parent header and content (the
+    buffers are left out). ``protocol``: "json" (the legacy protocol: JSON text, or its binary
+    form when there are buffers) or "v1" (Jupyter Server's binary v1 frame)."""
+    if protocol == "v1":
+        from jupyter_server.services.kernels.connection.base import deserialize_msg_from_ws_v1
+
+        _channel, parts = deserialize_msg_from_ws_v1(frame)
+        header = json.loads(parts[0])
+        return {
+            "msg_type": header.get("msg_type"),
+            "header": header,
+            "parent_header": json.loads(parts[1]),
+            "content": json.loads(parts[3]),
+        }
     if isinstance(frame, bytes):  # n, n offsets (big-endian), then the JSON and buffers
         count = int.from_bytes(frame[:4], "big")
         first = int.from_bytes(frame[4:8], "big")
@@ -209,9 +240,12 @@ class Driver:
     """Drives one student's window: a sender on the schedule and a receiver, both on one
     asyncio loop (all students share it), with ipywidgets' one-update-in-flight per model."""
 
-    def __init__(self, hub: hubrun.Hub, student: Student, steps: list[Step], t0: float) -> None:
-        self.hub, self.s, self.t0 = hub, student, t0
+    def __init__(
+        self, hub: hubrun.Hub, student: Student, steps: list[Step], t0: float, protocol: str
+    ) -> None:
+        self.hub, self.s, self.t0, self.protocol = hub, student, t0, protocol
         self.s.steps, self.s.sent, self.s.lag = steps, 0, []
+        self.s.bytes_in = self.s.frames_in = 0
         for step in steps:
             step.due = t0 + step.at
         self.values = {sl["comm"]: sl["value"] for sl in student.sliders}
@@ -233,7 +267,13 @@ class Driver:
             f"{self.s.kernel_id}/channels?session_id={self.session}"
         )
         request = HTTPRequest(url, headers={"Authorization": f"token {self.hub.token}"})
-        self.ws = await websocket_connect(request, max_message_size=512 * 2**20)
+        self.ws = await websocket_connect(
+            request,
+            max_message_size=512 * 2**20,
+            subprotocols=[V1] if self.protocol == "v1" else None,
+        )
+        if self.protocol == "v1" and self.ws.selected_subprotocol != V1:
+            raise RuntimeError(f"the server did not take {V1}: {self.ws.selected_subprotocol}")
 
     def _next_value(self, slider: dict) -> float:
         comm, step = slider["comm"], slider.get("step") or 1
@@ -268,8 +308,9 @@ class Driver:
             "channel": "shell",
             "buffers": [],
         }
+        frame = encode_message(message, self.protocol)
         try:
-            self.ws.write_message(json.dumps(message))
+            self.ws.write_message(frame, binary=isinstance(frame, bytes))
         except Exception:  # a closed websocket: the receiver reopens it or declares it dead
             return
         self.pending[comm] = msg_id
@@ -328,7 +369,9 @@ class Driver:
                     del self.buffer[comm]
                     self._send(comm, index)
                 continue
-            message = parse_frame(frame)
+            self.s.frames_in += 1
+            self.s.bytes_in += len(frame)
+            message = parse_frame(frame, self.protocol)
             parent = message.get("parent_header", {}).get("msg_id")
             if parent not in self.carries:
                 continue
@@ -351,12 +394,16 @@ class Driver:
 
 
 async def run_window(
-    hub: hubrun.Hub, students: list[Student], plans: list[list[Step]], lost_after: float
+    hub: hubrun.Hub,
+    students: list[Student],
+    plans: list[list[Step]],
+    lost_after: float,
+    protocol: str = "v1",
 ) -> None:
     """Every student's schedule from now; returns once every step is answered or lost."""
     loop = asyncio.get_running_loop()
     t0 = loop.time() + 1.0  # time to open the websockets
-    drivers = [Driver(hub, s, plan, t0) for s, plan in zip(students, plans, strict=True)]
+    drivers = [Driver(hub, s, plan, t0, protocol) for s, plan in zip(students, plans, strict=True)]
     for d in drivers:
         d.s.dead, d.s.reconnects = "", 0
     results = await asyncio.gather(*(d.connect() for d in drivers), return_exceptions=True)
@@ -385,14 +432,16 @@ async def run_window(
 class Class:
     """The simulated students' servers and kernels."""
 
-    def __init__(self, hub: hubrun.Hub, workers: int) -> None:
-        self.hub, self.workers = hub, workers
+    def __init__(self, hub: hubrun.Hub, workers: int, pixel_ratio: float = 1.0) -> None:
+        self.hub, self.workers, self.pixel_ratio = hub, workers, pixel_ratio
         self.students: list[Student] = []
 
     def _setup(self, user: str) -> Student:
         ld.copy_lesson(self.hub, user, LESSON)
         run = ld.LessonRun(self.hub, user, LESSON, EXPLORER)
         run.run_until_explorer()
+        if self.pixel_ratio != 1:
+            run.set_pixel_ratio(self.pixel_ratio)
         pid = run.pid()
         run.kernel.ws.close()  # the kernel stays; each window opens a websocket of its own
         sliders = [{k: s[k] for k in ("comm", "min", "max", "step", "value")} for s in run.sliders]
@@ -541,6 +590,9 @@ class Window:
     lag_ms: list[float]
     cpu: dict[str, float]  # cores (the machine: busy share 0-1 of all cores)
     kernel_ms_per_update: float
+    server_ms_per_update: float
+    bytes_per_update: float  # websocket bytes the students received
+    frames_per_update: float  # websocket messages the students received
     browser: list[float] = field(default_factory=list)
 
 
@@ -557,7 +609,7 @@ def measure_window(
 
     def class_loop() -> None:  # a thread of its own: Playwright's loop may own this one
         try:
-            asyncio.run(run_window(hub, klass.students, plans, args.lost_after))
+            asyncio.run(run_window(hub, klass.students, plans, args.lost_after, args.protocol))
         except BaseException as error:  # raised below
             errors.append(error)
 
@@ -586,6 +638,11 @@ def measure_window(
                 latencies.append(1000 * step.latency)
     sent = sum(s.sent for s in klass.students)
     kernel_cpu = (after["kernels"] - before["kernels"]) * 1000
+    server_cpu = (after["servers"] - before["servers"]) * 1000
+
+    def per_update(total: float) -> float:
+        return total / sent if sent else float("nan")
+
     return Window(
         latencies=latencies,
         steps=steps,
@@ -595,7 +652,10 @@ def measure_window(
         reconnects=sum(s.reconnects for s in klass.students),
         lag_ms=lag,
         cpu=cpu,
-        kernel_ms_per_update=kernel_cpu / sent if sent else float("nan"),
+        kernel_ms_per_update=per_update(kernel_cpu),
+        server_ms_per_update=per_update(server_cpu),
+        bytes_per_update=per_update(sum(s.bytes_in for s in klass.students)),
+        frames_per_update=per_update(sum(s.frames_in for s in klass.students)),
         browser=timed,
     )
 
@@ -678,7 +738,8 @@ def print_table(rows: list[Row], args: argparse.Namespace) -> None:
         f"\n{'N':>3} {'steps':>6} {'sent':>6} {'p50':>6} {'p90':>6} {'p99':>7} "
         f"{'p90 min–max':>13} {'late%':>6} {'lost':>5} {'dead':>4} {'verdict':>7} "
         f"{'machine':>7} {'kernels':>7} {'servers':>7} {'hub+chp':>7} {'bench':>6} "
-        f"{'k ms/upd':>8} {'MiB/srv':>7} {'lag p99':>7}"
+        f"{'k ms/upd':>8} {'s ms/upd':>8} {'KB/upd':>6} {'msg/upd':>7} {'MiB/srv':>7} "
+        f"{'lag p99':>7}"
     )
     for r in rows:
         lat = r.latencies
@@ -687,18 +748,23 @@ def print_table(rows: list[Row], args: argparse.Namespace) -> None:
         lag = [x for w in r.windows for x in w.lag_ms]
         mem = f"{r.mem:7.0f}" if r.mem is not None else f"{'-':>7}"
         kms = statistics.mean(w.kernel_ms_per_update for w in r.windows)
+        sms = statistics.mean(w.server_ms_per_update for w in r.windows)
+        kb = statistics.mean(w.bytes_per_update for w in r.windows) / 1000
+        msgs = statistics.mean(w.frames_per_update for w in r.windows)
         print(
             f"{r.n:>3} {r.steps:>6} {sum(w.sent for w in r.windows):>6} "
             f"{percentile(lat, 50):6.1f} {percentile(lat, 90):6.1f} {percentile(lat, 99):7.1f} "
             f"{spread:>13} {r.late_pct:6.1f} {r.lost:>5} {r.dead:>4} "
             f"{'pass' if r.passed else 'FAIL':>7} {100 * r.cpu('busy'):6.0f}% "
             f"{r.cpu('kernels'):7.2f} {r.cpu('servers'):7.2f} {r.cpu('hub'):7.2f} "
-            f"{r.cpu('client'):6.2f} {kms:8.1f} {mem} {percentile(lag, 99):7.1f}"
+            f"{r.cpu('client'):6.2f} {kms:8.1f} {sms:8.1f} {kb:6.1f} {msgs:7.2f} {mem} "
+            f"{percentile(lag, 99):7.1f}"
         )
     print(
         "(ms unless stated; machine: busy share of all cores; kernels, servers, hub+chp, bench: "
-        "CPU in cores; k ms/upd: kernel CPU per update sent; lag p99: how late this benchmark "
-        "fired its steps)"
+        "CPU in cores; k ms/upd, s ms/upd: kernel and single-user server CPU per update sent; "
+        "KB/upd, msg/upd: websocket bytes (1000s) and messages the students received per update "
+        "sent; lag p99: how late this benchmark fired its steps)"
     )
     failed = [r for r in rows if not r.passed]
     passed = [r for r in rows if r.passed]
@@ -726,7 +792,9 @@ def print_table(rows: list[Row], args: argparse.Namespace) -> None:
         f"{args.think[0]:g}–{args.think[1]:g} s, seeded, open loop, one update in flight per "
         f"slider (ipywidgets); bar {args.bar:g} ms, late ≤ {args.late_max:g} %, lost after "
         f"{args.lost_after:g} s; ≥ {samples} steps per N over {args.repeat} repeats of "
-        f"{args.window:g} s (+{args.warmup:g} s warm-up); {cores} cores, "
+        f"{args.window:g} s (+{args.warmup:g} s warm-up); websocket protocol "
+        f"{V1 if args.protocol == 'v1' else 'legacy (JSON)'}; devicePixelRatio "
+        f"{args.pixel_ratio:g}; {cores} cores, "
         f"{psutil.virtual_memory().total / 2**30:.1f} GiB"
     )
 
@@ -755,6 +823,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     add("--lost-after", type=float, default=10.0, help="seconds without a reply: lost")
     add("--seed", type=int, default=1)
     add("--setup-workers", type=int, default=2, help="students set up at once")
+    add(
+        "--protocol",
+        choices=("v1", "json"),
+        default="v1",
+        help="the students' websocket protocol: v1 (JupyterLab 4's) or json (the legacy one)",
+    )
+    add("--pixel-ratio", type=float, default=1.0, help="the students' devicePixelRatio")
     add("--browser", action="store_true", help="a real learner in Chromium as well")
     add("--browser-steps", type=int, default=20, help="the real learner's steps per N")
     add("--keep-going", action="store_true", help="measure the N after the knee as well")
@@ -771,12 +846,13 @@ def main(argv: list[str] | None = None) -> int:
     began = time.monotonic()
     print(
         f"capacity (open loop): lesson {LESSON}, N = {args.students}, {args.repeat} windows "
-        f"of {args.window:g} s per N, {psutil.cpu_count()} cores, load {os.getloadavg()[0]:.2f}",
+        f"of {args.window:g} s per N, protocol {args.protocol}, devicePixelRatio "
+        f"{args.pixel_ratio:g}, {psutil.cpu_count()} cores, load {os.getloadavg()[0]:.2f}",
         flush=True,
     )
     rows: list[Row] = []
     with hubrun.Hub(groups={"students": [LEARNER]}) as hub:
-        klass = Class(hub, args.setup_workers)
+        klass = Class(hub, args.setup_workers, args.pixel_ratio)
         playwright = browser = learner = None
         if args.browser:
             import lab_harness as lab

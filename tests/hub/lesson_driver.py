@@ -53,6 +53,7 @@ class LessonRun:
         self.hub, self.user, self.lesson, self.explorer = hub, user, lesson, explorer
         self.kernel = hub.kernel(user)
         self.sliders: list[dict] = []
+        self.canvas: str | None = None  # the comm of the explorer's figure canvas
         self.value_of: dict[str, float] = {}
         self.forward: dict[str, bool] = {}
 
@@ -74,6 +75,8 @@ class LessonRun:
                     if is_slider(self.kernel.comms[c])
                 ]
                 assert self.sliders, f"{self.explorer} opened no slider"
+                canvases = [c for c in new if {"scale", "alt"} <= set(self.kernel.comms[c])]
+                self.canvas = canvases[0] if canvases else None
                 for s in self.sliders:
                     self.value_of[s["comm"]] = s["value"]
                     self.forward[s["comm"]] = True
@@ -139,6 +142,25 @@ class LessonRun:
         except TimeoutError:
             pass  # the pixels came; a lost status message changes nothing for the learner
         return took
+
+    def set_pixel_ratio(self, ratio: float, timeout: float = 60) -> None:
+        """Tell the explorer's figure canvas the screen's devicePixelRatio, as its view does
+        when it appears (attnlab/figure_canvas.js): the kernel then draws at that ratio."""
+        if self.canvas is None:
+            raise LookupError(f"{self.explorer} opened no figure canvas")
+        msg_id = self.kernel.send(
+            "shell",
+            "comm_msg",
+            {
+                "comm_id": self.canvas,
+                "data": {"method": "custom", "content": {"kind": "screen", "ratio": ratio}},
+            },
+        )
+        self.kernel.wait_for(
+            msg_id,
+            lambda m: m["msg_type"] == "status" and m["content"]["execution_state"] == "idle",
+            timeout,
+        )
 
     def pid(self, timeout: float = 300) -> int:
         """The kernel's process id; TimeoutError if no reply within ``timeout``."""
