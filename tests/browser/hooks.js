@@ -71,6 +71,11 @@
         entry.comm = c.comm_id;
         // What the page sends (a control's new value) is small: keep it, to see what arrived.
         if (dir === "out" && c.data && c.data.state) entry.sentState = c.data.state;
+        // A frame names the Readout model its readout goes to (figure_canvas.js).
+        const custom = c.data && c.data.content;
+        if (custom && typeof custom.readout_model === "string") {
+          entry.readoutModel = custom.readout_model;
+        }
       } else if (type === "status") {
         entry.state = c.execution_state;
       } else if (type === "error") {

@@ -7,7 +7,9 @@ For each lesson notebook ``notebooks/NN-*.ipynb`` (discovered, so new lessons ar
 * in every ``.attnlab-explorer``, one key press on every slider changes the figure's pixels, the
   slider's readout, and (for at least one slider of the explorer) its ``.attnlab-readout``
   texts, while ``.attnlab-error`` stays empty and the kernel prints no traceback; the slider's
-  ``aria-valuetext`` is its readout as shown (no float noise such as 0.7000000000000002).
+  ``aria-valuetext`` is its readout as shown (no float noise such as 0.7000000000000002);
+  after the explorer's first step, a step's readout travels once, in its frame: the kernel
+  sends no state update of that Readout (the page sets the model from the frame).
 
 Each explorer is screenshotted into the artifacts folder.
 """
@@ -102,10 +104,14 @@ def check_explorer(lesson: OpenLesson, info: dict, artifacts_dir: Path) -> list[
     if initial_error:
         problems.append(f"error area not empty after Run All: {initial_error}")
     readouts_moved = []
+    steps = 0
     for s, slider in enumerate(info["sliders"]):
         for h in range(len(slider["handles"])):
             name = slider["label"] or f"slider {s}"
-            found, moved = press_once(page, index, s, h)
+            found, moved, messages = press_once(page, index, s, h)
+            if steps:  # the first step's frame is what makes the page find the model
+                found += readout_sent_twice(messages)
+            steps += 1
             problems += [f"slider {name!r}: {p}" for p in found]
             readouts_moved.append(moved)
     if info["readouts"] and readouts_moved and not any(readouts_moved):
@@ -130,8 +136,35 @@ def handle_state(snapshot: dict, slider: int, handle: int) -> dict:
     return snapshot["sliders"][slider]["handles"][handle]
 
 
-def press_once(page: lab.LessonPage, index: int, slider: int, handle: int) -> tuple[list, bool]:
-    """One key press on a handle; returns (problems, whether .attnlab-readout texts changed)."""
+def readout_sent_twice(messages: list[dict]) -> list[str]:
+    """A Readout whose frame carried its HTML but whose state the kernel sent as well.
+
+    >>> frame = {"dir": "in", "type": "comm_msg", "method": "custom", "readoutModel": "r"}
+    >>> update = {"dir": "in", "type": "comm_msg", "method": "update", "comm": "r"}
+    >>> readout_sent_twice([frame]), len(readout_sent_twice([frame, update]))
+    ([], 1)
+    """
+    carried = {m["readoutModel"] for m in messages if m.get("readoutModel") and m["dir"] == "in"}
+    twice = {
+        m["comm"]
+        for m in messages
+        if m["dir"] == "in"
+        and m["type"] == "comm_msg"
+        and m.get("method") == "update"
+        and m.get("comm") in carried
+    }
+    return [
+        "the kernel sent the readout as a state update although its frame carried it "
+        f"(one message more per step; Readout model {comm})"
+        for comm in sorted(twice)
+    ]
+
+
+def press_once(
+    page: lab.LessonPage, index: int, slider: int, handle: int
+) -> tuple[list, bool, list]:
+    """One key press on a handle; returns (problems, whether .attnlab-readout texts changed,
+    the kernel messages the page recorded from the key press on)."""
     page.wait_quiet(index)
     before = page.snapshot(index)
     digest_before = page.image_digest(index)
@@ -157,7 +190,8 @@ def press_once(page: lab.LessonPage, index: int, slider: int, handle: int) -> tu
     if not settled:
         problems.append("explorer kept changing (or the kernel stayed busy) for 10 s after a step")
     problems += kernel_tracebacks(page, marks)
-    return problems, after["readouts"] != before["readouts"]
+    messages = page.messages_since(marks["key"]) if marks.get("key") is not None else []
+    return problems, after["readouts"] != before["readouts"], messages
 
 
 def valuetext_problems(slider: dict, handle: int) -> list[str]:
