@@ -194,6 +194,7 @@ class Student:
     dead: str = ""
     reconnects: int = 0
     bytes_in: int = 0  # websocket bytes received (every frame, status messages included)
+    handed_over: set = field(default_factory=set)  # Readout models the page sets from frames
     frames_in: int = 0
 
 
@@ -379,6 +380,7 @@ class Driver:
             content = message.get("content", {})
             if kind == "comm_msg" and content.get("data", {}).get("method") == "custom":
                 self._answer(self.carries[parent], when)
+                self._hand_over_readout(content)
             elif kind == "status" and content.get("execution_state") == "idle":
                 # The model's pending message is done: send what waited in its buffer.
                 for comm, msg_id in list(self.pending.items()):
@@ -388,6 +390,41 @@ class Driver:
                             self._send(comm, self.buffer.pop(comm))
                 if self.carries[parent] > self.answered_upto:  # an update that drew nothing
                     self._answer(self.carries[parent], when)
+
+    def _hand_over_readout(self, content: dict) -> None:
+        """Do what the page's figure canvas does with the first frame that names a Readout
+        model: it sets that model from the frames and tells the kernel once
+        (attnlab/figure_canvas.js), which then stops sending the Readout's state."""
+        readout = content.get("data", {}).get("content", {}).get("readout_model")
+        if not isinstance(readout, str) or readout in self.s.handed_over:
+            return
+        message = {
+            "header": {
+                "msg_id": uuid.uuid4().hex,
+                "msg_type": "comm_msg",
+                "username": self.s.user,
+                "session": self.session,
+                "date": "",
+                "version": "5.3",
+            },
+            "parent_header": {},
+            "metadata": {},
+            "content": {
+                "comm_id": content["comm_id"],
+                "data": {
+                    "method": "custom",
+                    "content": {"kind": "readout-handoff", "model": readout},
+                },
+            },
+            "channel": "shell",
+            "buffers": [],
+        }
+        frame = encode_message(message, self.protocol)
+        try:
+            self.ws.write_message(frame, binary=isinstance(frame, bytes))
+        except Exception:
+            return
+        self.s.handed_over.add(readout)
 
     def done(self) -> bool:
         return self.fired == len(self.s.steps) - 1 and self.answered_upto == self.fired
@@ -435,6 +472,7 @@ class Class:
     def __init__(self, hub: hubrun.Hub, workers: int, pixel_ratio: float = 1.0) -> None:
         self.hub, self.workers, self.pixel_ratio = hub, workers, pixel_ratio
         self.students: list[Student] = []
+        self.attnlab_seen: set[str] = set()  # the folders the students' kernels import it from
 
     def _setup(self, user: str) -> Student:
         ld.copy_lesson(self.hub, user, LESSON)
@@ -443,6 +481,8 @@ class Class:
         if self.pixel_ratio != 1:
             run.set_pixel_ratio(self.pixel_ratio)
         pid = run.pid()
+        where = run.kernel.execute("import attnlab; print(attnlab.__file__)").stdout.strip()
+        self.attnlab_seen.add(str(Path(where).parent.parent))
         run.kernel.ws.close()  # the kernel stays; each window opens a websocket of its own
         sliders = [{k: s[k] for k in ("comm", "min", "max", "step", "value")} for s in run.sliders]
         return Student(user, run.kernel.id, sliders, pid, self.hub.server_pid(user))
@@ -830,6 +870,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="the students' websocket protocol: v1 (JupyterLab 4's) or json (the legacy one)",
     )
     add("--pixel-ratio", type=float, default=1.0, help="the students' devicePixelRatio")
+    add(
+        "--attnlab",
+        type=Path,
+        default=None,
+        help="the checkout the students' servers and kernels import attnlab from (default: "
+        "the installed one), e.g. a git worktree of an older commit for a before/after run",
+    )
     add("--browser", action="store_true", help="a real learner in Chromium as well")
     add("--browser-steps", type=int, default=20, help="the real learner's steps per N")
     add("--keep-going", action="store_true", help="measure the N after the knee as well")
@@ -851,7 +898,8 @@ def main(argv: list[str] | None = None) -> int:
         flush=True,
     )
     rows: list[Row] = []
-    with hubrun.Hub(groups={"students": [LEARNER]}) as hub:
+    environment = {"PYTHONPATH": str(args.attnlab.resolve())} if args.attnlab else {}
+    with hubrun.Hub(groups={"students": [LEARNER]}, environment=environment) as hub:
         klass = Class(hub, args.setup_workers, args.pixel_ratio)
         playwright = browser = learner = None
         if args.browser:
@@ -879,7 +927,7 @@ def main(argv: list[str] | None = None) -> int:
                 per_student = max(per_student, (time.monotonic() - started) / max(1, grown))
                 print(
                     f"N = {n}: class ready in {time.monotonic() - started:.0f} s "
-                    f"(load {os.getloadavg()[0]:.2f})",
+                    f"(load {os.getloadavg()[0]:.2f}; attnlab from {sorted(klass.attnlab_seen)})",
                     flush=True,
                 )
                 windows = []
