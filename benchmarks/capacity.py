@@ -469,14 +469,22 @@ async def run_window(
 class Class:
     """The simulated students' servers and kernels."""
 
-    def __init__(self, hub: hubrun.Hub, workers: int, pixel_ratio: float = 1.0) -> None:
-        self.hub, self.workers, self.pixel_ratio = hub, workers, pixel_ratio
+    def __init__(
+        self, hub: hubrun.Hub, workers: int, pixel_ratio: float = 1.0, floor: bool = False
+    ) -> None:
+        self.hub, self.workers, self.pixel_ratio, self.floor = hub, workers, pixel_ratio, floor
         self.students: list[Student] = []
         self.attnlab_seen: set[str] = set()  # the folders the students' kernels import it from
 
     def _setup(self, user: str) -> Student:
-        ld.copy_lesson(self.hub, user, LESSON)
-        run = ld.LessonRun(self.hub, user, LESSON, EXPLORER)
+        if self.floor:  # benchmarks/latency.py's minimal explorer: one slider moves one dot
+            from latency import FLOOR_CELL
+
+            definition, shown = FLOOR_CELL.rstrip().rsplit("\n", 1)  # the class; its display
+            run = ld.LessonRun(self.hub, user, "floor", shown, cells=[definition, shown])
+        else:
+            ld.copy_lesson(self.hub, user, LESSON)
+            run = ld.LessonRun(self.hub, user, LESSON, EXPLORER)
         run.run_until_explorer()
         if self.pixel_ratio != 1:
             run.set_pixel_ratio(self.pixel_ratio)
@@ -827,7 +835,7 @@ def print_table(rows: list[Row], args: argparse.Namespace) -> None:
         print("sizing rule: none: the first N already failed")
     samples = min((r.steps for r in rows), default=0)
     print(
-        f"method: lesson {LESSON} ({EXPLORER.rstrip('(')}); schedule: drags of "
+        f"method: {measured(args)}; schedule: drags of "
         f"{args.drag[0]:g}–{args.drag[1]:g} s at {args.drag_hz:g} steps/s, think "
         f"{args.think[0]:g}–{args.think[1]:g} s, seeded, open loop, one update in flight per "
         f"slider (ipywidgets); bar {args.bar:g} ms, late ≤ {args.late_max:g} %, lost after "
@@ -840,6 +848,13 @@ def print_table(rows: list[Row], args: argparse.Namespace) -> None:
 
 
 # -- command line -------------------------------------------------------------------------------
+
+
+def measured(args: argparse.Namespace) -> str:
+    """What the students drag, in words."""
+    if args.floor:
+        return "the floor (benchmarks/latency.py's minimal explorer: one slider moves one dot)"
+    return f"lesson {LESSON} ({EXPLORER.rstrip('(')})"
 
 
 def _pair(text: str) -> tuple[float, float]:
@@ -877,12 +892,20 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="the checkout the students' servers and kernels import attnlab from (default: "
         "the installed one), e.g. a git worktree of an older commit for a before/after run",
     )
+    add(
+        "--floor",
+        action="store_true",
+        help="drag the floor instead of lesson 1's explorer (a minimal explorer: what every "
+        "update costs before an explorer does anything)",
+    )
     add("--browser", action="store_true", help="a real learner in Chromium as well")
     add("--browser-steps", type=int, default=20, help="the real learner's steps per N")
     add("--keep-going", action="store_true", help="measure the N after the knee as well")
     add("--time-cap", type=float, default=630.0, help="start no N or window past this (s)")
     args = parser.parse_args(argv)
     args.students = [int(n) for n in args.students.split(",")]
+    if args.floor and args.browser:
+        parser.error("--browser times lesson 1's explorer: not with --floor")
     if args.students != sorted(args.students) or args.students[0] < 1:
         parser.error("--students must be rising and at least 1")
     return args
@@ -892,7 +915,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     began = time.monotonic()
     print(
-        f"capacity (open loop): lesson {LESSON}, N = {args.students}, {args.repeat} windows "
+        f"capacity (open loop): {measured(args)}, N = {args.students}, {args.repeat} windows "
         f"of {args.window:g} s per N, protocol {args.protocol}, devicePixelRatio "
         f"{args.pixel_ratio:g}, {psutil.cpu_count()} cores, load {os.getloadavg()[0]:.2f}",
         flush=True,
@@ -900,7 +923,7 @@ def main(argv: list[str] | None = None) -> int:
     rows: list[Row] = []
     environment = {"PYTHONPATH": str(args.attnlab.resolve())} if args.attnlab else {}
     with hubrun.Hub(groups={"students": [LEARNER]}, environment=environment) as hub:
-        klass = Class(hub, args.setup_workers, args.pixel_ratio)
+        klass = Class(hub, args.setup_workers, args.pixel_ratio, args.floor)
         playwright = browser = learner = None
         if args.browser:
             import lab_harness as lab

@@ -49,8 +49,17 @@ def code_cells(lesson: str) -> list[str]:
 class LessonRun:
     """One learner's kernel with a lesson run up to (and including) its first explorer."""
 
-    def __init__(self, hub: hubrun.Hub, user: str, lesson: str, explorer: str) -> None:
+    def __init__(
+        self,
+        hub: hubrun.Hub,
+        user: str,
+        lesson: str,
+        explorer: str,
+        cells: list[str] | None = None,
+    ) -> None:
+        """``cells``: code to run instead of the lesson's code cells (e.g. one explorer's)."""
         self.hub, self.user, self.lesson, self.explorer = hub, user, lesson, explorer
+        self.cells = cells
         self.kernel = hub.kernel(user)
         self.sliders: list[dict] = []
         self.canvas: str | None = None  # the comm of the explorer's figure canvas
@@ -62,7 +71,7 @@ class LessonRun:
 
         Raises AssertionError if a cell fails, LookupError if no cell shows it."""
         done = []
-        for code in code_cells(self.lesson):
+        for code in self.cells if self.cells is not None else code_cells(self.lesson):
             before = set(self.kernel.comms)
             result = self.kernel.execute(code)
             assert result.error is None, f"{self.user}: {result.error}"
