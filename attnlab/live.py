@@ -481,8 +481,9 @@ class LiveFigure:
         else:
             canvas.restore_region(background)
         self.theme.follow(self._moving)
+        renderer = canvas.get_renderer()  # what Figure.draw_artist asks for, once per frame
         for artist in self._moving:
-            self.figure.draw_artist(artist)
+            artist.draw(renderer)
         return np.asarray(canvas.buffer_rgba())  # (height, width, 4)
 
     def set_dark(self, dark: bool) -> None:
