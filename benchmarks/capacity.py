@@ -53,6 +53,19 @@ runs the lesson in JupyterLab and times key press → painted pixels on the same
 printed beside the simulated students' figures, not pooled with them (it includes the page's
 paint), and not part of the verdict.
 
+The simulated front end speaks what JupyterLab 4 speaks: the ``v1.kernel.websocket.jupyter.org``
+websocket protocol (``--protocol json``: the legacy one, with which Jupyter Server parses and
+re-encodes every message), and it hands each frame's readout to the Readout model as
+attnlab/figure_canvas.js does (telling the kernel once, which then sends 3 messages per update
+instead of 4). ``--pixel-ratio 2`` tells each student's figure canvas the screen's
+devicePixelRatio, as its view does on a HiDPI screen (4 times the pixels drawn and diffed).
+Printed per update besides kernel CPU: the single-user server's CPU, and the websocket bytes
+and messages the students received; under the table, the load generator's own share of the
+machine (it runs on the measured cores; a real class does that work in its browsers).
+``--floor`` drags benchmarks/latency.py's minimal explorer instead: what every update costs
+before an explorer does anything. ``--attnlab PATH`` runs the students' servers on another
+checkout (e.g. ``git worktree add /tmp/before <commit>``): before and after on one machine.
+
 Usage: ``python benchmarks/capacity.py`` (the defaults are the full run: about 10 minutes on
 2 cores, never more than ``--time-cap``). Smoke test:
 ``python benchmarks/capacity.py --students 1,2 --repeat 1 --window 5 --min-samples 50``.
@@ -477,6 +490,17 @@ class Class:
         self.attnlab_seen: set[str] = set()  # the folders the students' kernels import it from
 
     def _setup(self, user: str) -> Student:
+        """A student at the explorer; a setup whose websocket drops (a busy machine while the
+        class grows) is started again once, in a new kernel, and said so."""
+        import websocket
+
+        try:
+            return self._setup_once(user)
+        except (ConnectionError, websocket.WebSocketConnectionClosedException) as error:
+            print(f"  {user}: setup lost its websocket ({error}); starting it again", flush=True)
+            return self._setup_once(user)
+
+    def _setup_once(self, user: str) -> Student:
         if self.floor:  # benchmarks/latency.py's minimal explorer: one slider moves one dot
             from latency import FLOOR_CELL
 
@@ -833,6 +857,13 @@ def print_table(rows: list[Row], args: argparse.Namespace) -> None:
         )
     else:
         print("sizing rule: none: the first N already failed")
+    if rows:  # this benchmark runs on the measured cores: its share is load a real hub has not
+        last = (ok or rows)[-1]
+        print(
+            f"load generator: {last.cpu('client'):.2f} cores at N = {last.n} "
+            f"({100 * last.cpu('client') / cores:.0f} % of the machine's {cores} cores; the "
+            "simulated students' own work, which a real class does in its browsers)"
+        )
     samples = min((r.steps for r in rows), default=0)
     print(
         f"method: {measured(args)}; schedule: drags of "

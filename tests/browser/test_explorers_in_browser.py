@@ -231,3 +231,47 @@ def test_chromium_is_installed() -> None:
         f"no Chromium at {lab.CHROMIUM}; install Debian's (apt-get install chromium) "
         "or point ATTNLAB_CHROMIUM at one"
     )
+
+
+def test_a_new_view_shows_the_readout_of_the_last_step(lesson_pages, artifacts_dir: Path):
+    """A view of an explorer made after slider steps shows the readout of the last step.
+
+    The kernel no longer sends a step's readout as the Readout's state (the frame carries it,
+    and the page sets the model from it), so this is what proves the page's model has it:
+    JupyterLab's "Create New View for Cell Output" renders new views from the page's models.
+    The new view then follows the next step as well.
+    """
+    page = lesson_pages("lab", "01-dot-product-scores.ipynb")
+    if not page.explorers():
+        pytest.skip("lesson 1 shows no explorer")
+    problems = []
+    for _ in range(2):  # the first step finds the Readout model; the second is handed over
+        found, _moved, _messages = press_once(page, 0, 0, 0)
+        problems += found
+    original = page.explorer(0).locator(".attnlab-readout").first
+    before = original.inner_text()
+    page.explorer(0).locator(".attnlab-readout").first.click(button="right")
+    page.page.get_by_text("Create New View for Cell Output", exact=True).click()
+    linked = page.page.locator(".jp-LinkedOutputView .attnlab-readout").first
+    try:
+        linked.wait_for(timeout=15_000)
+        shown = linked.inner_text()
+        if shown != before:
+            problems.append(f"the new view shows {shown!r}, the explorer {before!r}")
+        found, _moved, _messages = press_once(page, 0, 0, 0)
+        problems += found
+        page.wait_quiet(0)
+        after = original.inner_text()
+        if after == before:
+            problems.append("the step did not change the explorer's readout")
+        elif linked.inner_text() != after:
+            problems.append(
+                f"after a step the new view shows {linked.inner_text()!r}, not {after!r}"
+            )
+    finally:
+        close = page.page.locator(".lm-TabBar-tab:has-text('Output View') .lm-TabBar-tabCloseIcon")
+        if close.count():
+            close.first.click()
+    if problems:
+        page.screenshot(artifacts_dir / "01-dot-product-scores--FAILED-new-view.png")
+    assert not problems, "\n".join(problems)
