@@ -688,4 +688,3 @@ class Readout(anywidget.AnyWidget):
             return
         with self._lock_property(value=html):
             self.value = html
-
