@@ -153,10 +153,18 @@ def readout_sent_twice(messages: list[dict]) -> list[str]:
         and m.get("method") == "update"
         and m.get("comm") in carried
     }
+    back = {
+        m["comm"]
+        for m in messages
+        if m["dir"] == "out" and m["type"] == "comm_msg" and m.get("comm") in carried
+    }
     return [
         "the kernel sent the readout as a state update although its frame carried it "
         f"(one message more per step; Readout model {comm})"
         for comm in sorted(twice)
+    ] + [
+        f"the page sent the readout back to the kernel (a message more per step; {comm})"
+        for comm in sorted(back)
     ]
 
 
