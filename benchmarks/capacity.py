@@ -298,7 +298,9 @@ class Driver:
         self.values[comm] = round(value, 10)
         return self.values[comm]
 
-    def _send(self, comm: str, index: int) -> None:
+    def _write_comm_msg(self, comm: str, data: dict) -> str | None:
+        """Send a ``comm_msg`` with ``data`` to ``comm`` as the page would; its msg_id, or None
+        when the websocket is closed (the receiver reopens it or declares it dead)."""
         msg_id = uuid.uuid4().hex
         message = {
             "header": {
@@ -311,21 +313,23 @@ class Driver:
             },
             "parent_header": {},
             "metadata": {},
-            "content": {
-                "comm_id": comm,
-                "data": {
-                    "method": "update",
-                    "state": {"value": self.values[comm]},
-                    "buffer_paths": [],
-                },
-            },
+            "content": {"comm_id": comm, "data": data},
             "channel": "shell",
             "buffers": [],
         }
         frame = encode_message(message, self.protocol)
         try:
             self.ws.write_message(frame, binary=isinstance(frame, bytes))
-        except Exception:  # a closed websocket: the receiver reopens it or declares it dead
+        except Exception:
+            return None
+        return msg_id
+
+    def _send(self, comm: str, index: int) -> None:
+        state = {"value": self.values[comm]}
+        msg_id = self._write_comm_msg(
+            comm, {"method": "update", "state": state, "buffer_paths": []}
+        )
+        if msg_id is None:
             return
         self.pending[comm] = msg_id
         self.carries[msg_id] = index
@@ -411,33 +415,9 @@ class Driver:
         readout = content.get("data", {}).get("content", {}).get("readout_model")
         if not isinstance(readout, str) or readout in self.s.handed_over:
             return
-        message = {
-            "header": {
-                "msg_id": uuid.uuid4().hex,
-                "msg_type": "comm_msg",
-                "username": self.s.user,
-                "session": self.session,
-                "date": "",
-                "version": "5.3",
-            },
-            "parent_header": {},
-            "metadata": {},
-            "content": {
-                "comm_id": content["comm_id"],
-                "data": {
-                    "method": "custom",
-                    "content": {"kind": "readout-handoff", "model": readout},
-                },
-            },
-            "channel": "shell",
-            "buffers": [],
-        }
-        frame = encode_message(message, self.protocol)
-        try:
-            self.ws.write_message(frame, binary=isinstance(frame, bytes))
-        except Exception:
-            return
-        self.s.handed_over.add(readout)
+        handoff = {"kind": "readout-handoff", "model": readout}
+        if self._write_comm_msg(content["comm_id"], {"method": "custom", "content": handoff}):
+            self.s.handed_over.add(readout)
 
     def done(self) -> bool:
         return self.fired == len(self.s.steps) - 1 and self.answered_upto == self.fired
