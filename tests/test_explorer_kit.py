@@ -310,6 +310,10 @@ def test_a_handed_over_readout_travels_once_per_step(cls, monkeypatch):
     frames, states = [], []
     monkeypatch.setattr(canvas, "send", lambda content, buffers=None: frames.append(content))
     monkeypatch.setattr(readout, "_send", lambda msg, buffers=None: states.append(msg["state"]))
+    # ipywidgets sends state only through a comm with a kernel; once ipykernel's kernel module
+    # has been imported in this process (other tests do), a widget's comm has none outside a
+    # running kernel, and no state would be sent at all (the fresh-clone CI failed so).
+    monkeypatch.setattr(readout.comm, "kernel", object(), raising=False)
     name, control = next(iter(explorer.controls.items()))
     values = [v for v in control_values(control, max_steps=8) if v != control.value]
     handed = False
