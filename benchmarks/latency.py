@@ -189,9 +189,9 @@ def measure_explorer(
     steps: int,
     runs: int,
     clock: tuple[float, float],
-    burst: bool = False,
+    bursts: int = 0,
 ) -> ExplorerResult:
-    """Warm up every slider once, time ``steps`` round-robin steps per run, then the burst."""
+    """Warm up every slider once, time ``steps`` round-robin steps per run, then ``bursts``."""
     result = ExplorerResult(page.name, f"{info['name']}#{info['index']}")
     if not info["sliders"] or not info["hasFigure"]:
         result.failures.append("no slider or no figure: nothing to time")
@@ -212,34 +212,64 @@ def measure_explorer(
             total = marks["paint"] - marks["key"]
             sample = Sample(run, stepper.label(slider), total, parts, marks["lastKind"])
             result.samples.append(sample)
-    if burst:
-        result.burst = measure_burst(page, info["index"], stepper.label(0))
+    if bursts:
+        result.burst = measure_bursts(page, info["index"], stepper.label(0), bursts)
     return result
 
 
-def measure_burst(page: lab.LessonPage, index: int, label: str) -> str:
+def measure_bursts(page: lab.LessonPage, index: int, label: str, bursts: int) -> str:
+    """``bursts`` bursts (see :func:`measure_burst`): one burst's line, or their spread.
+
+    One burst is one sample, and where its last press falls against the round trip in flight
+    moves it by up to a step's time; ``--bursts`` gives the median of several.
+    """
+    lines, shown = [], []
+    for _ in range(bursts):
+        line, ms = measure_burst(page, index, label)
+        lines.append(line)
+        if ms is not None:
+            shown.append(ms)
+    if bursts == 1:
+        return lines[0]
+    unsettled = bursts - len(shown)
+    if not shown:
+        return f"{bursts} bursts on {label}: none settled ({lines[0]})"
+    verdict = "met" if statistics.median(shown) <= BURST_BAR_MS else "NOT met"
+    return (
+        f"{bursts} bursts on {label}: last value shown after the last press median "
+        f"{statistics.median(shown):.1f} ms, p90 {percentile(shown, 90):.1f} ms, "
+        f"max {max(shown):.1f} ms (bar {BURST_BAR_MS:.0f} ms, median) {verdict}"
+        + (f"; {unsettled} did not settle" if unsettled else "")
+        + f"; each: {', '.join(f'{ms:.0f}' for ms in shown)}"
+    )
+
+
+def measure_burst(page: lab.LessonPage, index: int, label: str) -> tuple[str, float | None]:
     """20 quick key presses on the explorer's first slider: last press → final value painted.
 
     The burst is over when the value the page last sent for the slider is the value it shows
     (ipywidgets sends one message at a time and keeps only the newest value meanwhile), the
     kernel has reported idle for that message, and nothing changed for 300 ms; the time is
-    from the last key press to the end of the frame that painted the last change.
+    from the last key press to the end of the frame that painted the last change. Returns
+    the printed line and that time (None when the burst did not settle).
     """
     page.wait_quiet(index, quiet_ms=100)
     record = page.burst(index, 0, BURST_PRESSES, BURST_INTERVAL_MS)
     keys = record["keys"]
     if record["outcome"] != "settled" or not keys:
-        return f"burst on {label}: did not settle within {lab.STEP_S} s ({len(keys)} presses)"
+        line = f"burst on {label}: did not settle within {lab.STEP_S} s ({len(keys)} presses)"
+        return line, None
     shown = record["paint"] - keys[-1]
     spread = keys[-1] - keys[0]
     verdict = "met" if shown <= BURST_BAR_MS else "NOT met"
     final = "" if record["drewFinal"] else " (the final value's picture needed no new pixels)"
-    return (
+    line = (
         f"burst on {label}: {len(keys)} presses, one every {spread / (len(keys) - 1):.0f} ms, "
         f"{record['sent']} values sent to "
         f"the kernel, last value shown {shown:.1f} ms after the last press "
         f"(bar {BURST_BAR_MS:.0f} ms) {verdict}{final}"
     )
+    return line, shown
 
 
 def run_all_drawn(page: lab.LessonPage, wait_s: float = 10.0) -> str:
@@ -285,7 +315,14 @@ def write_floor_notebook(folder: Path) -> str:
 
 
 def measure_lesson(
-    browser, server: lab.LabServer, name: str, steps: int, runs: int, *, lesson: bool = True
+    browser,
+    server: lab.LabServer,
+    name: str,
+    steps: int,
+    runs: int,
+    *,
+    lesson: bool = True,
+    bursts: int = 1,
 ) -> list:
     """Open one lesson (or, with ``lesson=False``, the floor), run all, time every explorer."""
     page = lab.LessonPage(browser, server, name)
@@ -300,7 +337,7 @@ def measure_lesson(
         results = []
         for info in page.explorers():
             print(f"  timing {name} / {info['name']} ...", flush=True)
-            results.append(measure_explorer(page, info, steps, runs, clock, burst=True))
+            results.append(measure_explorer(page, info, steps, runs, clock, bursts))
         return results
     finally:
         page.close()
@@ -460,9 +497,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--runs", type=int, default=3, help="passes over each explorer")
     parser.add_argument("--lesson", default="", help="only lessons whose name contains this")
     parser.add_argument("--no-floor", action="store_true", help="skip the floor explorer")
+    parser.add_argument(
+        "--bursts", type=int, default=1, help="bursts per explorer (their median is printed)"
+    )
     args = parser.parse_args(argv)
-    if args.steps < 1 or args.runs < 1:
-        parser.error("--steps and --runs must be at least 1")
+    if args.steps < 1 or args.runs < 1 or args.bursts < 1:
+        parser.error("--steps, --runs and --bursts must be at least 1")
     return args
 
 
@@ -486,11 +526,13 @@ def main(argv: list[str] | None = None) -> int:
             if not args.no_floor:
                 name = write_floor_notebook(server.root_dir)
                 floor_results = measure_lesson(
-                    browser, server, name, args.steps, args.runs, lesson=False
+                    browser, server, name, args.steps, args.runs, lesson=False, bursts=args.bursts
                 )
                 floor = floor_results[0] if floor_results else ExplorerResult(name, "floor")
             for name in lessons:
-                results += measure_lesson(browser, server, name, args.steps, args.runs)
+                results += measure_lesson(
+                    browser, server, name, args.steps, args.runs, bursts=args.bursts
+                )
         finally:
             browser.close()
     print_table(results, args.runs, floor)
