@@ -665,11 +665,12 @@ class Readout(anywidget.AnyWidget):
         """Set ``value`` to ``html``; with ``carried``, without sending it to the page.
 
         ``carried`` says the page already has this HTML in the model: an explorer's frame
-        message carried it, and the figure canvas' view set the Readout model from it
-        (:meth:`attnlab.figure_canvas.FigureCanvas.show`). The state update would then only
-        repeat it (one kernel message per slider step, relayed by the server). The kernel's
-        ``value`` is set either way, through ipywidgets' own property lock, the mechanism
-        that keeps a value the page sent from being echoed back.
+        message carried it, and the figure canvas' model-level handler on the page
+        (``initialize`` in ``figure_canvas.js``, which runs with or without a view) set the
+        Readout model from it (:meth:`attnlab.figure_canvas.FigureCanvas.show`). The state
+        update would then only repeat it (one kernel message per slider step, relayed by the
+        server). The kernel's ``value`` is set either way, through ipywidgets' own property
+        lock, the mechanism that keeps a value the page sent from being echoed back.
 
         Examples
         --------
