@@ -17,13 +17,9 @@ output     ``(..., n_q, d_v)``   weights-averaged values
 This module needs numpy only.
 """
 
-from __future__ import annotations
-
 import numpy as np
 
-from ._checks import check_causal, check_mask, check_qk, check_qkv, resolve_scale
-from ._kernels import scaled_scores, softmax_in_place
-from ._validate import positive_int
+from . import _checks, _kernels, _validate
 
 __all__ = ["scaled_dot_product_attention", "attention_scores", "causal_mask", "padding_mask"]
 
@@ -76,8 +72,9 @@ def attention_scores(q, k, scale=None):
     >>> attention_scores(np.ones((2, 3, 4)), np.ones((5, 4))).shape
     (2, 3, 5)
     """
-    q, k = check_qk(q, k)
-    scores = scaled_scores(q, k, resolve_scale(scale, q.shape[-1]))  # (..., n_q, n_k)
+    q, k = _checks.check_qk(q, k)
+    c = _checks.resolve_scale(scale, q.shape[-1])
+    scores = _kernels.scaled_scores(q, k, c)  # (..., n_q, n_k)
     with np.errstate(over="ignore"):  # float32 -> float16 may overflow to ±inf
         return scores.astype(np.result_type(q, k), copy=False)
 
@@ -166,11 +163,10 @@ def scaled_dot_product_attention(q, k, v, mask=None, scale=None, *, causal: bool
         >>> w[1].tolist(), out[1].tolist()
         ([0.0, 0.0], [0.0, 0.0])
     """
-    q, k, v, batch = check_qkv(q, k, v)  # batch: the common "..." of every result
+    q, k, v, batch = _checks.check_qkv(q, k, v)  # batch: the common "..." of every result
     dtype = np.result_type(q, k, v)
-    scores = scaled_scores(
-        q, k, resolve_scale(scale, q.shape[-1])
-    )  # (q/k batch, n_q, n_k), work dtype
+    c = _checks.resolve_scale(scale, q.shape[-1])
+    scores = _kernels.scaled_scores(q, k, c)  # (q/k batch, n_q, n_k), work dtype
     shape = batch + scores.shape[-2:]  # (..., n_q, n_k)
     allowed = None
     if mask is not None or causal is not False:  # the no-mask path skips every mask step
@@ -180,7 +176,7 @@ def scaled_dot_product_attention(q, k, v, mask=None, scale=None, *, causal: bool
     if scores.shape != shape:  # batch dims that only v (or the mask) has: a copy for each
         scores = np.broadcast_to(scores, shape).copy()
     # (..., n_q, n_k); an all -inf (fully masked) row gives zeros
-    weights = softmax_in_place(scores, axis=-1, all_finite=allowed is None)
+    weights = _kernels.softmax_in_place(scores, axis=-1, all_finite=allowed is None)
     output = weights @ v.astype(weights.dtype, copy=False)  # (..., n_q, d_v)
     output += 0.0  # turns -0.0 into 0.0
     return output.astype(dtype, copy=False), weights.astype(dtype, copy=False)
@@ -233,8 +229,8 @@ def causal_mask(n_q, n_k=None):
     >>> np.tri(2, 4, dtype=int).tolist()             # torch's is_causal=True (top-left)
     [[1, 0, 0, 0], [1, 1, 0, 0]]
     """
-    n_q = positive_int(n_q, "n_q")
-    n_k = n_q if n_k is None else positive_int(n_k, "n_k")
+    n_q = _validate.positive_int(n_q, "n_q")
+    n_k = n_q if n_k is None else _validate.positive_int(n_k, "n_k")
     return np.tri(n_q, n_k, k=n_k - n_q, dtype=bool)  # (n_q, n_k)
 
 
@@ -268,7 +264,7 @@ def padding_mask(lengths, n_k):
     >>> padding_mask([3, 1], 4).astype(int).tolist()
     [[[1, 1, 1, 0]], [[1, 0, 0, 0]]]
     """
-    n_k = positive_int(n_k, "n_k")
+    n_k = _validate.positive_int(n_k, "n_k")
     raw = np.asarray(lengths)
     if raw.ndim != 1 or raw.dtype.kind not in "iu":
         raise ValueError(
@@ -290,8 +286,8 @@ def _allowed(mask, causal, scores_shape: tuple, q, k, v) -> np.ndarray | None:
     >>> _allowed(None, True, (2, 3), q, k, k).astype(int).tolist()
     [[1, 1, 0], [1, 1, 1]]
     """
-    allowed = None if mask is None else check_mask(mask, scores_shape, q, k, v)
-    if check_causal(causal):
+    allowed = None if mask is None else _checks.check_mask(mask, scores_shape, q, k, v)
+    if _checks.check_causal(causal):
         n_q, n_k = scores_shape[-2:]
         below = np.tri(n_q, n_k, k=n_k - n_q, dtype=bool)  # (n_q, n_k), as causal_mask
         allowed = below if allowed is None else allowed & below

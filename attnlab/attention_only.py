@@ -54,15 +54,12 @@ Olsson, C. et al. (2022). In-context learning and induction heads. *Transformer 
 Thread*, arXiv:2209.11895.
 """
 
-from __future__ import annotations
-
 import math
 from dataclasses import dataclass
 
 import numpy as np
 
-from attnlab._kernels import attention_backward_unchecked, logsumexp_shifted, softmax_in_place
-from attnlab._validate import as_float_array, positive_int
+from attnlab import _kernels, _validate
 
 __all__ = [
     "Cache",
@@ -99,7 +96,7 @@ class ModelConfig:
 
     def __post_init__(self):
         for name in ("vocab", "n_ctx", "d_model", "n_heads", "d_head"):
-            positive_int(getattr(self, name), name)
+            _validate.positive_int(getattr(self, name), name)
         n = self.n_layers
         if isinstance(n, bool) or not isinstance(n, int | np.integer) or n < 0:
             raise ValueError(f"n_layers must be an int >= 0, got {n!r}")
@@ -218,7 +215,7 @@ def check_params(params, config: ModelConfig) -> None:
         "w_o": "(n_heads, d_head, d_model)",
     }
     for name, shape in expected.items():
-        arr = as_float_array(params[name], f"params[{name!r}]", allow_inf=False)
+        arr = _validate.as_float_array(params[name], f"params[{name!r}]", allow_inf=False)
         if arr.shape != shape:
             what = axes.get(name.split(".")[0], "(n_heads, d_model, d_head)")
             raise ValueError(f"params[{name!r}] must have shape {shape} {what}, got {arr.shape}")
@@ -323,7 +320,7 @@ def forward(params, tokens, ablate=None, check: bool = True, *, ablate_paths=Non
         scores = q @ k.swapaxes(-1, -2)  # (batch, H, n, n)
         scores *= c
         scores += hidden  # (batch, H, n, n) causal: -inf above the diagonal
-        weights = softmax_in_place(scores)  # (batch, H, n, n), in scores
+        weights = _kernels.softmax_in_place(scores)  # (batch, H, n, n), in scores
         mixed = weights @ v  # (batch, H, n, d_head)
         if not keep[layer].all():
             mixed *= keep[layer].astype(mixed.dtype)[:, None, None]  # ablated heads write 0
@@ -470,7 +467,7 @@ def loss_and_grads(params, tokens, loss_mask, ablate=None, check: bool = True):
         d_mixed = d_mixed.reshape(batch, n, config.n_heads, -1).transpose(0, 2, 1, 3)
         if not cache.keep[layer].all():
             d_mixed = d_mixed * cache.keep[layer].astype(d_mixed.dtype)[:, None, None]
-        dq, dk, dv = attention_backward_unchecked(
+        dq, dk, dv = _kernels.attention_backward_unchecked(
             cache.q[layer], cache.k[layer], cache.v[layer], cache.weights[layer], d_mixed, c
         )  # (batch, H, n, d_head) each: lesson 9's backward pass, every head at once
         x_in = cache.residual[layer].reshape(batch * n, -1)  # (batch·n, d_model)
@@ -630,10 +627,10 @@ def _config_unchecked(params) -> ModelConfig:
 def _checked(params) -> tuple[ModelConfig, dict]:
     """The config of ``params`` (validated) and the parameters as float arrays (a new dict)."""
     config = config_of(params)
-    return config, {name: as_float_array(a, name) for name, a in params.items()}
+    return config, {name: _validate.as_float_array(a, name) for name, a in params.items()}
 
 
 def _log_softmax(logits: np.ndarray) -> np.ndarray:
     """Log-softmax along the last axis of finite logits (the unchecked core, lesson 3)."""
     s = logits - logits.max(axis=-1, keepdims=True)  # (..., vocab), max 0
-    return s - logsumexp_shifted(s, -1)  # (..., vocab)
+    return s - _kernels.logsumexp_shifted(s, -1)  # (..., vocab)

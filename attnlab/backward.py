@@ -47,15 +47,11 @@ References
 Vaswani, A. et al. (2017). Attention is all you need. *NeurIPS 30*, arXiv:1706.03762.
 """
 
-from __future__ import annotations
-
 from typing import NamedTuple
 
 import numpy as np
 
-from attnlab._checks import check_matrices, check_qkv, resolve_scale, shapes_of
-from attnlab._kernels import attention_backward_unchecked, softmax_vjp_unchecked
-from attnlab._validate import as_float_array, probabilities
+from attnlab import _checks, _kernels, _validate
 from attnlab.attention import (
     causal_mask,  # noqa: F401 (the doctests use it)
     scaled_dot_product_attention,
@@ -132,14 +128,14 @@ def softmax_vjp(weights, grad_weights, axis=-1):
     >>> softmax_vjp(w, [5.0, 5.0, 5.0]).round(12).tolist()        # a constant g: no gradient
     [0.0, 0.0, 0.0]
     """
-    w, ax = probabilities(weights, "weights", axis=axis)
-    g = as_float_array(grad_weights, "grad_weights", allow_inf=False)
+    w, ax = _validate.probabilities(weights, "weights", axis=axis)
+    g = _validate.as_float_array(grad_weights, "grad_weights", allow_inf=False)
     if g.shape != w.shape:
         raise ValueError(
             f"grad_weights must have the shape of weights (one gradient per weight): "
             f"weights has shape {w.shape}, grad_weights has shape {g.shape}"
         )
-    return softmax_vjp_unchecked(w, g, ax)
+    return _kernels.softmax_vjp_unchecked(w, g, ax)
 
 
 # ---------------------------------------------------------------- attention
@@ -190,19 +186,20 @@ def attention_backward(q, k, v, grad_output, mask=None, scale=None) -> Attention
     >>> grads.v.round(4).tolist()                        # each key's total weight, times g
     [[1.3302, 1.3302], [0.6698, 0.6698]]
     """
-    q, k, v, batch = check_qkv(q, k, v)
+    q, k, v, batch = _checks.check_qkv(q, k, v)
     _, weights = scaled_dot_product_attention(q, k, v, mask=mask, scale=scale)  # (..., n_q, n_k)
     n_q, d_v = q.shape[-2], v.shape[-1]
-    g = check_matrices(grad_output=grad_output)["grad_output"]
+    g = _checks.check_matrices(grad_output=grad_output)["grad_output"]
     if g.shape != (*batch, n_q, d_v):
         raise ValueError(
             f"grad_output must have the shape of the attention output (..., n_q, d_v) = "
-            f"{(*batch, n_q, d_v)}: grad_output has shape {g.shape}, {shapes_of(q=q, k=k, v=v)}"
+            f"{(*batch, n_q, d_v)}: grad_output has shape {g.shape}, "
+            f"{_checks.shapes_of(q=q, k=k, v=v)}"
         )
     dtype = np.result_type(q, k, v, g)
     work = np.result_type(dtype, np.float32)
-    c = resolve_scale(scale, q.shape[-1])
-    dq, dk, dv = attention_backward_unchecked(
+    c = _checks.resolve_scale(scale, q.shape[-1])
+    dq, dk, dv = _kernels.attention_backward_unchecked(
         q.astype(work), k.astype(work), v.astype(work), weights.astype(work), g.astype(work), c
     )
     return AttentionGrads(
@@ -319,7 +316,7 @@ def finite_difference_gradient(f, x, eps=1e-6):
     >>> finite_difference_gradient(lambda a: float(np.sum(a ** 2)), [1.0, -2.0]).round(6).tolist()
     [2.0, -4.0]
     """
-    x = as_float_array(x, "x", allow_inf=False).astype(np.float64)  # a copy
+    x = _validate.as_float_array(x, "x", allow_inf=False).astype(np.float64)  # a copy
     if not (isinstance(eps, int | float) and np.isfinite(eps) and eps > 0):
         raise ValueError(f"eps must be a positive finite number; got {eps!r}")
     grad = np.empty_like(x)
@@ -357,9 +354,9 @@ def _project_back(x, w_q, w_k, w_v, dq, dk, dv):
 
 
 def _check_projections(x, w_q, w_k, w_v):
-    x = check_matrices(x=x)["x"]
+    x = _checks.check_matrices(x=x)["x"]
     ws = {
-        name: as_float_array(w, name, allow_inf=False)
+        name: _validate.as_float_array(w, name, allow_inf=False)
         for name, w in (("w_q", w_q), ("w_k", w_k), ("w_v", w_v))
     }
     for name, w in ws.items():

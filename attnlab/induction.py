@@ -68,7 +68,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from attnlab._validate import positive_finite, positive_int
+from attnlab import _validate
 from attnlab.attention_only import (
     ModelConfig,
     check_params,
@@ -143,8 +143,8 @@ class InductionConfig:
         if not isinstance(self.model, ModelConfig):
             raise ValueError(f"model must be a ModelConfig, got {type(self.model).__name__}")
         for name in ("steps", "batch", "min_repeat", "max_repeat", "eval_every", "eval_size"):
-            positive_int(getattr(self, name), name)
-        positive_finite(self.lr, "lr")
+            _validate.positive_int(getattr(self, name), name)
+        _validate.positive_finite(self.lr, "lr")
         if self.dtype not in ("float32", "float64"):
             raise ValueError(f"dtype must be 'float32' or 'float64', got {self.dtype!r}")
         if not 2 <= self.min_repeat <= self.max_repeat:

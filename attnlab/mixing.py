@@ -18,11 +18,9 @@ Examples
 [0.5, 0.5, 0.0]
 """
 
-from __future__ import annotations
-
 import numpy as np
 
-from attnlab._validate import as_float_array, probabilities
+from attnlab import _validate
 
 #: The course's API here (what a lesson may call and forbid by this module's name).
 __all__ = ["barycentric", "coordinate_bounds", "weighted_values"]
@@ -60,8 +58,8 @@ def weighted_values(weights, values):
     >>> weighted_values([[1.0, 0.0], [0.25, 0.75]], v).tolist()    # n_q = 2
     [[1.0, 0.0], [0.25, 0.75]]
     """
-    w, _ = probabilities(weights, "weights", axis=-1)
-    v = as_float_array(values, "values", min_ndim=2, allow_inf=False)
+    w, _ = _validate.probabilities(weights, "weights", axis=-1)
+    v = _validate.as_float_array(values, "values", min_ndim=2, allow_inf=False)
     if w.shape[-1] != v.shape[-2]:
         raise ValueError(
             f"weights have {w.shape[-1]} weights per row but values has {v.shape[-2]} value "
@@ -101,8 +99,8 @@ def barycentric(point, triangle):
     >>> barycentric([1.0, 1.0], tri).round(6).tolist()      # outside: one is negative
     [-1.0, 1.0, 1.0]
     """
-    p = as_float_array(point, "point", allow_inf=False)
-    t = as_float_array(triangle, "triangle", allow_inf=False)
+    p = _validate.as_float_array(point, "point", allow_inf=False)
+    t = _validate.as_float_array(triangle, "triangle", allow_inf=False)
     if p.shape != (2,) or t.shape != (3, 2):
         raise ValueError(
             f"point must have shape (2,) and triangle shape (3, 2); got {p.shape} and {t.shape}"
@@ -139,7 +137,7 @@ def coordinate_bounds(values):
     >>> low.tolist(), high.tolist()
     ([-1.0, -0.5], [2.0, 2.0])
     """
-    v = as_float_array(values, "values", min_ndim=2, allow_inf=False)
+    v = _validate.as_float_array(values, "values", min_ndim=2, allow_inf=False)
     if v.ndim != 2 or v.shape[0] == 0:
         raise ValueError(f"values must be a matrix (n_k, d_v) with n_k >= 1; got shape {v.shape}")
     return v.min(axis=0), v.max(axis=0)  # (d_v,) each

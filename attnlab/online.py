@@ -29,12 +29,9 @@ and NaN are refused: a running max of ``+inf`` would need ``inf - inf``.
 This module needs numpy only.
 """
 
-from __future__ import annotations
-
 import numpy as np
 
-from ._kernels import fold_block
-from ._validate import as_float_array, normalize_axis, positive_int, work_dtype
+from . import _kernels, _validate
 
 __all__ = ["online_softmax_update", "online_normaliser", "online_softmax"]
 
@@ -108,10 +105,10 @@ def online_softmax_update(m, l, block):
     >>> float(m), round(float(l), 4)
     (10000.0, 1.3679)
     """
-    block = _no_posinf(as_float_array(block, "block", min_ndim=1), "block")
-    normalize_axis(-1, block.shape, "block")
-    m = as_float_array(m, "m")
-    l = as_float_array(l, "l", allow_inf=False)
+    block = _no_posinf(_validate.as_float_array(block, "block", min_ndim=1), "block")
+    _validate.normalize_axis(-1, block.shape, "block")
+    m = _validate.as_float_array(m, "m")
+    l = _validate.as_float_array(l, "l", allow_inf=False)
     if np.any(np.isposinf(m)):
         raise ValueError(f"m must be finite or -inf (nothing seen yet), got +inf: shape {m.shape}")
     if np.any(l < 0):
@@ -123,8 +120,8 @@ def online_softmax_update(m, l, block):
             f"m, l and block[..., 0] must broadcast: m has shape {m.shape}, l has shape "
             f"{l.shape}, block has shape {block.shape} (one running max and sum per row)"
         ) from None
-    work = work_dtype(np.result_type(m, l, block))
-    m_new, l_new, _, _ = fold_block(m.astype(work), l.astype(work), block.astype(work))
+    work = _validate.work_dtype(np.result_type(m, l, block))
+    m_new, l_new, _, _ = _kernels.fold_block(m.astype(work), l.astype(work), block.astype(work))
     return m_new, l_new
 
 
@@ -173,7 +170,7 @@ def online_normaliser(x, axis=-1, block_size=64):
     m = np.full(work.shape[:-1], -np.inf, dtype=work.dtype)  # (...) nothing seen yet
     l = np.zeros(work.shape[:-1], dtype=work.dtype)  # (...)
     for block in _blocks(work, block_size):  # block: (..., <= block_size)
-        m, l, _, _ = fold_block(m, l, block)
+        m, l, _, _ = _kernels.fold_block(m, l, block)
     return np.expand_dims(m, ax), np.expand_dims(l, ax)
 
 
@@ -255,7 +252,8 @@ def _blocks(x: np.ndarray, block_size: int):
 
 def _prepare(x, axis, block_size):
     """Validate; return x in the work dtype with ``axis`` moved last, the axis, the dtype."""
-    arr = _no_posinf(as_float_array(x, "x", min_ndim=1), "x")
-    ax = normalize_axis(axis, arr.shape, "x")
-    positive_int(block_size, "block_size")
-    return np.moveaxis(arr, ax, -1).astype(work_dtype(arr.dtype), copy=False), ax, arr.dtype
+    arr = _no_posinf(_validate.as_float_array(x, "x", min_ndim=1), "x")
+    ax = _validate.normalize_axis(axis, arr.shape, "x")
+    _validate.positive_int(block_size, "block_size")
+    work = _validate.work_dtype(arr.dtype)
+    return np.moveaxis(arr, ax, -1).astype(work, copy=False), ax, arr.dtype

@@ -25,14 +25,12 @@ Examples
 [1.0, 1.0, 1.0, 1.0]
 """
 
-from __future__ import annotations
-
 import math
 from dataclasses import dataclass
 
 import numpy as np
 
-from attnlab._validate import positive_int, probabilities
+from attnlab import _validate
 from attnlab.softmax_family import entropy, softmax
 
 #: The course's API here (what a lesson may call and forbid by this module's name).
@@ -170,7 +168,7 @@ def normalised_entropy(weights, axis=-1):
     >>> float(normalised_entropy([1.0]))
     0.0
     """
-    w, ax = probabilities(weights, "weights", axis=axis)
+    w, ax = _validate.probabilities(weights, "weights", axis=axis)
     h = entropy(w, axis=ax)  # (...) shape of weights without axis
     n = w.shape[ax]
     if n == 1:
@@ -217,7 +215,7 @@ def effective_keys(weights, axis=-1):
     >>> float(effective_keys(np.r_[0.5, 0.5, np.zeros(998)]).round(6))  # 2 of 1000 keys
     2.0
     """
-    w, ax = probabilities(weights, "weights", axis=axis)
+    w, ax = _validate.probabilities(weights, "weights", axis=axis)
     return np.exp(np.asarray(entropy(w, axis=ax), dtype=float))  # shape of w without axis
 
 
@@ -319,7 +317,7 @@ def strongest_links(weights, count=3):
     w = _weight_matrix(weights)
     if w.ndim != 2 or w.shape[0] != w.shape[1]:
         raise ValueError(f"weights must be one square matrix (n, n); got shape {w.shape}")
-    count = positive_int(count, "count")
+    count = _validate.positive_int(count, "count")
     off = w.astype(float)  # (n, n) a copy: the caller's array is not touched
     np.fill_diagonal(off, -np.inf)
     rank = -np.round(off, 12)  # (n, n) ties to 12 decimals sort in row-major order
@@ -330,7 +328,7 @@ def strongest_links(weights, count=3):
 
 # ---------------------------------------------------------------- helpers (private)
 def _weight_matrix(weights) -> np.ndarray:
-    w, _ = probabilities(weights, "weights", axis=-1)
+    w, _ = _validate.probabilities(weights, "weights", axis=-1)
     if w.ndim < 2:
         raise ValueError(f"weights must be a matrix (n_q, n_k); got shape {w.shape}")
     return w

@@ -42,11 +42,9 @@ References
    Unsupervised Multitask Learners" (GPT-2), OpenAI, 2019.
 """
 
-from __future__ import annotations
-
 import numpy as np
 
-from ._validate import as_float_array, positive_finite, positive_int, work_dtype
+from . import _validate
 from .attention import attention_scores
 
 __all__ = [
@@ -92,7 +90,7 @@ def position_frequencies(d, base=10000.0):
     [1.0, 0.1]
     """
     d = _even_dimension(d, "d")
-    base = positive_finite(base, "base")
+    base = _validate.positive_finite(base, "base")
     return base ** (-np.arange(0, d, 2) / d)  # (d/2,)
 
 
@@ -137,7 +135,7 @@ def sinusoidal_positions(n_positions, d_model, base=10000.0):
     >>> round(float(pe[2] @ pe[1]), 4), round(float(pe[1] @ pe[0]), 4)   # offset 1 twice
     (1.5353, 1.5353)
     """
-    n_positions = positive_int(n_positions, "n_positions")
+    n_positions = _validate.positive_int(n_positions, "n_positions")
     theta = position_frequencies(_even_dimension(d_model, "d_model"), base)  # (d/2,)
     angles = np.arange(n_positions)[:, None] * theta  # (n, d/2)
     pe = np.empty((n_positions, theta.size * 2))  # (n, d)
@@ -182,7 +180,7 @@ def learned_positions(table, positions):
     ValueError: positions must lie in 0 .. 2 (table has shape (3, 2): one learned row per \
 position up to 2); got 3. A learned table has nothing for a position it was not trained on
     """
-    table = as_float_array(table, "table", allow_inf=False)
+    table = _validate.as_float_array(table, "table", allow_inf=False)
     if table.ndim != 2 or table.shape[0] == 0:
         raise ValueError(
             f"table must have shape (n_max, d) with n_max >= 1, one row per position; "
@@ -230,7 +228,7 @@ def rope_angles(positions, d, base=10000.0):
     >>> rope_angles([0, 1, 2], 4, base=100.0).tolist()
     [[0.0, 0.0], [1.0, 0.1], [2.0, 0.2]]
     """
-    positions = as_float_array(positions, "positions", allow_inf=False)
+    positions = _validate.as_float_array(positions, "positions", allow_inf=False)
     theta = position_frequencies(d, base)  # (d/2,)
     return positions.astype(np.float64)[..., None] * theta  # (..., d/2)
 
@@ -376,7 +374,7 @@ def alibi_slopes(n_heads):
     >>> (1 / alibi_slopes(6)).tolist()          # 4 heads' slopes, then 8 heads' odd ones
     [4.0, 16.0, 64.0, 256.0, 2.0, 8.0]
     """
-    n_heads = positive_int(n_heads, "n_heads")
+    n_heads = _validate.positive_int(n_heads, "n_heads")
     below = 1 << (n_heads.bit_length() - 1)  # the largest power of 2 <= n_heads
     first = 2.0 ** (-8.0 * np.arange(1, below + 1) / below)  # (below,)
     if below == n_heads:
@@ -427,9 +425,9 @@ def alibi_bias(n_q, n_k, slopes, causal=True):
     >>> alibi_bias(1, 3, [0.5, 0.25], causal=False).tolist()      # one query, at position 2
     [[[-1.0, -0.5, 0.0]], [[-0.5, -0.25, 0.0]]]
     """
-    n_q = positive_int(n_q, "n_q")
-    n_k = positive_int(n_k, "n_k")
-    slopes = as_float_array(slopes, "slopes", allow_inf=False)
+    n_q = _validate.positive_int(n_q, "n_q")
+    n_k = _validate.positive_int(n_k, "n_k")
+    slopes = _validate.as_float_array(slopes, "slopes", allow_inf=False)
     if slopes.ndim != 1 or slopes.size == 0:
         raise ValueError(
             f"slopes must be a 1-D array with one slope per head, got shape {slopes.shape}"
@@ -489,7 +487,7 @@ def permute_tokens(x, order):
     >>> bool(np.allclose(out_shuffled, permute_tokens(out, order)))
     True
     """
-    x = as_float_array(x, "x", allow_inf=False)
+    x = _validate.as_float_array(x, "x", allow_inf=False)
     if x.ndim < 2:
         raise ValueError(f"x must have at least 2 dimensions (..., n, d), got shape {x.shape}")
     n = x.shape[-2]
@@ -509,7 +507,7 @@ def permute_tokens(x, order):
 # ---------------------------------------------------------------- helpers
 def _even_dimension(d, name: str) -> int:
     """``d`` as a positive even int (dimensions come in pairs), or a ValueError naming it."""
-    d = positive_int(d, name)
+    d = _validate.positive_int(d, name)
     if d % 2:
         raise ValueError(f"{name} must be even (dimensions are used in pairs (2i, 2i+1)), got {d}")
     return d
@@ -517,7 +515,7 @@ def _even_dimension(d, name: str) -> int:
 
 def _rotate(x, positions, base, x_name: str, positions_name: str) -> np.ndarray:
     """RoPE of ``x`` at ``positions``, with errors naming the caller's arguments."""
-    x = as_float_array(x, x_name, allow_inf=False)
+    x = _validate.as_float_array(x, x_name, allow_inf=False)
     if x.ndim < 2:
         raise ValueError(
             f"{x_name} must have at least 2 dimensions (..., n, d), got shape {x.shape}; "
@@ -529,7 +527,7 @@ def _rotate(x, positions, base, x_name: str, positions_name: str) -> np.ndarray:
             f"{x_name} must have an even, non-zero last dimension d (RoPE rotates pairs "
             f"(2i, 2i+1)); {x_name} has shape {x.shape}"
         )
-    pos = as_float_array(positions, positions_name, allow_inf=False)
+    pos = _validate.as_float_array(positions, positions_name, allow_inf=False)
     rows = x.shape[:-1]  # (..., n)
     try:
         fits = pos.ndim >= 1 and np.broadcast_shapes(pos.shape, rows) == rows
@@ -541,7 +539,7 @@ def _rotate(x, positions, base, x_name: str, positions_name: str) -> np.ndarray:
             f"{rows} (one position per row of {x_name}): {positions_name} has shape "
             f"{pos.shape}, {x_name} has shape {x.shape}"
         )
-    work = work_dtype(x.dtype)
+    work = _validate.work_dtype(x.dtype)
     angles = pos.astype(np.float64)[..., None] * position_frequencies(d, base)  # (..., n, d/2)
     cos = np.cos(angles).astype(work)  # (..., n, d/2)
     sin = np.sin(angles).astype(work)  # (..., n, d/2)

@@ -42,14 +42,12 @@ Olsson, C. et al. (2022). In-context learning and induction heads. *Transformer 
 Thread*, arXiv:2209.11895.
 """
 
-from __future__ import annotations
-
 import math
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from attnlab._validate import positive_int
+from attnlab import _validate
 
 __all__ = ["PAD", "RepeatBatch", "chance_loss", "repeated_batch"]
 
@@ -116,10 +114,10 @@ def repeated_batch(
         raise ValueError(
             f"rng must be a numpy Generator (np.random.default_rng(seed)), got {type(rng).__name__}"
         )
-    batch = positive_int(batch, "batch")
-    vocab = positive_int(vocab, "vocab")
-    min_repeat = positive_int(min_repeat, "min_repeat")
-    max_repeat = positive_int(max_repeat, "max_repeat")
+    batch = _validate.positive_int(batch, "batch")
+    vocab = _validate.positive_int(vocab, "vocab")
+    min_repeat = _validate.positive_int(min_repeat, "min_repeat")
+    max_repeat = _validate.positive_int(max_repeat, "max_repeat")
     if vocab < 2:
         raise ValueError(
             f"vocab must be at least 2 (nothing to predict with one token), got {vocab}"
@@ -154,4 +152,4 @@ def chance_loss(vocab: int) -> float:
     >>> round(chance_loss(32), 4)
     3.4657
     """
-    return math.log(positive_int(vocab, "vocab"))
+    return math.log(_validate.positive_int(vocab, "vocab"))

@@ -33,14 +33,11 @@ anything else, which catches "passed logits instead of probabilities".
 This module needs numpy only.
 """
 
-from __future__ import annotations
-
 import math
 
 import numpy as np
 
-from ._kernels import logsumexp_shifted, normalised_exp
-from ._validate import as_float_array, normalize_axis, positive_finite, probabilities, work_dtype
+from . import _kernels, _validate
 
 __all__ = [
     "softmax",
@@ -126,7 +123,7 @@ def softmax(x, axis=-1, temperature=1.0):
     """
     x, ax, t, dtype = _prepare(x, axis, temperature)  # checked; float16 computed in float32
     z = _shifted(x, ax, t)  # (x - max) / T: every entry <= 0, a new array shaped as x
-    p = normalised_exp(z, ax)  # exp(z) / sum(exp(z)) along ax, written into z
+    p = _kernels.normalised_exp(z, ax)  # exp(z) / sum(exp(z)) along ax, written into z
     return p.astype(dtype, copy=False)
 
 
@@ -179,8 +176,8 @@ def naive_softmax(x, axis=-1):
     >>> np.round(softmax(np.array([12.0, 0.0], dtype=np.float16)), 3).tolist()
     [1.0, 0.0]
     """
-    arr = as_float_array(x, "x", min_ndim=1)
-    ax = normalize_axis(axis, arr.shape, "x")
+    arr = _validate.as_float_array(x, "x", min_ndim=1)
+    ax = _validate.normalize_axis(axis, arr.shape, "x")
     with np.errstate(all="ignore"):
         e = np.exp(arr)  # overflows to inf in arr.dtype
         return e / np.sum(e, axis=ax, keepdims=True, dtype=arr.dtype)
@@ -294,7 +291,7 @@ def logsumexp(x, axis=-1, keepdims=False):
     """
     keep = _keepdims(keepdims)
     x, ax, _, dtype = _prepare(x, axis)
-    lse = logsumexp_shifted(_shifted(x, ax, 1.0), ax)  # (..., 1, ...), log sum exp(x - m)
+    lse = _kernels.logsumexp_shifted(_shifted(x, ax, 1.0), ax)  # (..., 1, ...), log sum exp(x - m)
     m = np.max(x, axis=ax, keepdims=True)  # (..., 1, ...)
     with np.errstate(invalid="ignore"):  # -inf + -inf stays -inf; +inf handled below
         lse = np.where(np.isfinite(m), m + lse, m)  # +inf slice: +inf; all -inf: -inf
@@ -352,7 +349,7 @@ def log_softmax(x, axis=-1, temperature=1.0):
     """
     x, ax, t, dtype = _prepare(x, axis, temperature)
     s = _shifted(x, ax, t)  # same shape as x, <= 0 when the slice max is finite
-    lse = logsumexp_shifted(s, ax)  # (..., 1, ...), -inf for an all -inf slice
+    lse = _kernels.logsumexp_shifted(s, ax)  # (..., 1, ...), -inf for an all -inf slice
     empty = np.isneginf(lse)  # all -inf slice: nothing to normalise
     out = np.where(empty, -np.inf, s - np.where(empty, 0, lse))  # same shape as x
     with np.errstate(over="ignore"):  # float16: log-probabilities below -65504 become -inf
@@ -403,7 +400,7 @@ def softmax_jacobian(p):
     >>> softmax_jacobian(softmax(np.zeros((4, 3)))).shape
     (4, 3, 3)
     """
-    p, _ = probabilities(p, "p", axis=-1)
+    p, _ = _validate.probabilities(p, "p", axis=-1)
     diag = p[..., :, None] * np.eye(p.shape[-1], dtype=p.dtype)  # (..., n, n)
     outer = p[..., :, None] * p[..., None, :]  # (..., n, n)
     return diag - outer
@@ -450,8 +447,8 @@ def entropy(p, axis=-1):
     >>> np.round(entropy([[0.5, 0.5], [0.9, 0.1]]), 4).tolist()
     [0.6931, 0.3251]
     """
-    p, ax = probabilities(p, "p", axis=axis)
-    w = p.astype(work_dtype(p.dtype), copy=False)
+    p, ax = _validate.probabilities(p, "p", axis=axis)
+    w = p.astype(_validate.work_dtype(p.dtype), copy=False)
     plogp = w * np.log(np.where(w > 0, w, 1))  # 0 where p == 0
     h = -np.sum(plogp, axis=ax)  # p's shape without axis
     return np.asarray(h + 0.0).astype(p.dtype, copy=False)[()]  # + 0.0: -0.0 -> 0.0
@@ -460,10 +457,10 @@ def entropy(p, axis=-1):
 # ---------------------------------------------------------------- helpers (private)
 def _prepare(x, axis, temperature=1.0):
     """Validate ``x`` / ``axis`` / ``temperature``; return (work array, axis, T, out dtype)."""
-    arr = as_float_array(x, "x", min_ndim=1)
-    ax = normalize_axis(axis, arr.shape, "x")
-    t = positive_finite(temperature, "temperature")
-    return arr.astype(work_dtype(arr.dtype), copy=False), ax, t, arr.dtype
+    arr = _validate.as_float_array(x, "x", min_ndim=1)
+    ax = _validate.normalize_axis(axis, arr.shape, "x")
+    t = _validate.positive_finite(temperature, "temperature")
+    return arr.astype(_validate.work_dtype(arr.dtype), copy=False), ax, t, arr.dtype
 
 
 def _posinf_as_winners(x, axis):

@@ -18,15 +18,11 @@ Shapes are those of :mod:`attnlab.attention`: ``q`` (..., n_q, d_k),
 This module needs numpy only.
 """
 
-from __future__ import annotations
-
 import operator
 
 import numpy as np
 
-from ._checks import cannot_overflow, check_causal, check_mask, check_qkv, resolve_scale
-from ._kernels import fold_block, scaled_scores
-from ._validate import positive_int, work_dtype
+from . import _checks, _kernels, _validate
 
 __all__ = ["tiled_attention"]
 
@@ -114,19 +110,20 @@ def tiled_attention(q, k, v, mask=None, *, causal=False, scale=None, block_size=
     >>> tiled_attention(*half, block_size=4).dtype
     dtype('float16')
     """
-    q, k, v, batch = check_qkv(q, k, v)
+    q, k, v, batch = _checks.check_qkv(q, k, v)
     n_q, n_k, d_v = q.shape[-2], k.shape[-2], v.shape[-1]
     scores_shape = batch + (n_q, n_k)
     if mask is not None:
-        mask = np.broadcast_to(check_mask(mask, scores_shape, q, k, v), scores_shape)  # a view
-    causal = check_causal(causal)
-    s = resolve_scale(scale, q.shape[-1])
+        mask = _checks.check_mask(mask, scores_shape, q, k, v)
+        mask = np.broadcast_to(mask, scores_shape)  # a view
+    causal = _checks.check_causal(causal)
+    s = _checks.resolve_scale(scale, q.shape[-1])
     block_q, block_k = _block_sizes(block_size)
     dtype = np.result_type(q, k, v)
-    work = work_dtype(dtype)
+    work = _validate.work_dtype(dtype)
     offset = n_k - n_q  # causal: query i sees key j iff j <= i + offset
     q, k, v = (a.astype(work, copy=False) for a in (q, k, v))  # converted once, not per tile
-    checked = not cannot_overflow(q, k, s, work)  # else no tile's scores can overflow
+    checked = not _checks.cannot_overflow(q, k, s, work)  # else no tile's scores can overflow
     kt = np.swapaxes(k, -1, -2)  # (..., d_k, n_k)
     output = np.empty(batch + (n_q, d_v), dtype=work)  # (..., n_q, d_v)
     # One score buffer serves every tile: the products are written into it, then the
@@ -154,7 +151,8 @@ def tiled_attention(q, k, v, mask=None, *, causal=False, scale=None, block_size=
                 allowed = below if allowed is None else allowed & below
             if allowed is not None:
                 np.copyto(scores, -np.inf, where=~allowed)  # masked scores, in place
-            m, l, rescale, e = fold_block(m, l, scores, in_place=True)  # e is scores, exponentiated
+            # e is scores, exponentiated
+            m, l, rescale, e = _kernels.fold_block(m, l, scores, in_place=True)
             acc *= rescale[..., None]  # (..., bq, d_v) to the new max
             acc += e @ v[..., j0:j1, :]  # (..., bq, d_v)
         l = l[..., None]  # (..., bq, 1); 0 for a query with no key left
@@ -171,17 +169,17 @@ def _block_sizes(block_size) -> tuple[int, int]:
             raise ValueError(
                 f"block_size must be an int or a pair (block_q, block_k), got {block_size!r}"
             )
-        return positive_int(block_size[0], "block_size[0]"), positive_int(
-            block_size[1], "block_size[1]"
-        )
-    size = positive_int(block_size, "block_size")
+        block_q = _validate.positive_int(block_size[0], "block_size[0]")
+        block_k = _validate.positive_int(block_size[1], "block_size[1]")
+        return block_q, block_k
+    size = _validate.positive_int(block_size, "block_size")
     return size, size
 
 
 def _tile_scores(q_tile, k_tile, scale, where) -> np.ndarray:
     """Scores of one tile; an overflow is reported with the tile's place in the full matrix."""
     try:
-        return scaled_scores(q_tile, k_tile, scale)  # (..., bq, bk) in the work dtype
+        return _kernels.scaled_scores(q_tile, k_tile, scale)  # (..., bq, bk) in the work dtype
     except ValueError as exc:
         i0, i1, j0, j1 = map(operator.index, where)
         raise ValueError(f"{exc} (in the tile of queries {i0}:{i1} and keys {j0}:{j1})") from None

@@ -31,15 +31,12 @@ Examples
 True
 """
 
-from __future__ import annotations
-
 import math
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from attnlab._kernels import attention_backward_unchecked, logsumexp_shifted, softmax_in_place
-from attnlab._validate import positive_finite, positive_int
+from attnlab import _kernels, _validate
 from attnlab.patterns import diagonal_mass, normalised_entropy
 
 __all__ = [
@@ -168,7 +165,7 @@ def head_forward(head: Head, x: np.ndarray, scale: float):
     """
     q, k, v = (_rows_times(x, w) for w in (head.w_q, head.w_k, head.w_v))  # (..., n, d_k|d_v)
     scores = (q @ np.swapaxes(k, -1, -2)) * scale  # (..., n, n)
-    weights = softmax_in_place(scores, axis=-1, all_finite=True)  # (..., n, n), in scores
+    weights = _kernels.softmax_in_place(scores, axis=-1, all_finite=True)  # (..., n, n), in scores
     mixed = weights @ v  # (..., n, d_v)
     return _rows_times(mixed, head.w_o), {
         "q": q,
@@ -212,7 +209,7 @@ def loss_and_grads(head: Head, x: np.ndarray, targets: np.ndarray, scale: float)
     d_logits /= count  # (batch, n, vocab) ∂loss/∂logits
     d_w_o = _sum_of_outer(cache["mixed"], d_logits)  # (d_v, vocab)
     d_mixed = d_logits @ head.w_o.T  # (batch, n, d_v)
-    dq, dk, dv = attention_backward_unchecked(
+    dq, dk, dv = _kernels.attention_backward_unchecked(
         cache["q"], cache["k"], cache["v"], cache["weights"], d_mixed, scale
     )
     grads = Head(
@@ -457,10 +454,10 @@ def train(
     TrainingStopped
         When the learner interrupts the kernel: one line saying at which step.
     """
-    d_k = positive_int(d_k, "d_k")
-    steps = positive_int(steps, "steps")
-    eval_every = positive_int(eval_every, "eval_every")
-    lr = positive_finite(lr, "lr")
+    d_k = _validate.positive_int(d_k, "d_k")
+    steps = _validate.positive_int(steps, "steps")
+    eval_every = _validate.positive_int(eval_every, "eval_every")
+    lr = _validate.positive_finite(lr, "lr")
     if not (isinstance(exponent, int | float) and math.isfinite(exponent) and exponent >= 0):
         raise ValueError(f"exponent must be a finite number >= 0; got {exponent!r}")
     if optimizer not in OPTIMIZERS:
@@ -576,7 +573,7 @@ def _log_softmax_of_finite(logits: np.ndarray) -> np.ndarray:
     the public function cost more than the arithmetic at these sizes.
     """
     s = logits - logits.max(axis=-1, keepdims=True)  # (..., vocab), max 0
-    return s - logsumexp_shifted(s, -1)  # (..., vocab)
+    return s - _kernels.logsumexp_shifted(s, -1)  # (..., vocab)
 
 
 def _sum_of_outer(a: np.ndarray, b: np.ndarray) -> np.ndarray:
