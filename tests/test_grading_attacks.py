@@ -1606,7 +1606,9 @@ def multi_head_attention(x, w_q, w_k, w_v, n_heads):
         alone=True,
     ),
     # the red team of the one-house redesign (issue 45): the numerics' cores moved to
-    # attnlab._kernels under plain names, and the public modules import them by those names.
+    # attnlab._kernels under plain names, and the public modules imported them by those names
+    # (since 2026-12-07 they import the module, ``from . import _kernels``: the plain-name
+    # import below now fails, and the routes through ``_kernels`` follow these attacks).
     # softmax's core, normalised_exp, was imported from attnlab.softmax_family and passed
     # both the lint and the watch (attention_backward, allowed in lessons 3 and 6, runs it):
     # 7 of 7 points on 3.1, 3.2, 3.3 and 6.3 before the fix (lint.INTERNAL_NAMES, and
@@ -1662,6 +1664,33 @@ def multi_head_attention(x, w_q, w_k, w_v, n_heads):
         "\n"
         "def softmax_row(x):\n"
         "    return sf.normalised_exp(np.array(x, dtype=float), -1)\n",
+    ),
+    # the same cores where the public modules hold them now: their private module, imported
+    # from the public one or read as its attribute
+    Attack(
+        "3.1-softmax-core-through-softmax-familys-kernels-module",
+        "03-softmax",
+        "softmax-row",
+        "import numpy as np\n"
+        "from attnlab.softmax_family import _kernels\n"
+        "\n"
+        "\n"
+        "def softmax_row(x):\n"
+        "    return _kernels.normalised_exp(np.array(x, dtype=float), -1)\n",
+    ),
+    Attack(
+        "9.2-backward-core-as-an-attribute-of-backwards-kernels",
+        "09-watch-a-head-learn",
+        "attention-grads",
+        "import numpy as np\n"
+        "import attnlab\n"
+        "import attnlab.backward as bw\n"
+        "\n"
+        "\n"
+        "def attention_grads(q, k, v, g):\n"
+        "    c = 1 / np.sqrt(q.shape[-1])\n"
+        "    weights = attnlab.softmax(q @ k.T * c)\n"
+        "    return bw._kernels.attention_backward_unchecked(q, k, v, weights, g, c)\n",
     ),
     Attack(
         "8.2-online-normaliser-folds-the-state-as-one-score",

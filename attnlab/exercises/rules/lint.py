@@ -76,9 +76,10 @@ REFUSED_MODULES = (
     "numpy.ma.mrecords",
 )
 #: The plain names of the numerics' internal modules (their shared checks and unchecked cores).
-#: The public modules import them by these names, so ``from attnlab.softmax_family import
-#: normalised_exp`` would reach a core no exercise's forbidden list names in that form: refused
-#: wherever it is imported from or read as an attribute.
+#: The public modules import those modules (``from . import _kernels``), so a core is within
+#: reach as ``attnlab.softmax_family._kernels.normalised_exp`` (and was, before, as
+#: ``attnlab.softmax_family.normalised_exp``), a form no exercise's forbidden list names:
+#: refused wherever it is imported from or read as an attribute.
 INTERNAL_NAMES = frozenset(
     name
     for module in (_checks, _kernels)
