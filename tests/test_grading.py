@@ -17,8 +17,10 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from attnlab.exercises import EXERCISES, Outcome, lesson3
-from attnlab.exercises.kit.calling import call
+from attnlab.exercises.kit.calling import OverTimeLimit, call, call_watching
 from attnlab.exercises.kit.outcomes import Wrong
+from attnlab.exercises.rules import forbidden
+from attnlab.exercises.rules.forbidden import forbidden_during
 from attnlab.exercises.rules.lint import problems
 from attnlab.exercises.solutions import source_folder, worked_solutions
 from attnlab.grading import remote, sandbox
@@ -149,6 +151,7 @@ def kernel(tmp_path_factory):
             "def library(x):\n    return attnlab.softmax(x)\n"
             "def slow(x):\n    while True:\n        pass\n"
             "def big(n):\n    return float(np.ones((n, n)).sum())\n"
+            "def napping(x):\n    import time\n    time.sleep(0.6)\n    return x\n"
             "def stubborn(x):\n    while True:\n        try:\n            pass\n"
             "        except BaseException:\n            pass\n",
             remember=True,
@@ -187,6 +190,43 @@ def test_warnings_come_back_as_warnings(kernel):
 def test_a_forbidden_call_in_the_kernel_fails_the_check(kernel):
     feedback = lesson3.softmax_row.grade(RemoteFunction(kernel, "library"))
     assert feedback.outcome is Outcome.WRONG and "attnlab.softmax" in feedback.message
+
+
+def test_a_checks_time_limit_is_judged_on_the_call_not_its_round_trip(kernel, monkeypatch):
+    """9.1's 2 s limit held a right answer's round trip too (files, kernel messages): in a
+    fresh-clone CI run on a busy machine a complex-step VJP (0.1 s with its round trip) was
+    stopped at it. The worker times the call alone; a slow trip does not count, a slow call
+    does."""
+    made = kernel.call
+
+    def slow_trip(*args, **kwargs):
+        time.sleep(0.6)  # the request and the report held up on a busy disk, say
+        return made(*args, **kwargs)
+
+    monkeypatch.setattr(kernel, "call", slow_trip)
+    doubled = RemoteFunction(kernel, "double")
+    got, _ = call_watching(doubled, np.arange(3.0), limit=0.3)
+    assert got.tolist() == [0.0, 2.0, 4.0]
+    assert 0 <= doubled.last_seconds < 0.3
+    napping = RemoteFunction(kernel, "napping")
+    with pytest.raises(OverTimeLimit, match="longer than 0.3 s"):
+        call_watching(napping, 1.0, limit=0.3)
+    assert napping.last_seconds >= 0.6
+
+
+def test_finding_what_an_exercise_forbids_is_not_the_answers_time(monkeypatch):
+    """The first check of an exercise walks the course for what it forbids (about 1 s for
+    9.1, more on a busy machine): that happens before the clock starts."""
+    found = forbidden._forbidden_codes
+
+    def slow_to_find(names):
+        time.sleep(0.5)
+        return found(names)
+
+    monkeypatch.setattr(forbidden, "_forbidden_codes", slow_to_find)
+    with forbidden_during(("attnlab.softmax",)):
+        got, _ = call_watching(lambda x: 2 * x, np.ones(2), limit=0.3)
+    assert got.tolist() == [2.0, 2.0]
 
 
 def test_a_function_that_never_returns_is_stopped(kernel, monkeypatch):

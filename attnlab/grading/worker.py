@@ -39,6 +39,7 @@ import platform
 import struct
 import sys
 import threading
+import time
 import tracemalloc
 import types
 import warnings
@@ -68,6 +69,7 @@ _unwrap = inspect.unwrap
 _callable, _isinstance, _getattr, _vars = callable, isinstance, getattr, vars
 _realpath, _fsdecode, _fspath = os.path.realpath, os.fsdecode, os.fspath
 _get_ident = threading.get_ident
+_monotonic = time.monotonic
 
 #: Forbidden name -> the code objects it stood for when it was recorded.
 _REGISTRY: dict[str, frozenset] = {}
@@ -643,6 +645,7 @@ def serve(name: str, request: str, response: str) -> None:
                     _tm_start()
                 _tm_reset()
                 begin = _tm_traced()[0]
+            began = _monotonic()  # the call alone: not the files, the kernel or the wire
             try:
                 result = function(*args, **kwargs)
             except BaseException as exc:  # noqa: BLE001 - reported, never re-raised here
@@ -653,6 +656,7 @@ def serve(name: str, request: str, response: str) -> None:
                     "not_implemented": isinstance(exc, NotImplementedError),
                 }
             finally:
+                out["seconds"] = _monotonic() - began
                 _setprofile(previous)
                 _thread_setprofile(None)
                 if measure:

@@ -27,9 +27,11 @@ from attnlab.exercises.rules.reach import codes_within, reaching_codes
 __all__ = [
     "SOFTMAX_LIBRARY",
     "forbidden_code_objects",
+    "forbidden_codes",
     "forbidden_during",
     "forbidden_now",
     "forbidding",
+    "watching",
 ]
 
 #: The functions the exercise being checked forbids (set by :func:`forbidden_during`).
@@ -118,14 +120,25 @@ def forbidden_code_objects(names, namespace) -> dict:
     return codes
 
 
-@contextlib.contextmanager
+def forbidden_codes(names) -> dict:
+    """The code objects the forbidden ``names`` stand for (:func:`forbidden_code_objects`,
+    with the notebook's own names), mapped to their names; ``{}`` for no names."""
+    return _forbidden_codes(names) if names else {}
+
+
 def forbidding(names):
     """Raise :class:`Forbidden` after the block if it entered one of the functions ``names``.
 
     Functions that call into other processes (the grader's remote answers) enforce the same
     list themselves; this guards a learner's own kernel.
     """
-    codes = _forbidden_codes(names) if names else {}
+    return watching(forbidden_codes(names))
+
+
+@contextlib.contextmanager
+def watching(codes: dict):
+    """:func:`forbidding` with the code objects found already (:func:`forbidden_codes`), so a
+    timed call does not pay for finding them."""
     if not codes:
         yield
         return
