@@ -394,6 +394,65 @@ def test_namedtuples_ordered_dicts_and_fractions_travel_as_what_they_are(value):
     assert back == value if not isinstance(value, tuple) else (back[0] == 1 and len(back) == 2)
 
 
+def test_a_number_whose_parts_are_read_runs_no_code_of_the_students():
+    """A red team's lazy result (2026-12-07): a list of Fraction subclasses whose numerator
+    was a property computed a forbidden core while the worker encoded the result, after the
+    call was timed and watched. A subclass of Fraction now travels as opaque, a complex
+    subclass by its C fields; the exact types still travel as numbers."""
+    import fractions
+
+    ran = []
+
+    class Later(fractions.Fraction):
+        @property
+        def numerator(self):
+            ran.append("numerator")
+            return 1
+
+    class Twisted(complex):
+        @property
+        def real(self):
+            ran.append("real")
+            return 0.0
+
+    sent = encode([Later(1, 2), Twisted(1, 2), fractions.Fraction(1, 2), 1 + 2j])
+    assert ran == []
+    back = decode(sent)
+    assert isinstance(back[0], Opaque) and str(back[0]) == str(Opaque("Later"))
+    assert back[1:] == [1 + 2j, fractions.Fraction(1, 2), 1 + 2j]
+
+
+@pytest.mark.parametrize(
+    "source, refused",
+    [
+        (
+            "import attnlab.backward as B\nmatch B:\n    case object(_kernels=K):\n        pass\n",
+            "class patterns in match",
+        ),
+        (
+            "import fractions\nmatch fractions:\n    case object(sys=S):\n        pass\n",
+            "class patterns in match",
+        ),
+        ("import numpy as __builtins__\n", "`__builtins__`"),
+        ("try:\n    pass\nexcept Exception as __x:\n    pass\n", "`__x`"),
+        ("def f(x):\n    match x:\n        case {**__rest}:\n            return 0\n", "`__rest`"),
+    ],
+)
+def test_the_lint_sees_names_read_or_bound_outside_attribute_nodes(source, refused):
+    """A match class pattern reads attributes by name (the red team of 2026-12-07 reached
+    ``attnlab.backward._kernels`` and the grading worker's globals so); imports, except
+    clauses and patterns bind names that are not ast.Name nodes."""
+    assert any(refused in problem for problem in problems(source)), problems(source)
+
+
+def test_plain_match_statements_stay_allowed():
+    source = (
+        "def first(x):\n    match x:\n        case [a, *rest]:\n            return a\n"
+        "        case {'k': v}:\n            return v\n        case _:\n            return 0\n"
+    )
+    assert problems(source) == []
+
+
 def test_the_clean_kernels_limits_and_exchange_come_from_nbgrader_config(tmp_path):
     """``c.CleanKernel.*`` in an nbgrader config file set the clean kernel's time limits (the
     defaults are the module's), and ``c.Exchange.root`` is hidden from its sandbox; the config

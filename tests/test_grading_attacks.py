@@ -151,6 +151,48 @@ LONG_KEY_QUOTED = "7.1-a-3-mb-key-quoted-in-the-reason"
 HUGE_ANSWER_CELL = "3.1-a-1-mb-answer-cell-never-read-by-the-grader"
 
 
+#: A red team's lazy result (2026-12-07): a list of Fraction subclasses whose numerator and
+#: denominator compute the answer only when read, i.e. while the grading worker encodes the
+#: returned value, after the call was timed and its forbidden-call watch switched off.
+LAZY_FRACTIONS = """import fractions
+import numpy as np
+
+
+class Box:
+    def __init__(self, work, shape):
+        self.work, self.shape, self.out = work, shape, None
+
+    def value(self):
+        if self.out is None:
+            self.out = np.ravel(np.asarray(self.work(), dtype=float))
+        return self.out
+
+
+class Later(fractions.Fraction):
+    @property
+    def numerator(self):
+        return fractions.Fraction(float(self.box.value()[self.at])).numerator
+
+    @property
+    def denominator(self):
+        return fractions.Fraction(float(self.box.value()[self.at])).denominator
+
+
+def later(work, shape):
+    box = Box(work, shape)
+    flat = []
+    for at in range(int(np.prod(shape))):
+        item = Later(0)
+        item.box, item.at = box, at
+        flat.append(item)
+    for size in reversed(shape[1:]):
+        flat = [flat[i:i + size] for i in range(0, len(flat), size)]
+    return flat
+
+
+"""
+
+
 @dataclass(frozen=True)
 class Attack:
     """One answer cell.
@@ -1691,6 +1733,64 @@ def multi_head_attention(x, w_q, w_k, w_v, n_heads):
         "    c = 1 / np.sqrt(q.shape[-1])\n"
         "    weights = attnlab.softmax(q @ k.T * c)\n"
         "    return bw._kernels.attention_backward_unchecked(q, k, v, weights, g, c)\n",
+    ),
+    # the red team of 2026-12-07, given the student's view: a match class pattern reads any
+    # attribute by name (the lint saw none), and a Fraction subclass's numerator ran a
+    # forbidden computation while the worker encoded the result, after the call was timed
+    # and watched: 5 of 5 on lesson 3 and 5 of 6 on lesson 9 before the fixes
+    Attack(
+        "3.1-softmax-core-through-a-match-class-pattern",
+        "03-softmax",
+        "softmax-row",
+        "import numpy as np\n"
+        "import attnlab.attention as A\n"
+        "match A:\n"
+        "    case object(_kernels=K):\n"
+        "        pass\n"
+        "match K:\n"
+        "    case object(softmax_in_place=core):\n"
+        "        pass\n"
+        "\n"
+        "\n"
+        "def softmax_row(x):\n"
+        "    return core(np.array(x, dtype=float), -1)\n",
+    ),
+    Attack(
+        "3.1-online-softmax-run-lazily-while-the-result-is-encoded",
+        "03-softmax",
+        "softmax-row",
+        LAZY_FRACTIONS + "import attnlab\n"
+        "\n"
+        "\n"
+        "def softmax_row(x):\n"
+        "    x = np.array(x, dtype=float)\n"
+        "    return later(lambda: attnlab.online_softmax(x), x.shape)\n",
+    ),
+    Attack(
+        "9.1-the-workers-watch-switched-off-through-match-patterns",
+        "09-watch-a-head-learn",
+        "softmax-vjp",
+        "import fractions\n"
+        "import numpy as np\n"
+        "import attnlab.backward as B\n"
+        "match fractions:\n"
+        "    case object(sys=S):\n"
+        "        pass\n"
+        "match S:\n"
+        "    case object(modules=M):\n"
+        "        pass\n"
+        'match M["attnlab.grading.worker"]:\n'
+        "    case object(__dict__=D):\n"
+        "        pass\n"
+        'D["_setprofile"] = lambda f: None\n'
+        'D["_thread_setprofile"] = lambda f: None\n'
+        "match B:\n"
+        "    case object(_kernels=K):\n"
+        "        pass\n"
+        "\n"
+        "\n"
+        "def softmax_vjp(w, g):\n"
+        "    return K.softmax_vjp_unchecked(w, g)\n",
     ),
     Attack(
         "8.2-online-normaliser-folds-the-state-as-one-score",

@@ -44,6 +44,8 @@ _escape = json.encoder.encode_basestring_ascii  # the C function, not a module l
 _Fraction = fractions.Fraction
 _isinstance, _type, _len, _str = isinstance, type, len, str
 _float_repr, _int_repr = float.__repr__, int.__repr__
+_real, _imag = complex.real.__get__, complex.imag.__get__  # the C fields, no property of a subclass
+_fraction_parts = _Fraction.numerator.fget, _Fraction.denominator.fget
 _dict_items, _tuple, _list = dict.items, tuple, list
 
 #: numpy dtype kinds that may travel: bool, ints, floats, complex, fixed strings.
@@ -89,9 +91,14 @@ def _enc(value, budget: list[int]):
     if _isinstance(value, float):
         return {"float": _float_repr(value)}
     if _isinstance(value, complex):
-        return {"complex": [_float_repr(value.real), _float_repr(value.imag)]}
-    if _isinstance(value, _Fraction):  # an exact number is a number (1/2 is 0.5)
-        return {"fraction": [_int_repr(int(value.numerator)), _int_repr(int(value.denominator))]}
+        return {"complex": [_float_repr(_real(value)), _float_repr(_imag(value))]}
+    # An exact number is a number (1/2 is 0.5), but only a Fraction itself with whole-number
+    # parts: reading a subclass's numerator runs its code after the call was timed and watched
+    # (a red team's lazy result computed a forbidden core there, 2026-12-07).
+    if _type(value) is _Fraction:
+        numerator, denominator = (part(value) for part in _fraction_parts)
+        if _type(numerator) is int and _type(denominator) is int:
+            return {"fraction": [_int_repr(numerator), _int_repr(denominator)]}
     if value is Ellipsis:
         return {"ellipsis": True}
     # a namedtuple is a tuple, an OrderedDict or a defaultdict a dict: they travel as such

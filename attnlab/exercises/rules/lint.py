@@ -547,6 +547,19 @@ def problems(source: str, forbidden=(), refused=()) -> list[str]:
                 refuse(node, node.name, "graded answers cannot define special methods")
         elif isinstance(node, ast.arg) and node.arg.startswith("__"):
             refuse(node, node.arg, "graded answers cannot use it")
+        elif isinstance(node, ast.MatchClass):
+            # ``case object(_kernels=K)`` reads any attribute by name (its keywords are plain
+            # strings, not attribute nodes), and a class's ``__match_args__`` names more: a red
+            # team reached a forbidden core and the grading worker's own globals so (2026-12-07)
+            refuse(
+                node,
+                f"case {ast.unparse(node)[:50]}",
+                "class patterns in match read attributes by name; graded answers cannot use them",
+            )
+        elif (bound := _bound_name(node)) is not None and (
+            bound.startswith("__") or bound in REFUSED_NAMES or bound in bare
+        ):
+            refuse(node, bound, "graded answers cannot use it")
         elif isinstance(node, (ast.Global, ast.Nonlocal)):
             names = [n for n in node.names if n.startswith("__") or n in REFUSED_NAMES]
             if names:
@@ -606,6 +619,26 @@ def _imports(source: str) -> list[tuple[str, str, str]]:
         elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
             found += [(node.module, a.name, a.asname or a.name) for a in node.names]
     return found
+
+
+def _bound_name(node) -> str | None:
+    """The name ``node`` binds without an ``ast.Name``: ``import numpy as __x``, ``except E
+    as __x``, ``case __x``, ``case [*__x]``, ``case {**__x}``; None for any other node.
+
+    Examples
+    --------
+    >>> _bound_name(ast.parse("import numpy as np").body[0].names[0])
+    'np'
+    >>> _bound_name(ast.parse("x = 1").body[0]) is None
+    True
+    """
+    if isinstance(node, ast.alias):
+        return node.asname
+    if isinstance(node, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)):
+        return node.name
+    if isinstance(node, ast.MatchMapping):
+        return node.rest
+    return None
 
 
 def imported_modules(source: str) -> set[str]:
