@@ -445,6 +445,69 @@ def test_the_lint_sees_names_read_or_bound_outside_attribute_nodes(source, refus
     assert any(refused in problem for problem in problems(source)), problems(source)
 
 
+def test_an_exact_fraction_holding_a_subclass_is_not_read_as_a_number():
+    """The second red team of 2026-12-07: ``Fraction(x)`` of a subclass ``x`` is an exact
+    Fraction whose slots hold what x's numerator property returned, here another subclass
+    whose ``_numerator`` property computes; an object array of such Fractions was turned to
+    float while the worker encoded the result, after the call was timed and watched."""
+    import fractions
+
+    from attnlab.exercises.rules.received import real_numbers
+
+    ran = []
+
+    def keep(self, value):
+        pass
+
+    class Part(fractions.Fraction):
+        _numerator = property(lambda self: ran.append(1) or 3, keep)
+        _denominator = property(lambda self: 1, keep)
+
+    class Pair(fractions.Fraction):
+        numerator = property(lambda self: self.top)
+        denominator = property(lambda self: self.bottom)
+
+    pair = Pair(0)
+    pair.top, pair.bottom = Part(0), 1
+    hidden = fractions.Fraction(pair)
+    assert type(hidden) is fractions.Fraction
+    lazy = np.array([hidden, fractions.Fraction(1, 2)], dtype=object)
+    assert real_numbers(lazy) is None
+    assert isinstance(decode(encode(lazy)), Opaque) and ran == []
+    honest = np.array([fractions.Fraction(1, 4), fractions.Fraction(1, 2), 2], dtype=object)
+    assert real_numbers(honest).tolist() == [0.25, 0.5, 2.0]
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "import functools\nimport fractions\nf = functools.wraps(fractions, assigned=('sys',))\n",
+        "import functools\nw = functools.wraps\n",
+        "x = '_setprofile'\n",
+        "names = ('modules',)\n",
+        "y = '__globals__'\n",
+    ],
+)
+def test_attribute_names_in_strings_and_wraps_are_refused(source):
+    """``functools.wraps(src, assigned=(name,), updated=())(dst)`` is getattr and setattr by
+    a name given as a string: the second red team of 2026-12-07 reached ``sys.modules`` and
+    switched the grading worker's watch off so. A refused name is refused as a string too."""
+    assert problems(source), source
+
+
+def test_ordinary_strings_stay_allowed():
+    source = (
+        "import numpy as np\n"
+        "def f(x):\n"
+        '    """Softmax of x."""\n'
+        "    with np.errstate(divide='ignore', over='ignore'):\n"
+        "        y = np.einsum('ij,kj->ik', x, x).astype('float32')\n"
+        "    z = '_'.join('ab')\n"
+        "    return np.pad(y, 1, mode='constant'), {'q1': 'B', 'shape': 'diagonal'}, z\n"
+    )
+    assert problems(source) == []
+
+
 def test_plain_match_statements_stay_allowed():
     source = (
         "def first(x):\n    match x:\n        case [a, *rest]:\n            return a\n"

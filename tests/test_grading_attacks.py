@@ -1792,6 +1792,90 @@ def multi_head_attention(x, w_q, w_k, w_v, n_heads):
         "def softmax_vjp(w, g):\n"
         "    return K.softmax_vjp_unchecked(w, g)\n",
     ),
+    # the second red team of 2026-12-07 (the fixes above in place): an object array of exact
+    # Fractions hiding subclasses in their slots, turned to float while the result was
+    # encoded (5 of 5 on lesson 3), and functools.wraps as getattr and setattr by a string
+    # name, which switched the worker's watch off (5 of 5 on lesson 3, 5 of 6 on lesson 9)
+    Attack(
+        "3.1-online-softmax-hidden-in-exact-fractions-of-an-object-array",
+        "03-softmax",
+        "softmax-row",
+        "import fractions\n"
+        "import numpy as np\n"
+        "import attnlab\n"
+        "\n"
+        "\n"
+        "class Box:\n"
+        "    def __init__(self, work):\n"
+        "        self.work, self.out = work, None\n"
+        "\n"
+        "    def part(self, at, which):\n"
+        "        if self.out is None:\n"
+        "            self.out = np.ravel(np.asarray(self.work(), dtype=float))\n"
+        "        return float(self.out[at]).as_integer_ratio()[which]\n"
+        "\n"
+        "\n"
+        "def keep(self, value):\n"
+        "    pass\n"
+        "\n"
+        "\n"
+        "class Part(fractions.Fraction):\n"
+        "    _numerator = property(lambda self: self.box.part(self.at, self.which), keep)\n"
+        "    _denominator = property(lambda self: 1, keep)\n"
+        "\n"
+        "\n"
+        "class Pair(fractions.Fraction):\n"
+        "    numerator = property(lambda self: self.top)\n"
+        "    denominator = property(lambda self: self.bottom)\n"
+        "\n"
+        "\n"
+        "def part(box, at, which):\n"
+        "    p = Part(0)\n"
+        "    p.box, p.at, p.which = box, at, which\n"
+        "    return p\n"
+        "\n"
+        "\n"
+        "def later(work, shape):\n"
+        "    box = Box(work)\n"
+        "    n = int(np.prod(shape))\n"
+        "    out = np.empty(n, dtype=object)\n"
+        "    for at in range(n):\n"
+        "        pair = Pair(0)\n"
+        "        pair.top, pair.bottom = part(box, at, 0), part(box, at, 1)\n"
+        "        out[at] = fractions.Fraction(pair)\n"
+        "    return out.reshape(shape)\n"
+        "\n"
+        "\n"
+        "def softmax_row(x):\n"
+        "    x = np.asarray(x, dtype=float)\n"
+        "    return later(lambda: attnlab.online_softmax(x), x.shape)\n",
+    ),
+    Attack(
+        "9.2-the-workers-watch-switched-off-through-functools-wraps",
+        "09-watch-a-head-learn",
+        "attention-grads",
+        "import functools\n"
+        "import fractions\n"
+        "import scipy.optimize\n"
+        "import attnlab\n"
+        "\n"
+        "grab = scipy.optimize.OptimizeResult()\n"
+        'functools.wraps(fractions, assigned=("sys",), updated=())(grab)\n'
+        'functools.wraps(grab["sys"], assigned=("modules",), updated=())(grab)\n'
+        'functools.wraps(attnlab, assigned=("attention_backward",), updated=())(grab)\n'
+        'worker = grab["modules"].get("attnlab.grading.worker")\n'
+        "if worker is not None:\n"
+        "    quiet = scipy.optimize.OptimizeResult()\n"
+        '    quiet["_setprofile"] = lambda f: None\n'
+        '    quiet["_thread_setprofile"] = lambda f: None\n'
+        '    functools.wraps(quiet, assigned=("_setprofile", "_thread_setprofile"), updated=())(\n'
+        "        worker\n"
+        "    )\n"
+        "\n"
+        "\n"
+        "def attention_grads(q, k, v, g):\n"
+        '    return tuple(grab["attention_backward"](q, k, v, g))\n',
+    ),
     Attack(
         "8.2-online-normaliser-folds-the-state-as-one-score",
         "08-cost-of-attention",

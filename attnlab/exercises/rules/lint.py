@@ -230,6 +230,7 @@ REFUSED_ATTRIBUTES = frozenset(
         "methodcaller",
         "get_type_hints",
         "update_wrapper",
+        "wraps",  # functools.wraps(src, assigned=(name,)) is getattr and setattr by name
         "Path",
         "PurePath",
         "PosixPath",
@@ -556,6 +557,22 @@ def problems(source: str, forbidden=(), refused=()) -> list[str]:
                 f"case {ast.unparse(node)[:50]}",
                 "class patterns in match read attributes by name; graded answers cannot use them",
             )
+        elif (
+            isinstance(node, ast.Constant)
+            and isinstance(node.value, str)
+            and node.value.isidentifier()
+            and (
+                node.value.startswith("_")
+                and node.value.strip("_")  # not "_".join(...)
+                or node.value in REFUSED_NAMES
+                or node.value in REFUSED_ATTRIBUTES
+                or node.value in INTERNAL_NAMES
+            )
+        ):
+            # library functions read and write attributes by a name given as a string
+            # (``functools.wraps(src, assigned=("sys",))`` did, 2026-12-07): a refused name
+            # is refused as a string too
+            refuse(node, repr(node.value)[:40], _AS_A_STRING)
         elif (bound := _bound_name(node)) is not None and (
             bound.startswith("__") or bound in REFUSED_NAMES or bound in bare
         ):
@@ -619,6 +636,12 @@ def _imports(source: str) -> list[tuple[str, str, str]]:
         elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
             found += [(node.module, a.name, a.asname or a.name) for a in node.names]
     return found
+
+
+_AS_A_STRING = (
+    "a name graded answers cannot use cannot be written as a string either (library "
+    "functions read attributes by a name given as a string)"
+)
 
 
 def _bound_name(node) -> str | None:

@@ -19,6 +19,8 @@ _astype, _tolist, _ravel = np.ndarray.astype, np.ndarray.tolist, np.ndarray.rave
 _float64, _all = np.float64, all
 _isinstance, _type = isinstance, type
 _dict_items = dict.items
+_Fraction = fractions.Fraction
+_fraction_parts = _Fraction.numerator.fget, _Fraction.denominator.fget
 
 #: The types of the elements of an object array that travels, as float64: real numbers
 #: (``np.frompyfunc(math.exp, 1, 1)`` gives an object array of floats; the learner's check reads
@@ -80,11 +82,20 @@ def as_received(value, depth: int = 0):
     return value
 
 
+def _plain(number) -> bool:
+    """False for a Fraction whose parts are not exact ints: ``Fraction(x)`` of a subclass
+    ``x`` stores what its numerator property returned, and converting it to float then ran
+    a red team's code after the call was timed and watched (2026-12-07)."""
+    if _type(number) is not _Fraction:
+        return True
+    return _all([_type(part(number)) is int for part in _fraction_parts])
+
+
 def real_numbers(array):
     """An object array whose elements are all real numbers (:data:`_REAL`) as float64, or
     None (it then travels as :class:`Opaque`, as any object array did before)."""
     elements = _tolist(_ravel(array))
-    if not _all([_type(e) in _REAL for e in elements]):
+    if not _all([_type(e) in _REAL and _plain(e) for e in elements]):
         return None
     try:
         return _astype(array, _float64)
