@@ -495,6 +495,53 @@ def test_attribute_names_in_strings_and_wraps_are_refused(source):
     assert problems(source), source
 
 
+@pytest.mark.parametrize(
+    "source, allowed",
+    [
+        ("maker = type(int)\n", False),  # type itself: it made classes with any dunder
+        ("def f(x):\n    return type(x)(x)\n", False),
+        ("def f(x):\n    return [type(x)]\n", False),
+        ("def f(x):\n    return type(x) is float\n", True),
+        ("def f(x):\n    return type(x) in (list, tuple)\n", True),
+    ],
+)
+def test_type_is_for_comparing_a_values_type_only(source, allowed):
+    """The third red team of 2026-12-07 kept ``type(int)``, which is ``type``, and made a class
+    with a code-named annotation that dataclasses ran (and could make any special method)."""
+    assert (problems(source) == []) is allowed, problems(source)
+
+
+def test_dataclasses_in_the_grading_kernel_refuse_a_field_named_by_code():
+    """dataclasses writes its methods as text with the field names in it and runs them with
+    exec: a Field renamed to code ran it (the third red team of 2026-12-07). The grading
+    worker wraps dataclasses so that such a class is not made; honest dataclasses still are."""
+    import dataclasses
+
+    from attnlab.grading import worker
+
+    original = dataclasses._process_class
+    try:
+        worker.guard_dataclasses()
+
+        @dataclasses.dataclass
+        class Honest:
+            x: int = 0
+
+        assert Honest(2) == Honest(2)
+
+        @dataclasses.dataclass(eq=False)
+        class Base:
+            x: int = 0
+
+        ran = []
+        dataclasses.fields(Base)[0].name = "x,ran.append(1)"
+        with pytest.raises(TypeError, match="named by an identifier"):
+            dataclasses.dataclass(type("Box", (Base,), {}))
+        assert ran == []
+    finally:
+        dataclasses._process_class = original
+
+
 def test_ordinary_strings_stay_allowed():
     source = (
         "import numpy as np\n"

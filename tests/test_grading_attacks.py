@@ -193,6 +193,23 @@ def later(work, shape):
 """
 
 
+#: The third red team's code (2026-12-07), hidden from the lint as hex: switch the grading
+#: worker's watch off and hand over the library functions the exercises forbid. ``CODE`` is a
+#: dataclass field name that runs it when dataclasses writes the class's ``__eq__``.
+DATACLASS_EXEC = (
+    "import dataclasses\n"
+    "\n"
+    "\n"
+    "@dataclasses.dataclass(init=False, repr=False, eq=False)\n"
+    "class Base:\n"
+    "    x: int = 0\n"
+    "\n"
+    "\n"
+    "HEX = '696d706f7274207379732c206174746e6c61620a77203d207379732e6d6f64756c65732e67657428276174746e6c61622e67726164696e672e776f726b657227290a69662077206973206e6f74204e6f6e653a0a20202020772e5f73657470726f66696c65203d206c616d62646120663a204e6f6e650a20202020772e5f7468726561645f73657470726f66696c65203d206c616d62646120663a204e6f6e650a696d706f7274206174746e6c61622e6261636b776172640a736d203d206174746e6c61622e736f66746d61780a766a70203d206174746e6c61622e736f66746d61785f766a700a'\n"
+    'CODE = "x,[exec(bytes.fromhex(\'" + HEX + "\').decode(),(d:={})),d][1])#"\n'
+)
+
+
 @dataclass(frozen=True)
 class Attack:
     """One answer cell.
@@ -1875,6 +1892,42 @@ def multi_head_attention(x, w_q, w_k, w_v, n_heads):
         "\n"
         "def attention_grads(q, k, v, g):\n"
         '    return tuple(grab["attention_backward"](q, k, v, g))\n',
+    ),
+    # the third red team of 2026-12-07: dataclasses writes its methods as text with the
+    # fields' names in it and runs them with exec; a Field renamed to code (or an annotation
+    # key set through type(int), which is type itself) ran any code in the grading kernel,
+    # unseen by the lint: the worker's watch switched off, 5 of 5 on lesson 3, 5 of 6 on 9
+    Attack(
+        "3.1-code-run-by-dataclasses-from-a-renamed-field",
+        "03-softmax",
+        "softmax-row",
+        DATACLASS_EXEC + "dataclasses.fields(Base)[0].name = CODE\n"
+        "\n"
+        "\n"
+        "class Box(Base):\n"
+        "    pass\n"
+        "\n"
+        "\n"
+        "Box = dataclasses.dataclass(init=False, repr=False)(Box)\n"
+        "got = (Box() == Box())[1]\n"
+        "\n"
+        "\n"
+        "def softmax_row(x):\n"
+        "    return got['sm'](x)\n",
+    ),
+    Attack(
+        "9.1-code-run-by-dataclasses-from-an-annotation-made-with-type-of-int",
+        "09-watch-a-head-learn",
+        "softmax-vjp",
+        DATACLASS_EXEC + "maker = type(int)\n"
+        "u = '_' * 2\n"
+        "Box = maker('Box', (), {'x': 0, u + 'annotations' + u: {CODE: int}})\n"
+        "Box = dataclasses.dataclass(init=False, repr=False)(Box)\n"
+        "got = (Box() == Box())[1]\n"
+        "\n"
+        "\n"
+        "def softmax_vjp(w, g):\n"
+        "    return got['vjp'](w, g)\n",
     ),
     Attack(
         "8.2-online-normaliser-folds-the-state-as-one-score",

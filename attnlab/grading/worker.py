@@ -33,6 +33,7 @@ import errno
 import hashlib
 import importlib
 import inspect
+import keyword
 import os
 import pickle
 import platform
@@ -67,9 +68,11 @@ _errstate = np.errstate
 _CodeType, _FunctionType, _ModuleType = types.CodeType, types.FunctionType, types.ModuleType
 _unwrap = inspect.unwrap
 _callable, _isinstance, _getattr, _vars = callable, isinstance, getattr, vars
+_type = type
 _realpath, _fsdecode, _fspath = os.path.realpath, os.fsdecode, os.fspath
 _get_ident = threading.get_ident
 _monotonic = time.monotonic
+_iskeyword = keyword.iskeyword
 
 #: Forbidden name -> the code objects it stood for when it was recorded.
 _REGISTRY: dict[str, frozenset] = {}
@@ -401,6 +404,59 @@ def forbid_kernel_reach() -> None:
         setattr(shell, name, refuse)
 
 
+NOT_A_FIELD_NAME = "a dataclass field must be named by an identifier"
+
+
+def plain_field_names(cls) -> None:
+    """Raise TypeError unless every field ``dataclasses`` would generate code for on ``cls``
+    is named by an identifier (a str, not a keyword).
+
+    ``dataclasses`` writes its methods as text with the fields' names in it and runs them
+    with ``exec``, and checks no name: a Field's ``name`` set to code (``fields(Base)[0].name
+    = "x,[exec(...)]"``), inherited by a class decorated again, ran any code unseen by the lint
+    (the third red team of 2026-12-07: 5/5 in lesson 3, 5/6 in lesson 9, the worker's watch
+    switched off).
+
+    Examples
+    --------
+    >>> import dataclasses
+    >>> @dataclasses.dataclass
+    ... class P:
+    ...     x: int = 0
+    >>> plain_field_names(P)
+    >>> dataclasses.fields(P)[0].name = "x, print('hi')"
+    >>> plain_field_names(type("Q", (P,), {}))
+    Traceback (most recent call last):
+    ...
+    TypeError: a dataclass field must be named by an identifier, not "x, print('hi')"
+    """
+    names = []
+    for base in _type.mro(cls)[-1:0:-1]:
+        fields = _type.__getattribute__(base, "__dict__").get("__dataclass_fields__")
+        if _isinstance(fields, dict):
+            names += [*fields, *(_getattr(f, "name", None) for f in fields.values())]
+    names += [*_type.__getattribute__(cls, "__dict__").get("__annotations__", {})]
+    for name in names:
+        if _type(name) is not str or not str.isidentifier(name) or _iskeyword(name):
+            raise TypeError(f"{NOT_A_FIELD_NAME}, not {name!r}")
+
+
+def guard_dataclasses() -> None:
+    """From now on ``dataclasses`` makes no class with a field it would write code for whose
+    name is not an identifier (:func:`plain_field_names`)."""
+    import dataclasses
+
+    process = getattr(dataclasses, "_process_class", None)
+    if process is None:  # another Python's dataclasses: nothing to wrap
+        return
+
+    def _process_class(cls, *args, **kwargs):
+        plain_field_names(cls)
+        return process(cls, *args, **kwargs)
+
+    dataclasses._process_class = _process_class
+
+
 def start(key: str, names=()) -> None:
     """Arm the worker (once, before any student code): the report key, the forbidden names;
     from here on no process can be started in this kernel (:func:`forbid_processes`)."""
@@ -409,6 +465,7 @@ def start(key: str, names=()) -> None:
     _STATE["processes"] = forbid_processes()
     forbid_files()
     forbid_kernel_reach()
+    guard_dataclasses()
     secret = bytes.fromhex(key)
     inner_pad = bytes(b ^ 0x36 for b in secret.ljust(64, b"\0"))
     outer_pad = bytes(b ^ 0x5C for b in secret.ljust(64, b"\0"))

@@ -511,12 +511,15 @@ def problems(source: str, forbidden=(), refused=()) -> list[str]:
                     and len(call.args) == 1
                     and not call.keywords
                     and not isinstance(call.args[0], ast.Starred)
+                    # type(int) is type itself: kept, it made classes with any special method
+                    # (the third red team of 2026-12-07), so type(x) is for comparing only
+                    and isinstance(parents.get(call), ast.Compare)
                 ):
                     refuse(
                         node,
                         "type",
-                        "graded answers may use type only as type(x), one value's type; "
-                        "it cannot be renamed or make classes",
+                        "graded answers may use type only to compare one value's type "
+                        "(type(x) is float); it cannot be kept, called, renamed or make classes",
                     )
         elif isinstance(node, ast.Attribute):
             root = node.value
