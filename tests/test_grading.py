@@ -229,6 +229,32 @@ def test_finding_what_an_exercise_forbids_is_not_the_answers_time(monkeypatch):
     assert got.tolist() == [2.0, 2.0]
 
 
+def test_a_kernel_that_dies_before_its_first_reply_is_started_once_more(tmp_path, monkeypatch):
+    """Once, in a fresh-clone CI run on a busy machine, a grading kernel died after its banner
+    and before replying (no traceback, no OOM kill): one student's grading should not fail for
+    it. A second death in a row is reported."""
+    launch, tries = CleanKernel._launch, []
+
+    def dies_first(self):
+        tries.append(1)
+        if len(tries) == 1:
+            raise remote.KernelDiedAtStart("the grading kernel did not start: died")
+        launch(self)
+
+    monkeypatch.setattr(CleanKernel, "_launch", dies_first)
+    with CleanKernel(tmp_path / "a") as k:
+        remote.arm(k)
+        assert k.run("x = 1")[0] == "ok"
+    assert len(tries) == 2
+
+    def always_dies(self):
+        raise remote.KernelDiedAtStart("the grading kernel did not start: died")
+
+    monkeypatch.setattr(CleanKernel, "_launch", always_dies)
+    with pytest.raises(RuntimeError, match="and again"), CleanKernel(tmp_path / "b"):
+        pass
+
+
 def test_a_function_that_never_returns_is_stopped(kernel, monkeypatch):
     monkeypatch.setattr(kernel, "call_timeout", 2.0)
     with pytest.raises(TimeoutError):

@@ -112,6 +112,11 @@ def _matplotlib_cache(home: Path) -> str:
         return str(home / ".matplotlib")
 
 
+class KernelDiedAtStart(RuntimeError):
+    """The grading kernel's process ended before it first replied (:meth:`CleanKernel.__enter__`
+    starts it once more)."""
+
+
 class CleanKernel(LoggingConfigurable):
     """A kernel started for grading one notebook; use as a context manager.
 
@@ -176,7 +181,17 @@ class CleanKernel(LoggingConfigurable):
         self._setup: list[str] = []  # the cells that ran, replayed after a restart
         self.sandboxed = sandbox.use(self.sandbox)
         try:
-            self._launch()
+            try:
+                self._launch()
+            except KernelDiedAtStart as first:
+                # once, in a fresh-clone CI run on a busy machine, a grading kernel died after
+                # its banner and before its first reply (no traceback, no OOM kill): a new one
+                # is started once, before any student code, so one student's grading does
+                # not fail for it; a second death is reported with both logs
+                try:
+                    self._launch()
+                except KernelDiedAtStart as second:
+                    raise RuntimeError(f"{first}\nand again: {second}") from None
         except BaseException:
             self._folder.cleanup()
             raise
@@ -217,7 +232,8 @@ class CleanKernel(LoggingConfigurable):
         except (RuntimeError, TimeoutError) as problem:
             log = (Path(self._folder.name) / "kernel.log").read_text(errors="replace")[-2000:]
             self._stop()
-            raise RuntimeError(f"the grading kernel did not start: {problem}\n{log}") from None
+            kind = KernelDiedAtStart if "died before replying" in str(problem) else RuntimeError
+            raise kind(f"the grading kernel did not start: {problem}\n{log}") from None
 
     def _stop(self) -> None:
         try:
