@@ -31,7 +31,7 @@ import json.encoder
 
 import numpy as np
 
-from attnlab.exercises.rules.received import OBJECTS, Opaque, real_numbers
+from attnlab.exercises.rules.received import OBJECTS, Opaque, fraction_parts, real_numbers
 
 # Everything the kernel side uses to turn a value into text is taken here, when the grading
 # kernel imports this module and before any student code runs there: rebinding a library name
@@ -41,11 +41,9 @@ _asarray, _contiguous = np.asarray, np.ascontiguousarray
 _tobytes = np.ndarray.tobytes
 _b2a = binascii.b2a_base64
 _escape = json.encoder.encode_basestring_ascii  # the C function, not a module lookup
-_Fraction = fractions.Fraction
 _isinstance, _type, _len, _str = isinstance, type, len, str
 _float_repr, _int_repr = float.__repr__, int.__repr__
 _real, _imag = complex.real.__get__, complex.imag.__get__  # the C fields, no property of a subclass
-_fraction_parts = _Fraction.numerator.fget, _Fraction.denominator.fget
 _dict_items, _tuple, _list = dict.items, tuple, list
 
 #: numpy dtype kinds that may travel: bool, ints, floats, complex, fixed strings.
@@ -95,10 +93,9 @@ def _enc(value, budget: list[int]):
     # An exact number is a number (1/2 is 0.5), but only a Fraction itself with whole-number
     # parts: reading a subclass's numerator runs its code after the call was timed and watched
     # (a red team's lazy result computed a forbidden core there, 2026-12-07).
-    if _type(value) is _Fraction:
-        numerator, denominator = (part(value) for part in _fraction_parts)
-        if _type(numerator) is int and _type(denominator) is int:
-            return {"fraction": [_int_repr(numerator), _int_repr(denominator)]}
+    parts = fraction_parts(value)
+    if parts is not None:
+        return {"fraction": [_int_repr(parts[0]), _int_repr(parts[1])]}
     if value is Ellipsis:
         return {"ellipsis": True}
     # a namedtuple is a tuple, an OrderedDict or a defaultdict a dict: they travel as such

@@ -16,7 +16,7 @@ import numpy as np
 
 _ndarray, _asarray = np.ndarray, np.asarray
 _astype, _tolist, _ravel = np.ndarray.astype, np.ndarray.tolist, np.ndarray.ravel
-_float64, _all = np.float64, all
+_float64, _all, _tuple = np.float64, all, tuple
 _isinstance, _type = isinstance, type
 _dict_items = dict.items
 _Fraction = fractions.Fraction
@@ -82,13 +82,26 @@ def as_received(value, depth: int = 0):
     return value
 
 
-def _plain(number) -> bool:
-    """False for a Fraction whose parts are not exact ints: ``Fraction(x)`` of a subclass
-    ``x`` stores what its numerator property returned, and converting it to float then ran
-    a red team's code after the call was timed and watched (2026-12-07)."""
+def fraction_parts(number):
+    """A Fraction's ``(numerator, denominator)`` when it is a Fraction itself whose parts are
+    exact ints, else None. ``Fraction(x)`` of a subclass ``x`` stores what its numerator
+    property returned, and converting it to float (or reading a subclass's parts) ran a red
+    team's code after the call was timed and watched (2026-12-07). The wire encodes a Fraction
+    only from these parts.
+
+    >>> from fractions import Fraction
+    >>> fraction_parts(Fraction(1, 2)), fraction_parts(0.5)
+    ((1, 2), None)
+    """
     if _type(number) is not _Fraction:
-        return True
-    return _all([_type(part(number)) is int for part in _fraction_parts])
+        return None
+    parts = _tuple([part(number) for part in _fraction_parts])
+    return parts if _all([_type(part) is int for part in parts]) else None
+
+
+def _plain(number) -> bool:
+    """False only for a Fraction whose parts are not exact ints (:func:`fraction_parts`)."""
+    return _type(number) is not _Fraction or fraction_parts(number) is not None
 
 
 def real_numbers(array):
