@@ -3,7 +3,10 @@
 // straight into the canvas with putImageData and shows on the next frame.
 //
 // Messages from the kernel: {kind: "tiles", width, height, rects: [[x, y, w, h], ...]} with
-// one buffer holding the tiles' RGBA rows back to back, in the order of `rects`, and the
+// one buffer holding the tiles' RGBA rows back to back, in the order of `rects`; when the
+// page draws the moving artists (attnlab/page_layer.py), also `shapes`: the tiles are then
+// the figure without them, kept in a background canvas, and each frame is that background
+// with every shape drawn over it ([svgPathData, style, [dx, dy]?], see drawShapes); and the
 // explorer's readout HTML when it goes with the frame ({..., readout, readout_model}): it is
 // set, in the same task, on that Readout's model (or, until the model is found, handed to the
 // readout view of the explorer around this view as a READOUT_EVENT), so figure and numbers
@@ -38,6 +41,37 @@ const READOUT_EVENT = "attnlab-readout"; // controls.js listens for it
 function bytesOf(buffer) {
   if (buffer instanceof ArrayBuffer) return new Uint8ClampedArray(buffer);
   return new Uint8ClampedArray(buffer.buffer, buffer.byteOffset, buffer.byteLength);
+}
+
+// Draw the page layer's shapes: SVG path data in device pixels, filled and stroked as the
+// style says (attnlab.page_layer.ShapeRecorder.style); a text's outlines may come with how
+// far to move them from where they were first laid out.
+function drawShapes(ctx, shapes) {
+  for (const [data, style, at] of shapes) {
+    ctx.save();
+    if (style.clip) {
+      ctx.beginPath();
+      ctx.rect(style.clip[0], style.clip[1], style.clip[2], style.clip[3]);
+      ctx.clip();
+    }
+    if (style.clipPath) ctx.clip(new Path2D(style.clipPath));
+    if (at) ctx.translate(at[0], at[1]);
+    const path = new Path2D(data);
+    if (style.fill) {
+      ctx.fillStyle = style.fill;
+      ctx.fill(path);
+    }
+    if (style.stroke) {
+      ctx.strokeStyle = style.stroke;
+      ctx.lineWidth = style.width;
+      ctx.lineCap = style.cap;
+      ctx.lineJoin = style.join;
+      ctx.setLineDash(style.dash || []);
+      ctx.lineDashOffset = style.offset || 0;
+      ctx.stroke(path);
+    }
+    ctx.restore();
+  }
 }
 
 function pageIsDark() {
@@ -78,6 +112,8 @@ function render({ model, el }) {
   const banner = makeBanner();
   frame.append(canvas, banner);
   const ctx = canvas.getContext("2d");
+  const background = document.createElement("canvas"); // the figure without its shapes
+  const backgroundCtx = background.getContext("2d");
   let painted = false;
   let lost = false;
   let keepTimer = null;
@@ -86,8 +122,8 @@ function render({ model, el }) {
   function resize(width, height, scale = model.get("scale") || 1) {
     if (canvas.width === width && canvas.height === height && shownScale === scale) return;
     if (canvas.width !== width || canvas.height !== height) {
-      canvas.width = width;
-      canvas.height = height;
+      canvas.width = background.width = width;
+      canvas.height = background.height = height;
     }
     shownScale = scale;
     canvas.style.width = `${width / scale}px`; // the height follows the canvas' aspect ratio
@@ -114,11 +150,18 @@ function render({ model, el }) {
     if (!msg || msg.kind !== "tiles" || !buffers || !buffers.length) return;
     resize(msg.width, msg.height, msg.scale || model.get("scale") || 1);
     const data = bytesOf(buffers[0]);
+    const shapes = Array.isArray(msg.shapes) ? msg.shapes : null;
+    const target = shapes ? backgroundCtx : ctx;
     let offset = 0;
     for (const [x, y, w, h] of msg.rects) {
       const n = 4 * w * h;
-      ctx.putImageData(new ImageData(data.subarray(offset, offset + n), w, h), x, y);
+      target.putImageData(new ImageData(data.subarray(offset, offset + n), w, h), x, y);
       offset += n;
+    }
+    if (shapes) {
+      ctx.clearRect(0, 0, canvas.width, canvas.height);
+      ctx.drawImage(background, 0, 0);
+      drawShapes(ctx, shapes);
     }
     painted = true;
     // The readout's HTML: set on its model by initialize() below once that model is found;

@@ -133,7 +133,8 @@ class FigureCanvas(anywidget.AnyWidget):
     Attributes
     ----------
     pixels : ndarray of uint8, shape (height, width, 4), or None
-        The frame last shown (read-only), None before the first.
+        The frame last shown (read-only), None before the first. While the page draws
+        shapes over a background, the kernel draws that whole frame with Agg when asked.
     messages_sent : int
         Binary frame messages sent so far (a frame with no changed pixel sends none).
     readouts_handed_over : set of str
@@ -177,6 +178,10 @@ class FigureCanvas(anywidget.AnyWidget):
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
         self._pixels: np.ndarray | None = None
+        self._shapes: list | None = None
+        #: Draws the whole frame (background and shapes) in the kernel, for :attr:`pixels`
+        #: while the page draws shapes (set by :class:`attnlab.live.LiveFigure`).
+        self.draw_whole = None
         self.messages_sent = 0
         self.readouts_handed_over: set[str] = set()
         self.on_msg(self._on_view_message)
@@ -186,19 +191,29 @@ class FigureCanvas(anywidget.AnyWidget):
         """The frame last shown, read-only."""
         if self._pixels is None:
             return None
+        if self._shapes is not None and self.draw_whole is not None:
+            whole = np.array(self.draw_whole())  # the shapes over the background, as Agg draws them
+            whole.flags.writeable = False
+            return whole
         view = self._pixels.view()
         view.flags.writeable = False
         return view
 
     def show(
-        self, rgba: np.ndarray, readout: str | None = None, readout_model: str | None = None
+        self,
+        rgba: np.ndarray | None,
+        readout: str | None = None,
+        readout_model: str | None = None,
+        shapes: list | None = None,
     ) -> bool:
         """Show a new frame, sending the browser only the rectangles that changed.
 
         Parameters
         ----------
-        rgba : ndarray of uint8, shape (height, width, 4)
+        rgba : ndarray of uint8, shape (height, width, 4), or None
             Straight (not premultiplied) RGBA, rows top to bottom, as Agg renders it.
+            With ``shapes``, the figure without them (its background); None when that
+            background is the one last shown.
         readout : str, optional
             HTML of the explorer's readout that goes with this frame. It rides in the same
             message as the pixels, and the page hands it to the
@@ -212,6 +227,9 @@ class FigureCanvas(anywidget.AnyWidget):
             itself, in the same task (``figure_canvas.js``), and once a view has said it does
             so, the Readout's own state update need not be sent: one kernel message fewer per
             slider step (:meth:`attnlab.controls.Readout.show`).
+        shapes : list, optional
+            The moving artists as vector shapes (:func:`attnlab.page_layer.record`), which
+            the page draws over ``rgba``. Then no pixels travel while only they change.
 
         Returns
         -------
@@ -221,6 +239,10 @@ class FigureCanvas(anywidget.AnyWidget):
             message of its own); False otherwise (nothing changed, so nothing was sent, or no
             view has said it hands readouts over).
         """
+        if rgba is None:
+            if self._pixels is None or shapes is None:
+                raise ValueError("rgba may be None only with shapes, after a first frame")
+            rgba = self._pixels
         rgba = np.asarray(rgba)
         if rgba.dtype != np.uint8 or rgba.ndim != 3 or rgba.shape[2] != 4:
             raise ValueError(
@@ -230,11 +252,17 @@ class FigureCanvas(anywidget.AnyWidget):
         if self._pixels is None or self._pixels.shape != rgba.shape:
             self.width, self.height = width, height
             rects = [(0, 0, width, height)]
+        elif (shapes is None) != (self._shapes is None):  # the page changes how it paints
+            rects = [(0, 0, width, height)]
+        elif rgba is self._pixels:
+            rects = []
         else:
             rects = changed_rects(self._pixels, rgba)
-        self._pixels = rgba.copy()
-        if not rects:
+        if rgba is not self._pixels:
+            self._pixels = rgba.copy()
+        if not rects and shapes == self._shapes:
             return False
+        self._shapes = shapes
         self._send_tiles(rects, readout, readout_model)
         return readout is not None and readout_model in self.readouts_handed_over
 
@@ -245,7 +273,7 @@ class FigureCanvas(anywidget.AnyWidget):
         next cells) answers its request for a fresh frame.
         """
         if self._pixels is not None:
-            self.initial_png = encode_png(self._pixels)
+            self.initial_png = encode_png(self.pixels)
 
     def _send_tiles(
         self, rects: list[tuple], readout: str | None = None, readout_model: str | None = None
@@ -258,6 +286,8 @@ class FigureCanvas(anywidget.AnyWidget):
             message["readout"] = str(readout)
             if readout_model is not None:
                 message["readout_model"] = str(readout_model)
+        if self._shapes is not None:
+            message["shapes"] = self._shapes
         self.send({**message, "rects": [list(r) for r in rects]}, buffers=[payload])
         self.messages_sent += 1
 

@@ -32,6 +32,7 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 from matplotlib.text import Text
 
+from attnlab import page_layer
 from attnlab.figure_canvas import FigureCanvas
 
 
@@ -431,8 +432,11 @@ class LiveFigure:
     (50, 100, 4)
     """
 
-    def __init__(self, figsize=(7.0, 3.2), dpi=100):
+    def __init__(self, figsize=(7.0, 3.2), dpi=100, page_draws_moving=False):
         self.figure = Figure(figsize=figsize, dpi=dpi, layout="constrained")
+        self.page_draws_moving = bool(page_draws_moving)
+        self._texts: dict = {}  # text outlines kept by page_layer.record
+        self._background_sent = False  # the page has the current background (page mode)
         self.base_dpi = float(dpi)
         FigureCanvasAgg(self.figure)
         width, height = self.figure.canvas.get_width_height()
@@ -441,6 +445,7 @@ class LiveFigure:
         self._moving: list[Artist] = []
         self._backgrounds: dict = {}  # background key -> pixels saved by copy_from_bbox
         self._key = None  # the key of the background the figure shows now
+        self.widget.draw_whole = self.frame
         self.widget.observe(self._on_theme, names="dark")
         self.widget.observe(self._on_pixel_ratio, names="pixel_ratio")
 
@@ -454,6 +459,8 @@ class LiveFigure:
     def invalidate(self) -> None:
         """Forget every kept background, so the next :meth:`render` draws the whole figure."""
         self._backgrounds.clear()
+        self._background_sent = False
+        self._texts.clear()
 
     def use_background(self, key) -> None:
         """Say that the background now looks as it did under ``key`` (any hashable).
@@ -465,10 +472,12 @@ class LiveFigure:
         for all of them (the layout engine is switched off after it), so a kept background
         always lines up with the moving artists drawn over it.
         """
+        if key != self._key:
+            self._background_sent = False
         self._key = key
 
-    def frame(self) -> np.ndarray:
-        """Draw the current state and return its pixels, shape ``(height, width, 4)``, uint8."""
+    def background(self) -> np.ndarray:
+        """Draw the figure without its moving artists; its pixels, ``(height, width, 4)``, uint8."""
         canvas = self.figure.canvas
         background = self._backgrounds.get(self._key)
         if background is None:
@@ -480,11 +489,16 @@ class LiveFigure:
             self._backgrounds[self._key] = canvas.copy_from_bbox(self.figure.bbox)
         else:
             canvas.restore_region(background)
+        return np.asarray(canvas.buffer_rgba())  # (height, width, 4)
+
+    def frame(self) -> np.ndarray:
+        """Draw the current state and return its pixels, shape ``(height, width, 4)``, uint8."""
+        pixels = self.background()
         self.theme.follow(self._moving)
-        renderer = canvas.get_renderer()  # what Figure.draw_artist asks for, once per frame
+        renderer = self.figure.canvas.get_renderer()  # what Figure.draw_artist asks for
         for artist in self._moving:
             artist.draw(renderer)
-        return np.asarray(canvas.buffer_rgba())  # (height, width, 4)
+        return pixels
 
     def set_dark(self, dark: bool) -> None:
         """Restyle the figure for a dark (or light) page and send the new frame.
@@ -531,6 +545,16 @@ class LiveFigure:
         See :meth:`attnlab.figure_canvas.FigureCanvas.show` for what ``readout`` and
         ``readout_model`` do and what is returned.
         """
+        if self.page_draws_moving:
+            background = None if self._background_sent else self.background()
+            self.theme.follow(self._moving)
+            try:
+                shapes = page_layer.record(self._moving, self.figure, self._texts)
+            except page_layer.Unsupported:
+                self.page_draws_moving = False  # drawn with Agg from now on, as before
+            else:
+                self._background_sent = True
+                return self.widget.show(background, readout, readout_model, shapes=shapes)
         return self.widget.show(self.frame(), readout, readout_model)
 
     def to_png(self, dpi=None) -> bytes:

@@ -98,12 +98,16 @@ class Explorer:
     name = "explorer"
     figsize = (7.0, 3.2)
     dpi = 100
+    #: Whether the page draws the moving artists as vector shapes (:mod:`attnlab.page_layer`)
+    #: instead of the kernel drawing their pixels: set where that costs the kernel less per
+    #: step (``python benchmarks/explorers.py`` prints both).
+    page_draws_moving = False
 
     def __init__(self, **initial):
         self.controls = self.make_controls()
         for key, value in initial.items():
             self._control(key).value = value
-        self.view = LiveFigure(figsize=self.figsize, dpi=self.dpi)
+        self.view = LiveFigure(self.figsize, self.dpi, self.page_draws_moving)
         self.artists = self.build(self.view.figure)
         self.view.set_moving(self.artists)
         self.view.widget.alt = f"figure of the {self.name} explorer"

@@ -231,6 +231,7 @@ class DotProductExplorer(Explorer):
     """
 
     name = "dot-product"
+    page_draws_moving = True
     figsize = (7.0, 3.2)
     max_length = 2.0
 
