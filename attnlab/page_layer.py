@@ -30,7 +30,7 @@ Examples
 (0.0, 1.0)
 >>> (path, style), = record([line], figure)
 >>> path, style["stroke"], style["width"]
-('M0 50L100 0', '#ff0000ff', 1.0)
+('M 0 50 L 100 0', '#ff0000ff', 1.0)
 """
 
 from __future__ import annotations

@@ -225,6 +225,7 @@ class CostExplorer(Explorer):
     """
 
     name = "cost"
+    page_draws_moving = True
     figsize = (8.6, 3.9)
 
     def make_controls(self) -> dict:

@@ -226,6 +226,7 @@ class MixtureExplorer(Explorer):
     """
 
     name = "mixture"
+    page_draws_moving = True
     figsize = (6.2, 3.5)
 
     def make_controls(self) -> dict:

@@ -238,6 +238,7 @@ class RopeExplorer(Explorer):
     """
 
     name = "rope"
+    page_draws_moving = True
     figsize = (9.0, 3.4)
 
     def make_controls(self) -> dict:

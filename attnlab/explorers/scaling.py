@@ -420,6 +420,7 @@ class ScalingExplorer(Explorer):
     """
 
     name = "scaling"
+    page_draws_moving = True
     figsize = (7.0, 3.9)
 
     def make_controls(self) -> dict:

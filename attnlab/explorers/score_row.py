@@ -93,6 +93,7 @@ class ScoreRowExplorer(Explorer):
     """
 
     name = "score-row"
+    page_draws_moving = True
     figsize = (5.0, 2.6)
     n_keys = SCORE_ROW.size
 

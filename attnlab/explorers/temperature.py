@@ -148,6 +148,7 @@ class TemperatureExplorer(Explorer):
     """
 
     name = "temperature"
+    page_draws_moving = True
     figsize = (7.0, 3.2)
     n_keys = SCORE_ROW.size
 
