@@ -269,7 +269,9 @@ class ShapeRecorder(RendererBase):
         vertices = np.concatenate(segments)  # (n, 2) data
         codes = np.full(len(vertices), Path.LINETO, dtype=Path.code_type)  # (n,)
         codes[np.cumsum([0] + [len(s) for s in segments[:-1]])] = Path.MOVETO
-        self.draw_path(gc, Path(vertices, codes), collection.get_transform(), None)
+        path = Path(vertices, codes)
+        path.should_simplify = False  # matplotlib draws each segment as a path of its own
+        self.draw_path(gc, path, collection.get_transform(), None)
 
     def text(self, text: Text, cache: dict) -> None:
         """A :class:`~matplotlib.text.Text`: laid out and outlined once, then only moved."""
