@@ -278,12 +278,23 @@ class ShapeRecorder(RendererBase):
         anchor = text.get_transform().transform(text.get_unitless_position())  # (2,) display
         clip = text.get_clip_box() if text.get_clip_on() else None
         key = (
-            id(text), text.get_text(), text.get_fontproperties(), text.get_rotation(),
-            text.get_rotation_mode(), text.get_horizontalalignment(),
-            text.get_verticalalignment(), text._get_multialignment(), text._linespacing,
-            to_rgba(text.get_color()), text.get_alpha(), tuple(text.get_path_effects()),
-            None if clip is None else tuple(clip.extents), text.get_clip_path(),
-            self.dpi, self.width, self.height,
+            id(text),
+            text.get_text(),
+            text.get_fontproperties(),
+            text.get_rotation(),
+            text.get_rotation_mode(),
+            text.get_horizontalalignment(),
+            text.get_verticalalignment(),
+            text._get_multialignment(),
+            text._linespacing,
+            to_rgba(text.get_color()),
+            text.get_alpha(),
+            tuple(text.get_path_effects()),
+            None if clip is None else tuple(clip.extents),
+            text.get_clip_path(),
+            self.dpi,
+            self.width,
+            self.height,
         )
         kept = cache.get(key)
         if kept is None:
@@ -296,8 +307,9 @@ class ShapeRecorder(RendererBase):
                     del cache[old]
         shapes, first = kept
         dx, dy = float(anchor[0] - first[0]), float(first[1] - anchor[1])  # canvas: y down
+        moved = [round(dx, 2), round(dy, 2)]
         for data, style in shapes:
-            self.shapes.append([data, style, [round(dx, 2), round(dy, 2)]] if dx or dy else [data, style])
+            self.shapes.append([data, style, moved] if dx or dy else [data, style])
 
     def _artist_gc(self, artist) -> GraphicsContextBase:
         """A graphics context with the artist's clip and snap, as ``Artist._set_gc_clip`` sets."""
@@ -358,9 +370,7 @@ class ShapeRecorder(RendererBase):
 
 def _svg(path, transform) -> str:
     """SVG path data of ``path`` under ``transform`` (matplotlib's own writer, in C)."""
-    data = _path.convert_to_string(
-        path, transform, None, False, None, _PRECISION, _COMMANDS, False
-    )
+    data = _path.convert_to_string(path, transform, None, False, None, _PRECISION, _COMMANDS, False)
     return data.replace(b" \n", b" ").decode("ascii").rstrip()
 
 
