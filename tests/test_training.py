@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
@@ -195,6 +196,8 @@ def test_interrupting_training_ends_with_one_line():
         capture_output=True,
         text=True,
         timeout=120,
+        # another virtualenv activated in the caller's shell makes IPython warn on stderr
+        env={k: v for k, v in os.environ.items() if k != "VIRTUAL_ENV"},
     )
     shown = [line for line in (done.stdout + done.stderr).splitlines() if line.strip()]
     assert shown == ["Training stopped at step 3 of 300 (interrupted)."], shown
