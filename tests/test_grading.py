@@ -255,6 +255,29 @@ def test_a_kernel_that_dies_before_its_first_reply_is_started_once_more(tmp_path
         pass
 
 
+def test_the_kernel_is_shut_down_even_when_its_channels_fail_to_close(tmp_path):
+    """A grading kernel was found running after a CI run, its scratch folder gone: stopping
+    must not depend on the channels closing cleanly."""
+    calls = []
+
+    class Client:
+        def stop_channels(self):
+            calls.append("channels")
+            raise RuntimeError("the channels would not close")
+
+    class Manager:
+        def shutdown_kernel(self, now=False):
+            calls.append(("shutdown", now))
+
+    kernel = CleanKernel(tmp_path)
+    kernel.client, kernel.manager = Client(), Manager()
+    kernel._log = open(tmp_path / "kernel.log", "wb")  # noqa: SIM115 - closed by _stop
+    with pytest.raises(RuntimeError, match="would not close"):
+        kernel._stop()
+    assert calls == ["channels", ("shutdown", True)]
+    assert kernel._log.closed
+
+
 def test_a_function_that_never_returns_is_stopped(kernel, monkeypatch):
     monkeypatch.setattr(kernel, "call_timeout", 2.0)
     with pytest.raises(TimeoutError):

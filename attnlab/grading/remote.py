@@ -236,9 +236,14 @@ class CleanKernel(LoggingConfigurable):
             raise kind(f"the grading kernel did not start: {problem}\n{log}") from None
 
     def _stop(self) -> None:
+        # The kernel is shut down even when closing the channels fails: after a fresh-clone CI
+        # run a sandboxed grading kernel (bwrap and its ipykernel) was found still running with
+        # its scratch folder removed, so a cleanup had run without stopping it.
         try:
-            self.client.stop_channels()
-            self.manager.shutdown_kernel(now=True)
+            try:
+                self.client.stop_channels()
+            finally:
+                self.manager.shutdown_kernel(now=True)
         finally:
             self._log.close()
 
